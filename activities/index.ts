@@ -1,0 +1,11 @@
+import { createSelfCheckActivities, type SelfCheckDeps } from './self-check';
+
+/** What the worker hands to activities: real clients in production, the same real clients in tests. */
+export type ActivityDeps = SelfCheckDeps;
+
+/** The activity factory: the worker passes its clients once, and every activity closes over them. */
+export function createActivities(deps: ActivityDeps) {
+  return { ...createSelfCheckActivities(deps) };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

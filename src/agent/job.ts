@@ -1,0 +1,58 @@
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { create } from '@bufbuild/protobuf';
+import { AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
+
+export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
+
+/** A job as stored in MongoDB, the system of record. */
+export interface JobDoc {
+  _id: string;
+  projectId: string;
+  status: JobStatus;
+  source: { repository: string; ref: string };
+  model: string;
+  branch: string;
+  prLink: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  archivedAt: Date | null;
+  error?: { code: string; message: string };
+}
+
+/** The REST shape of DESIGN.md's agent job object. */
+export function jobToJson(doc: JobDoc) {
+  return {
+    id: doc._id,
+    status: doc.status,
+    source: doc.source,
+    model: doc.model,
+    prLink: doc.prLink,
+    createdAt: doc.createdAt.toISOString(),
+    archivedAt: doc.archivedAt?.toISOString() ?? null,
+    updatedAt: doc.updatedAt.toISOString(),
+    branch: doc.branch,
+    ...(doc.error ? { error: doc.error } : {}),
+  };
+}
+
+const statusToProto: Record<JobStatus, AgentJobStatus> = {
+  active: AgentJobStatus.ACTIVE,
+  completed: AgentJobStatus.COMPLETED,
+  archived: AgentJobStatus.ARCHIVED,
+  failed: AgentJobStatus.FAILED,
+};
+
+export function jobToMessage(doc: JobDoc): AgentJob {
+  return create(AgentJobSchema, {
+    id: doc._id,
+    status: statusToProto[doc.status],
+    source: doc.source,
+    model: doc.model,
+    prLink: doc.prLink ?? undefined,
+    createdAt: timestampFromDate(doc.createdAt),
+    archivedAt: doc.archivedAt ? timestampFromDate(doc.archivedAt) : undefined,
+    updatedAt: timestampFromDate(doc.updatedAt),
+    branch: doc.branch,
+    error: doc.error,
+  });
+}

@@ -1,0 +1,79 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { AppError } from '../errors';
+
+export type KeyKind = 'admin' | 'assistant';
+
+const prefixOf: Record<KeyKind, string> = { admin: 'docent_admin_', assistant: 'docent_asst_' };
+
+/** Who is calling: what a verified key is bound to. */
+export interface Caller {
+  keyId: string;
+  kind: KeyKind;
+  orgId: string;
+  projectId?: string;
+  domain?: string;
+}
+
+interface ApiKeyDoc {
+  _id: string;
+  hash: string;
+  kind: KeyKind;
+  orgId: string;
+  projectId?: string;
+  domain?: string;
+  createdAt: Date;
+  lastUsedAt?: Date;
+  revokedAt?: Date;
+  expiresAt?: Date;
+}
+
+// Keys carry 256 random bits, so a fast unsalted hash is enough to make the stored value useless to a reader.
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export interface NewKey {
+  kind: KeyKind;
+  orgId: string;
+  projectId?: string;
+  domain?: string;
+  expiresAt?: Date;
+}
+
+export class ApiKeyStore {
+  constructor(private readonly db: Db) {}
+
+  private get keys() {
+    return this.db.collection<ApiKeyDoc>('api_keys');
+  }
+
+  /** Stores only the key's hash and returns the key itself, which is never seen again. */
+  async create(spec: NewKey): Promise<{ id: string; key: string }> {
+    const key = prefixOf[spec.kind] + randomBytes(32).toString('base64url');
+    const id = 'key_' + randomBytes(8).toString('hex');
+    await this.keys.insertOne({ _id: id, hash: hashKey(key), createdAt: new Date(), ...spec });
+    return { id, key };
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    const r = await this.keys.updateOne({ _id: id, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } });
+    return r.modifiedCount === 1;
+  }
+
+  /** Resolves an Authorization header to its caller, or throws 401/403 without saying more than needed. */
+  async authenticate(authorization: string | null | undefined, kind: KeyKind): Promise<Caller> {
+    const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization?.trim() ?? '');
+    if (!match) throw new AppError('unauthenticated', 'missing or malformed Authorization header: expected "Bearer <key>"');
+    const key = match[1]!;
+    const doc = await this.keys.findOne({ hash: hashKey(key) });
+    const now = new Date();
+    if (!doc || doc.revokedAt || (doc.expiresAt && doc.expiresAt <= now)) {
+      throw new AppError('unauthenticated', 'invalid, revoked or expired API key');
+    }
+    if (doc.kind !== kind) throw new AppError('permission_denied', `this endpoint needs an ${kind} key`);
+    // lastUsedAt is kept to the minute so that a busy key does not cost a write per request.
+    if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > 60_000) {
+      await this.keys.updateOne({ _id: doc._id }, { $set: { lastUsedAt: now } });
+    }
+    return { keyId: doc._id, kind: doc.kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain };
+  }
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+// Every setting docent reads, by its environment variable name; nothing else reads process.env.
+const settings = z.object({
+  DOCENT_HOST: z.string().default('127.0.0.1'),
+  DOCENT_HTTP_PORT: port.default(8080),
+  DOCENT_GRPC_PORT: port.default(8081),
+  DOCENT_MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').default('mongodb://127.0.0.1:27017'),
+  DOCENT_MONGO_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name').default('docent'),
+  DOCENT_ES_URL: z.url().default('http://127.0.0.1:9200'),
+  DOCENT_ES_INDEX_PREFIX: z.string().regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _').default('docent'),
+  DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
+  DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+  DOCENT_MODEL_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible']).optional(),
+  DOCENT_MODEL: z.string().optional(),
+  DOCENT_MODEL_BASE_URL: z.url().optional(),
+  DOCENT_MODEL_API_KEY: z.string().optional(),
+  DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
+  DOCENT_GITHUB_TOKEN: z.string().optional(),
+  DOCENT_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  DOCENT_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
+});
+
+export interface Config {
+  host: string;
+  httpPort: number;
+  grpcPort: number;
+  mongo: { url: string; db: string };
+  elasticsearch: { url: string; indexPrefix: string };
+  temporal: { address: string; namespace: string; uiUrl: string };
+  model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
+  github: { apiUrl: string; token?: string };
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  shutdownGraceMs: number;
+  dependencyTimeoutMs: number;
+}
+
+/** Thrown when a setting is missing or malformed; the message names every bad setting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the settings once at start-up; empty values count as unset (docker compose passes `${X:-}`). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('DOCENT_') && v !== ''));
+  const parsed = settings.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const s = parsed.data;
+  return {
+    host: s.DOCENT_HOST,
+    httpPort: s.DOCENT_HTTP_PORT,
+    grpcPort: s.DOCENT_GRPC_PORT,
+    mongo: { url: s.DOCENT_MONGO_URL, db: s.DOCENT_MONGO_DB },
+    elasticsearch: { url: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX },
+    temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL },
+    model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
+    github: { apiUrl: s.DOCENT_GITHUB_API_URL, token: s.DOCENT_GITHUB_TOKEN },
+    logLevel: s.DOCENT_LOG_LEVEL,
+    shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
+    dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,78 @@
+import { Code, ConnectError } from '@connectrpc/connect';
+
+/** The closed set of error codes docent answers with, named as Connect names them. */
+export type ErrorCode =
+  | 'invalid_argument'
+  | 'failed_precondition'
+  | 'unauthenticated'
+  | 'permission_denied'
+  | 'not_found'
+  | 'already_exists'
+  | 'resource_exhausted'
+  | 'unimplemented'
+  | 'unavailable'
+  | 'internal';
+
+// Connect's table of HTTP statuses, the one place that maps codes to statuses.
+const httpStatusOf: Record<ErrorCode, number> = {
+  invalid_argument: 400,
+  failed_precondition: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  already_exists: 409,
+  resource_exhausted: 429,
+  unimplemented: 501,
+  unavailable: 503,
+  internal: 500,
+};
+
+const connectCodeOf: Record<ErrorCode, Code> = {
+  invalid_argument: Code.InvalidArgument,
+  failed_precondition: Code.FailedPrecondition,
+  unauthenticated: Code.Unauthenticated,
+  permission_denied: Code.PermissionDenied,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  resource_exhausted: Code.ResourceExhausted,
+  unimplemented: Code.Unimplemented,
+  unavailable: Code.Unavailable,
+  internal: Code.Internal,
+};
+
+/** An error whose message is safe to show a client. Anything else is logged and shown as `internal`. */
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface RestError {
+  status: number;
+  body: { error: string; code: ErrorCode; retryAfterSeconds?: number };
+}
+
+const hidden = new AppError('internal', 'internal error');
+
+/** Narrows any thrown value to what a client may see. */
+export function publicError(err: unknown): AppError {
+  return err instanceof AppError ? err : hidden;
+}
+
+export function toRestError(err: unknown): RestError {
+  const e = publicError(err);
+  const body: RestError['body'] = { error: e.message, code: e.code };
+  if (e.retryAfterSeconds !== undefined) body.retryAfterSeconds = e.retryAfterSeconds;
+  return { status: httpStatusOf[e.code], body };
+}
+
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const e = publicError(err);
+  return new ConnectError(e.message, connectCodeOf[e.code]);
+}

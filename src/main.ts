@@ -1,0 +1,33 @@
+import { loadConfig } from './config';
+import { closeDeps, createDeps } from './deps';
+import { createLogger } from './log';
+import { build } from './server';
+import { ensureIndexes } from './store/mongo';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, 'gateway');
+  const deps = createDeps(config, log);
+  // Index creation waits for MongoDB; the gateway serves (and reports not ready) meanwhile.
+  ensureIndexes(deps.mongo.db).catch((err) => log.warn({ err }, 'could not create MongoDB indexes yet; will retry at next start'));
+  const gateway = build(deps);
+  const { httpPort, grpcPort } = await gateway.listen();
+  log.info({ httpPort, grpcPort }, `gateway listening: http://${config.host}:${httpPort} (REST, Connect, gRPC-web), h2c ${config.host}:${grpcPort} (gRPC)`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await gateway.close();
+    await closeDeps(deps);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

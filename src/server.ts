@@ -1,0 +1,81 @@
+import http from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import type { Deps } from './deps';
+import { toConnectError } from './errors';
+import { AgentService } from './gen/agent/v2/agent_pb';
+import { createRestHandler } from './rest/router';
+import { restRoutes } from './rest/routes';
+import { agentHandlers } from './rpc/agent-handlers';
+
+export interface Gateway {
+  /** HTTP/1.1: REST, SSE, Connect and gRPC-web. */
+  http1: http.Server;
+  /** Cleartext HTTP/2: gRPC, and Connect over HTTP/2. */
+  http2: http2.Http2Server;
+  listen(): Promise<{ httpPort: number; grpcPort: number }>;
+  /** Stops accepting, lets requests in flight finish within the grace period, then cuts the rest. */
+  close(): Promise<void>;
+}
+
+function routes(deps: Deps) {
+  return (router: ConnectRouter) => {
+    router.service(AgentService, agentHandlers(deps));
+  };
+}
+
+/** Database and provider errors are logged here and reach Connect clients only as their public code. */
+function publicErrors(deps: Deps): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      const pub = toConnectError(err);
+      if (pub !== err) deps.log[pub.code === 13 ? 'error' : 'debug']({ err, rpc: req.url }, 'rpc failed');
+      throw pub;
+    }
+  };
+}
+
+export function build(deps: Deps): Gateway {
+  const rest = createRestHandler(restRoutes(deps), deps.log);
+  const connect = connectNodeAdapter({ routes: routes(deps), interceptors: [publicErrors(deps)], fallback: rest });
+  const http1 = http.createServer(connect);
+  const h2 = http2.createServer(connect);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+
+  const listenOn = (server: http.Server | http2.Http2Server, port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, deps.config.host, () => resolve((server.address() as AddressInfo).port));
+    });
+
+  return {
+    http1,
+    http2: h2,
+    async listen() {
+      const [httpPort, grpcPort] = await Promise.all([listenOn(http1, deps.config.httpPort), listenOn(h2, deps.config.grpcPort)]);
+      return { httpPort, grpcPort };
+    },
+    async close() {
+      const closed = Promise.all([
+        new Promise<void>((r) => (http1.listening ? http1.close(() => r()) : r())),
+        new Promise<void>((r) => (h2.listening ? h2.close(() => r()) : r())),
+      ]);
+      http1.closeIdleConnections();
+      for (const s of sessions) s.close(); // GOAWAY: streams in flight finish, no new ones start
+      const timer = setTimeout(() => {
+        http1.closeAllConnections();
+        for (const s of sessions) s.destroy();
+      }, deps.config.shutdownGraceMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
+}

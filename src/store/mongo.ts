@@ -1,0 +1,18 @@
+import { MongoClient, type Db } from 'mongodb';
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+}
+
+/** Creates the client without waiting for the server, so the gateway starts (and reports not ready) while MongoDB is down. */
+export function createMongo(url: string, dbName: string, timeoutMs: number): Mongo {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: timeoutMs, appName: 'docent' });
+  return { client, db: client.db(dbName) };
+}
+
+/** Creates the indexes docent's queries rely on; safe to run at every start. */
+export async function ensureIndexes(db: Db): Promise<void> {
+  await db.collection('api_keys').createIndex({ hash: 1 }, { unique: true });
+  await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
+}

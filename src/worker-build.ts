@@ -1,0 +1,64 @@
+import os from 'node:os';
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { TASK_QUEUES } from '../workflows/contracts';
+import type { Config } from './config';
+import type { Logger } from './log';
+import { createMongo, type Mongo } from './store/mongo';
+
+export interface WorkerSet {
+  workers: Worker[];
+  /** Resolves when every worker has stopped (after shutdown()). */
+  run(): Promise<void>;
+  shutdown(): void;
+  close(): Promise<void>;
+}
+
+export interface BuildWorkersOptions {
+  /** Queues to serve; tests pass their own so they do not share work with other runs. */
+  taskQueues?: readonly string[];
+  identity?: string;
+}
+
+const temporalLevel: Record<Config['logLevel'], LogLevel> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'ERROR' };
+
+/** Sends the Temporal SDK's own logs through docent's logger; call once per process, before buildWorkers. */
+export function installTemporalRuntime(config: Config, log: Logger): void {
+  // The SDK's info level narrates every webpack module; docent keeps it one level quieter than its own.
+  const level = config.logLevel === 'info' ? 'WARN' : temporalLevel[config.logLevel];
+  Runtime.install({
+    logger: new DefaultLogger(level, ({ level: l, message, meta }) => {
+      const method = l === 'ERROR' ? 'error' : l === 'WARN' ? 'warn' : l === 'DEBUG' || l === 'TRACE' ? 'debug' : 'info';
+      log[method](meta ?? {}, message);
+    }),
+  });
+}
+
+/** Connects to Temporal and creates one worker per task queue, all sharing the same clients. */
+export async function buildWorkers(config: Config, options: BuildWorkersOptions = {}): Promise<WorkerSet> {
+  const identity = options.identity ?? `docent-worker@${os.hostname()}:${process.pid}`;
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 0, requestTimeout: 30_000 });
+  const activities = createActivities({ db: mongo.db, es, workerIdentity: identity });
+  // One bundle serves every queue: bundling is the slow part of a worker's start.
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
+  const workers = await Promise.all(
+    (options.taskQueues ?? TASK_QUEUES).map((taskQueue) =>
+      Worker.create({ connection, namespace: config.temporal.namespace, taskQueue, workflowBundle, activities, identity }),
+    ),
+  );
+  return {
+    workers,
+    async run() {
+      await Promise.all(workers.map((w) => w.run()));
+    },
+    shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    async close() {
+      await Promise.allSettled([mongo.client.close(), es.close(), connection.close()]);
+    },
+  };
+}

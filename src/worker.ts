@@ -1,0 +1,24 @@
+import { loadConfig } from './config';
+import { createLogger } from './log';
+import { buildWorkers, installTemporalRuntime } from './worker-build';
+import { TASK_QUEUES } from '../workflows/contracts';
+
+// The Temporal SDK stops the workers on SIGINT/SIGTERM; activities in flight get their grace period.
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, 'worker');
+  installTemporalRuntime(config, log);
+  const set = await buildWorkers(config);
+  log.info({ taskQueues: TASK_QUEUES, temporal: config.temporal.address }, 'worker polling');
+  try {
+    await set.run();
+  } finally {
+    await set.close();
+  }
+  log.info('worker stopped');
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

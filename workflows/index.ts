@@ -1,0 +1,2 @@
+// The workflows a docent worker registers; the worker bundles this file.
+export { workerSelfCheck } from './worker-self-check';
