@@ -15,6 +15,7 @@ const settings = z.object({
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+  DOCENT_TASK_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{0,60}$/, 'must be letters, digits, ., - or _').default(''),
   DOCENT_MODEL_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible']).optional(),
   DOCENT_MODEL: z.string().optional(),
   DOCENT_MODEL_BASE_URL: z.url().optional(),
@@ -32,7 +33,7 @@ export interface Config {
   grpcPort: number;
   mongo: { url: string; db: string };
   elasticsearch: { url: string; indexPrefix: string };
-  temporal: { address: string; namespace: string; uiUrl: string };
+  temporal: { address: string; namespace: string; uiUrl: string; taskQueuePrefix: string };
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   github: { apiUrl: string; token?: string };
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -60,7 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpcPort: s.DOCENT_GRPC_PORT,
     mongo: { url: s.DOCENT_MONGO_URL, db: s.DOCENT_MONGO_DB },
     elasticsearch: { url: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX },
-    temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL },
+    temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL, taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX },
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, token: s.DOCENT_GITHUB_TOKEN },
     logLevel: s.DOCENT_LOG_LEVEL,

@@ -58,10 +58,22 @@ export interface RestError {
 }
 
 const hidden = new AppError('internal', 'internal error');
+const dependencyDown = new AppError('unavailable', 'a service docent depends on is unavailable; try again shortly');
+
+// Driver errors that mean a dependency is down, named so this module needs no driver import.
+const unavailableErrorNames = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'ConnectionError', // @elastic/elasticsearch
+  'NoLivingConnectionsError', // @elastic/elasticsearch
+]);
 
 /** Narrows any thrown value to what a client may see. */
 export function publicError(err: unknown): AppError {
-  return err instanceof AppError ? err : hidden;
+  if (err instanceof AppError) return err;
+  if (err instanceof Error && unavailableErrorNames.has(err.name)) return dependencyDown;
+  return hidden;
 }
 
 export function toRestError(err: unknown): RestError {

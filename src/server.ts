@@ -1,7 +1,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
+import { Code, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { Deps } from './deps';
 import { toConnectError } from './errors';
@@ -33,7 +33,7 @@ function publicErrors(deps: Deps): Interceptor {
       return await next(req);
     } catch (err) {
       const pub = toConnectError(err);
-      if (pub !== err) deps.log[pub.code === 13 ? 'error' : 'debug']({ err, rpc: req.url }, 'rpc failed');
+      if (pub !== err) deps.log[pub.code === Code.Internal ? 'error' : 'warn']({ err, rpc: req.url }, 'rpc failed');
       throw pub;
     }
   };

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { TASK_QUEUES } from '../workflows/contracts';
+import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
 import type { Config } from './config';
 import type { Logger } from './log';
 import { createMongo, type Mongo } from './store/mongo';
@@ -16,8 +16,6 @@ export interface WorkerSet {
 }
 
 export interface BuildWorkersOptions {
-  /** Queues to serve; tests pass their own so they do not share work with other runs. */
-  taskQueues?: readonly string[];
   identity?: string;
 }
 
@@ -45,7 +43,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(
-    (options.taskQueues ?? TASK_QUEUES).map((taskQueue) =>
+    TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) =>
       Worker.create({ connection, namespace: config.temporal.namespace, taskQueue, workflowBundle, activities, identity }),
     ),
   );

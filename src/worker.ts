@@ -1,7 +1,6 @@
 import { loadConfig } from './config';
 import { createLogger } from './log';
 import { buildWorkers, installTemporalRuntime } from './worker-build';
-import { TASK_QUEUES } from '../workflows/contracts';
 
 // The Temporal SDK stops the workers on SIGINT/SIGTERM; activities in flight get their grace period.
 async function main(): Promise<void> {
@@ -9,7 +8,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(config, log);
   const set = await buildWorkers(config);
-  log.info({ taskQueues: TASK_QUEUES, temporal: config.temporal.address }, 'worker polling');
+  log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), temporal: config.temporal.address }, 'worker polling');
   try {
     await set.run();
   } finally {

@@ -7,6 +7,11 @@ export const DOCS_TASK_QUEUE = 'docent-docs';
 /** Every queue a docent worker serves. */
 export const TASK_QUEUES = [AGENT_TASK_QUEUE, DOCS_TASK_QUEUE] as const;
 
+/** Deployments (or test runs) sharing one Temporal namespace keep apart by a queue prefix. */
+export function taskQueueName(prefix: string, queue: (typeof TASK_QUEUES)[number]): string {
+  return prefix + queue;
+}
+
 /** The Keyword search attribute operators filter jobs by in the Temporal UI. */
 export const PROJECT_SEARCH_ATTRIBUTE = 'DocentProjectId';
 

@@ -88,7 +88,7 @@ export function createRestHandler(routes: Route[], log: Logger) {
       send(res, await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body }));
     } catch (err) {
       const e = toRestError(err);
-      if (e.status >= 500) log.error({ err, path: url.pathname }, 'request failed');
+      if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: url.pathname }, 'request failed');
       const headers = e.body.retryAfterSeconds !== undefined ? { 'retry-after': String(e.body.retryAfterSeconds) } : undefined;
       if (!res.headersSent) send(res, { status: e.status, body: e.body, headers });
       else res.destroy();

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `npm start`: installs what is missing, starts the local stack, then runs the gateway and a worker until Ctrl-C.
+# The stack keeps running afterwards (`npm run stack -- stop` stops it).
+set -euo pipefail
+source "$(dirname "$0")/node-env.sh"
+bash infra/stack.sh start
+LOGS="${DOCENT_RUN_DIR:-${DOCENT_CACHE:-$HOME/.cache/docent}/run}/logs"
+mkdir -p "$LOGS"
+
+node dist/src/worker.js >"$LOGS/worker.log" 2>&1 &
+worker=$!
+node dist/src/main.js >"$LOGS/gateway.log" 2>&1 &
+gateway=$!
+trap 'kill -TERM $gateway $worker 2>/dev/null; wait $gateway $worker 2>/dev/null; echo "[run] gateway and worker stopped"' EXIT INT TERM
+
+http="http://127.0.0.1:${DOCENT_HTTP_PORT:-8080}"
+for _ in $(seq 1 120); do
+  curl -fsS "$http/readyz" >/dev/null 2>&1 && break
+  kill -0 $gateway 2>/dev/null || { echo "[run] FAILED: gateway exited; log: $LOGS/gateway.log" >&2; tail -5 "$LOGS/gateway.log" >&2; exit 1; }
+  sleep 0.5
+done
+curl -fsS "$http/readyz" >/dev/null || { echo "[run] FAILED: gateway not ready; $(curl -s "$http/readyz"); log: $LOGS/gateway.log" >&2; exit 1; }
+node dist/src/cli/main.js check || { echo "[run] FAILED: worker self-check; log: $LOGS/worker.log" >&2; exit 1; }
+
+cat <<TXT
+docent is running
+  REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
+  gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
+  Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
+  logs                      $LOGS
+Ctrl-C stops the gateway and the worker.
+TXT
+wait -n $gateway $worker

@@ -1,0 +1,21 @@
+import { Client, Connection } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { AGENT_TASK_QUEUE, taskQueueName, type WorkerSelfCheckResult } from '../../workflows/contracts';
+import type { Config } from '../config';
+
+/** Runs the workerSelfCheck workflow on the agent queue and waits for a worker to answer it. */
+export async function runWorkerSelfCheck(config: Config, timeoutMs = 30_000): Promise<WorkerSelfCheckResult> {
+  const connection = await Connection.connect({ address: config.temporal.address });
+  try {
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    return await client.workflow.execute('workerSelfCheck', {
+      taskQueue: taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
+      workflowId: `worker-self-check-${randomUUID()}`,
+      args: [{ requestedBy: 'docent check' }],
+      // No worker polling means no answer: fail at the deadline instead of waiting forever.
+      workflowExecutionTimeout: timeoutMs,
+    });
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,65 @@
+import { Code, createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { MongoClient } from 'mongodb';
+import { runWorkerSelfCheck } from '../../src/cli/self-check';
+import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { testConfig } from '../support/config';
+import { startProcess, type Started } from '../support/process';
+
+// The gateway and the worker as `npm start` runs them: compiled, in their own processes, configured by environment.
+const config = testConfig();
+const env = {
+  DOCENT_HTTP_PORT: '0',
+  DOCENT_GRPC_PORT: '0',
+  DOCENT_MONGO_DB: config.mongo.db,
+  DOCENT_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
+  DOCENT_LOG_LEVEL: 'info',
+};
+let gateway: Started;
+let worker: Started;
+let httpUrl: string;
+let grpcUrl: string;
+
+beforeAll(async () => {
+  gateway = startProcess('src/main.js', env);
+  worker = startProcess('src/worker.js', env);
+  const listening = await gateway.waitForLog((l) => typeof l.httpPort === 'number');
+  httpUrl = `http://127.0.0.1:${listening.httpPort}`;
+  grpcUrl = `http://127.0.0.1:${listening.grpcPort}`;
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+});
+afterAll(async () => {
+  await Promise.all([gateway?.stop('SIGKILL'), worker?.stop('SIGKILL')]);
+  const mongo = new MongoClient(config.mongo.url);
+  await mongo.db(config.mongo.db).dropDatabase();
+  await mongo.close();
+});
+
+describe('gateway and worker processes', () => {
+  it('report ready, with every dependency healthy', async () => {
+    const r = await fetch(`${httpUrl}/readyz`);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({
+      ready: true,
+      dependencies: { mongodb: { ok: true }, elasticsearch: { ok: true }, temporal: { ok: true } },
+    });
+  });
+
+  it('serve gRPC on the h2c port', async () => {
+    const client = createClient(AgentService, createGrpcTransport({ baseUrl: grpcUrl }));
+    await expect(client.getAgentJob({ projectId: 'p', jobId: 'j' })).rejects.toMatchObject({ code: Code.Unauthenticated });
+  });
+
+  it('run a workflow through the worker process', async () => {
+    const r = await runWorkerSelfCheck(config);
+    expect(r.workerIdentity).toContain(`:${worker.child.pid}`);
+    expect(r.mongodb.ok && r.elasticsearch.ok).toBe(true);
+  });
+
+  it('stop cleanly on SIGTERM', async () => {
+    const [g, w] = await Promise.all([gateway.stop('SIGTERM'), worker.stop('SIGTERM')]);
+    expect(g).toBe(0);
+    expect(w).toBe(0);
+    await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,153 @@
+import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
+import type { JobDoc } from '../../src/agent/job';
+import { startGateway, type RunningGateway } from '../support/gateway';
+
+let gw: RunningGateway;
+let adminKey: string;
+let otherProjectKey: string;
+let assistantKey: string;
+const job: JobDoc = {
+  _id: 'job_0001',
+  projectId: 'proj-a',
+  status: 'completed',
+  source: { repository: 'acme/docs', ref: 'main' },
+  model: 'gpt-test',
+  branch: 'docent/job_0001',
+  prLink: 'https://github.com/acme/docs/pull/7',
+  createdAt: new Date('2026-11-01T10:00:00Z'),
+  updatedAt: new Date('2026-11-01T10:05:00Z'),
+  archivedAt: null,
+};
+
+beforeAll(async () => {
+  gw = await startGateway();
+  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' })).key;
+  otherProjectKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-b' })).key;
+  assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.acme.dev' })).key;
+  await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(job);
+});
+afterAll(() => gw.stop());
+
+// Response bodies are read as the loose JSON a client sees.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = (r: Response): Promise<any> => r.json();
+const get = (path: string, key?: string) => fetch(gw.url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+
+describe('health', () => {
+  it('is live', async () => {
+    const r = await get('/healthz');
+    expect(r.status).toBe(200);
+    expect(await json(r)).toEqual({ status: 'ok' });
+  });
+
+  it('is ready with MongoDB, Elasticsearch and Temporal all reachable', async () => {
+    const r = await get('/readyz');
+    const body = await json(r);
+    expect(r.status).toBe(200);
+    expect(body.ready).toBe(true);
+    for (const dep of ['mongodb', 'elasticsearch', 'temporal']) expect(body.dependencies[dep].ok).toBe(true);
+  });
+
+  it('is not ready, and says which dependency is down, when Elasticsearch is unreachable', async () => {
+    const broken = await startGateway({ DOCENT_ES_URL: 'http://127.0.0.1:1' });
+    try {
+      const r = await fetch(broken.url + '/readyz');
+      const body = await json(r);
+      expect(r.status).toBe(503);
+      expect(body.dependencies.elasticsearch.ok).toBe(false);
+      expect(body.dependencies.mongodb.ok).toBe(true);
+      expect(JSON.stringify(body)).not.toContain('127.0.0.1:1');
+    } finally {
+      await broken.stop();
+    }
+  });
+});
+
+describe('REST', () => {
+  it('returns a job of the key’s project in the documented shape', async () => {
+    const r = await get('/v2/agent/proj-a/job/job_0001', adminKey);
+    expect(r.status).toBe(200);
+    expect(await json(r)).toEqual({
+      id: 'job_0001',
+      status: 'completed',
+      source: { repository: 'acme/docs', ref: 'main' },
+      model: 'gpt-test',
+      prLink: 'https://github.com/acme/docs/pull/7',
+      createdAt: '2026-11-01T10:00:00.000Z',
+      archivedAt: null,
+      updatedAt: '2026-11-01T10:05:00.000Z',
+      branch: 'docent/job_0001',
+    });
+  });
+
+  it.each([
+    ['no key', undefined, 401, 'unauthenticated'],
+    ['an unknown key', 'docent_admin_nope', 401, 'unauthenticated'],
+    ['an assistant key', 'ASSISTANT', 403, 'permission_denied'],
+    ['another project’s key', 'OTHER', 404, 'not_found'],
+  ])('refuses %s with the error shape', async (_, key, status, code) => {
+    const k = key === 'ASSISTANT' ? assistantKey : key === 'OTHER' ? otherProjectKey : key;
+    const r = await get('/v2/agent/proj-a/job/job_0001', k);
+    expect(r.status).toBe(status);
+    const body = await json(r);
+    expect(body.code).toBe(code);
+    expect(typeof body.error).toBe('string');
+    expect(JSON.stringify(body)).not.toContain('job_0001');
+  });
+
+  it('answers 404 for an unknown job and an unknown path', async () => {
+    expect((await get('/v2/agent/proj-a/job/job_9999', adminKey)).status).toBe(404);
+    const r = await get('/no/such/path');
+    expect(r.status).toBe(404);
+    expect((await json(r)).code).toBe('not_found');
+  });
+
+  it('answers 405 with Allow for a known path and the wrong method', async () => {
+    const r = await fetch(gw.url + '/healthz', { method: 'POST' });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET');
+  });
+});
+
+describe('Connect, gRPC and gRPC-web', () => {
+  const transports: Array<[string, () => Transport]> = [
+    ['Connect over HTTP/1.1', () => createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' })],
+    ['gRPC over h2c', () => createGrpcTransport({ baseUrl: gw.h2Url })],
+    ['gRPC-web over HTTP/1.1', () => createGrpcWebTransport({ baseUrl: gw.url, httpVersion: '1.1' })],
+  ];
+
+  it.each(transports)('%s: GetAgentJob returns the job', async (_, transport) => {
+    const client = createClient(AgentService, transport());
+    const res = await client.getAgentJob({ projectId: 'proj-a', jobId: 'job_0001' }, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(res.job?.status).toBe(AgentJobStatus.COMPLETED);
+    expect(res.job?.prLink).toBe('https://github.com/acme/docs/pull/7');
+    expect(res.job?.createdAt?.seconds).toBe(BigInt(Date.parse('2026-11-01T10:00:00Z') / 1000));
+  });
+
+  it.each(transports)('%s: errors carry the same code as REST', async (_, transport) => {
+    const client = createClient(AgentService, transport());
+    const call = (key?: string) =>
+      client.getAgentJob({ projectId: 'proj-a', jobId: 'job_0001' }, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    await expect(call()).rejects.toMatchObject({ code: Code.Unauthenticated });
+    await expect(call(otherProjectKey)).rejects.toMatchObject({ code: Code.NotFound });
+    const err = await call(assistantKey).catch((e: unknown) => ConnectError.from(e));
+    expect(err).toMatchObject({ code: Code.PermissionDenied });
+  });
+});
+
+describe('API keys', () => {
+  it('are stored only as hashes', async () => {
+    const docs = await gw.deps.mongo.db.collection('api_keys').find().toArray();
+    const stored = JSON.stringify(docs);
+    for (const key of [adminKey, otherProjectKey, assistantKey]) expect(stored).not.toContain(key);
+  });
+
+  it('stop working once revoked', async () => {
+    const { id, key } = await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' });
+    expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(200);
+    expect(await gw.deps.keys.revoke(id)).toBe(true);
+    expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(401);
+  });
+});

@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export interface Started {
+  child: ChildProcess;
+  /** Everything the process printed so far, for failure messages. */
+  output: string[];
+  /** Resolves with the first JSON log line that matches, or rejects when the process exits or the deadline passes. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs a compiled entry point (dist/…) as its own process, the way `npm start` does. */
+export function startProcess(entry: string, env: Record<string, string>): Started {
+  const file = path.resolve(__dirname, '../../dist', entry);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does)`);
+  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const waiters = new Set<(line: string) => void>();
+  for (const stream of [child.stdout!, child.stderr!]) {
+    readline.createInterface({ input: stream }).on('line', (line) => {
+      output.push(line);
+      for (const w of waiters) w(line);
+    });
+  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output,
+    waitForLog(match, timeoutMs = 60_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`no matching log line within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+        const onLine = (line: string) => {
+          let parsed: Record<string, unknown>;
+          try {
+            parsed = JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            return;
+          }
+          if (match(parsed)) done(undefined, parsed);
+        };
+        const done = (err?: Error, value?: Record<string, unknown>) => {
+          clearTimeout(timer);
+          waiters.delete(onLine);
+          if (err) reject(err);
+          else resolve(value!);
+        };
+        waiters.add(onLine);
+        void exited.then((code) => done(new Error(`process exited (${code}) before the log line:\n${output.join('\n')}`)));
+      });
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

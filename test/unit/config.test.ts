@@ -1,0 +1,31 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults when nothing is set', () => {
+    const c = loadConfig({});
+    expect(c.httpPort).toBe(8080);
+    expect(c.grpcPort).toBe(8081);
+    expect(c.mongo.url).toBe('mongodb://127.0.0.1:27017');
+    expect(c.elasticsearch.url).toBe('http://127.0.0.1:9200');
+    expect(c.temporal.address).toBe('127.0.0.1:7233');
+    expect(c.model.provider).toBeUndefined();
+  });
+
+  it('names every bad setting in one error', () => {
+    expect(() => loadConfig({ DOCENT_HTTP_PORT: 'eighty', DOCENT_MONGO_URL: 'postgres://x' })).toThrow(ConfigError);
+    try {
+      loadConfig({ DOCENT_HTTP_PORT: 'eighty', DOCENT_MONGO_URL: 'postgres://x' });
+    } catch (err) {
+      expect((err as Error).message).toContain('DOCENT_HTTP_PORT');
+      expect((err as Error).message).toContain('DOCENT_MONGO_URL');
+    }
+  });
+
+  it('treats empty values as unset, as docker compose passes them', () => {
+    expect(loadConfig({ DOCENT_MODEL_PROVIDER: '', DOCENT_GRPC_PORT: '' }).grpcPort).toBe(8081);
+  });
+
+  it('rejects a model provider it does not know', () => {
+    expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
+  });
+});
