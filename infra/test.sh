@@ -6,4 +6,6 @@ echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^
 bash infra/stack.sh start
 tsc -p tsconfig.json --noEmit
 buf lint
+# Jest 30 on Node 24 loads ESM-only packages (ai, @octokit/rest) through require(esm) with vm modules on.
+export NODE_OPTIONS="--experimental-vm-modules --disable-warning=ExperimentalWarning ${NODE_OPTIONS:-}"
 exec jest "$@"
