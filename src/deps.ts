@@ -6,6 +6,7 @@ import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
 import type { Logger } from './log';
 import { createMongo, type Mongo } from './store/mongo';
+import { TenancyStore } from './tenancy/store';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */
 export interface Deps {
@@ -16,6 +17,7 @@ export interface Deps {
   temporalConnection: Connection;
   temporal: TemporalClient;
   keys: ApiKeyStore;
+  tenancy: TenancyStore;
   agentJobs: AgentJobService;
 }
 
@@ -27,7 +29,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace });
   const keys = new ApiKeyStore(mongo.db);
   const agentJobs = new AgentJobService(keys, new JobStore(mongo.db));
-  return { config, log, mongo, es, temporalConnection, temporal, keys, agentJobs };
+  const tenancy = new TenancyStore(mongo.db);
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
