@@ -6,30 +6,60 @@ type NodeServerRequest = IncomingMessage | Http2ServerRequest;
 interface NodeServerResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Record<string, string>): unknown;
+  write(chunk: string | Uint8Array): boolean;
   end(body: string): unknown;
   destroy(): unknown;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
 }
+import { z } from 'zod';
 import { AppError, toRestError } from '../errors';
 import type { Logger } from '../log';
 
-export interface RestRequest {
+export interface RestRequest<B = unknown> {
   params: Record<string, string>;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
-  body: unknown;
+  /** The body, already checked against the route's schema. */
+  body: B;
+  /** Aborted when the client goes away, so streaming work can stop. */
+  signal: AbortSignal;
+  /** The caller's address as the socket sees it. */
+  remoteAddress: string;
 }
 
 export interface RestResponse {
   status: number;
+  /** A JSON body. */
   body?: unknown;
+  /** A streamed body (SSE, AI SDK data stream); its encoder reports late errors inside the stream. */
+  stream?: AsyncIterable<string | Uint8Array>;
   headers?: Record<string, string>;
 }
 
-export interface Route {
+export interface Route<B = unknown> {
   method: 'GET' | 'POST';
   /** A path with `{name}` segments, as DESIGN.md writes them. */
   path: string;
-  handler: (req: RestRequest) => Promise<RestResponse>;
+  /** One line for /openapi.json. */
+  summary: string;
+  /** The key the route needs; /openapi.json documents it. */
+  auth: 'admin' | 'assistant' | 'none';
+  /** The JSON body's schema: the router validates with it and /openapi.json describes it. */
+  body?: z.ZodType<B>;
+  handler: (req: RestRequest<B>) => Promise<RestResponse>;
+}
+
+/** Declares a route so that its handler's body type follows from its schema. */
+export function route<B = undefined>(r: Route<B>): Route {
+  return r as Route;
+}
+
+/** A message naming the first offending field, e.g. `prompt: must not be empty`. */
+function describeIssues(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 3)
+    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
 }
 
 const maxBodyBytes = 1024 * 1024;
@@ -70,6 +100,16 @@ export function send(res: NodeServerResponse, r: RestResponse): void {
   res.end(payload);
 }
 
+/** Writes a streamed body chunk by chunk, waiting for the socket to drain so a slow reader slows the producer. */
+async function pipe(res: NodeServerResponse, r: RestResponse & { stream: AsyncIterable<string | Uint8Array> }, signal: AbortSignal) {
+  res.writeHead(r.status, { 'cache-control': 'no-cache', ...r.headers });
+  for await (const chunk of r.stream) {
+    if (signal.aborted) break;
+    if (!res.write(chunk)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+  }
+  res.end('');
+}
+
 /** Serves the REST paths; every failure leaves in the one error shape. */
 export function createRestHandler(routes: Route[], log: Logger) {
   const compiled = routes.map(compile);
@@ -84,8 +124,18 @@ export function createRestHandler(routes: Route[], log: Logger) {
         return send(res, { status: 405, headers: { allow }, body: { error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' } });
       }
       const params = Object.fromEntries(hit.r.names.map((n, i) => [n, decodeURIComponent(hit.m![i + 1]!)]));
-      const body = req.method === 'POST' ? await readJson(req) : undefined;
-      send(res, await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body }));
+      let body = req.method === 'POST' ? await readJson(req) : undefined;
+      if (hit.r.body) {
+        const parsed = hit.r.body.safeParse(body);
+        if (!parsed.success) throw new AppError('invalid_argument', describeIssues(parsed.error));
+        body = parsed.data;
+      }
+      const aborter = new AbortController();
+      res.once('close', () => aborter.abort());
+      const remoteAddress = req.socket?.remoteAddress ?? '';
+      const out = await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body, signal: aborter.signal, remoteAddress });
+      if (out.stream) await pipe(res, { ...out, stream: out.stream }, aborter.signal);
+      else send(res, out);
     } catch (err) {
       const e = toRestError(err);
       if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: url.pathname }, 'request failed');

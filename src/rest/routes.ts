@@ -1,27 +1,25 @@
-import { jobToJson } from '../agent/job';
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
-import type { Route } from './router';
+import { agentRoutes } from './agent-routes';
+import { route, type Route } from './router';
 
-/** The plain REST paths of DESIGN.md, over the same services as the Connect handlers. */
-export function restRoutes(deps: Deps): Route[] {
+function healthRoutes(deps: Deps): Route[] {
   return [
-    { method: 'GET', path: '/healthz', handler: async () => ({ status: 200, body: { status: 'ok' } }) },
-    {
+    route({ method: 'GET', path: '/healthz', summary: 'Liveness: the process answers', auth: 'none', handler: async () => ({ status: 200, body: { status: 'ok' } }) }),
+    route({
       method: 'GET',
       path: '/readyz',
+      summary: 'Readiness: MongoDB, Elasticsearch and Temporal each answer within the deadline',
+      auth: 'none',
       handler: async () => {
         const r = await checkReadiness({ db: deps.mongo.db, es: deps.es, temporal: deps.temporalConnection, timeoutMs: deps.config.dependencyTimeoutMs });
         return { status: r.ready ? 200 : 503, body: r };
       },
-    },
-    {
-      method: 'GET',
-      path: '/v2/agent/{projectId}/job/{jobId}',
-      handler: async (req) => {
-        const job = await deps.agentJobs.getJob(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId! });
-        return { status: 200, body: jobToJson(job) };
-      },
-    },
+    }),
   ];
+}
+
+/** Every REST path of DESIGN.md, over the same services as the Connect handlers; one list per area. */
+export function restRoutes(deps: Deps): Route[] {
+  return [...healthRoutes(deps), ...agentRoutes(deps)];
 }

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config';
 
-/** A config for the local stack with a database and task queues of this test file's own. */
+/** A config for the local stack with a database, index prefix and task queues of this test's own. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   const run = randomBytes(4).toString('hex');
   return loadConfig({
     ...process.env,
     DOCENT_MONGO_DB: `docent_test_${run}`,
     DOCENT_TASK_QUEUE_PREFIX: `test-${run}-`,
+    DOCENT_ES_INDEX_PREFIX: `test-${run}`,
     DOCENT_HTTP_PORT: '0',
     DOCENT_GRPC_PORT: '0',
     DOCENT_LOG_LEVEL: 'silent',
