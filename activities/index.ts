@@ -1,11 +1,31 @@
-import { createSelfCheckActivities, type SelfCheckDeps } from './self-check';
+import type { Client as EsClient } from '@elastic/elasticsearch';
+import type { Db } from 'mongodb';
+import type { Config } from '../src/config';
+import { createAgentActivities } from './agent';
+import { createGitActivities } from './git';
+import { createGitHubActivities } from './github';
+import { createJobStatusActivities } from './job-status';
+import { createSelfCheckActivities } from './self-check';
 
-/** What the worker hands to activities: real clients in production, the same real clients in tests. */
-export type ActivityDeps = SelfCheckDeps;
+/** What the worker hands to activities: its config and real clients, in production and in tests alike. */
+export interface ActivityDeps {
+  config: Config;
+  db: Db;
+  es: EsClient;
+  workerIdentity: string;
+}
 
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
-  return { ...createSelfCheckActivities(deps) };
+  const { config } = deps;
+  const git = { gitBaseUrl: config.github.gitUrl, token: config.github.token, workspaceDir: config.agent.workspaceDir };
+  return {
+    ...createSelfCheckActivities(deps),
+    ...createGitActivities(git),
+    ...createAgentActivities({ ...git, model: config.model }),
+    ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
+    ...createJobStatusActivities(deps.db),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

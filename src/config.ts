@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -22,6 +24,11 @@ const settings = z.object({
   DOCENT_MODEL_API_KEY: z.string().optional(),
   DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
   DOCENT_GITHUB_TOKEN: z.string().optional(),
+  DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
+  DOCENT_BRANCH_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix').default('docent/'),
+  DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
+  DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
+  DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
   DOCENT_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DOCENT_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
@@ -35,7 +42,9 @@ export interface Config {
   elasticsearch: { url: string; indexPrefix: string };
   temporal: { address: string; namespace: string; uiUrl: string; taskQueuePrefix: string };
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
-  github: { apiUrl: string; token?: string };
+  /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
+  github: { apiUrl: string; gitUrl: string; token?: string };
+  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number };
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
@@ -63,7 +72,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     elasticsearch: { url: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX },
     temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL, taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX },
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
-    github: { apiUrl: s.DOCENT_GITHUB_API_URL, token: s.DOCENT_GITHUB_TOKEN },
+    github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN },
+    agent: {
+      branchPrefix: s.DOCENT_BRANCH_PREFIX,
+      workspaceDir: s.DOCENT_WORKSPACE_DIR,
+      maxSteps: s.DOCENT_AGENT_MAX_STEPS,
+      heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
+    },
     logLevel: s.DOCENT_LOG_LEVEL,
     shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
     dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,

@@ -28,8 +28,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const temporalConnection = Connection.lazy({ address: config.temporal.address });
   const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace });
   const keys = new ApiKeyStore(mongo.db);
-  const agentJobs = new AgentJobService(keys, new JobStore(mongo.db));
   const tenancy = new TenancyStore(mongo.db);
+  const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal });
   return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs };
 }
 

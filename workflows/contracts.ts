@@ -1,4 +1,5 @@
-// Names and types shared by workflows, activities, the worker and the gateway. Types and constants only.
+// Names and types shared by workflows, activities, the worker and the gateway: types, constants, signal and query definitions.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /** Task queue of agent job workflows and their activities. */
 export const AGENT_TASK_QUEUE = 'docent-agent';
@@ -31,4 +32,126 @@ export interface WorkerSelfCheckResult {
   taskQueue: string;
   mongodb: DependencyCheck;
   elasticsearch: DependencyCheck;
+}
+
+// ---- agent jobs --------------------------------------------------------------------------------
+
+
+/** The workflow id of a job, so a repeated start or a follow-up always finds the same workflow. */
+export const agentJobWorkflowId = (jobId: string) => `agent-job-${jobId}`;
+
+/** One instruction for the agent; `turn` orders instructions and guards status writes. */
+export interface Instruction {
+  prompt: string;
+  turn: number;
+  /** Earlier instructions of the job, oldest first, so a follow-up has its context. */
+  history: string[];
+}
+
+export interface AgentJobInput {
+  jobId: string;
+  projectId: string;
+  /** owner/name or git URL, as the project has it. */
+  repository: string;
+  /** The ref the job's branch starts from. */
+  baseRef: string;
+  /** The job's own branch, `docent/<jobId>`. */
+  branch: string;
+  model: string;
+  asDraft: boolean;
+  /** The first instruction; absent when a follow-up restarts a finished job (the instruction comes as a signal). */
+  first?: Instruction;
+  heartbeatTimeoutMs: number;
+  maxSteps: number;
+}
+
+/** A follow-up instruction for a running job. */
+export const followUpSignal = defineSignal<[Instruction]>('followUp');
+
+export interface AgentJobProgress {
+  turn: number;
+  stage: 'waiting' | 'preparing' | 'editing' | 'pushing' | 'opening-pull-request' | 'done';
+}
+
+/** Where the job is, for operators in the Temporal UI and for `docent jobs watch`. */
+export const progressQuery = defineQuery<AgentJobProgress>('progress');
+
+/** Failures that retrying cannot fix; activities throw ApplicationFailure with these types. */
+export const NON_RETRYABLE_AGENT_ERRORS = [
+  'RepositoryNotFound',
+  'RefNotFound',
+  'RepositoryAccessDenied',
+  'AgentLimitExceeded',
+  'ModelRequestRejected',
+  'PullRequestRejected',
+] as const;
+export type AgentErrorType = (typeof NON_RETRYABLE_AGENT_ERRORS)[number];
+
+/** A file the agent wrote (content) or deleted (null), relative to the repository root. */
+export interface FileChange {
+  path: string;
+  content: string | null;
+}
+
+export interface PrepareWorkspaceInput {
+  jobId: string;
+  repository: string;
+  baseRef: string;
+  branch: string;
+}
+export interface PrepareWorkspaceResult {
+  /** The commit the agent starts from: the job branch's head if it exists, else the base ref's. */
+  startCommit: string;
+}
+
+export interface RunAgentInput {
+  jobId: string;
+  repository: string;
+  startCommit: string;
+  instruction: Instruction;
+  model: string;
+  maxSteps: number;
+}
+export interface RunAgentResult {
+  changes: FileChange[];
+  /** One line for the commit and the pull request title. */
+  title: string;
+  /** The agent's account of what it did, for the pull request body. */
+  summary: string;
+}
+
+export interface CommitAndPushInput {
+  jobId: string;
+  repository: string;
+  branch: string;
+  startCommit: string;
+  changes: FileChange[];
+  title: string;
+  turn: number;
+}
+export interface CommitAndPushResult {
+  /** The pushed commit, or null when the changes left the tree as it was. */
+  commit: string | null;
+}
+
+export interface OpenPullRequestInput {
+  repository: string;
+  branch: string;
+  baseRef: string;
+  title: string;
+  body: string;
+  draft: boolean;
+}
+export interface OpenPullRequestResult {
+  url: string;
+  number: number;
+}
+
+export interface RecordJobStatusInput {
+  jobId: string;
+  turn: number;
+  status: 'completed' | 'failed';
+  /** Set on completion with a pull request; left as it was when undefined. */
+  prLink?: string;
+  error?: { code: string; message: string };
 }

@@ -1,2 +1,3 @@
 // The workflows a docent worker registers; the worker bundles this file.
+export { agentJob } from './agent-job';
 export { workerSelfCheck } from './worker-self-check';

@@ -17,6 +17,13 @@ export interface JobDoc {
   updatedAt: Date;
   archivedAt: Date | null;
   error?: { code: string; message: string };
+  /** Incremented by each follow-up; status writes name the turn they finish. */
+  turn: number;
+  /** Every instruction, oldest first. */
+  prompts: Array<{ turn: number; prompt: string; at: Date }>;
+  asDraft: boolean;
+  /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
+  idempotencyKey?: string;
 }
 
 /** The REST shape of DESIGN.md's agent job object. */

@@ -13,6 +13,7 @@ interface NodeServerResponse {
 }
 import { z } from 'zod';
 import { AppError, toRestError } from '../errors';
+import { parseInput } from '../validate';
 import type { Logger } from '../log';
 
 export interface RestRequest<B = unknown> {
@@ -54,13 +55,6 @@ export function route<B = undefined>(r: Route<B>): Route {
   return r as Route;
 }
 
-/** A message naming the first offending field, e.g. `prompt: must not be empty`. */
-function describeIssues(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 3)
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ');
-}
 
 const maxBodyBytes = 1024 * 1024;
 
@@ -125,11 +119,7 @@ export function createRestHandler(routes: Route[], log: Logger) {
       }
       const params = Object.fromEntries(hit.r.names.map((n, i) => [n, decodeURIComponent(hit.m![i + 1]!)]));
       let body = req.method === 'POST' ? await readJson(req) : undefined;
-      if (hit.r.body) {
-        const parsed = hit.r.body.safeParse(body);
-        if (!parsed.success) throw new AppError('invalid_argument', describeIssues(parsed.error));
-        body = parsed.data;
-      }
+      if (hit.r.body) body = parseInput(hit.r.body, body);
       const aborter = new AbortController();
       res.once('close', () => aborter.abort());
       const remoteAddress = req.socket?.remoteAddress ?? '';

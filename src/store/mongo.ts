@@ -15,6 +15,7 @@ export function createMongo(url: string, dbName: string, timeoutMs: number): Mon
 export async function ensureIndexes(db: Db): Promise<void> {
   await db.collection('api_keys').createIndex({ hash: 1 }, { unique: true });
   await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
+  await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
   // Sparse, so projects without a documentation domain do not collide (FerretDB has no partial indexes).
   await db.collection('projects').createIndex({ domain: 1 }, { unique: true, sparse: true });
 }

@@ -19,10 +19,15 @@ const job: JobDoc = {
   createdAt: new Date('2026-11-01T10:00:00Z'),
   updatedAt: new Date('2026-11-01T10:05:00Z'),
   archivedAt: null,
+  turn: 1,
+  prompts: [{ turn: 1, prompt: 'fix the typo', at: new Date('2026-11-01T10:00:00Z') }],
+  asDraft: false,
 };
 
 beforeAll(async () => {
   gw = await startGateway();
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/docs', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' })).key;
   otherProjectKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-b' })).key;
   assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.acme.dev' })).key;

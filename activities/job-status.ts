@@ -1,0 +1,16 @@
+import type { Db } from 'mongodb';
+import type { JobDoc } from '../src/agent/job';
+import type { RecordJobStatusInput } from '../workflows/contracts';
+
+export function createJobStatusActivities(db: Db) {
+  return {
+    /** Ends a turn: only an active job at this very turn moves, so a retry or a late write never moves a job backwards. */
+    async recordJobStatus(input: RecordJobStatusInput): Promise<{ recorded: boolean }> {
+      const set: Partial<JobDoc> = { status: input.status, updatedAt: new Date() };
+      if (input.prLink !== undefined) set.prLink = input.prLink;
+      if (input.error) set.error = input.error;
+      const r = await db.collection<JobDoc>('jobs').updateOne({ _id: input.jobId, turn: input.turn, status: 'active' }, { $set: set });
+      return { recorded: r.modifiedCount === 1 };
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  followUpSignal,
+  NON_RETRYABLE_AGENT_ERRORS,
+  progressQuery,
+  type AgentJobInput,
+  type AgentJobProgress,
+  type Instruction,
+} from './contracts';
+
+const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
+
+// Error types of our activities, as the codes a client reads in `error.code`.
+const errorCodes: Record<string, string> = {
+  RepositoryNotFound: 'repository_not_found',
+  RefNotFound: 'ref_not_found',
+  RepositoryAccessDenied: 'repository_access_denied',
+  AgentLimitExceeded: 'agent_limit_exceeded',
+  ModelRequestRejected: 'model_error',
+  PullRequestRejected: 'pull_request_rejected',
+};
+
+function describeFailure(err: unknown): { code: string; message: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type && errorCodes[cause.type]) {
+    return { code: errorCodes[cause.type]!, message: cause.message };
+  }
+  if (cause instanceof TimeoutFailure) return { code: 'timeout', message: 'a step of the job did not finish in time; send a follow-up to retry' };
+  return { code: 'internal', message: 'the job failed unexpectedly; send a follow-up to retry' };
+}
+
+/**
+ * One agent job: for each instruction, clone → edit → commit and push → open (or reuse) the pull request → record
+ * status. Follow-ups arrive as signals while it runs; a finished job is restarted by signal-with-start.
+ */
+export async function agentJob(input: AgentJobInput): Promise<void> {
+  const git = proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 5, nonRetryableErrorTypes },
+  });
+  const agent = proxyActivities<Activities>({
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: { maximumAttempts: 3, nonRetryableErrorTypes },
+  });
+  const github = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes },
+  });
+  const status = proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { maximumAttempts: 20, maximumInterval: '30 seconds' },
+  });
+
+  const pending: Instruction[] = input.first ? [input.first] : [];
+  let progress: AgentJobProgress = { turn: input.first?.turn ?? 0, stage: 'waiting' };
+  setHandler(followUpSignal, (instruction) => void pending.push(instruction));
+  setHandler(progressQuery, () => progress);
+
+  // A restart by signal-with-start delivers its instruction with the first activation.
+  await condition(() => pending.length > 0, '1 minute');
+
+  while (pending.length > 0) {
+    const instruction = pending.shift()!;
+    const { turn } = instruction;
+    const stage = (s: AgentJobProgress['stage']) => void (progress = { turn, stage: s });
+    try {
+      stage('preparing');
+      const { startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch });
+      stage('editing');
+      const edit = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
+      stage('pushing');
+      const { commit } = await git.commitAndPush({
+        jobId: input.jobId,
+        repository: input.repository,
+        branch: input.branch,
+        startCommit,
+        changes: edit.changes,
+        title: edit.title,
+        turn,
+      });
+      if (commit === null) {
+        // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
+        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed' });
+      } else {
+        stage('opening-pull-request');
+        const pr = await github.openPullRequest({
+          repository: input.repository,
+          branch: input.branch,
+          baseRef: input.baseRef,
+          title: edit.title,
+          body: edit.summary,
+          draft: input.asDraft,
+        });
+        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url });
+      }
+    } catch (err) {
+      if (isCancellation(err)) throw err; // archived: the gateway has recorded it
+      await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
+    }
+    stage('done');
+  }
+}
