@@ -26,7 +26,8 @@ function classifyGitError(err: unknown, what: string): never {
   const text = err instanceof Error ? err.message : String(err);
   if (/not found|does not appear to be a git repository|Repository not found/i.test(text)) fail('RepositoryNotFound', `${what}: the repository does not exist or the token cannot see it`);
   if (/Authentication failed|could not read Username|403|401/i.test(text)) fail('RepositoryAccessDenied', `${what}: the git server refused the configured token`);
-  fail('GitFailed', `${what} failed`);
+  const lastLine = text.trim().split('\n').pop()?.slice(0, 200) ?? '';
+  fail('GitFailed', `${what} failed: ${lastLine}`);
 }
 
 /** A git client whose credentials live only in this process's environment: never in .git/config, URLs or logs. */
@@ -36,7 +37,13 @@ export function gitIn(deps: GitDeps, dir: string): SimpleGit {
     const basic = Buffer.from(`x-access-token:${deps.token}`).toString('base64');
     Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
   }
-  return simpleGit({ baseDir: dir, config: [`user.name=${author.name}`, `user.email=${author.email}`] }).env(env);
+  // GIT_CONFIG_* in the environment is how the token reaches git without touching argv or .git/config.
+  return simpleGit({
+    baseDir: dir,
+    config: [`user.name=${author.name}`, `user.email=${author.email}`],
+    allowEnvironment: Object.keys(env).filter((k) => k.startsWith('GIT_')),
+    unsafe: { allowUnsafeConfigEnvCount: true },
+  }).env(env);
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -1,0 +1,112 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface GitServer {
+  /** Base URL; a repository `owner/name` is served at `${url}/owner/name.git`. */
+  url: string;
+  token: string;
+  /** Creates a bare repository with one commit on `main` holding the given files. */
+  createRepo(owner: string, name: string, files: Record<string, string>): Promise<void>;
+  /** Runs git in the bare repository (to inspect what was pushed). */
+  git(owner: string, name: string, ...args: string[]): Promise<string>;
+  /** Every Authorization header the server saw, for secret-handling checks. */
+  authHeaders: string[];
+  close(): Promise<void>;
+}
+
+const gitEnv = { GIT_AUTHOR_NAME: 'fixture', GIT_AUTHOR_EMAIL: 'fixture@example.com', GIT_COMMITTER_NAME: 'fixture', GIT_COMMITTER_EMAIL: 'fixture@example.com' };
+
+/**
+ * A real git remote over smart HTTP: Debian's `git http-backend` as CGI behind a node server that accepts only
+ * `Authorization: Basic x-access-token:<token>` (as GitHub does for token auth) and allows pushes.
+ */
+export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitServer> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'docent-git-'));
+  const authHeaders: string[] = [];
+  const expected = 'Basic ' + Buffer.from(`x-access-token:${token}`).toString('base64');
+
+  const server = http.createServer((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    if (auth) authHeaders.push(auth);
+    if (auth !== expected) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="docent-test"' });
+      return res.end('unauthorized');
+    }
+    const url = new URL(req.url ?? '/', 'http://x');
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        PATH: process.env.PATH,
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        REMOTE_USER: 'x-access-token', // lets http-backend accept pushes
+        REQUEST_METHOD: req.method,
+        PATH_INFO: decodeURIComponent(url.pathname),
+        QUERY_STRING: url.search.slice(1),
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+        GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+      },
+    });
+    req.pipe(cgi.stdin);
+    // CGI output: headers, a blank line, then the body.
+    let head = Buffer.alloc(0);
+    let headersDone = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (headersDone) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      headersDone = true;
+      let status = 200;
+      const headers: Record<string, string> = {};
+      for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
+        const i = line.indexOf(':');
+        const k = line.slice(0, i).trim();
+        const v = line.slice(i + 1).trim();
+        if (k.toLowerCase() === 'status') status = parseInt(v, 10);
+        else headers[k] = v;
+      }
+      res.writeHead(status, headers);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.stdout.on('end', () => res.end());
+    cgi.on('error', () => res.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const bare = (owner: string, name: string) => path.join(root, owner, `${name}.git`);
+
+  return {
+    url,
+    token,
+    authHeaders,
+    async createRepo(owner, name, files) {
+      const work = await mkdtemp(path.join(os.tmpdir(), 'docent-seed-'));
+      await run('git', ['init', '--quiet', '--initial-branch=main', work]);
+      const { writeFile, mkdir } = await import('node:fs/promises');
+      for (const [file, content] of Object.entries(files)) {
+        await mkdir(path.dirname(path.join(work, file)), { recursive: true });
+        await writeFile(path.join(work, file), content);
+      }
+      await run('git', ['-C', work, 'add', '--all']);
+      await run('git', ['-C', work, 'commit', '--quiet', '-m', 'initial commit'], { env: { ...process.env, ...gitEnv } });
+      await run('git', ['clone', '--quiet', '--bare', work, bare(owner, name)]);
+      await rm(work, { recursive: true, force: true });
+    },
+    async git(owner, name, ...args) {
+      return (await run('git', ['--git-dir', bare(owner, name), ...args])).stdout;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface PullRequest {
+  number: number;
+  title: string;
+  body: string | null;
+  draft: boolean;
+  head: string;
+  base: string;
+  headSha: string;
+  html_url: string;
+}
+
+export interface GitHubDouble {
+  /** Configure as DOCENT_GITHUB_API_URL. */
+  apiUrl: string;
+  pulls: PullRequest[];
+  /** Requests GitHub would have refused, with the reason; tests expect none unless they provoke one. */
+  rejected: string[];
+  close(): Promise<void>;
+}
+
+export interface GitHubDoubleOptions {
+  token: string;
+  /** The head commit of a branch in the real git remote, or null when the branch does not exist. */
+  branchHead(owner: string, repo: string, branch: string): Promise<string | null>;
+  /** Whether the repository exists. */
+  repoExists(owner: string, repo: string): Promise<boolean>;
+}
+
+/**
+ * A local stand-in for the GitHub REST API's pulls endpoints, checked against GitHub's documented request shapes
+ * (docs.github.com/rest/pulls/pulls) and answering in its response shapes, with branches read from the real git remote.
+ */
+export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitHubDouble> {
+  const pulls: PullRequest[] = [];
+  const rejected: string[] = [];
+  let nextNumber = 1;
+
+  const json = (res: http.ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3; format=json' });
+    res.end(JSON.stringify(body));
+  };
+  const refuse = (res: http.ServerResponse, status: number, message: string, errors?: unknown[]) => {
+    rejected.push(`${status} ${message}${errors ? ' ' + JSON.stringify(errors) : ''}`);
+    json(res, status, { message, ...(errors ? { errors } : {}), documentation_url: 'https://docs.github.com/rest/pulls/pulls', status: String(status) });
+  };
+  const toApi = (p: PullRequest, owner: string, repo: string) => ({
+    id: 1000 + p.number,
+    number: p.number,
+    state: 'open',
+    title: p.title,
+    body: p.body,
+    draft: p.draft,
+    html_url: p.html_url,
+    url: `${apiUrl}/repos/${owner}/${repo}/pulls/${p.number}`,
+    head: { label: `${owner}:${p.head}`, ref: p.head, sha: p.headSha },
+    base: { label: `${owner}:${p.base}`, ref: p.base },
+    user: { login: 'docent-bot' },
+    merged: false,
+  });
+
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const auth = req.headers.authorization ?? '';
+    if (auth !== `token ${opts.token}` && auth !== `Bearer ${opts.token}`) return refuse(res, 401, 'Bad credentials');
+    if (!/application\/(vnd\.github|json)/.test(String(req.headers.accept ?? ''))) return refuse(res, 415, 'Unsupported Accept header');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls$/.exec(url.pathname);
+    if (!m) return refuse(res, 404, 'Not Found');
+    const [, owner, repo] = m as unknown as [string, string, string];
+    if (!(await opts.repoExists(owner, repo))) return refuse(res, 404, 'Not Found');
+
+    if (req.method === 'GET') {
+      // GET /repos/{owner}/{repo}/pulls: head is "user:ref-name", state is open|closed|all.
+      const head = url.searchParams.get('head');
+      const state = url.searchParams.get('state') ?? 'open';
+      if (!['open', 'closed', 'all'].includes(state)) return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field: 'state', code: 'invalid' }]);
+      const found = pulls.filter((p) => state !== 'closed' && (!head || `${owner}:${p.head}` === head));
+      return json(res, 200, found.map((p) => toApi(p, owner, repo)));
+    }
+    if (req.method !== 'POST') return refuse(res, 404, 'Not Found');
+
+    // POST /repos/{owner}/{repo}/pulls: title, head and base are required strings; body string; draft boolean.
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return refuse(res, 400, 'Problems parsing JSON');
+    }
+    for (const field of ['title', 'head', 'base']) {
+      if (typeof body[field] !== 'string' || body[field] === '') return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field, code: 'missing_field' }]);
+    }
+    if (body.body !== undefined && typeof body.body !== 'string') return refuse(res, 422, 'Invalid request: body is not a string');
+    if (body.draft !== undefined && typeof body.draft !== 'boolean') return refuse(res, 422, 'Invalid request: draft is not a boolean');
+    const head = String(body.head).replace(new RegExp(`^${owner}:`), '');
+    const headSha = await opts.branchHead(owner, repo, head);
+    if (!headSha) return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+    if (!(await opts.branchHead(owner, repo, String(body.base)))) return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+    if (pulls.some((p) => p.head === head)) {
+      return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }]);
+    }
+    const number = nextNumber++;
+    const pr: PullRequest = {
+      number,
+      title: String(body.title),
+      body: (body.body as string | undefined) ?? null,
+      draft: body.draft === true,
+      head,
+      base: String(body.base),
+      headSha,
+      html_url: `https://github.test/${owner}/${repo}/pull/${number}`,
+    };
+    pulls.push(pr);
+    json(res, 201, toApi(pr, owner, repo));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    apiUrl,
+    pulls,
+    rejected,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
