@@ -4,6 +4,7 @@ import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
 import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
+import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
@@ -19,6 +20,7 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  limits: RateLimits;
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
@@ -30,7 +32,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const keys = new ApiKeyStore(mongo.db);
   const agentJobs = new AgentJobService(keys, new JobStore(mongo.db));
   const tenancy = new TenancyStore(mongo.db);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs };
+  const limits = new RateLimits(mongo.db, config.limits);
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -42,7 +42,12 @@ function publicErrors(deps: Deps): Interceptor {
 export function build(deps: Deps): Gateway {
   const rest = createRestHandler(restRoutes(deps), deps.log);
   const connect = connectNodeAdapter({ routes: routes(deps), interceptors: [publicErrors(deps)], fallback: rest });
-  const http1 = http.createServer(connect);
+  // A client that never finishes sending its request gets 408 instead of holding a socket; streamed answers are unaffected.
+  const requestTimeout = deps.config.requestTimeoutMs;
+  const http1 = http.createServer(
+    { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000), connectionsCheckingInterval: Math.min(30_000, Math.max(100, requestTimeout / 4)) },
+    connect,
+  );
   const h2 = http2.createServer(connect);
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on('session', (s) => {
