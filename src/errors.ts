@@ -68,6 +68,7 @@ const unavailableErrorNames = new Set([
   'MongoServerSelectionError',
   'MongoNetworkError',
   'MongoNetworkTimeoutError',
+  'MongoTopologyClosedError', // what every operation gets after the driver's first connection attempt failed
   'ConnectionError', // @elastic/elasticsearch
   'NoLivingConnectionsError', // @elastic/elasticsearch
 ]);
