@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { publicCors } from './cors';
-import { route, type Route } from './router';
+import { pathParamShape, route, type Route } from './router';
 
 const errorSchema = {
   type: 'object',
@@ -29,7 +29,7 @@ function operation(r: Route) {
     name: m[1]!,
     in: 'path',
     required: true,
-    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$' },
+    schema: { type: 'string', pattern: pathParamShape.source },
   }));
   const op: Record<string, unknown> = {
     operationId: (r.method.toLowerCase() + r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())),

@@ -87,7 +87,7 @@ function compile(route: Route): CompiledRoute {
 }
 
 // Path parameters are ids and domains; anything else cannot name a resource and is refused before any lookup.
-const pathParamShape = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+export const pathParamShape = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {
   const params: Record<string, string> = {};
