@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -32,6 +33,18 @@ const settings = z.object({
   DOCENT_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DOCENT_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
+  // A client must send its whole request (headers and body) within this time, or gets 408.
+  DOCENT_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  DOCENT_LIMIT_JOBS_PER_HOUR: positiveInt.default(100),
+  DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: positiveInt.default(10_000),
+  DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR: positiveInt.default(10_000),
+  DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: positiveInt.default(10_000),
+  // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
+  DOCENT_TRUSTED_PROXY: z
+    .string()
+    .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
+    .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses')
+    .default([]),
 });
 
 export interface Config {
@@ -48,6 +61,10 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Rate limits (DESIGN.md "Keys and limits"). */
+  limits: { jobsPerProjectHour: number; assistantPerKeyMonth: number; assistantPerOrgHour: number; assistantPerIpDay: number };
+  trustedProxies: string[];
 }
 
 /** Thrown when a setting is missing or malformed; the message names every bad setting. */
@@ -82,5 +99,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: s.DOCENT_LOG_LEVEL,
     shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
     dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,
+    requestTimeoutMs: s.DOCENT_REQUEST_TIMEOUT_MS,
+    limits: {
+      jobsPerProjectHour: s.DOCENT_LIMIT_JOBS_PER_HOUR,
+      assistantPerKeyMonth: s.DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH,
+      assistantPerOrgHour: s.DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR,
+      assistantPerIpDay: s.DOCENT_LIMIT_ASSISTANT_PER_IP_DAY,
+    },
+    trustedProxies: s.DOCENT_TRUSTED_PROXY,
   };
 }

@@ -4,6 +4,7 @@ import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
 import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
+import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
@@ -19,6 +20,7 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  limits: RateLimits;
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
@@ -29,8 +31,9 @@ export function createDeps(config: Config, log: Logger): Deps {
   const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace });
   const keys = new ApiKeyStore(mongo.db);
   const tenancy = new TenancyStore(mongo.db);
-  const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs };
+  const limits = new RateLimits(mongo.db, config.limits);
+  const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -47,6 +47,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** Response headers that belong to the error, e.g. RateLimit-* on a 429. */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -55,6 +57,7 @@ export class AppError extends Error {
 export interface RestError {
   status: number;
   body: { error: string; code: ErrorCode; retryAfterSeconds?: number };
+  headers: Record<string, string>;
 }
 
 const hidden = new AppError('internal', 'internal error');
@@ -65,6 +68,7 @@ const unavailableErrorNames = new Set([
   'MongoServerSelectionError',
   'MongoNetworkError',
   'MongoNetworkTimeoutError',
+  'MongoTopologyClosedError', // what every operation gets after the driver's first connection attempt failed
   'ConnectionError', // @elastic/elasticsearch
   'NoLivingConnectionsError', // @elastic/elasticsearch
 ]);
@@ -79,12 +83,18 @@ export function publicError(err: unknown): AppError {
 export function toRestError(err: unknown): RestError {
   const e = publicError(err);
   const body: RestError['body'] = { error: e.message, code: e.code };
-  if (e.retryAfterSeconds !== undefined) body.retryAfterSeconds = e.retryAfterSeconds;
-  return { status: httpStatusOf[e.code], body };
+  const headers: Record<string, string> = { ...e.headers };
+  if (e.retryAfterSeconds !== undefined) {
+    body.retryAfterSeconds = e.retryAfterSeconds;
+    headers['retry-after'] = String(e.retryAfterSeconds);
+  }
+  return { status: httpStatusOf[e.code], body, headers };
 }
 
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const e = publicError(err);
-  return new ConnectError(e.message, connectCodeOf[e.code]);
+  const metadata = new Headers(e.headers);
+  if (e.retryAfterSeconds !== undefined) metadata.set('retry-after', String(e.retryAfterSeconds));
+  return new ConnectError(e.message, connectCodeOf[e.code], metadata);
 }

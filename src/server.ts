@@ -7,6 +7,7 @@ import type { Deps } from './deps';
 import { toConnectError } from './errors';
 import { AgentService } from './gen/agent/v2/agent_pb';
 import { createRestHandler } from './rest/router';
+import type { Route } from './rest/router';
 import { restRoutes } from './rest/routes';
 import { agentHandlers } from './rpc/agent-handlers';
 
@@ -39,10 +40,16 @@ function publicErrors(deps: Deps): Interceptor {
   };
 }
 
-export function build(deps: Deps): Gateway {
-  const rest = createRestHandler(restRoutes(deps), deps.log);
+/** `restPaths` defaults to every REST path of DESIGN.md; tests may add routes of their own. */
+export function build(deps: Deps, restPaths: Route[] = restRoutes(deps)): Gateway {
+  const rest = createRestHandler(restPaths, deps.log);
   const connect = connectNodeAdapter({ routes: routes(deps), interceptors: [publicErrors(deps)], fallback: rest });
-  const http1 = http.createServer(connect);
+  // A client that never finishes sending its request gets 408 instead of holding a socket; streamed answers are unaffected.
+  const requestTimeout = deps.config.requestTimeoutMs;
+  const http1 = http.createServer(
+    { requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000), connectionsCheckingInterval: Math.min(30_000, Math.max(100, requestTimeout / 4)) },
+    connect,
+  );
   const h2 = http2.createServer(connect);
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on('session', (s) => {

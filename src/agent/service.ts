@@ -27,8 +27,10 @@ const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttr
 
 /** Counts an accepted create or follow-up against the project's hourly limit; throws resource_exhausted when spent. */
 export interface JobQuota {
-  consumeAgentJob(projectId: string): Promise<unknown>;
+  consumeAgentJob(projectId: string): Promise<{ headers: Record<string, string>; release(): Promise<void> }>;
 }
+
+const unlimited = { headers: {}, release: async () => undefined };
 
 export interface AgentJobServiceDeps {
   config: Config;
@@ -73,16 +75,16 @@ export class AgentJobService {
   async createJob(
     authorization: string | null | undefined,
     input: { projectId: string; idempotencyKey?: string } & CreateJob,
-  ): Promise<{ job: JobDoc; created: boolean }> {
+  ): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(authorization, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.jobs.findByIdempotencyKey(idempotencyKey);
-      if (existing) return { job: existing, created: false };
+      if (existing) return { job: existing, created: false, limitHeaders: {} };
     }
-    await this.d.quota?.consumeAgentJob(input.projectId);
+    const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
 
     const id = `job_${randomBytes(12).toString('hex')}`;
     const now = new Date();
@@ -103,16 +105,19 @@ export class AgentJobService {
       ...(idempotencyKey ? { idempotencyKey } : {}),
     };
     const inserted = await this.d.jobs.insert(doc);
-    if (!inserted.created) return inserted;
+    if (!inserted.created) {
+      await admission.release(); // a racing retry with the same key: the first request counted
+      return { ...inserted, limitHeaders: {} };
+    }
     try {
       await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [] });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
-      await this.d.jobs.remove(id);
+      await Promise.all([this.d.jobs.remove(id), admission.release()]);
       this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
     }
-    return inserted;
+    return { ...inserted, limitHeaders: admission.headers };
   }
 
   private workflowInput(job: JobDoc, first?: Instruction): AgentJobInput {
@@ -148,13 +153,22 @@ export class AgentJobService {
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
-  async sendMessage(authorization: string | null | undefined, input: { projectId: string; jobId: string; prompt: string }): Promise<JobDoc> {
+  async sendMessage(
+    authorization: string | null | undefined,
+    input: { projectId: string; jobId: string; prompt: string },
+  ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     await this.authorize(authorization, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
-    await this.d.quota?.consumeAgentJob(input.projectId);
-    const job = await this.d.jobs.beginTurn(input.projectId, input.jobId, input.prompt);
-    if (!job) throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
+    const job = await this.d.jobs.beginTurn(input.projectId, input.jobId, input.prompt).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    if (!job) {
+      await admission.release();
+      throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    }
     const instruction: Instruction = {
       prompt: input.prompt,
       turn: job.turn,
@@ -169,10 +183,13 @@ export class AgentJobService {
       });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
-      await this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' });
+      await Promise.all([
+        this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }),
+        admission.release(),
+      ]);
       throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
     }
-    return job;
+    return { job, limitHeaders: admission.headers };
   }
 
   /** Archives the job and cancels its workflow if it was working; archiving twice is harmless. */

@@ -39,6 +39,19 @@ export interface NewKey {
   expiresAt?: Date;
 }
 
+/** What may be shown about a key: never the key, never its hash. */
+export interface KeyInfo {
+  id: string;
+  kind: KeyKind;
+  orgId: string;
+  projectId?: string;
+  domain?: string;
+  createdAt: Date;
+  lastUsedAt?: Date;
+  revokedAt?: Date;
+  expiresAt?: Date;
+}
+
 export class ApiKeyStore {
   constructor(private readonly db: Db) {}
 
@@ -52,6 +65,22 @@ export class ApiKeyStore {
     const id = 'key_' + randomBytes(8).toString('hex');
     await this.keys.insertOne({ _id: id, hash: hashKey(key), createdAt: new Date(), ...spec });
     return { id, key };
+  }
+
+  /** The keys of a project, newest first. */
+  async list(filter: { projectId: string }): Promise<KeyInfo[]> {
+    const docs = await this.keys.find({ projectId: filter.projectId }, { projection: { hash: 0 } }).sort({ createdAt: -1 }).toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      kind: d.kind,
+      orgId: d.orgId,
+      ...(d.projectId !== undefined && { projectId: d.projectId }),
+      ...(d.domain !== undefined && { domain: d.domain }),
+      createdAt: d.createdAt,
+      ...(d.lastUsedAt && { lastUsedAt: d.lastUsedAt }),
+      ...(d.revokedAt && { revokedAt: d.revokedAt }),
+      ...(d.expiresAt && { expiresAt: d.expiresAt }),
+    }));
   }
 
   async revoke(id: string): Promise<boolean> {

@@ -1,13 +1,104 @@
 #!/usr/bin/env node
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig } from '../config';
+import { AppError } from '../errors';
+import { createMongo, ensureIndexes } from '../store/mongo';
+import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
+import { createKey, createOrg, createProject, listKeys, revokeKey, type Output, type Stores } from './tenancy-commands';
 
-const usage = `usage: docent <command>
+const usage = `usage: docent <command> [--json]
 commands:
-  check     run the worker self-check workflow through Temporal and print what the worker reached`;
+  check                                         run the worker self-check workflow through Temporal and print what the worker reached
+  org create <orgId>                            create an organization
+  project create <projectId> --org <orgId> --repo <git URL or owner/name> --ref <branch> --domain <docs domain>
+                 [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
+  key create --project <projectId> --kind admin|assistant
+                                                create a key (assistant keys are bound to the project's domain); prints it once
+  key revoke <keyId>                            revoke a key
+  key list --project <projectId>                list a project's keys (never the keys themselves)
+options:
+  --json    print JSON for scripts instead of text
+settings come from DOCENT_* environment variables (DOCENT_MONGO_URL, DOCENT_MONGO_DB, ...)`;
+
+/** Wrong words or options: exit code 2, as opposed to 1 for a command that ran and failed. */
+class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+function parse<O extends Options>(args: string[], options: O, positionals: number) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (parsed.positionals.length !== positionals) throw new UsageError(`expected ${positionals} argument(s), got ${parsed.positionals.length}`);
+  return parsed;
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+/** Connects to MongoDB for one command and closes the client afterwards. */
+async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> {
+  const config = loadConfig();
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  try {
+    await ensureIndexes(mongo.db);
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db) });
+  } finally {
+    await mongo.client.close();
+  }
+}
+
+async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: Output; json: boolean }> {
+  const [group, action] = words;
+  if (group === 'org' && action === 'create') {
+    const { positionals, values } = parse(rest, {}, 1);
+    return { out: await withStores((s) => createOrg(s, positionals[0]!)), json: !!values.json };
+  }
+  if (group === 'project' && action === 'create') {
+    const { positionals, values } = parse(rest, { org: { type: 'string' }, repo: { type: 'string' }, ref: { type: 'string' }, domain: { type: 'string' }, origin: { type: 'string', multiple: true } }, 1);
+    const input = {
+      projectId: positionals[0]!,
+      orgId: required(values, 'org'),
+      repository: required(values, 'repo'),
+      ref: required(values, 'ref'),
+      domain: required(values, 'domain'),
+      allowedOrigins: (values.origin as string[] | undefined) ?? [],
+    };
+    return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
+  }
+  if (group === 'key' && action === 'create') {
+    const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' } }, 0);
+    const projectId = required(values, 'project');
+    const kind = required(values, 'kind');
+    if (kind !== 'admin' && kind !== 'assistant') throw new UsageError(`--kind must be admin or assistant, not ${kind}`);
+    return { out: await withStores((s) => createKey(s, projectId, kind as KeyKind)), json: !!values.json };
+  }
+  if (group === 'key' && action === 'revoke') {
+    const { positionals, values } = parse(rest, {}, 1);
+    return { out: await withStores((s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+  }
+  if (group === 'key' && action === 'list') {
+    const { values } = parse(rest, { project: { type: 'string' } }, 0);
+    const projectId = required(values, 'project');
+    return { out: await withStores((s) => listKeys(s, projectId)), json: !!values.json };
+  }
+  throw new UsageError(`unknown command: ${words.filter(Boolean).join(' ')}`);
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command] = argv;
+  if (command === undefined || command === 'help' || command === '--help') {
+    console.log(usage);
+    return 0;
+  }
   if (command === 'check') {
     const config = loadConfig();
     const r = await runWorkerSelfCheck(config);
@@ -15,8 +106,25 @@ async function main(argv: string[]): Promise<number> {
     console.log(`worker ${r.workerIdentity} on ${r.taskQueue}: mongodb ${show(r.mongodb.ok)}, elasticsearch ${show(r.elasticsearch.ok)}`);
     return r.mongodb.ok && r.elasticsearch.ok ? 0 : 1;
   }
-  console.error(usage);
-  return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  try {
+    const { out, json } = await tenancyCommand(argv.slice(0, 2), argv.slice(2));
+    if (json) console.log(JSON.stringify(out.json, null, 2));
+    else {
+      console.log(out.text);
+      if (out.note) console.error(out.note);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`docent: ${err.message}\n${usage}`);
+      return 2;
+    }
+    if (err instanceof AppError) {
+      console.error(`docent: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
 }
 
 main(process.argv.slice(2)).then(

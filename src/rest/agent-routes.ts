@@ -19,11 +19,11 @@ export function agentRoutes(deps: Deps): Route[] {
         const header = req.headers['idempotency-key'];
         const key = header === undefined ? undefined : parseInput(idempotencyKey, Array.isArray(header) ? header[0] : header);
         const projectId = req.params.projectId!;
-        const { job, created } = await jobs.createJob(req.headers.authorization, { projectId, idempotencyKey: key, ...req.body });
+        const { job, created, limitHeaders } = await jobs.createJob(req.headers.authorization, { projectId, idempotencyKey: key, ...req.body });
         return {
           status: created ? 201 : 200,
           body: jobToJson(job),
-          headers: { location: `/v2/agent/${encodeURIComponent(projectId)}/job/${job._id}` },
+          headers: { location: `/v2/agent/${encodeURIComponent(projectId)}/job/${job._id}`, ...limitHeaders },
         };
       },
     }),
@@ -55,8 +55,8 @@ export function agentRoutes(deps: Deps): Route[] {
       auth: 'admin',
       body: sendMessageBody,
       handler: async (req) => {
-        const job = await jobs.sendMessage(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt });
-        return { status: 200, body: jobToJson(job) };
+        const { job, limitHeaders } = await jobs.sendMessage(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt });
+        return { status: 200, body: jobToJson(job), headers: limitHeaders };
       },
     }),
     route({

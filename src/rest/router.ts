@@ -37,6 +37,12 @@ export interface RestResponse {
   headers?: Record<string, string>;
 }
 
+/**
+ * Who may call a route from a browser. `public`: any origin (`*`). `origins`: only the origins the resolver returns
+ * for the request's path parameters (see `projectOrigins` in cors.ts). Routes without `cors` send no CORS headers.
+ */
+export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; resolve: (params: Record<string, string>) => Promise<readonly string[]> };
+
 export interface Route<B = unknown> {
   method: 'GET' | 'POST';
   /** A path with `{name}` segments, as DESIGN.md writes them. */
@@ -47,6 +53,8 @@ export interface Route<B = unknown> {
   auth: 'admin' | 'assistant' | 'none';
   /** The JSON body's schema: the router validates with it and /openapi.json describes it. */
   body?: z.ZodType<B>;
+  /** Browser access; see CorsPolicy. */
+  cors?: CorsPolicy;
   handler: (req: RestRequest<B>) => Promise<RestResponse>;
 }
 
@@ -72,6 +80,26 @@ function compile(route: Route): CompiledRoute {
   return { ...route, pattern: new RegExp(`^${source}$`), names };
 }
 
+// Path parameters are ids and domains; anything else cannot name a resource and is refused before any lookup.
+export const pathParamShape = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [i, name] of route.names.entries()) {
+    let value: string;
+    try {
+      value = decodeURIComponent(match[i + 1]!);
+    } catch {
+      throw new AppError('invalid_argument', `path parameter ${name} is not valid percent-encoding`);
+    }
+    if (!pathParamShape.test(value)) throw new AppError('invalid_argument', `path parameter ${name} must be 1-128 letters, digits, _ . or -, starting with a letter or digit`);
+    params[name] = value;
+  }
+  return params;
+}
+
+const isJsonType = (contentType: string | undefined) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType ?? '');
+
 async function readJson(req: NodeServerRequest): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -81,6 +109,8 @@ async function readJson(req: NodeServerRequest): Promise<unknown> {
     chunks.push(chunk);
   }
   if (size === 0) return undefined;
+  // Only JSON is accepted, which also makes every cross-origin browser POST send a CORS preflight first.
+  if (!isJsonType(req.headers['content-type'])) throw new AppError('invalid_argument', 'request body must be JSON, sent with content-type: application/json');
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
@@ -104,34 +134,82 @@ async function pipe(res: NodeServerResponse, r: RestResponse & { stream: AsyncIt
   res.end('');
 }
 
+// Headers a browser may send to, and read from, a CORS-enabled route.
+const corsAllowHeaders = 'authorization, content-type, idempotency-key';
+const corsExposeHeaders = 'retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, x-thread-id, location, x-vercel-ai-ui-message-stream, x-vercel-ai-data-stream';
+
+/** The Access-Control-Allow-Origin value for this origin, or undefined when the route's policy refuses it. */
+async function allowedOrigin(policy: CorsPolicy, params: Record<string, string>, origin: string): Promise<string | undefined> {
+  if (policy.kind === 'public') return '*';
+  return (await policy.resolve(params)).includes(origin) ? origin : undefined;
+}
+
+const originRefused = (origin: string) =>
+  new AppError('permission_denied', `origin ${origin.slice(0, 200)} may not call this endpoint: it is not among the project's allowed origins`);
+
 /** Serves the REST paths; every failure leaves in the one error shape. */
 export function createRestHandler(routes: Route[], log: Logger) {
   const compiled = routes.map(compile);
   return async (req: NodeServerRequest, res: NodeServerResponse): Promise<void> => {
+    const started = performance.now();
     const url = new URL(req.url ?? '/', 'http://localhost');
+    let status = 500;
+    let corsHeaders: Record<string, string> = {};
+    const reply = (r: RestResponse) => {
+      status = r.status;
+      send(res, { ...r, headers: { ...corsHeaders, ...r.headers } });
+    };
     try {
-      const candidates = compiled.map((r) => ({ r, m: r.pattern.exec(url.pathname) })).filter((c) => c.m);
-      if (candidates.length === 0) throw new AppError('not_found', `no such path: ${url.pathname}`);
-      const hit = candidates.find((c) => c.r.method === req.method);
-      if (!hit) {
-        const allow = candidates.map((c) => c.r.method).join(', ');
-        return send(res, { status: 405, headers: { allow }, body: { error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' } });
+      const candidates = compiled.flatMap((r) => {
+        const m = r.pattern.exec(url.pathname);
+        return m ? [{ r, m }] : [];
+      });
+      if (candidates.length === 0) throw new AppError('not_found', `no such path: ${url.pathname.slice(0, 200)}`);
+      const allow = [...candidates.map((c) => c.r.method), 'OPTIONS'].join(', ');
+      const origin = req.headers.origin;
+      if (req.method === 'OPTIONS') {
+        const target = candidates.find((c) => c.r.method === req.headers['access-control-request-method']);
+        if (!origin || !target?.r.cors) return reply({ status: 204, headers: { allow } });
+        corsHeaders = { vary: 'Origin' };
+        const allowOrigin = await allowedOrigin(target.r.cors, pathParams(target.r, target.m), origin);
+        if (!allowOrigin) throw originRefused(origin);
+        return reply({
+          status: 204,
+          headers: {
+            allow,
+            'access-control-allow-origin': allowOrigin,
+            'access-control-allow-methods': target.r.method,
+            'access-control-allow-headers': corsAllowHeaders,
+            'access-control-max-age': '600',
+          },
+        });
       }
-      const params = Object.fromEntries(hit.r.names.map((n, i) => [n, decodeURIComponent(hit.m![i + 1]!)]));
+      const hit = candidates.find((c) => c.r.method === req.method);
+      if (!hit) return reply({ status: 405, headers: { allow }, body: { error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' } });
+      const params = pathParams(hit.r, hit.m);
+      if (origin && hit.r.cors) {
+        corsHeaders = { vary: 'Origin' };
+        const allowOrigin = await allowedOrigin(hit.r.cors, params, origin);
+        if (!allowOrigin) throw originRefused(origin);
+        corsHeaders = { vary: 'Origin', 'access-control-allow-origin': allowOrigin, 'access-control-expose-headers': corsExposeHeaders };
+      }
       let body = req.method === 'POST' ? await readJson(req) : undefined;
       if (hit.r.body) body = parseInput(hit.r.body, body);
       const aborter = new AbortController();
       res.once('close', () => aborter.abort());
       const remoteAddress = req.socket?.remoteAddress ?? '';
       const out = await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body, signal: aborter.signal, remoteAddress });
-      if (out.stream) await pipe(res, { ...out, stream: out.stream }, aborter.signal);
-      else send(res, out);
+      status = out.status;
+      if (out.stream) await pipe(res, { ...out, headers: { ...corsHeaders, ...out.headers }, stream: out.stream }, aborter.signal);
+      else reply(out);
     } catch (err) {
       const e = toRestError(err);
       if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: url.pathname }, 'request failed');
-      const headers = e.body.retryAfterSeconds !== undefined ? { 'retry-after': String(e.body.retryAfterSeconds) } : undefined;
-      if (!res.headersSent) send(res, { status: e.status, body: e.body, headers });
+      if (!res.headersSent) reply({ status: e.status, body: e.body, headers: e.headers });
       else res.destroy();
+    } finally {
+      // Method, path and status only: headers, query strings and bodies may carry keys.
+      log.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'request');
     }
   };
 }

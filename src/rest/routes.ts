@@ -1,6 +1,7 @@
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
+import { openApiRoute } from './openapi';
 import { route, type Route } from './router';
 
 function healthRoutes(deps: Deps): Route[] {
@@ -21,5 +22,7 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of DESIGN.md, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps)];
+  const routes: Route[] = [...healthRoutes(deps), ...agentRoutes(deps)];
+  routes.push(openApiRoute(() => routes));
+  return routes;
 }

@@ -21,7 +21,8 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     async createAgentJob(req, ctx) {
       const body = parseInput(createJobBody, { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft });
       const key = req.idempotencyKey ?? ctx.requestHeader.get('idempotency-key') ?? undefined;
-      const { job } = await jobs.createJob(auth(ctx), { projectId: req.projectId, idempotencyKey: key === undefined ? undefined : parseInput(idempotencyKey, key), ...body });
+      const { job, limitHeaders } = await jobs.createJob(auth(ctx), { projectId: req.projectId, idempotencyKey: key === undefined ? undefined : parseInput(idempotencyKey, key), ...body });
+      for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
       return { job: jobToMessage(job) };
     },
     async getAgentJob(req, ctx) {
@@ -34,7 +35,9 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     },
     async sendAgentJobMessage(req, ctx) {
       const { prompt } = parseInput(sendMessageBody, { prompt: req.prompt });
-      return { job: jobToMessage(await jobs.sendMessage(auth(ctx), { projectId: req.projectId, jobId: req.jobId, prompt })) };
+      const { job, limitHeaders } = await jobs.sendMessage(auth(ctx), { projectId: req.projectId, jobId: req.jobId, prompt });
+      for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
+      return { job: jobToMessage(job) };
     },
     async archiveAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.archiveJob(auth(ctx), { projectId: req.projectId, jobId: req.jobId })) };

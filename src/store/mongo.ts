@@ -1,4 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
+import { ensureLimitIndexes } from '../limits/fixed-window';
 
 export interface Mongo {
   client: MongoClient;
@@ -18,4 +19,6 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
   // Sparse, so projects without a documentation domain do not collide (FerretDB has no partial indexes).
   await db.collection('projects').createIndex({ domain: 1 }, { unique: true, sparse: true });
+  await db.collection('api_keys').createIndex({ projectId: 1 });
+  await ensureLimitIndexes(db);
 }

@@ -23,6 +23,31 @@ export interface ProjectDoc {
 
 export const idPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+// A git URL (https, http, ssh, git@host:path, file) or owner/name on the configured GitHub.
+const repositoryShape = /^(?:(?:https?|ssh|git|file):\/\/\S+|[\w.-]+@[\w.-]+:\S+|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/;
+const refShape = /^(?!.*\.\.)(?!\/)[A-Za-z0-9_./-]{1,200}(?<![/.])$/;
+const domainShape = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** `https://docs.acme.dev` as browsers send it in Origin; anything with a path, query or other scheme is refused. */
+export function normalizeOrigin(origin: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+    throw new AppError('invalid_argument', `allowed origin "${origin}" must be scheme://host[:port], e.g. https://docs.acme.dev`);
+  }
+  return url.origin;
+}
+
+function checkProject(p: { repository: string; ref: string; domain?: string }): void {
+  if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be a git URL or owner/name`);
+  if (!refShape.test(p.ref)) throw new AppError('invalid_argument', `ref "${p.ref}" is not a valid branch name`);
+  if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
+}
+
 function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
 }
@@ -52,8 +77,10 @@ export class TenancyStore {
 
   async createProject(p: Omit<ProjectDoc, 'createdAt' | 'allowedOrigins'> & { allowedOrigins?: string[] }): Promise<ProjectDoc> {
     if (!idPattern.test(p._id)) throw new AppError('invalid_argument', `project id "${p._id}" must be 1-64 letters, digits, _ . or -`);
+    checkProject(p);
+    const allowedOrigins = [...new Set((p.allowedOrigins ?? []).map(normalizeOrigin))];
     if (!(await this.orgs.findOne({ _id: p.orgId }))) throw new AppError('not_found', `organization ${p.orgId} not found`);
-    const doc: ProjectDoc = { ...p, allowedOrigins: p.allowedOrigins ?? [], createdAt: new Date() };
+    const doc: ProjectDoc = { ...p, allowedOrigins, createdAt: new Date() };
     try {
       await this.projects.insertOne(doc);
     } catch (err) {

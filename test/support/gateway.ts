@@ -1,5 +1,7 @@
 import { createDeps, closeDeps, type Deps } from '../../src/deps';
 import { createLogger } from '../../src/log';
+import type { Route } from '../../src/rest/router';
+import { restRoutes } from '../../src/rest/routes';
 import { build } from '../../src/server';
 import { ensureIndexes } from '../../src/store/mongo';
 import { testConfig } from './config';
@@ -13,12 +15,19 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+export interface GatewayOptions {
+  /** Routes registered only in this test, after the real ones. */
+  extraRoutes?: (deps: Deps) => Route[];
+  /** Where the gateway's log lines go (default: stdout). */
+  logDestination?: NodeJS.WritableStream;
+}
+
 /** Starts the real gateway in-process on free ports against the local stack, with a fresh database. */
-export async function startGateway(overrides: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startGateway(overrides: Record<string, string> = {}, options: GatewayOptions = {}): Promise<RunningGateway> {
   const config = testConfig(overrides);
-  const deps = createDeps(config, createLogger(config.logLevel, 'test-gateway'));
+  const deps = createDeps(config, createLogger(config.logLevel, 'test-gateway', options.logDestination));
   await ensureIndexes(deps.mongo.db).catch(() => undefined); // a test may point MongoDB at nothing on purpose
-  const gateway = build(deps);
+  const gateway = build(deps, [...restRoutes(deps), ...(options.extraRoutes?.(deps) ?? [])]);
   const { httpPort, grpcPort } = await gateway.listen();
   return {
     deps,

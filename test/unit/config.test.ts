@@ -25,6 +25,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ DOCENT_MODEL_PROVIDER: '', DOCENT_GRPC_PORT: '' }).grpcPort).toBe(8081);
   });
 
+  it('gives the published rate limits by default and reads overrides', () => {
+    expect(loadConfig({}).limits).toEqual({ jobsPerProjectHour: 100, assistantPerKeyMonth: 10_000, assistantPerOrgHour: 10_000, assistantPerIpDay: 10_000 });
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    const c = loadConfig({ DOCENT_LIMIT_JOBS_PER_HOUR: '5', DOCENT_TRUSTED_PROXY: '10.0.0.1, ::1' });
+    expect(c.limits.jobsPerProjectHour).toBe(5);
+    expect(c.trustedProxies).toEqual(['10.0.0.1', '::1']);
+    expect(() => loadConfig({ DOCENT_TRUSTED_PROXY: 'proxy.local' })).toThrow(/DOCENT_TRUSTED_PROXY/);
+    expect(() => loadConfig({ DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '0' })).toThrow(/DOCENT_LIMIT_ASSISTANT_PER_IP_DAY/);
+  });
+
   it('rejects a model provider it does not know', () => {
     expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
   });

@@ -1,0 +1,65 @@
+import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
+import { AppError } from '../errors';
+import type { TenancyStore } from '../tenancy/store';
+
+/** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
+export interface Output {
+  text: string;
+  json: unknown;
+  note?: string;
+}
+
+export interface Stores {
+  tenancy: TenancyStore;
+  keys: ApiKeyStore;
+}
+
+export async function createOrg(s: Stores, orgId: string): Promise<Output> {
+  const org = await s.tenancy.createOrg(orgId);
+  return { text: `created organization ${org._id}`, json: { id: org._id, createdAt: org.createdAt } };
+}
+
+export async function createProject(
+  s: Stores,
+  p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] },
+): Promise<Output> {
+  const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
+  const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (browsers cannot call the assistant)';
+  return {
+    text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}`,
+    json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },
+  };
+}
+
+/** Admin keys are bound to the project, assistant keys to its documentation domain; the key is shown only here. */
+export async function createKey(s: Stores, projectId: string, kind: KeyKind): Promise<Output> {
+  const project = await s.tenancy.getProject(projectId);
+  if (!project) throw new AppError('not_found', `project ${projectId} not found`);
+  if (kind === 'assistant' && !project.domain) throw new AppError('failed_precondition', `project ${projectId} has no documentation domain, so it cannot have assistant keys`);
+  const spec = { kind, orgId: project.orgId, projectId, ...(kind === 'assistant' && { domain: project.domain }) };
+  const { id, key } = await s.keys.create(spec);
+  const boundTo = kind === 'assistant' ? `domain ${project.domain}` : `project ${projectId}`;
+  return {
+    text: key,
+    note: `created ${kind} key ${id} for ${boundTo}; it is shown only once, store it now`,
+    json: { id, key, ...spec },
+  };
+}
+
+export async function revokeKey(s: Stores, keyId: string): Promise<Output> {
+  if (!(await s.keys.revoke(keyId))) throw new AppError('not_found', `no active key ${keyId}`);
+  return { text: `revoked key ${keyId}`, json: { id: keyId, revoked: true } };
+}
+
+const statusOf = (k: KeyInfo, now: Date) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active');
+const day = (d?: Date) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : '-');
+
+export async function listKeys(s: Stores, projectId: string): Promise<Output> {
+  if (!(await s.tenancy.getProject(projectId))) throw new AppError('not_found', `project ${projectId} not found`);
+  const keys = await s.keys.list({ projectId });
+  const now = new Date();
+  const rows = [['ID', 'KIND', 'STATUS', 'BOUND TO', 'CREATED', 'LAST USED'], ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt)])];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const text = keys.length ? rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') : `project ${projectId} has no keys`;
+  return { text, json: keys.map((k) => ({ ...k, status: statusOf(k, now) })) };
+}

@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { startGateway, type RunningGateway } from '../support/gateway';
+
+// The compiled `docent` command, run as its own process the way an operator runs it.
+const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
+let gw: RunningGateway;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function docent(...args: string[]): Promise<Run> {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` (npm test does)`);
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db }, timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  gw = await startGateway(); // the CLI writes to the gateway's database, so its effects are seen through the API
+});
+afterAll(() => gw.stop());
+
+const getJob = (key: string) => fetch(`${gw.url}/v2/agent/docs/job/job_none`, { headers: { authorization: `Bearer ${key}` } });
+
+describe('docent CLI', () => {
+  it('creates an organization once', async () => {
+    expect(await docent('org', 'create', 'acme')).toEqual({ code: 0, stdout: 'created organization acme\n', stderr: '' });
+    const again = await docent('org', 'create', 'acme');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('organization acme already exists');
+  });
+
+  it('creates a project with its repository, domain and allowed origins', async () => {
+    const r = await docent('project', 'create', 'docs', '--org', 'acme', '--repo', 'acme/docs', '--ref', 'main', '--domain', 'docs.acme.dev', '--origin', 'https://acme.dev', '--origin', 'http://localhost:3000', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: 'docs', orgId: 'acme', repository: 'acme/docs', ref: 'main', domain: 'docs.acme.dev', allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
+    expect(await gw.deps.tenancy.getProjectByDomain('docs.acme.dev')).toMatchObject({ _id: 'docs', allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
+  });
+
+  it('refuses bad projects with exit code 1 and bad usage with exit code 2', async () => {
+    const base = ['project', 'create', 'p2', '--org', 'acme', '--repo', 'https://git.example/acme/p2.git', '--ref', 'main'];
+    const cases: Array<[string[], number, RegExp]> = [
+      [[...base, '--domain', 'docs.acme.dev'], 1, /already exists/],
+      [[...base, '--domain', 'p2.acme.dev', '--origin', 'https://acme.dev/path'], 1, /allowed origin/],
+      [['project', 'create', 'p3', '--org', 'nobody', '--repo', 'a/b', '--ref', 'main', '--domain', 'p3.acme.dev'], 1, /organization nobody not found/],
+      [base, 2, /--domain is required/],
+      [[...base, '--domain', 'p2.acme.dev', '--colour', 'red'], 2, /colour/],
+      [['key', 'create', '--project', 'docs', '--kind', 'root'], 2, /--kind must be admin or assistant/],
+      [['frobnicate'], 2, /unknown command: frobnicate/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await docent(...args);
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+    expect(await gw.deps.tenancy.getProject('p2')).toBeNull();
+  });
+
+  it('creates keys that work, lists them without secrets, and revokes them', async () => {
+    const admin = await docent('key', 'create', '--project', 'docs', '--kind', 'admin');
+    expect(admin.code).toBe(0);
+    const adminKey = admin.stdout.trim();
+    expect(adminKey).toMatch(/^docent_admin_[A-Za-z0-9_-]{43}$/);
+    expect(admin.stderr).toContain('shown only once');
+    expect((await getJob(adminKey)).status).toBe(404); // authenticated for its project; the job does not exist
+
+    const asst = JSON.parse((await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--json')).stdout);
+    expect(asst).toMatchObject({ kind: 'assistant', orgId: 'acme', projectId: 'docs', domain: 'docs.acme.dev', key: expect.stringMatching(/^docent_asst_/) });
+    await expect(gw.deps.keys.authenticate(`Bearer ${asst.key}`, 'assistant')).resolves.toMatchObject({ domain: 'docs.acme.dev', orgId: 'acme' });
+    expect((await getJob(asst.key)).status).toBe(403);
+
+    const listed = await docent('key', 'list', '--project', 'docs');
+    const listedJson = await docent('key', 'list', '--project', 'docs', '--json');
+    const hashes = (await gw.deps.mongo.db.collection('api_keys').find().toArray()).map((d) => d.hash as string);
+    expect(hashes).toHaveLength(2);
+    for (const out of [listed.stdout, listedJson.stdout]) {
+      for (const secret of [adminKey, asst.key, ...hashes]) expect(out).not.toContain(secret);
+      expect(out).toContain(asst.id);
+    }
+    expect(JSON.parse(listedJson.stdout).map((k: { kind: string; status: string }) => [k.kind, k.status]).sort()).toEqual([['admin', 'active'], ['assistant', 'active']]);
+
+    const adminId = JSON.parse(listedJson.stdout).find((k: { kind: string }) => k.kind === 'admin').id as string;
+    expect(await docent('key', 'revoke', adminId)).toMatchObject({ code: 0, stdout: `revoked key ${adminId}\n` });
+    expect((await getJob(adminKey)).status).toBe(401);
+    expect((await docent('key', 'revoke', adminId)).code).toBe(1);
+    expect((await docent('key', 'list', '--project', 'docs')).stdout).toMatch(new RegExp(`${adminId}\\s+admin\\s+revoked`));
+  });
+
+  it('says which project is missing when listing or creating keys', async () => {
+    const r = await docent('key', 'list', '--project', 'ghost');
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toContain('project ghost not found');
+  });
+});
