@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 import { loadConfig } from '../config';
 import { runWorkerSelfCheck } from './self-check';
+import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 
 const usage = `usage: docent <command>
 commands:
-  check     run the worker self-check workflow through Temporal and print what the worker reached`;
+  check     run the worker self-check workflow through Temporal and print what the worker reached
+  docs ingest  ${docsIngestUsage.replace('usage: docent docs ingest ', '')}`;
 
 async function main(argv: string[]): Promise<number> {
   const [command] = argv;
+  if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
   if (command === 'check') {
     const config = loadConfig();
     const r = await runWorkerSelfCheck(config);
