@@ -2,6 +2,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
+import { AssistantService } from './assistant/service';
 import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
 import type { Logger } from './log';
@@ -19,6 +20,7 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  assistant: AssistantService;
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
@@ -30,7 +32,9 @@ export function createDeps(config: Config, log: Logger): Deps {
   const keys = new ApiKeyStore(mongo.db);
   const agentJobs = new AgentJobService(keys, new JobStore(mongo.db));
   const tenancy = new TenancyStore(mongo.db);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs };
+  // countAssistantRequest: the assistant rate limiter plugs in here (see AssistantRequestCounter).
+  const assistant = new AssistantService({ config, log, db: mongo.db, es, keys });
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, assistant };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -9,6 +9,10 @@ import { AgentService } from './gen/agent/v2/agent_pb';
 import { createRestHandler } from './rest/router';
 import { restRoutes } from './rest/routes';
 import { agentHandlers } from './rpc/agent-handlers';
+import { AssistantService as AssistantServiceV1 } from './gen/discovery/v1/assistant_pb';
+import { SearchService } from './gen/discovery/v1/search_pb';
+import { AssistantService as AssistantServiceV2 } from './gen/discovery/v2/assistant_pb';
+import { assistantV1Handlers, assistantV2Handlers, searchHandlers } from './rpc/assistant-handlers';
 
 export interface Gateway {
   /** HTTP/1.1: REST, SSE, Connect and gRPC-web. */
@@ -23,6 +27,9 @@ export interface Gateway {
 function routes(deps: Deps) {
   return (router: ConnectRouter) => {
     router.service(AgentService, agentHandlers(deps));
+    router.service(AssistantServiceV2, assistantV2Handlers(deps));
+    router.service(AssistantServiceV1, assistantV1Handlers(deps));
+    router.service(SearchService, searchHandlers(deps));
   };
 }
 

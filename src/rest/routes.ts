@@ -1,6 +1,7 @@
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
+import { assistantRoutes } from './assistant-routes';
 import { route, type Route } from './router';
 
 function healthRoutes(deps: Deps): Route[] {
@@ -21,5 +22,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of DESIGN.md, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
 }
