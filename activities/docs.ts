@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
-import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { simpleGit } from 'simple-git';
 import { chunkPage, type DocChunk } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
@@ -14,14 +14,9 @@ export interface DocsActivityDeps {
   esIndexPrefix: string;
 }
 
-/** A failure that retrying cannot fix; its name is one of the workflow's non-retryable error types. */
-export class DocsIngestError extends Error {
-  constructor(
-    override readonly name: DocsIngestErrorType,
-    message: string,
-  ) {
-    super(message);
-  }
+/** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
+function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message });
 }
 
 const docExtensions = /\.(md|mdx|markdown)$/i;
@@ -65,16 +60,16 @@ async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanu
       const msg = err instanceof Error ? err.message : String(err);
       // A repository or ref that does not exist stays missing on retry; network trouble is retried.
       if (/not found|does not exist|could not find remote branch|authentication failed|repository .* not found/i.test(msg)) {
-        throw new DocsIngestError('DocsSourceNotFound', `cannot clone ${input.source}: ${msg.split('\n')[0]}`);
+        throw docsIngestFailure('DocsSourceNotFound', `cannot clone ${input.source}: ${msg.split('\n')[0]}`);
       }
       throw err;
     }
     return { root: input.docsPath ? path.join(dir, input.docsPath) : dir, cleanup };
   }
-  if (!path.isAbsolute(input.source)) throw new DocsIngestError('InvalidDocsSource', `docs folder must be an absolute path: ${input.source}`);
+  if (!path.isAbsolute(input.source)) throw docsIngestFailure('InvalidDocsSource', `docs folder must be an absolute path: ${input.source}`);
   const root = input.docsPath ? path.join(input.source, input.docsPath) : input.source;
   const s = await stat(root).catch(() => null);
-  if (!s?.isDirectory()) throw new DocsIngestError('DocsSourceNotFound', `no docs folder at ${root} on the worker`);
+  if (!s?.isDirectory()) throw docsIngestFailure('DocsSourceNotFound', `no docs folder at ${root} on the worker`);
   return { root, cleanup: async () => undefined };
 }
 
@@ -90,7 +85,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
       const { root, cleanup } = await fetchDocs(input);
       try {
         const files = await listDocs(root).catch(() => [] as string[]);
-        if (files.length === 0) throw new DocsIngestError('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
+        if (files.length === 0) throw docsIngestFailure('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
         const baseUrl = input.baseUrl ?? `https://${input.domain}`;
         const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nbase ${baseUrl}\n`);
         const chunks: DocChunk[] = [];

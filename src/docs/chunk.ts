@@ -9,6 +9,8 @@ export interface DocChunk {
   /** The page URL with the section's anchor. */
   url: string;
   title: string;
+  /** The page's front matter `description`, searched with every passage of the page. */
+  description?: string;
   /** The heading trail of the section, outermost first (the page title is not repeated). */
   headings: string[];
   /** The section's anchor ('' for the text before the first heading). */
@@ -158,8 +160,8 @@ export function chunkPage(relativeFile: string, source: string, opts: ChunkOptio
 
   const firstH1 = sections.find((s) => s.level === 1)?.heading;
   const title = asString(data.title) ?? firstH1 ?? path.split('/').pop()!;
-  const meta = { version: asString(data.version), language: asString(data.language ?? data.lang), groups: asList(data.groups) };
   const description = asString(data.description);
+  const meta = { description, version: asString(data.version), language: asString(data.language ?? data.lang), groups: asList(data.groups) };
 
   const chunks: DocChunk[] = [];
   const seenAnchors = new Map<string, number>();
@@ -174,8 +176,7 @@ export function chunkPage(relativeFile: string, source: string, opts: ChunkOptio
       seenAnchors.set(slug, n + 1);
       anchor = n === 0 ? slug : `${slug}-${n}`;
     }
-    let text = cleanBody(s.lines);
-    if (s.heading === null && description) text = text ? `${description}\n\n${text}` : description;
+    const text = cleanBody(s.lines);
     if (!text) continue;
     // The page title already names the page; an h1 equal to it is not repeated in the trail.
     const headings = trail.map((t) => t.heading).filter((h, i) => !(i === 0 && h === title && trail[0]!.level === 1));

@@ -3,7 +3,7 @@ import type { DocChunk } from '../docs/chunk';
 import { stemText } from './analyze';
 
 /** Bumped whenever the mapping or the indexed fields change, so that unchanged docs are still rebuilt once. */
-export const DOCS_INDEX_LAYOUT = 1;
+export const DOCS_INDEX_LAYOUT = 2;
 
 // Index names allow few characters; a domain is lowercased and anything else becomes `_`.
 const indexSafe = (domain: string) => domain.toLowerCase().replace(/[^a-z0-9._-]/g, '_');
@@ -27,6 +27,8 @@ export const docsIndexBody = {
       url: { type: 'keyword' as const, index: false },
       anchor: { type: 'keyword' as const },
       title: { type: 'text' as const },
+      description: { type: 'text' as const },
+      description_stem: { type: 'text' as const },
       headings: { type: 'text' as const },
       text: { type: 'text' as const },
       title_stem: { type: 'text' as const },
@@ -46,6 +48,7 @@ export function chunkDocument(c: DocChunk): Record<string, unknown> {
   return {
     ...fields,
     title_stem: stemText(c.title),
+    description_stem: stemText(c.description ?? ''),
     headings_stem: stemText(c.headings.join(' ')),
     text_stem: stemText(c.text),
   };
@@ -102,9 +105,9 @@ function textQuery(query: string, boost: number): estypes.QueryDslQueryContainer
       boost,
       should: [
         // Stemmed fields carry recall across word forms ("installing" ~ "install").
-        ...(stemmed ? [{ multi_match: { query: stemmed, fields: ['title_stem^3', 'headings_stem^2', 'text_stem'], type: 'best_fields' as const, tie_breaker: 0.3 } }] : []),
+        ...(stemmed ? [{ multi_match: { query: stemmed, fields: ['title_stem^1.5', 'description_stem^2', 'headings_stem^1.5', 'text_stem'], type: 'cross_fields' as const, tie_breaker: 0.5 } }] : []),
         // The original words reward exact matches of names, flags and commands.
-        { multi_match: { query, fields: ['title^2', 'headings^1.5', 'text'], type: 'best_fields' as const, tie_breaker: 0.3, boost: 0.5 } },
+        { multi_match: { query, fields: ['title^2', 'description^1.5', 'headings^1.5', 'text'], type: 'best_fields' as const, tie_breaker: 0.3, boost: 0.5 } },
       ],
     },
   };
@@ -155,7 +158,8 @@ export async function retrieveChunks(es: EsClient, indexPrefix: string, q: Retri
       {
         index: docsAlias(indexPrefix, q.domain),
         ignore_unavailable: true,
-        size: q.pageSize,
+        // Over-fetch so that one long page cannot take every slot (see diversify).
+        size: Math.min(q.pageSize * 3, 100),
         query: buildRetrievalQuery(q),
         _source: ['path', 'url', 'title', 'headings', 'text'],
       },
@@ -169,7 +173,7 @@ export async function retrieveChunks(es: EsClient, indexPrefix: string, q: Retri
     if (!isIndexNotFound(err)) throw err;
     r = await search();
   }
-  return r.hits.hits.map((h) => ({
+  return diversify(r.hits.hits.map((h) => ({
     id: h._id!,
     path: h._source!.path,
     url: h._source!.url,
@@ -177,7 +181,24 @@ export async function retrieveChunks(es: EsClient, indexPrefix: string, q: Retri
     headings: h._source!.headings ?? [],
     content: h._source!.text,
     score: h._score ?? 0,
-  }));
+  })), q.pageSize);
+}
+
+/** Best first, at most `perPage` passages of one page while other pages have matches; still sorted by score. */
+export function diversify(ranked: Passage[], size: number, perPage = 2): Passage[] {
+  const taken: Passage[] = [];
+  const skipped: Passage[] = [];
+  const perPath = new Map<string, number>();
+  for (const p of ranked) {
+    if (taken.length === size) break;
+    const n = perPath.get(p.path) ?? 0;
+    if (n < perPage) {
+      taken.push(p);
+      perPath.set(p.path, n + 1);
+    } else skipped.push(p);
+  }
+  taken.push(...skipped.slice(0, size - taken.length));
+  return taken.sort((a, b) => b.score - a.score);
 }
 
 export function isIndexNotFound(err: unknown): boolean {

@@ -37,7 +37,6 @@ describe('chunkPage', () => {
 
   it('splits by heading with trail, anchors (deduplicated) and URL', () => {
     expect(chunks.map((c) => [c.id, c.headings, c.url])).toEqual([
-      ['guides/deploying#', [], 'https://docs.example.com/guides/deploying'],
       ['guides/deploying#deploying', [], 'https://docs.example.com/guides/deploying#deploying'],
       ['guides/deploying#configure-the-target', ['Configure the target'], 'https://docs.example.com/guides/deploying#configure-the-target'],
       ['guides/deploying#options', ['Configure the target', 'Options'], 'https://docs.example.com/guides/deploying#options'],
@@ -46,10 +45,10 @@ describe('chunkPage', () => {
   });
 
   it('keeps front matter fields, cleans MDX and inline Markdown, keeps code', () => {
-    expect(chunks[0]).toMatchObject({ title: 'Deploying', path: 'guides/deploying', version: '2.x', groups: ['staff', 'beta'], text: 'How to ship a site' });
-    expect(chunks[1]!.text).toBe('Intro text with a link and bold.');
-    expect(chunks[2]!.text).toContain('Set target in site.toml.');
-    expect(chunks[2]!.text).toContain('# not a heading');
+    expect(chunks[0]).toMatchObject({ title: 'Deploying', path: 'guides/deploying', description: 'How to ship a site', version: '2.x', groups: ['staff', 'beta'] });
+    expect(chunks[0]!.text).toBe('Intro text with a link and bold.');
+    expect(chunks[1]!.text).toContain('Set target in site.toml.');
+    expect(chunks[1]!.text).toContain('# not a heading');
     expect(chunks.map((c) => c.text).join('\n')).not.toContain('import Tabs');
   });
 
