@@ -37,7 +37,8 @@ export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passa
 /** Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. */
 export async function* generateAnswer(model: LanguageModel, input: GenerationInput): AsyncGenerator<AnswerEvent> {
   const messages: ModelMessage[] = [...input.history.map((t) => ({ role: t.role, content: t.text })), { role: 'user', content: input.question }];
-  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal: input.signal, maxRetries: 1 });
+  // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
+  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal: input.signal, maxRetries: 1, onError: () => undefined });
   for await (const part of result.fullStream) {
     if (part.type === 'text-delta') yield { type: 'text', delta: part.text };
     else if (part.type === 'error') throw part.error;
