@@ -7,6 +7,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { simpleGit } from 'simple-git';
 
 const config = testConfig();
 const domain = 'docs.npm.test';
@@ -51,6 +52,23 @@ describe('docs ingestion through Temporal', () => {
     const r = await runDocsIngest(config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, (l) => lines.push(l));
     expect(r).toMatchObject({ phase: 'done', unchanged: true, pages: 91 });
     expect(await servedIndexes(domain)).toEqual(before);
+  });
+
+  it('clones a git source (branch and docs folder given) and indexes its docs', async () => {
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-repo-'));
+    try {
+      await cp(miniDocsFolder, path.join(repo, 'website/docs'), { recursive: true });
+      const git = simpleGit(repo);
+      await git.init(['--initial-branch', 'trunk']);
+      await git.add('.');
+      await git.addConfig('user.email', 'test@example.com').addConfig('user.name', 'test');
+      await git.commit('docs');
+      const r = await runDocsIngest(config, parseDocsIngestArgs(['--domain', 'docs.git.test', '--ref', 'trunk', '--docs-path', 'website/docs', `file://${repo}`]), () => undefined);
+      expect(r).toMatchObject({ phase: 'done', pages: 5, unchanged: false });
+      await expect(runDocsIngest(config, { domain: 'docs.git.test', source: `file://${repo}`, ref: 'no-such-branch' }, () => undefined)).rejects.toThrow(/cannot clone/);
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 
   it('fails clearly, without retrying, for a folder that does not exist', async () => {
