@@ -33,9 +33,9 @@ export interface WorkerSelfCheckResult {
   elasticsearch: DependencyCheck;
 }
 
-/** The ingestion workflow of a documentation domain: one at a time per domain. */
-export function docsIngestWorkflowId(domain: string): string {
-  return `docs-ingest-${domain}`;
+/** The ingestion workflow of a documentation domain: one at a time per domain (and per queue prefix, like the queues). */
+export function docsIngestWorkflowId(prefix: string, domain: string): string {
+  return `${prefix}docs-ingest-${domain}`;
 }
 
 export interface DocsIngestInput {

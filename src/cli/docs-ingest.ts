@@ -60,7 +60,7 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     const client = new Client({ connection, namespace: config.temporal.namespace });
     const handle = await client.workflow.start('docsIngest', {
       taskQueue: taskQueueName(config.temporal.taskQueuePrefix, DOCS_TASK_QUEUE),
-      workflowId: docsIngestWorkflowId(input.domain),
+      workflowId: docsIngestWorkflowId(config.temporal.taskQueuePrefix, input.domain),
       args: [input],
       // A second `docs ingest` while one runs follows the running one instead of starting a rival.
       workflowIdConflictPolicy: 'USE_EXISTING',
