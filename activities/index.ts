@@ -2,6 +2,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
 import type { Config } from '../src/config';
 import { createAgentActivities } from './agent';
+import { createDocsActivities } from './docs';
 import { createGitActivities } from './git';
 import { createGitHubActivities } from './github';
 import { createJobStatusActivities } from './job-status';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities({ ...git, model: config.model }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createJobStatusActivities(deps.db),
+    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix }),
   };
 }
 

@@ -2,6 +2,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
+import { AssistantService } from './assistant/service';
 import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
 import { RateLimits } from './limits/rate-limits';
@@ -21,6 +22,7 @@ export interface Deps {
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
   limits: RateLimits;
+  assistant: AssistantService;
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
@@ -33,7 +35,18 @@ export function createDeps(config: Config, log: Logger): Deps {
   const tenancy = new TenancyStore(mongo.db);
   const limits = new RateLimits(mongo.db, config.limits);
   const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits };
+  const assistant = new AssistantService({
+    config,
+    log,
+    db: mongo.db,
+    es,
+    keys,
+    // Counted after authentication and validation: a refused request uses no quota.
+    countAssistantRequest: async (r) => {
+      await limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' });
+    },
+  });
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

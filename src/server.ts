@@ -3,6 +3,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Code, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { clientIpContext } from './limits/client-context';
 import type { Deps } from './deps';
 import { toConnectError } from './errors';
 import { AgentService } from './gen/agent/v2/agent_pb';
@@ -10,6 +11,10 @@ import { createRestHandler } from './rest/router';
 import type { Route } from './rest/router';
 import { restRoutes } from './rest/routes';
 import { agentHandlers } from './rpc/agent-handlers';
+import { AssistantService as AssistantServiceV1 } from './gen/discovery/v1/assistant_pb';
+import { SearchService } from './gen/discovery/v1/search_pb';
+import { AssistantService as AssistantServiceV2 } from './gen/discovery/v2/assistant_pb';
+import { assistantV1Handlers, assistantV2Handlers, searchHandlers } from './rpc/assistant-handlers';
 
 export interface Gateway {
   /** HTTP/1.1: REST, SSE, Connect and gRPC-web. */
@@ -24,6 +29,9 @@ export interface Gateway {
 function routes(deps: Deps) {
   return (router: ConnectRouter) => {
     router.service(AgentService, agentHandlers(deps));
+    router.service(AssistantServiceV2, assistantV2Handlers(deps));
+    router.service(AssistantServiceV1, assistantV1Handlers(deps));
+    router.service(SearchService, searchHandlers(deps));
   };
 }
 
@@ -43,7 +51,12 @@ function publicErrors(deps: Deps): Interceptor {
 /** `restPaths` defaults to every REST path of DESIGN.md; tests may add routes of their own. */
 export function build(deps: Deps, restPaths: Route[] = restRoutes(deps)): Gateway {
   const rest = createRestHandler(restPaths, deps.log);
-  const connect = connectNodeAdapter({ routes: routes(deps), interceptors: [publicErrors(deps)], fallback: rest });
+  const connect = connectNodeAdapter({
+    routes: routes(deps),
+    interceptors: [publicErrors(deps)],
+    contextValues: clientIpContext(deps.config.trustedProxies),
+    fallback: rest,
+  });
   // A client that never finishes sending its request gets 408 instead of holding a socket; streamed answers are unaffected.
   const requestTimeout = deps.config.requestTimeoutMs;
   const http1 = http.createServer(

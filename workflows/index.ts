@@ -1,3 +1,4 @@
 // The workflows a docent worker registers; the worker bundles this file.
 export { agentJob } from './agent-job';
 export { workerSelfCheck } from './worker-self-check';
+export { docsIngest } from './docs-ingest';

@@ -7,6 +7,7 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
 import { createKey, createOrg, createProject, listKeys, revokeKey, type Output, type Stores } from './tenancy-commands';
+import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -18,6 +19,7 @@ commands:
                                                 create a key (assistant keys are bound to the project's domain); prints it once
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
+  docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
 options:
   --json    print JSON for scripts instead of text
 settings come from DOCENT_* environment variables (DOCENT_MONGO_URL, DOCENT_MONGO_DB, ...)`;
@@ -99,6 +101,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
   if (command === 'check') {
     const config = loadConfig();
     const r = await runWorkerSelfCheck(config);

@@ -2,6 +2,7 @@ import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
 import { openApiRoute } from './openapi';
+import { assistantRoutes } from './assistant-routes';
 import { route, type Route } from './router';
 
 function healthRoutes(deps: Deps): Route[] {
@@ -22,7 +23,7 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of DESIGN.md, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps), ...agentRoutes(deps)];
+  const routes: Route[] = [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
   routes.push(openApiRoute(() => routes));
   return routes;
 }

@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client as EsClient } from '@elastic/elasticsearch';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { simpleGit } from 'simple-git';
+import { chunkPage, type DocChunk } from '../src/docs/chunk';
+import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
+import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/contracts';
+
+export interface DocsActivityDeps {
+  es: EsClient;
+  esIndexPrefix: string;
+}
+
+/** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
+function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message });
+}
+
+const docExtensions = /\.(md|mdx|markdown)$/i;
+const skippedDirs = new Set(['.git', 'node_modules']);
+const bulkBatch = 500;
+
+export function isGitSource(source: string): boolean {
+  return /^(https?|ssh|git|file):\/\//i.test(source) || /^[\w.-]+@[\w.-]+:/.test(source);
+}
+
+async function listDocs(root: string, dir = ''): Promise<string[]> {
+  const entries = await readdir(path.join(root, dir), { withFileTypes: true });
+  const files: string[] = [];
+  for (const e of entries) {
+    const rel = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory() && !skippedDirs.has(e.name)) files.push(...(await listDocs(root, rel)));
+    else if (e.isFile() && docExtensions.test(e.name)) files.push(rel);
+  }
+  return files.sort();
+}
+
+/** Heartbeats while `work` runs, for steps (such as a clone) that report no progress of their own. */
+async function withHeartbeats<T>(details: unknown, work: Promise<T>): Promise<T> {
+  const timer = setInterval(() => heartbeat(details), 5_000);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  if (isGitSource(input.source)) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-'));
+    const cleanup = () => rm(dir, { recursive: true, force: true });
+    try {
+      const args = ['--depth', '1', ...(input.ref ? ['--branch', input.ref] : [])];
+      await withHeartbeats({ phase: 'cloning' }, simpleGit().clone(input.source, dir, args));
+    } catch (err) {
+      await cleanup();
+      const msg = err instanceof Error ? err.message : String(err);
+      // A repository or ref that does not exist stays missing on retry; network trouble is retried.
+      if (/not found|does not exist|could not find remote branch|authentication failed|repository .* not found/i.test(msg)) {
+        throw docsIngestFailure('DocsSourceNotFound', `cannot clone ${input.source}: ${msg.split('\n')[0]}`);
+      }
+      throw err;
+    }
+    return { root: input.docsPath ? path.join(dir, input.docsPath) : dir, cleanup };
+  }
+  if (!path.isAbsolute(input.source)) throw docsIngestFailure('InvalidDocsSource', `docs folder must be an absolute path: ${input.source}`);
+  const root = input.docsPath ? path.join(input.source, input.docsPath) : input.source;
+  const s = await stat(root).catch(() => null);
+  if (!s?.isDirectory()) throw docsIngestFailure('DocsSourceNotFound', `no docs folder at ${root} on the worker`);
+  return { root, cleanup: async () => undefined };
+}
+
+export function createDocsActivities(deps: DocsActivityDeps) {
+  const { es, esIndexPrefix: prefix } = deps;
+
+  return {
+    /**
+     * Fetches, parses and chunks the docs, then fills the index named after their content hash. Idempotent: an index
+     * the alias already serves means nothing changed; a half-built one from an earlier attempt is rebuilt.
+     */
+    async buildDocsIndex(input: DocsIngestInput): Promise<BuildDocsIndexResult> {
+      const { root, cleanup } = await fetchDocs(input);
+      try {
+        const files = await listDocs(root).catch(() => [] as string[]);
+        if (files.length === 0) throw docsIngestFailure('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
+        const baseUrl = input.baseUrl ?? `https://${input.domain}`;
+        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nbase ${baseUrl}\n`);
+        const chunks: DocChunk[] = [];
+        for (const file of files) {
+          const source = await readFile(path.join(root, file), 'utf8');
+          hash.update(`${file}\n${source.length}\n${source}`);
+          chunks.push(...chunkPage(file, source, { baseUrl }));
+        }
+        const version = hash.digest('hex').slice(0, 16);
+        const alias = docsAlias(prefix, input.domain);
+        const index = docsIndexName(prefix, input.domain, version);
+        const summary = { index, version, pages: files.length, chunks: chunks.length };
+
+        const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
+        if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
+
+        await es.indices.delete({ index }, { ignore: [404] });
+        await es.indices.create({ index, ...docsIndexBody, mappings: { ...docsIndexBody.mappings, _meta: { source: input.source, baseUrl, version } } });
+        for (let i = 0; i < chunks.length; i += bulkBatch) {
+          const batch = chunks.slice(i, i + bulkBatch);
+          const r = await es.bulk({ operations: batch.flatMap((c) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c)]) });
+          if (r.errors) {
+            const first = r.items.find((it) => it.index?.error)?.index?.error;
+            throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
+          }
+          heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
+        }
+        await es.indices.refresh({ index });
+        return { ...summary, unchanged: false };
+      } finally {
+        await cleanup();
+      }
+    },
+
+    /** Points the alias at the new index in one atomic request, then deletes every other index of the domain. */
+    async publishDocsIndex(input: PublishDocsIndexInput): Promise<PublishDocsIndexResult> {
+      const alias = docsAlias(prefix, input.domain);
+      const served = Object.keys(await es.indices.getAlias({ name: alias }).catch(() => ({})));
+      if (!served.includes(input.index) || served.length > 1) {
+        await es.indices.updateAliases({
+          actions: [...served.filter((i) => i !== input.index).map((i) => ({ remove: { index: i, alias } })), { add: { index: input.index, alias } }],
+        });
+      }
+      // Only this domain's versioned indexes: `<alias>-<16 hex>`, so a domain that extends this one is never matched.
+      const ours = new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{16}$`);
+      const existing = Object.keys(await es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }));
+      const stale = existing.filter((i) => ours.test(i) && i !== input.index);
+      if (stale.length) await es.indices.delete({ index: stale.join(',') }, { ignore: [404] });
+      return { alias, index: input.index, deletedIndexes: stale };
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { streamText, type LanguageModel, type ModelMessage } from 'ai';
+import type { Passage } from '../search/docs-index';
+import type { AnswerEvent } from './events';
+import type { ChatTurn, ContextItem } from './request';
+
+export interface GenerationInput {
+  domain: string;
+  question: string;
+  history: ChatTurn[];
+  passages: Passage[];
+  context: ContextItem[];
+  signal?: AbortSignal;
+}
+
+/** `npm-ci › Configuration › omit`: the page title and the passage's heading trail. */
+export const passageTitle = (p: Pick<Passage, 'title' | 'headings'>) => [p.title, ...p.headings].join(' › ');
+
+/** The instructions and the numbered passages; the model may answer only from them and cites them as [n]. */
+export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passages' | 'context'>): string {
+  const passages = input.passages.map((p, i) => `[${i + 1}] ${passageTitle(p)} (${p.url})\n${p.content}`).join('\n\n');
+  const selection = input.context.length
+    ? `\n\nThe user has selected this on the page (use it to understand the question; it is not documentation):\n` +
+      input.context.map((c) => `<selection type="${c.type ?? 'textSelection'}"${c.path ? ` path="${c.path}"` : ''}>\n${c.value}\n</selection>`).join('\n')
+    : '';
+  return [
+    `You are the documentation assistant for ${input.domain}.`,
+    'Answer the user only from the numbered documentation passages below. Do not use other knowledge.',
+    'After each statement, cite the passage(s) it comes from as [n]. Never cite a passage that does not support the statement.',
+    'If the passages do not answer the question, say that the documentation does not cover it, and suggest what to search for.',
+    'Be concise; use Markdown; quote commands and options exactly as the passages write them.',
+    '',
+    'Passages:',
+    passages || '(none were found)',
+  ].join('\n') + selection;
+}
+
+/** Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. */
+export async function* generateAnswer(model: LanguageModel, input: GenerationInput): AsyncGenerator<AnswerEvent> {
+  const messages: ModelMessage[] = [...input.history.map((t) => ({ role: t.role, content: t.text })), { role: 'user', content: input.question }];
+  // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
+  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal: input.signal, maxRetries: 1, onError: () => undefined });
+  for await (const part of result.fullStream) {
+    if (part.type === 'text-delta') yield { type: 'text', delta: part.text };
+    else if (part.type === 'error') throw part.error;
+    else if (part.type === 'finish') {
+      const reason = part.finishReason;
+      yield {
+        type: 'finish',
+        finishReason: reason === 'stop' || reason === 'length' || reason === 'content-filter' || reason === 'error' ? reason : 'other',
+        usage: { promptTokens: part.totalUsage.inputTokens ?? 0, completionTokens: part.totalUsage.outputTokens ?? 0 },
+      };
+    }
+  }
+}
+
+const firstSentences = (text: string, maxChars: number) => {
+  const flat = text.replace(/```[\s\S]*?```/g, ' ').replace(/\s+/g, ' ').trim();
+  const sentences = flat.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [flat];
+  let out = '';
+  for (const s of sentences) {
+    if (out && out.length + s.length > maxChars) break;
+    out += s;
+  }
+  return (out || flat).slice(0, maxChars).trim();
+};
+
+/** The offline answer: the opening sentences of the best passages, each cited, streamed word by word. */
+export async function* extractiveAnswer(input: Pick<GenerationInput, 'passages'>, maxPassages = 3): AsyncGenerator<AnswerEvent> {
+  const top = input.passages.slice(0, maxPassages);
+  const text = top.length
+    ? `Here is what the documentation says:\n\n` + top.map((p, i) => `- **${passageTitle(p)}**: ${firstSentences(p.content, 320)} [${i + 1}]`).join('\n') + '\n'
+    : 'I could not find this in the documentation. Try different words, or a broader question.';
+  for (const piece of text.match(/\S+\s*|\s+/g) ?? []) yield { type: 'text', delta: piece };
+  yield { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
+}

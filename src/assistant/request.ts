@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { AppError } from '../errors';
+import type { SearchFilter } from '../search/docs-index';
+
+// Schemas of DESIGN.md "Assistant request". Objects are loose: AI SDK transports add fields (`id`, `trigger`,
+// `messageId`, message `metadata`, non-text parts) that docent accepts and ignores.
+
+const part = z.looseObject({ type: z.string(), text: z.string().max(32_768).optional() });
+const role = z.enum(['user', 'assistant', 'system']);
+
+const filter = z.looseObject({
+  version: z.string().max(100).optional(),
+  language: z.string().max(35).optional(),
+  groups: z.array(z.string().max(100)).max(20).optional(),
+  pathPrefix: z.string().max(200).optional(),
+});
+
+const contextItem = z.looseObject({
+  type: z.enum(['code', 'textSelection']).optional(),
+  value: z.string().max(10_000),
+  path: z.string().max(500).optional(),
+  elementId: z.string().max(200).optional(),
+});
+
+const common = {
+  fp: z.string().trim().min(1, 'is required: "anonymous" or a user id').max(200),
+  threadId: z.string().max(200).nullish(),
+  retrievalPageSize: z.number().int().min(1, 'must be between 1 and 20').max(20, 'must be between 1 and 20').optional(),
+  filter: filter.optional(),
+  context: z.array(contextItem).max(20).optional(),
+  currentPath: z.string().max(200, 'must be at most 200 characters').optional(),
+};
+
+const atLeastOne = (what: string) => ({ message: `must hold at least one ${what}` });
+
+/** v2 (AI SDK 5+ UI messages): each message carries `parts`. */
+export const assistantRequestV2 = z.looseObject({
+  ...common,
+  messages: z.array(z.looseObject({ id: z.string().optional(), role, parts: z.array(part).max(100) })).min(1, atLeastOne('message')).max(200),
+});
+
+/** v1 (AI SDK 4 messages): each message carries `content`, and from 4.2 on also `parts`. */
+export const assistantRequestV1 = z.looseObject({
+  ...common,
+  messages: z.array(z.looseObject({ id: z.string().optional(), role, content: z.string().max(32_768), parts: z.array(part).max(100).optional() })).min(1, atLeastOne('message')).max(200),
+});
+
+export type AssistantRequestV2 = z.infer<typeof assistantRequestV2>;
+export type AssistantRequestV1 = z.infer<typeof assistantRequestV1>;
+
+export interface ChatTurn {
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+export interface ContextItem {
+  type?: 'code' | 'textSelection';
+  value: string;
+  path?: string;
+  elementId?: string;
+}
+
+/** One assistant request, whichever API version it came in through. */
+export interface AssistantQuestion {
+  fp: string;
+  question: string;
+  /** The client's earlier turns; used only when the thread is new to docent. */
+  clientHistory: ChatTurn[];
+  threadId?: string;
+  retrievalPageSize: number;
+  filter?: SearchFilter;
+  context: ContextItem[];
+  currentPath?: string;
+}
+
+const textOfParts = (parts: Array<{ type: string; text?: string }> | undefined) =>
+  (parts ?? []).filter((p) => p.type === 'text' && p.text).map((p) => p.text).join('\n');
+
+/** Reduces a validated v1 or v2 body to the question; the last message must be the user's, with text. */
+export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): AssistantQuestion {
+  const turns = body.messages.map((m) => {
+    const text = 'content' in m && typeof m.content === 'string' && m.content.trim() ? m.content : textOfParts(m.parts);
+    return { role: m.role, text: text.trim() };
+  });
+  const last = turns.at(-1)!;
+  if (last.role !== 'user' || !last.text) throw new AppError('invalid_argument', 'messages: the last message must be a user message with text');
+  const clientHistory = turns.slice(0, -1).filter((t): t is ChatTurn => t.role !== 'system' && t.text !== '');
+  const f = body.filter;
+  const filterValue: SearchFilter | undefined = f
+    ? { ...(f.version ? { version: f.version } : {}), ...(f.language ? { language: f.language } : {}), ...(f.groups?.length ? { groups: f.groups } : {}), ...(f.pathPrefix ? { pathPrefix: f.pathPrefix } : {}) }
+    : undefined;
+  return {
+    fp: body.fp,
+    question: last.text,
+    clientHistory,
+    threadId: body.threadId ?? undefined,
+    retrievalPageSize: body.retrievalPageSize ?? 5,
+    filter: filterValue,
+    context: (body.context ?? []).map((c) => ({ type: c.type, value: c.value, path: c.path, elementId: c.elementId })),
+    currentPath: body.currentPath,
+  };
+}
+
+/** Documentation search: `{ query, pageSize?, filter? }`, pageSize 1..50 (default 10). */
+export const searchRequest = z.looseObject({
+  query: z.string().trim().min(1, 'must not be empty').max(2_000),
+  pageSize: z.number().int().min(1, 'must be between 1 and 50').max(50, 'must be between 1 and 50').optional(),
+  filter: filter.optional(),
+});
+export type SearchRequestBody = z.infer<typeof searchRequest>;
+
+/** Validates a body that did not pass through the REST router (Connect requests), with the router's message style. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const message = r.error.issues
+    .slice(0, 3)
+    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+  throw new AppError('invalid_argument', message);
+}

@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import type { Client as EsClient } from '@elastic/elasticsearch';
+import type { LanguageModel } from 'ai';
+import type { Db } from 'mongodb';
+import type { ApiKeyStore, Caller } from '../auth/api-keys';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import { createLanguageModel } from '../llm/model';
+import type { Logger } from '../log';
+import { retrieveChunks, type Passage, type SearchFilter } from '../search/docs-index';
+import type { AnswerEvent, AnswerSource } from './events';
+import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
+import type { AssistantQuestion } from './request';
+import { historyOf, ThreadStore, type TurnDoc } from './threads';
+
+/** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
+export interface CountedAssistantRequest {
+  caller: Caller;
+  domain: string;
+  fp: string;
+  remoteAddress?: string;
+}
+
+/**
+ * Called once per assistant message, after authentication and validation and before any work (DESIGN.md
+ * "Keys and limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
+ */
+export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<void>;
+
+export interface AssistantServiceDeps {
+  config: Config;
+  log: Logger;
+  db: Db;
+  es: EsClient;
+  keys: ApiKeyStore;
+  countAssistantRequest?: AssistantRequestCounter;
+}
+
+/** An answer about to be streamed: the ids go in headers before the first byte; `events` runs the generation. */
+export interface AnswerSession {
+  threadId: string;
+  messageId: string;
+  events: AsyncIterable<AnswerEvent>;
+}
+
+export interface SearchInput {
+  query: string;
+  pageSize?: number;
+  filter?: SearchFilter;
+}
+
+export class AssistantService {
+  private readonly threads: ThreadStore;
+  private readonly model: LanguageModel | null;
+  private readonly modelName: string;
+
+  constructor(private readonly deps: AssistantServiceDeps) {
+    this.threads = new ThreadStore(deps.db);
+    this.model = createLanguageModel(deps.config.model);
+    this.modelName = this.model ? `${deps.config.model.provider}:${deps.config.model.id}` : 'extractive';
+  }
+
+  /** An assistant key bound to this domain; any other domain is `not_found`, so keys reveal nothing about others. */
+  async authorize(authorization: string | null | undefined, domain: string): Promise<Caller> {
+    const caller = await this.deps.keys.authenticate(authorization, 'assistant');
+    if (caller.domain !== domain) throw new AppError('not_found', `no documentation domain ${domain}`);
+    return caller;
+  }
+
+  async search(authorization: string | null | undefined, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
+    await this.authorize(authorization, domain);
+    return retrieveChunks(this.deps.es, this.deps.config.elasticsearch.indexPrefix, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter }, signal);
+  }
+
+  /**
+   * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
+   * then hands back the events, which generate the answer and store the turn as they are consumed.
+   */
+  async startAnswer(req: { authorization: string | null | undefined; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
+    const started = performance.now();
+    const caller = await this.authorize(req.authorization, req.domain);
+    const q = req.question;
+    await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
+
+    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
+    const history = isNew ? q.clientHistory.slice(-20) : historyOf(thread);
+    // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
+    const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
+    const hints = [...q.context.map((c) => c.value), ...(previousQuestion ? [previousQuestion] : [])];
+    const passages = await retrieveChunks(
+      this.deps.es,
+      this.deps.config.elasticsearch.indexPrefix,
+      { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, currentPath: q.currentPath, hints },
+      req.signal,
+    );
+    const retrievalMs = performance.now() - started;
+    const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
+    const generation = this.model
+      ? generateAnswer(this.model, { domain: req.domain, question: q.question, history, passages, context: q.context, signal: req.signal })
+      : extractiveAnswer({ passages });
+
+    const record = (turn: Omit<TurnDoc, 'userMessage' | 'sources' | 'model' | 'createdAt' | 'context' | 'currentPath'>) =>
+      this.threads
+        .appendTurn(thread._id, {
+          userMessage: q.question,
+          ...(q.context.length ? { context: q.context } : {}),
+          ...(q.currentPath ? { currentPath: q.currentPath } : {}),
+          sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
+          model: this.modelName,
+          createdAt: new Date(),
+          ...turn,
+        })
+        .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn'));
+
+    const log = this.deps.log;
+    async function* events(): AsyncGenerator<AnswerEvent> {
+      let answer = '';
+      let firstTokenMs: number | undefined;
+      let status: TurnDoc['status'] = 'aborted';
+      let usage: TurnDoc['usage'];
+      try {
+        for (const source of sources) yield { type: 'source', source };
+        for await (const e of generation) {
+          if (e.type === 'text') {
+            firstTokenMs ??= performance.now() - started;
+            answer += e.delta;
+          } else if (e.type === 'finish') usage = e.usage;
+          yield e;
+        }
+        status = 'completed';
+      } catch (err) {
+        status = 'failed';
+        log.error({ err, threadId: thread._id }, 'assistant answer failed while streaming');
+        throw err;
+      } finally {
+        await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
+      }
+    }
+    return { threadId: thread._id, messageId: `msg_${randomBytes(12).toString('base64url')}`, events: events() };
+  }
+}

@@ -1,0 +1,72 @@
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { AnswerEvent } from '../assistant/events';
+import { assistantRequestV1, assistantRequestV2, parseBody, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
+import type { Deps } from '../deps';
+import { clientIpKey } from '../limits/client-context';
+import type { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
+import type { SearchFilter as SearchFilterV1, SearchService } from '../gen/discovery/v1/search_pb';
+import type { AssistantService as AssistantServiceV2, SearchFilter as SearchFilterV2 } from '../gen/discovery/v2/assistant_pb';
+
+// Connect requests go through the same zod schemas as REST bodies, so both surfaces accept and refuse the same things.
+const filterOf = (f: SearchFilterV1 | SearchFilterV2 | undefined) =>
+  f ? { version: f.version, language: f.language, groups: f.groups.length ? f.groups : undefined, pathPrefix: f.pathPrefix } : undefined;
+
+async function answerEvents(deps: Deps, domain: string, question: AssistantQuestion, ctx: HandlerContext): Promise<{ threadId: string; events: AsyncIterable<AnswerEvent> }> {
+  const s = await deps.assistant.startAnswer({ authorization: ctx.requestHeader.get('authorization'), domain, question, signal: ctx.signal, remoteAddress: ctx.values.get(clientIpKey) });
+  ctx.responseHeader.set('x-thread-id', s.threadId);
+  return { threadId: s.threadId, events: s.events };
+}
+
+/** discovery.v2.AssistantService: the answer as typed events, ending with the thread id. */
+export function assistantV2Handlers(deps: Deps): ServiceImpl<typeof AssistantServiceV2> {
+  return {
+    async *sendMessage(req, ctx) {
+      const body = parseBody(assistantRequestV2, {
+        fp: req.fp,
+        messages: req.messages.map((m) => ({ id: m.id, role: m.role, parts: m.parts.map((p) => ({ type: p.type, text: p.text })) })),
+        threadId: req.threadId,
+        retrievalPageSize: req.retrievalPageSize,
+        filter: filterOf(req.filter),
+        context: req.context.length ? req.context.map((c) => ({ type: c.type || undefined, value: c.value, path: c.path, elementId: c.elementId })) : undefined,
+        currentPath: req.currentPath,
+      });
+      const { threadId, events } = await answerEvents(deps, req.domain, toQuestion(body), ctx);
+      for await (const e of events) {
+        if (e.type === 'text') yield { event: { case: 'textDelta', value: e.delta } };
+        else if (e.type === 'source') yield { event: { case: 'source', value: e.source } };
+      }
+      yield { event: { case: 'finish', value: { threadId } } };
+    },
+  };
+}
+
+/** discovery.v1.AssistantService (deprecated): the same answer, in v1's events. */
+export function assistantV1Handlers(deps: Deps): ServiceImpl<typeof AssistantServiceV1> {
+  return {
+    async *sendMessage(req, ctx) {
+      const body = parseBody(assistantRequestV1, {
+        fp: req.fp,
+        messages: req.messages.map((m) => ({ id: m.id, role: m.role, content: m.content, parts: m.parts.map((p) => ({ type: p.type, text: p.text })) })),
+        threadId: req.threadId,
+        retrievalPageSize: req.retrievalPageSize,
+      });
+      const { threadId, events } = await answerEvents(deps, req.domain, toQuestion(body), ctx);
+      for await (const e of events) {
+        if (e.type === 'text') yield { event: { case: 'textDelta', value: e.delta } };
+        else if (e.type === 'source') yield { event: { case: 'source', value: { id: e.source.id, url: e.source.url, title: e.source.title } } };
+      }
+      yield { event: { case: 'finishThreadId', value: threadId } };
+    },
+  };
+}
+
+/** discovery.v1.SearchService. */
+export function searchHandlers(deps: Deps): ServiceImpl<typeof SearchService> {
+  return {
+    async search(req, ctx) {
+      const body = parseBody(searchRequest, { query: req.query, pageSize: req.pageSize, filter: filterOf(req.filter) });
+      const passages = await deps.assistant.search(ctx.requestHeader.get('authorization'), req.domain, body, ctx.signal);
+      return { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) };
+    },
+  };
+}

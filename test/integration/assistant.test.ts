@@ -1,0 +1,267 @@
+import path from 'node:path';
+import { callChatApi, type Message as V4Message } from '@ai-sdk/ui-utils';
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { createClient, type Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import type { ThreadDoc } from '../../src/assistant/threads';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { AssistantService as AssistantV1 } from '../../src/gen/discovery/v1/assistant_pb';
+import { SearchService } from '../../src/gen/discovery/v1/search_pb';
+import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
+import { testConfig } from '../support/config';
+import { npmDocsFolder, sameStack, startWorker } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+
+const config = testConfig();
+const domain = 'docs.npm.test';
+let offline: RunningGateway; // no model: extractive answers
+let online: RunningGateway; // the scripted OpenAI-compatible model
+let model: ScriptedModel;
+let key: string;
+let otherKey: string;
+
+// Each AI SDK major's own client code: @ai-sdk/react 2.x/3.x/4.x are the useChat packages of AI SDK 5/6/7.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+const majors = ['ai-react-5', 'ai-react-6', 'ai-react-7'].map((pkg) => {
+  const react: Loose = require(pkg);
+  const ai: Loose = require(require.resolve('ai', { paths: [path.dirname(require.resolve(pkg))] }));
+  return { pkg, aiVersion: require(require.resolve('ai/package.json', { paths: [path.dirname(require.resolve(pkg))] })).version as string, Chat: react.Chat, DefaultChatTransport: ai.DefaultChatTransport };
+});
+
+beforeAll(async () => {
+  const worker = await startWorker(config);
+  try {
+    await runDocsIngest(config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
+  } finally {
+    await worker.stop();
+  }
+  model = await startScriptedModel((req) => {
+    const last = JSON.stringify(req.messages.at(-1)?.content ?? '');
+    if (last.includes('FAIL')) return undefined as never; // the double answers 500: a provider failure mid-stream
+    return { text: ['Run ', '`npm ci` ', 'for a clean install [1].'], chunkDelayMs: 2 };
+  });
+  offline = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
+  online = await startGateway(
+    sameStack(config, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey }),
+  );
+  key = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  otherKey = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.other.test' })).key;
+});
+afterAll(async () => {
+  const es = new EsClient({ node: config.elasticsearch.url });
+  const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
+  if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
+  await es.close();
+  await online?.stop();
+  await offline?.stop();
+  await model?.close();
+});
+
+const threads = () => offline.deps.mongo.db.collection<ThreadDoc>('threads');
+const post = (gw: RunningGateway, version: 'v1' | 'v2', body: object, k = key, d = domain) =>
+  fetch(`${gw.url}/discovery/${version}/assistant/${d}/message`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const v2Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], ...extra });
+const v1Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', content: text, parts: [{ type: 'text', text }] }], ...extra });
+const sseChunks = (raw: string) => raw.split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, '')).map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
+
+describe('v2 UI message stream over the wire', () => {
+  it.each([['extractive', () => offline], ['model', () => online]])('%s: frames, headers and a last finish event with the thread id', async (_, gw) => {
+    const r = await post(gw(), 'v2', v2Body('How do I do a clean install in CI?', { id: 'chat-1', trigger: 'submit-message', messageId: undefined }));
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/event-stream');
+    expect(r.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    const threadId = r.headers.get('x-thread-id')!;
+    expect(threadId).toMatch(/^thr_[A-Za-z0-9_-]{24}$/);
+    const chunks = sseChunks(await r.text());
+    expect(chunks.at(-1)).toBe('[DONE]');
+    expect(chunks.at(-2)).toEqual({ type: 'finish', threadId, messageMetadata: { threadId } });
+    const types = new Set(chunks.slice(0, -1).map((c: Loose) => c.type));
+    for (const t of types) expect(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'source-url', 'finish-step', 'finish']).toContain(t);
+    expect(chunks.filter((c: Loose) => c.type === 'source-url')).toHaveLength(5);
+    expect(chunks.some((c: Loose) => c.type === 'source-url' && c.url.startsWith('https://docs.npmjs.com/commands/npm-ci'))).toBe(true);
+  });
+
+  it('puts a model failure after the first byte in the stream as an error chunk', async () => {
+    const r = await post(online, 'v2', v2Body('FAIL please'));
+    expect(r.status).toBe(200);
+    const chunks = sseChunks(await r.text());
+    expect(chunks.at(-1)).toBe('[DONE]');
+    expect(chunks.at(-2)).toMatchObject({ type: 'error' });
+    expect(JSON.stringify(chunks)).not.toContain(model.baseUrl);
+  });
+});
+
+describe('v1 data stream over the wire', () => {
+  it('writes f, h, 0, 8, e, d lines with the thread id', async () => {
+    const r = await post(online, 'v1', v1Body('How do I do a clean install in CI?'));
+    expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(r.headers.get('x-vercel-ai-data-stream')).toBe('v1');
+    const threadId = r.headers.get('x-thread-id')!;
+    const lines = (await r.text()).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^f:\{"messageId":"msg_/);
+    expect(lines.filter((l) => l.startsWith('h:'))).toHaveLength(5);
+    expect(lines.filter((l) => l.startsWith('0:')).map((l) => JSON.parse(l.slice(2))).join('')).toBe('Run `npm ci` for a clean install [1].');
+    expect(lines).toContain(`8:[{"threadId":"${threadId}"}]`);
+    expect(JSON.parse(lines.at(-1)!.slice(2))).toEqual({ finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 3 }, threadId });
+  });
+
+  it('ends with a 3: line when the model fails after streaming began', async () => {
+    const lines = (await (await post(online, 'v1', v1Body('FAIL please'))).text()).trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(/^3:"/);
+  });
+});
+
+describe('request validation and access', () => {
+  it.each([
+    ['no fp', { messages: v2Body('x').messages }, 'fp'],
+    ['empty messages', { fp: 'anonymous', messages: [] }, 'messages'],
+    ['retrievalPageSize 0', v2Body('x', { retrievalPageSize: 0 }), 'retrievalPageSize'],
+    ['retrievalPageSize 21', v2Body('x', { retrievalPageSize: 21 }), 'retrievalPageSize'],
+    ['currentPath of 201 characters', v2Body('x', { currentPath: 'a'.repeat(201) }), 'currentPath'],
+    ['a last message from the assistant', { fp: 'anonymous', messages: [{ role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] }, 'messages'],
+    ['v1 messages without parts or content', { fp: 'anonymous', messages: [{ role: 'user' }] }, 'messages'],
+  ])('v2/v1 refuse %s with 400 and the error shape', async (_, body, field) => {
+    const version = _.startsWith('v1') ? 'v1' : 'v2';
+    const r = await post(offline, version, body);
+    expect(r.status).toBe(400);
+    const b: Loose = await r.json();
+    expect(b.code).toBe('invalid_argument');
+    expect(b.error).toContain(field);
+  });
+
+  it('answers 401 without a key and 404 for a key of another domain', async () => {
+    expect((await post(offline, 'v2', v2Body('x'), 'docent_asst_nope')).status).toBe(401);
+    const r = await post(offline, 'v2', v2Body('x'), otherKey);
+    expect(r.status).toBe(404);
+    expect(((await r.json()) as Loose).code).toBe("not_found");
+  });
+
+  it('starts a new thread for a thread id the domain does not know', async () => {
+    const r = await post(offline, 'v2', v2Body('npm ci', { threadId: 'thr_doesnotexist' }));
+    await r.text();
+    expect(r.headers.get('x-thread-id')).not.toBe('thr_doesnotexist');
+  });
+
+  it('uses filters, currentPath and context in retrieval', async () => {
+    const r = await fetch(`${offline.url}/discovery/v2/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(v2Body('what does this flag do?', { filter: { pathPrefix: 'commands/' }, currentPath: '/commands/npm-ci', context: [{ type: 'code', value: 'npm ci --omit=dev' }], retrievalPageSize: 3 })),
+    });
+    const sources = sseChunks(await r.text()).filter((c: Loose) => c.type === 'source-url');
+    expect(sources).toHaveLength(3);
+    expect(sources[0].url).toMatch(/^https:\/\/docs\.npmjs\.com\/commands\/npm-ci/);
+    for (const s of sources) expect(s.url).toMatch(/^https:\/\/docs\.npmjs\.com\/commands\//);
+  });
+});
+
+describe.each(majors)('AI SDK $aiVersion Chat ($pkg) reading v2', ({ Chat, DefaultChatTransport }) => {
+  it.each([['extractive', () => offline], ['model', () => online]])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
+    const transport = new DefaultChatTransport({ api: `${gw().url}/discovery/v2/assistant/${domain}/message`, headers: { authorization: `Bearer ${key}` }, body: { fp: 'anonymous' } });
+    const chat = new Chat({ transport });
+    await chat.sendMessage({ text: 'How do I do a clean install in CI?' });
+    expect(chat.error).toBeUndefined();
+    expect(chat.status).toBe('ready');
+    const answer = chat.messages.at(-1);
+    const text = answer.parts.filter((p: Loose) => p.type === 'text').map((p: Loose) => p.text).join('');
+    if (kind === 'model') expect(text).toBe('Run `npm ci` for a clean install [1].');
+    else expect(text).toMatch(/^Here is what the documentation says:[\s\S]*\[1\]/);
+    const sources = answer.parts.filter((p: Loose) => p.type === 'source-url');
+    expect(sources).toHaveLength(5);
+    const threadId = answer.metadata?.threadId;
+    expect(threadId).toMatch(/^thr_/);
+
+    const before = model.requests.length;
+    await chat.sendMessage({ text: 'And how is it different from npm install?' }, { body: { threadId } });
+    expect(chat.error).toBeUndefined();
+    expect(chat.messages.at(-1).metadata?.threadId).toBe(threadId);
+    const stored = await threads().findOne({ _id: threadId });
+    expect(stored?.turns.map((t) => t.userMessage)).toEqual(['How do I do a clean install in CI?', 'And how is it different from npm install?']);
+    expect(stored?.turns[1]?.sources).toHaveLength(5);
+    expect(stored?.turns[0]?.model).toBe(kind === 'model' ? `openai-compatible:${model.modelId}` : 'extractive');
+    if (kind === 'model') {
+      const sent = JSON.stringify(model.requests.slice(before).at(-1)?.messages);
+      expect(sent).toContain('How do I do a clean install in CI?');
+      expect(sent).toContain('Run `npm ci` for a clean install [1].');
+    }
+  });
+});
+
+describe('AI SDK 4 (@ai-sdk/ui-utils callChatApi) reading v1', () => {
+  const ask = (gw: RunningGateway, text: string, extra: object = {}) =>
+    new Promise<{ message: V4Message; finishReason?: string }>((resolve, reject) => {
+      const user = { id: 'u1', role: 'user' as const, content: text, parts: [{ type: 'text' as const, text }] };
+      callChatApi({
+        api: `${gw.url}/discovery/v1/assistant/${domain}/message`,
+        body: { id: 'chat-4', messages: [user], fp: 'anonymous', ...extra },
+        streamProtocol: 'data',
+        credentials: undefined,
+        headers: { authorization: `Bearer ${key}` },
+        abortController: () => null,
+        restoreMessagesOnFailure: () => undefined,
+        onResponse: undefined,
+        onUpdate: () => undefined,
+        onFinish: (message, { finishReason }) => resolve({ message, finishReason }),
+        onToolCall: undefined,
+        generateId: () => Math.random().toString(36).slice(2),
+        fetch: undefined,
+        lastMessage: undefined,
+      }).catch(reject);
+    });
+
+  it.each([['extractive', () => offline], ['model', () => online]])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
+    const { message, finishReason } = await ask(gw(), 'How do I do a clean install in CI?');
+    expect(finishReason).toBe('stop');
+    if (kind === 'model') expect(message.content).toBe('Run `npm ci` for a clean install [1].');
+    else expect(message.content).toContain('[1]');
+    const sources = (message.parts ?? []).filter((p) => p.type === 'source');
+    expect(sources).toHaveLength(5);
+    const threadId = (message.annotations?.[0] as { threadId: string }).threadId;
+    expect(threadId).toMatch(/^thr_/);
+    const second = await ask(gw(), 'and with workspaces?', { threadId });
+    expect((second.message.annotations?.[0] as { threadId: string }).threadId).toBe(threadId);
+    expect((await threads().findOne({ _id: threadId }))?.turns).toHaveLength(2);
+  });
+});
+
+describe('Connect, gRPC and gRPC-web', () => {
+  const transports: Array<[string, () => Transport]> = [
+    ['Connect', () => createConnectTransport({ baseUrl: online.url, httpVersion: '1.1' })],
+    ['gRPC', () => createGrpcTransport({ baseUrl: online.h2Url })],
+    ['gRPC-web', () => createGrpcWebTransport({ baseUrl: online.url, httpVersion: '1.1' })],
+  ];
+  const headers = () => ({ authorization: `Bearer ${key}` });
+
+  it.each(transports)('%s: v2 SendMessage streams text, sources and a finish with the thread id', async (_, transport) => {
+    const client = createClient(AssistantV2, transport());
+    let text = '';
+    const sources: string[] = [];
+    let threadId = '';
+    for await (const ev of client.sendMessage({ domain, fp: 'anonymous', messages: [{ role: 'user', parts: [{ type: 'text', text: 'clean install in CI' }] }] }, { headers: headers() })) {
+      if (ev.event.case === 'textDelta') text += ev.event.value;
+      else if (ev.event.case === 'source') sources.push(ev.event.value.path);
+      else if (ev.event.case === 'finish') threadId = ev.event.value.threadId;
+    }
+    expect(text).toBe('Run `npm ci` for a clean install [1].');
+    expect(sources).toHaveLength(5);
+    expect(sources).toContain('commands/npm-ci');
+    expect(threadId).toMatch(/^thr_/);
+  });
+
+  it('v1 SendMessage (deprecated) and Search answer too; validation has the REST codes', async () => {
+    const t = createConnectTransport({ baseUrl: online.url, httpVersion: '1.1' });
+    const v1 = createClient(AssistantV1, t);
+    let finish = '';
+    for await (const ev of v1.sendMessage({ domain, fp: 'u-1', messages: [{ role: 'user', content: 'clean install in CI' }] }, { headers: headers() })) {
+      if (ev.event.case === 'finishThreadId') finish = ev.event.value;
+    }
+    expect(finish).toMatch(/^thr_/);
+    const search = createClient(SearchService, t);
+    const r = await search.search({ domain, query: 'clean install from the lockfile', pageSize: 3 }, { headers: headers() });
+    expect(r.results[0]?.path).toBe('commands/npm-ci');
+    await expect(search.search({ domain, query: 'x', pageSize: 99 }, { headers: headers() })).rejects.toMatchObject({ code: 3 });
+    await expect(search.search({ domain: 'docs.other.test', query: 'x' }, { headers: headers() })).rejects.toMatchObject({ code: 5 });
+  });
+});

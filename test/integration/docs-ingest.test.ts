@@ -1,0 +1,203 @@
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { runDocsIngest, parseDocsIngestArgs } from '../../src/cli/docs-ingest';
+import { docsAlias } from '../../src/search/docs-index';
+import { testConfig } from '../support/config';
+import { miniDocsFolder, npmDocsFolder, sameStack, startWorker, type RunningWorker } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { simpleGit } from 'simple-git';
+
+const config = testConfig();
+const domain = 'docs.npm.test';
+const es = new EsClient({ node: config.elasticsearch.url });
+let worker: RunningWorker;
+let gw: RunningGateway;
+let key: string;
+const printed: string[] = [];
+
+beforeAll(async () => {
+  worker = await startWorker(config);
+  gw = await startGateway(sameStack(config));
+  key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  await runDocsIngest(config, parseDocsIngestArgs(['--domain', domain, '--base-url', 'https://docs.npmjs.com', npmDocsFolder]), (l) => printed.push(l));
+});
+afterAll(async () => {
+  const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
+  if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
+  await gw?.stop();
+  await worker?.stop();
+  await es.close();
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const search = async (body: object, d = domain, k = key): Promise<{ status: number; body: any }> => {
+  const r = await fetch(`${gw.url}/discovery/v1/search/${d}`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, body: await r.json() };
+};
+const servedIndexes = async (d: string) => Object.keys(await es.indices.getAlias({ name: docsAlias(config.elasticsearch.indexPrefix, d) }));
+const allIndexesOf = async (d: string) => Object.keys(await es.indices.get({ index: `${docsAlias(config.elasticsearch.indexPrefix, d)}-*` }));
+
+describe('docs ingestion through Temporal', () => {
+  it('indexes every page and shows progress until done', async () => {
+    expect(printed[0]).toBe(`ingesting ${npmDocsFolder} for docs.npm.test (workflow ${config.temporal.taskQueuePrefix}docs-ingest-docs.npm.test)`);
+    expect(printed.at(-1)).toMatch(/^done: .* serves 91 pages, \d+ chunks$/);
+    expect(await servedIndexes(domain)).toHaveLength(1);
+  });
+
+  it('skips the rebuild when nothing changed', async () => {
+    const before = await servedIndexes(domain);
+    const lines: string[] = [];
+    const r = await runDocsIngest(config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, (l) => lines.push(l));
+    expect(r).toMatchObject({ phase: 'done', unchanged: true, pages: 91 });
+    expect(await servedIndexes(domain)).toEqual(before);
+  });
+
+  it('clones a git source (branch and docs folder given) and indexes its docs', async () => {
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-repo-'));
+    try {
+      await cp(miniDocsFolder, path.join(repo, 'website/docs'), { recursive: true });
+      const git = simpleGit(repo);
+      await git.init(['--initial-branch', 'trunk']);
+      await git.add('.');
+      await git.addConfig('user.email', 'test@example.com').addConfig('user.name', 'test');
+      await git.commit('docs');
+      const r = await runDocsIngest(config, parseDocsIngestArgs(['--domain', 'docs.git.test', '--ref', 'trunk', '--docs-path', 'website/docs', `file://${repo}`]), () => undefined);
+      expect(r).toMatchObject({ phase: 'done', pages: 5, unchanged: false });
+      await expect(runDocsIngest(config, { domain: 'docs.git.test', source: `file://${repo}`, ref: 'no-such-branch' }, () => undefined)).rejects.toThrow(/cannot clone/);
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('fails clearly, without retrying, for a folder that does not exist', async () => {
+    await expect(runDocsIngest(config, { domain: 'docs.missing.test', source: '/nonexistent/docs' }, () => undefined)).rejects.toThrow(/no docs folder at \/nonexistent\/docs/);
+  });
+});
+
+describe('POST /discovery/v1/search/{domain}', () => {
+  it('answers passages best first in the documented shape', async () => {
+    const r = await search({ query: 'clean install from the lockfile' });
+    expect(r.status).toBe(200);
+    const top = r.body.results[0];
+    expect(Object.keys(top).sort()).toEqual(['content', 'headings', 'path', 'score', 'title', 'url']);
+    expect(top.path).toBe('commands/npm-ci');
+    expect(top.url).toMatch(/^https:\/\/docs\.npmjs\.com\/commands\/npm-ci(#[a-z0-9-]+)?$/);
+    expect(r.body.results.length).toBeLessThanOrEqual(10);
+    const scores = r.body.results.map((x: { score: number }) => x.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+  });
+
+  it('applies pathPrefix and pageSize', async () => {
+    const r = await search({ query: 'install', pageSize: 3, filter: { pathPrefix: 'using-npm/' } });
+    expect(r.body.results).toHaveLength(3);
+    for (const x of r.body.results) expect(x.path.startsWith('using-npm/')).toBe(true);
+  });
+
+  it.each([
+    [{ query: '' }, 'query'],
+    [{ query: 'x', pageSize: 0 }, 'pageSize'],
+    [{ query: 'x', pageSize: 51 }, 'pageSize'],
+  ])('refuses %j with 400', async (body, field) => {
+    const r = await search(body);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_argument');
+    expect(r.body.error).toContain(field);
+  });
+
+  it('answers 404 for another domain, without saying more', async () => {
+    const r = await search({ query: 'install' }, 'docs.other.test');
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('not_found');
+  });
+
+  // Questions in users' words, not the docs' headings; the right page must be among the 5 passages the assistant reads.
+  const questions: Array<[string, string[]]> = [
+    ['How do I do a clean install from the lockfile on my CI server?', ['commands/npm-ci']],
+    ['remove a package from my dependencies', ['commands/npm-uninstall']],
+    ['How can I see which of my packages are out of date?', ['commands/npm-outdated']],
+    ['show the tree of installed modules', ['commands/npm-ls']],
+    ['check my project for known security vulnerabilities', ['commands/npm-audit']],
+    ['make a tarball of my package without publishing it', ['commands/npm-pack']],
+    ['bump my package version and create a git tag', ['commands/npm-version']],
+    ['symlink a local package folder while developing it', ['commands/npm-link']],
+    ['where are globally installed packages put on disk?', ['configuring-npm/folders']],
+    ['hooks that run before and after installing, like postinstall', ['using-npm/scripts']],
+    ['manage several packages inside one repository', ['using-npm/workspaces']],
+    ['package names that start with @ and an organization', ['using-npm/scope']],
+    ['warn users that a version should not be used anymore', ['commands/npm-deprecate']],
+    ['take a published package off the registry', ['commands/npm-unpublish']],
+    ['sign in to the registry with my account', ['commands/npm-adduser', 'commands/npm-login']],
+    ['run a package binary without installing it globally', ['commands/npm-exec', 'commands/npx']],
+    ['create a package.json for a new project by answering questions', ['commands/npm-init']],
+    ['clean out the cache of downloaded tarballs', ['commands/npm-cache']],
+    ['why is this package installed, what depends on it?', ['commands/npm-explain']],
+    ['point a release channel tag such as beta at a version', ['commands/npm-dist-tag']],
+    ['reduce duplicated packages in the dependency tree', ['commands/npm-dedupe']],
+    ['show the metadata of a package in the registry', ['commands/npm-view']],
+    ['where is the per-user configuration file?', ['configuring-npm/npmrc']],
+    ['which fields can I put in the manifest, such as bin and main?', ['configuring-npm/package-json']],
+  ];
+
+  it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
+    const misses: string[] = [];
+    for (const [q, pages] of questions) {
+      const r = await search({ query: q, pageSize: 5 });
+      const got = r.body.results.map((x: { path: string }) => x.path);
+      if (!pages.some((p) => got.includes(p))) misses.push(`${q} → ${got.join(', ')} (wanted ${pages.join(' or ')})`);
+    }
+    if (misses.length) console.log(`retrieval misses (${misses.length}/${questions.length}):\n${misses.join('\n')}`);
+    // BM25 with stemming cannot bridge synonyms ("take off" ~ "unpublish", "several" ~ "multiple"); the bar is 3 in 4,
+    // and docs/decisions-assistant.md lists the questions it misses today.
+    expect(questions.length - misses.length).toBeGreaterThanOrEqual(18);
+  });
+});
+
+describe('filters and re-ingestion on a small docs set', () => {
+  const mini = 'docs.kiln.test';
+  let miniKey: string;
+  beforeAll(async () => {
+    miniKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: mini })).key;
+    await runDocsIngest(config, { domain: mini, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
+  });
+  const paths = async (filter?: object) => [...new Set<string>((await search({ query: 'install kiln', filter }, mini, miniKey)).body.results.map((x: { path: string }) => x.path))].sort();
+
+  it('filters by version, language and groups (pages without groups are public)', async () => {
+    expect(await paths({ version: '1' })).toEqual(['guides/quickstart-v1']);
+    expect(await paths({ language: 'de' })).toEqual(['guides/schnellstart']);
+    expect(await paths({ version: '2', language: 'en', groups: ['customers'] })).toEqual(['guides/quickstart', 'index']);
+    expect(await paths({ version: '2', language: 'en', groups: ['staff'] })).toEqual(['guides/quickstart', 'index', 'internal/release-process']);
+  });
+
+  it('re-ingests changed docs into a new index, answers every query meanwhile, and leaves one index', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-kiln-'));
+    try {
+      await cp(miniDocsFolder, dir, { recursive: true });
+      await writeFile(path.join(dir, 'guides/plugins.md'), '# Plugins\n\n## Install a plugin\n\nRun `kiln plugin add <name>` to install a kiln plugin.\n');
+      const before = await servedIndexes(mini);
+      let stop = false;
+      const failures: string[] = [];
+      let queries = 0;
+      const load = (async () => {
+        while (!stop) {
+          const r = await search({ query: 'install kiln plugin' }, mini, miniKey);
+          queries++;
+          if (r.status !== 200) failures.push(JSON.stringify(r.body));
+        }
+      })();
+      await runDocsIngest(config, { domain: mini, source: dir, baseUrl: 'https://kiln.example' }, () => undefined);
+      stop = true;
+      await load;
+      expect(failures).toEqual([]);
+      expect(queries).toBeGreaterThan(0);
+      const after = await servedIndexes(mini);
+      expect(after).toHaveLength(1);
+      expect(after).not.toEqual(before);
+      expect(await allIndexesOf(mini)).toEqual(after);
+      expect((await paths()).includes('guides/plugins')).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

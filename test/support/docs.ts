@@ -1,0 +1,41 @@
+import path from 'node:path';
+import type { Config } from '../../src/config';
+import { createLogger } from '../../src/log';
+import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+
+export const npmDocsFolder = path.resolve(__dirname, '../fixtures/docs/npm');
+export const miniDocsFolder = path.resolve(__dirname, '../fixtures/docs/mini');
+
+export interface RunningWorker {
+  set: WorkerSet;
+  stop(): Promise<void>;
+}
+
+/** A real worker polling this test's task queues (docs ingestion runs through Temporal, never around it). */
+export async function startWorker(config: Config): Promise<RunningWorker> {
+  try {
+    installTemporalRuntime(config, createLogger('silent', 'test-worker'));
+  } catch {
+    // installed already by another suite in this process
+  }
+  const set = await buildWorkers(config, { identity: 'docs-test-worker' });
+  const running = set.run();
+  return {
+    set,
+    async stop() {
+      set.shutdown();
+      await running;
+      await set.close();
+    },
+  };
+}
+
+/** The overrides that make a gateway share a test config's database, indexes and task queues. */
+export function sameStack(config: Config, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DOCENT_MONGO_DB: config.mongo.db,
+    DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix,
+    DOCENT_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
+    ...extra,
+  };
+}
