@@ -9,4 +9,5 @@ module.exports = {
   // Integration and e2e suites talk to the real stack; a generous per-test deadline, never a sleep.
   testTimeout: 120_000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
