@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { AppError } from '../errors';
+import { isDuplicateKey } from '../store/mongo';
 import type { JobDoc, JobStatus } from './job';
 
 export interface JobPage {
@@ -22,9 +23,6 @@ function decodeCursor(cursor: string): [number, string] {
   throw new AppError('invalid_argument', 'cursor is not one this API returned');
 }
 
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 export class JobStore {
   constructor(private readonly db: Db) {}

@@ -109,13 +109,3 @@ export const searchRequest = z.looseObject({
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
 
-/** Validates a body that did not pass through the REST router (Connect requests), with the router's message style. */
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const message = r.error.issues
-    .slice(0, 3)
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ');
-  throw new AppError('invalid_argument', message);
-}

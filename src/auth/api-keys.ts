@@ -40,17 +40,7 @@ export interface NewKey {
 }
 
 /** What may be shown about a key: never the key, never its hash. */
-export interface KeyInfo {
-  id: string;
-  kind: KeyKind;
-  orgId: string;
-  projectId?: string;
-  domain?: string;
-  createdAt: Date;
-  lastUsedAt?: Date;
-  revokedAt?: Date;
-  expiresAt?: Date;
-}
+export type KeyInfo = Omit<ApiKeyDoc, '_id' | 'hash'> & { id: string };
 
 export class ApiKeyStore {
   constructor(private readonly db: Db) {}

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from '../store/mongo';
 
 export type Period = 'hour' | 'day' | 'month';
 
@@ -40,7 +41,6 @@ export async function ensureLimitIndexes(db: Db): Promise<void> {
   await slots.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => slots.createIndex({ expiresAt: 1 }));
 }
 
-const isDuplicateKey = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
 
 /**
  * A fixed-window counter in which each unit used is one document with a unique `_id` (bucket + slot number 0..limit-1).

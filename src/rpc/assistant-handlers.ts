@@ -1,6 +1,7 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AnswerEvent } from '../assistant/events';
-import { assistantRequestV1, assistantRequestV2, parseBody, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
+import { parseInput } from '../validate';
 import type { Deps } from '../deps';
 import { clientIpKey } from '../limits/client-context';
 import type { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
@@ -21,7 +22,7 @@ async function answerEvents(deps: Deps, domain: string, question: AssistantQuest
 export function assistantV2Handlers(deps: Deps): ServiceImpl<typeof AssistantServiceV2> {
   return {
     async *sendMessage(req, ctx) {
-      const body = parseBody(assistantRequestV2, {
+      const body = parseInput(assistantRequestV2, {
         fp: req.fp,
         messages: req.messages.map((m) => ({ id: m.id, role: m.role, parts: m.parts.map((p) => ({ type: p.type, text: p.text })) })),
         threadId: req.threadId,
@@ -44,7 +45,7 @@ export function assistantV2Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
 export function assistantV1Handlers(deps: Deps): ServiceImpl<typeof AssistantServiceV1> {
   return {
     async *sendMessage(req, ctx) {
-      const body = parseBody(assistantRequestV1, {
+      const body = parseInput(assistantRequestV1, {
         fp: req.fp,
         messages: req.messages.map((m) => ({ id: m.id, role: m.role, content: m.content, parts: m.parts.map((p) => ({ type: p.type, text: p.text })) })),
         threadId: req.threadId,
@@ -64,7 +65,7 @@ export function assistantV1Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
 export function searchHandlers(deps: Deps): ServiceImpl<typeof SearchService> {
   return {
     async search(req, ctx) {
-      const body = parseBody(searchRequest, { query: req.query, pageSize: req.pageSize, filter: filterOf(req.filter) });
+      const body = parseInput(searchRequest, { query: req.query, pageSize: req.pageSize, filter: filterOf(req.filter) });
       const passages = await deps.assistant.search(ctx.requestHeader.get('authorization'), req.domain, body, ctx.signal);
       return { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) };
     },

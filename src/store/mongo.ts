@@ -22,3 +22,8 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await db.collection('api_keys').createIndex({ projectId: 1 });
   await ensureLimitIndexes(db);
 }
+
+/** MongoDB's (and FerretDB's) duplicate-key error, the signal that a unique index refused an insert. */
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
+}

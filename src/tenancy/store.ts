@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
+import { isDuplicateKey } from '../store/mongo';
 
 export interface OrgDoc {
   _id: string;
@@ -48,9 +49,6 @@ function checkProject(p: { repository: string; ref: string; domain?: string }): 
   if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
 }
 
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
 
 export class TenancyStore {
   constructor(private readonly db: Db) {}
