@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+
+// Histories recorded from real runs (tests/fixtures/histories, `temporal workflow show -o json`). Replaying them
+// against today's workflow code fails if a change altered a running workflow's command sequence without patched().
+const histories = ['agent-job-edit-and-pr', 'agent-job-follow-up', 'agent-job-worker-killed'];
+
+beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
+
+describe('workflow determinism', () => {
+  it.each(histories)('replays the recorded history %s', async (name) => {
+    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
+    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, name)).resolves.toBeUndefined();
+  });
+});
