@@ -106,6 +106,11 @@ export function createGitActivities(deps: GitDeps) {
       return { startCommit };
     },
 
+    /** Deletes the job's working copy on this worker once the job has no instruction left; a missing copy is fine. */
+    async removeWorkspace(input: { jobId: string }): Promise<void> {
+      await rm(workspacePath(deps, input.jobId), { recursive: true, force: true });
+    },
+
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */
     async commitAndPush(input: CommitAndPushInput): Promise<CommitAndPushResult> {
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);

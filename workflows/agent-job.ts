@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -110,4 +111,6 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     }
     stage('done');
   }
+  // Added after jobs were already running: histories without this step replay without it.
+  if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Code, createClient } from '@connectrpc/connect';
@@ -236,6 +236,11 @@ describe('agent jobs over REST', () => {
   it('archiving an active job cancels it and records archivedAt; the job then takes no follow-up', async () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'think forever' })).json();
     await waitForJob('widgets', created.id, () => model.requests.some((q) => lastUser(q).includes('think forever')));
+    // While the agent works, its clone exists: the token must not have been written into it.
+    const gitConfig = await readFile(path.join(workspaceDir, created.id, '.git', 'config'), 'utf8');
+    expect(gitConfig).toContain('[remote "origin"]');
+    expect(gitConfig).not.toContain(token);
+    expect(gitConfig).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
     const r = await api('POST', `/v2/agent/widgets/job/${created.id}/archive`);
     expect(r.status).toBe(200);
     const archived = await r.json();
@@ -260,12 +265,10 @@ describe('agent jobs over REST', () => {
     expect(await gw.deps.mongo.db.collection('jobs').countDocuments()).toBe(before);
   });
 
-  it('keeps the GitHub token out of the database and the workspace’s git config', async () => {
+  it('keeps the GitHub token out of the database and removes a finished job’s clone', async () => {
     const everything = JSON.stringify(await gw.deps.mongo.db.collection('jobs').find().toArray());
     expect(everything).not.toContain(token);
-    const config = await readFile(path.join(workspaceDir, jobId, '.git', 'config'), 'utf8');
-    expect(config).not.toContain(token);
-    expect(config).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
+    await expect(stat(path.join(workspaceDir, jobId))).rejects.toThrow(/ENOENT/);
     expect(github.rejected).toEqual([]);
     expect(model.rejected).toEqual([]);
   });
