@@ -191,12 +191,14 @@ describe('assistant message limit per key', () => {
     }
   });
 
-  it('refuses the Connect v2 SendMessage over the limit with ResourceExhausted', async () => {
+  it('refuses the Connect v2 SendMessage over the limit with ResourceExhausted, and other refusals keep their codes', async () => {
     const client = createClient(AssistantV2, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
-    const drain = async () => {
-      const events = client.sendMessage({ domain, fp: 'anonymous', messages: [{ role: 'user', parts: [{ type: 'text', text: 'quickstart' }] }] }, { headers: { authorization: `Bearer ${key}` } });
+    const drain = async (d = domain) => {
+      const events = client.sendMessage({ domain: d, fp: 'anonymous', messages: [{ role: 'user', parts: [{ type: 'text', text: 'quickstart' }] }] }, { headers: { authorization: `Bearer ${key}` } });
       for await (const e of events) void e;
     };
     await expectResourceExhausted(drain(), 5);
+    // Streaming RPCs fail while their messages are read; their errors must still be mapped to the public codes.
+    await expect(drain('docs.other.test')).rejects.toMatchObject({ code: Code.NotFound });
   });
 });
