@@ -42,9 +42,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     es,
     keys,
     // Counted after authentication and validation: a refused request uses no quota.
-    countAssistantRequest: async (r) => {
-      await limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' });
-    },
+    countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),
   });
   return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant };
 }

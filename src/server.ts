@@ -38,12 +38,28 @@ function routes(deps: Deps) {
 /** Database and provider errors are logged here and reach Connect clients only as their public code. */
 function publicErrors(deps: Deps): Interceptor {
   return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (err) {
+    const toPublic = (err: unknown) => {
       const pub = toConnectError(err);
       if (pub !== err) deps.log[pub.code === Code.Internal ? 'error' : 'warn']({ err, rpc: req.url }, 'rpc failed');
-      throw pub;
+      return pub;
+    };
+    try {
+      const res = await next(req);
+      if (!res.stream) return res;
+      // A streaming handler throws while its messages are read, after this interceptor has returned.
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+          } catch (err) {
+            throw toPublic(err);
+          }
+        })(),
+      };
+    } catch (err) {
+      throw toPublic(err);
     }
   };
 }

@@ -24,8 +24,9 @@ export interface CountedAssistantRequest {
 /**
  * Called once per assistant message, after authentication and validation and before any work (DESIGN.md
  * "Keys and limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
+ * What it returns are the RateLimit-* headers of the admitted request.
  */
-export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<void>;
+export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | void>;
 
 export interface AssistantServiceDeps {
   config: Config;
@@ -40,6 +41,8 @@ export interface AssistantServiceDeps {
 export interface AnswerSession {
   threadId: string;
   messageId: string;
+  /** RateLimit-* headers of the tightest limit that admitted the request. */
+  limitHeaders: Record<string, string>;
   events: AsyncIterable<AnswerEvent>;
 }
 
@@ -80,7 +83,7 @@ export class AssistantService {
     const started = performance.now();
     const caller = await this.authorize(req.authorization, req.domain);
     const q = req.question;
-    await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
+    const admission = await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
     const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
     const history = isNew ? q.clientHistory.slice(-20) : historyOf(thread);
@@ -136,6 +139,6 @@ export class AssistantService {
         await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
       }
     }
-    return { threadId: thread._id, messageId: `msg_${randomBytes(12).toString('base64url')}`, events: events() };
+    return { threadId: thread._id, messageId: `msg_${randomBytes(12).toString('base64url')}`, limitHeaders: admission?.headers ?? {}, events: events() };
   }
 }

@@ -28,7 +28,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       body: assistantRequestV2,
       handler: async (req) => {
         const s = await start(req);
-        return { status: 200, headers: uiMessageStreamHeaders(s.threadId), stream: encodeUiMessageStream(s.events, s) };
+        return { status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) };
       },
     }),
     route({
@@ -40,7 +40,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       body: assistantRequestV1,
       handler: async (req) => {
         const s = await start(req);
-        return { status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true' }, stream: encodeDataStream(s.events, s) };
+        return { status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) };
       },
     }),
     route({

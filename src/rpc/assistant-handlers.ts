@@ -15,6 +15,7 @@ const filterOf = (f: SearchFilterV1 | SearchFilterV2 | undefined) =>
 async function answerEvents(deps: Deps, domain: string, question: AssistantQuestion, ctx: HandlerContext): Promise<{ threadId: string; events: AsyncIterable<AnswerEvent> }> {
   const s = await deps.assistant.startAnswer({ authorization: ctx.requestHeader.get('authorization'), domain, question, signal: ctx.signal, remoteAddress: ctx.values.get(clientIpKey) });
   ctx.responseHeader.set('x-thread-id', s.threadId);
+  for (const [k, v] of Object.entries(s.limitHeaders)) ctx.responseHeader.set(k, v);
   return { threadId: s.threadId, events: s.events };
 }
 

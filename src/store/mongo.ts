@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { ensureLimitIndexes } from '../limits/fixed-window';
 
 export interface Mongo {
@@ -6,9 +6,39 @@ export interface Mongo {
   db: Db;
 }
 
+/**
+ * A client that keeps trying to connect after a failed connection attempt. Driver 7 closes its topology when a
+ * connection attempt fails (MongoDB down at start) and then fails every operation with MongoTopologyClosedError for
+ * good; connect() opens a fresh topology on the same client, so the Db and Collection handles the stores hold recover.
+ * Once connected, the driver's own monitoring rides out later outages, so retries happen only while never connected.
+ */
+class ReconnectingMongoClient extends MongoClient {
+  private closing = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(url: string, options: MongoClientOptions, retryMs: number) {
+    super(url, options);
+    this.on('topologyClosed', () => {
+      if (this.closing || this.retry) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        // A failed attempt closes its topology again, which schedules the next one.
+        if (!this.closing) this.connect().catch(() => undefined);
+      }, retryMs);
+      this.retry.unref();
+    });
+  }
+
+  override async close(force?: boolean): Promise<void> {
+    this.closing = true;
+    clearTimeout(this.retry);
+    await super.close(force);
+  }
+}
+
 /** Creates the client without waiting for the server, so the gateway starts (and reports not ready) while MongoDB is down. */
 export function createMongo(url: string, dbName: string, timeoutMs: number): Mongo {
-  const client = new MongoClient(url, { serverSelectionTimeoutMS: timeoutMs, appName: 'docent' });
+  const client = new ReconnectingMongoClient(url, { serverSelectionTimeoutMS: timeoutMs, appName: 'docent' }, Math.min(timeoutMs, 1_000));
   return { client, db: client.db(dbName) };
 }
 

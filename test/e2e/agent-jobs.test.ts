@@ -7,6 +7,7 @@ import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
+import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
@@ -108,15 +109,8 @@ afterAll(async () => {
   await rm(workspaceDir, { recursive: true, force: true });
 });
 
-// Bodies are read as the loose JSON a client sees.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 const api = (method: string, p: string, body?: unknown, key = adminKey, headers: Record<string, string> = {}): Promise<JsonResponse> =>
-  fetch(gw.url + p, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  callApi(gw.url, key, method, p, body, headers);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function waitForJob(projectId: string, jobId: string, done: (job: any) => boolean, key = adminKey, timeoutMs = 90_000): Promise<any> {

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { callChatApi, type Message as V4Message } from '@ai-sdk/ui-utils';
-import { Client as EsClient } from '@elastic/elasticsearch';
 import { createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import type { ThreadDoc } from '../../src/assistant/threads';
@@ -9,8 +8,9 @@ import { AssistantService as AssistantV1 } from '../../src/gen/discovery/v1/assi
 import { SearchService } from '../../src/gen/discovery/v1/search_pb';
 import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
 import { testConfig } from '../support/config';
-import { npmDocsFolder, sameStack, startWorker } from '../support/docs';
+import { deleteTestIndexes, npmDocsFolder, sameStack, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { sseChunks, v2Body } from '../support/http';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 const config = testConfig();
@@ -50,10 +50,7 @@ beforeAll(async () => {
   otherKey = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.other.test' })).key;
 });
 afterAll(async () => {
-  const es = new EsClient({ node: config.elasticsearch.url });
-  const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
-  if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
-  await es.close();
+  await deleteTestIndexes(config);
   await online?.stop();
   await offline?.stop();
   await model?.close();
@@ -62,9 +59,7 @@ afterAll(async () => {
 const threads = () => offline.deps.mongo.db.collection<ThreadDoc>('threads');
 const post = (gw: RunningGateway, version: 'v1' | 'v2', body: object, k = key, d = domain) =>
   fetch(`${gw.url}/discovery/${version}/assistant/${d}/message`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const v2Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], ...extra });
 const v1Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', content: text, parts: [{ type: 'text', text }] }], ...extra });
-const sseChunks = (raw: string) => raw.split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, '')).map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
 
 describe('v2 UI message stream over the wire', () => {
   it.each([['extractive', () => offline], ['model', () => online]])('%s: frames, headers and a last finish event with the thread id', async (_, gw) => {

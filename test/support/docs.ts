@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Client as EsClient } from '@elastic/elasticsearch';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
@@ -38,4 +39,12 @@ export function sameStack(config: Config, extra: Record<string, string> = {}): R
     DOCENT_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
     ...extra,
   };
+}
+
+/** Deletes the Elasticsearch indexes a test config's ingestion created. */
+export async function deleteTestIndexes(config: Config): Promise<void> {
+  const es = new EsClient({ node: config.elasticsearch.url });
+  const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
+  if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
+  await es.close();
 }

@@ -1,0 +1,55 @@
+import { createMongo, type Mongo } from '../../src/store/mongo';
+import { freePort, startPrivateFerretDb, type PrivateFerretDb } from '../support/ferretdb';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { callApi } from '../support/http';
+
+// MongoDB down when docent starts, up later: the gateway and the worker's client must recover without a restart.
+// The database here is a FerretDB of this test's own, so the shared one is never stopped.
+
+let port: number;
+let gw: RunningGateway;
+let workerMongo: Mongo; // built as src/worker-build.ts builds it
+let ferret: PrivateFerretDb | undefined;
+
+beforeAll(async () => {
+  port = await freePort();
+  const url = `mongodb://127.0.0.1:${port}`;
+  gw = await startGateway({ DOCENT_MONGO_URL: url, DOCENT_DEPENDENCY_TIMEOUT_MS: '500' });
+  workerMongo = createMongo(url, gw.deps.config.mongo.db, 500);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await workerMongo?.client.close();
+  await ferret?.stop();
+});
+
+async function poll<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+it('reports not ready while MongoDB is down, then serves once it is up, without a restart', async () => {
+  expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
+  const down = await callApi(gw.url, 'docent_admin_whatever', 'GET', '/v2/agent/p/jobs');
+  expect(down.status).toBe(503);
+  expect((await down.json()).code).toBe('unavailable');
+  await expect(workerMongo.db.collection('jobs').findOne({})).rejects.toThrow();
+
+  ferret = await startPrivateFerretDb(port);
+
+  await poll('readyz', async () => (await fetch(`${gw.url}/readyz`)).json() as Promise<{ dependencies: { mongodb: { ok: boolean } } }>, (r) => r.dependencies.mongodb.ok);
+  expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'p', orgId: 'acme', repository: 'acme/p', ref: 'main' });
+  const { key } = await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'p' });
+  const r = await callApi(gw.url, key, 'GET', '/v2/agent/p/jobs');
+  expect(r.status).toBe(200);
+  expect(await r.json()).toEqual({ jobs: [], nextCursor: null });
+
+  await poll('worker client', () => workerMongo.db.collection('jobs').countDocuments().catch((e: Error) => e.name), (n) => n === 0);
+});
