@@ -2,6 +2,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { runDocsIngest, parseDocsIngestArgs } from '../../src/cli/docs-ingest';
 import { docsAlias } from '../../src/search/docs-index';
 import { testConfig } from '../support/config';
+import { heldOutQuestions, tuningQuestions } from '../support/retrieval-questions';
 import { miniDocsFolder, npmDocsFolder, sameStack, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -113,34 +114,8 @@ describe('POST /discovery/v1/search/{domain}', () => {
   });
 
   // Questions in users' words, not the docs' headings; the right page must be among the 5 passages the assistant reads.
-  const questions: Array<[string, string[]]> = [
-    ['How do I do a clean install from the lockfile on my CI server?', ['commands/npm-ci']],
-    ['remove a package from my dependencies', ['commands/npm-uninstall']],
-    ['How can I see which of my packages are out of date?', ['commands/npm-outdated']],
-    ['show the tree of installed modules', ['commands/npm-ls']],
-    ['check my project for known security vulnerabilities', ['commands/npm-audit']],
-    ['make a tarball of my package without publishing it', ['commands/npm-pack']],
-    ['bump my package version and create a git tag', ['commands/npm-version']],
-    ['symlink a local package folder while developing it', ['commands/npm-link']],
-    ['where are globally installed packages put on disk?', ['configuring-npm/folders']],
-    ['hooks that run before and after installing, like postinstall', ['using-npm/scripts']],
-    ['manage several packages inside one repository', ['using-npm/workspaces']],
-    ['package names that start with @ and an organization', ['using-npm/scope']],
-    ['warn users that a version should not be used anymore', ['commands/npm-deprecate']],
-    ['take a published package off the registry', ['commands/npm-unpublish']],
-    ['sign in to the registry with my account', ['commands/npm-adduser', 'commands/npm-login']],
-    ['run a package binary without installing it globally', ['commands/npm-exec', 'commands/npx']],
-    ['create a package.json for a new project by answering questions', ['commands/npm-init']],
-    ['clean out the cache of downloaded tarballs', ['commands/npm-cache']],
-    ['why is this package installed, what depends on it?', ['commands/npm-explain']],
-    ['point a release channel tag such as beta at a version', ['commands/npm-dist-tag']],
-    ['reduce duplicated packages in the dependency tree', ['commands/npm-dedupe']],
-    ['show the metadata of a package in the registry', ['commands/npm-view']],
-    ['where is the per-user configuration file?', ['configuring-npm/npmrc']],
-    ['which fields can I put in the manifest, such as bin and main?', ['configuring-npm/package-json']],
-  ];
-
-  it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
+  // The held-out set was written before tuning and never tuned on: it shows whether retrieval generalises.
+  const hits = async (questions: Array<[string, string[]]>) => {
     const misses: string[] = [];
     for (const [q, pages] of questions) {
       const r = await search({ query: q, pageSize: 5 });
@@ -148,9 +123,16 @@ describe('POST /discovery/v1/search/{domain}', () => {
       if (!pages.some((p) => got.includes(p))) misses.push(`${q} → ${got.join(', ')} (wanted ${pages.join(' or ')})`);
     }
     if (misses.length) console.log(`retrieval misses (${misses.length}/${questions.length}):\n${misses.join('\n')}`);
-    // BM25 with stemming cannot bridge synonyms ("take off" ~ "unpublish", "several" ~ "multiple"); the bar is 3 in 4,
-    // and docs/decisions-assistant.md lists the questions it misses today.
-    expect(questions.length - misses.length).toBeGreaterThanOrEqual(18);
+    return questions.length - misses.length;
+  };
+
+  // The bars are what retrieval reaches today (docs/decisions-assistant.md lists the misses); raise them, never lower.
+  it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
+    expect(await hits(tuningQuestions)).toBeGreaterThanOrEqual(18);
+  });
+
+  it('finds the right page in the top 5 for held-out questions it was not tuned on', async () => {
+    expect(await hits(heldOutQuestions)).toBeGreaterThanOrEqual(14);
   });
 });
 
