@@ -8,12 +8,17 @@ export const publicCors: CorsPolicy = { kind: 'public' };
  * Browsers may call the route only from the allowed origins of the project the path names, by its `{domain}` or
  * `{projectId}` parameter. An unknown project allows no origin.
  */
-export function projectOrigins(tenancy: TenancyStore): CorsPolicy {
+export function projectOrigins(tenancy: TenancyStore, alsoAllowed: readonly string[] = []): CorsPolicy {
   return {
     kind: 'origins',
     async resolve(params) {
-      const project = params.domain !== undefined ? await tenancy.getProjectByDomain(params.domain) : params.projectId !== undefined ? await tenancy.getProject(params.projectId) : null;
-      return project?.allowedOrigins ?? [];
+      return [...alsoAllowed, ...(await originsOf(tenancy, params))];
     },
   };
+}
+
+/** The allowed origins of the project named by `domain` or `projectId`; none for an unknown project. */
+export async function originsOf(tenancy: TenancyStore, by: { domain?: string; projectId?: string }): Promise<readonly string[]> {
+  const project = by.domain ? await tenancy.getProjectByDomain(by.domain) : by.projectId ? await tenancy.getProject(by.projectId) : null;
+  return project?.allowedOrigins ?? [];
 }
