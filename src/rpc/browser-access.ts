@@ -50,15 +50,29 @@ export function createConnectCors(access: Access, isConnectPath: (pathname: stri
 
 /** A browser call (one with an Origin) must come from an origin its own project allows, or a configured one. */
 export function projectOriginCheck(access: Access): Interceptor {
+  const check = async (origin: string, message: unknown) => {
+    const m = (message ?? {}) as { projectId?: unknown; domain?: unknown };
+    const by = { projectId: typeof m.projectId === 'string' ? m.projectId : undefined, domain: typeof m.domain === 'string' ? m.domain : undefined };
+    if (!(await originsOf(access.tenancy, by)).includes(origin)) {
+      throw new ConnectError(`origin ${origin.slice(0, 200)} is not among the project's allowed origins`, Code.PermissionDenied);
+    }
+  };
   return (next) => async (req) => {
     const origin = req.header.get('origin');
-    if (origin && !access.corsOrigins.includes(origin)) {
-      const message = req.stream ? undefined : (req.message as { projectId?: unknown; domain?: unknown });
-      const by = { projectId: typeof message?.projectId === 'string' ? message.projectId : undefined, domain: typeof message?.domain === 'string' ? message.domain : undefined };
-      if (!(await originsOf(access.tenancy, by)).includes(origin)) {
-        throw new ConnectError(`origin ${origin.slice(0, 200)} is not among the project's allowed origins`, Code.PermissionDenied);
-      }
+    if (!origin || access.corsOrigins.includes(origin)) return next(req);
+    if (!req.stream) {
+      await check(origin, req.message);
+      return next(req);
     }
-    return next(req);
+    // Streaming requests (WatchAgentJob) name their project in the first message: read it, check, then hand it on.
+    const input = req.message[Symbol.asyncIterator]();
+    const first = await input.next();
+    await check(origin, first.value);
+    const replay = async function* () {
+      if (first.done) return;
+      yield first.value;
+      for (let r = await input.next(); !r.done; r = await input.next()) yield r.value;
+    };
+    return next({ ...req, message: replay() });
   };
 }
