@@ -62,6 +62,9 @@ const settings = z.object({
   DOCENT_CORS_ORIGINS: originList.default([]),
   // The built playground page served at /playground/.
   DOCENT_PLAYGROUND_DIR: z.string().default(path.join(packageRoot(), 'dist', 'playground')),
+  // Where the `docent` CLI reaches a running gateway, and the admin key it sends (`docent jobs watch`).
+  DOCENT_API_URL: z.url().default('http://127.0.0.1:8080'),
+  DOCENT_API_KEY: z.string().optional(),
   // OpenTelemetry traces go to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318/v1/traces); unset means tracing is off.
   DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
 });
@@ -87,6 +90,8 @@ export interface Config {
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
   corsOrigins: string[];
   playgroundDir: string;
+  /** The gateway as the CLI calls it. */
+  api: { url: string; key?: string };
   /** OTLP/HTTP traces endpoint; tracing is off when unset. */
   otlpEndpoint?: string;
 }
@@ -134,5 +139,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: s.DOCENT_CORS_ORIGINS,
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,
     otlpEndpoint: s.DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT,
+    api: { url: s.DOCENT_API_URL, key: s.DOCENT_API_KEY },
   };
 }

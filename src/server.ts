@@ -49,14 +49,31 @@ function routes(deps: Deps) {
 
 /** Database and provider errors are logged here and reach Connect clients only as their public code. */
 function publicErrors(deps: Deps): Interceptor {
+  const toPublic = (err: unknown, rpc: string) => {
+    const pub = toConnectError(err);
+    if (pub !== err) deps.log[pub.code === Code.Internal ? 'error' : 'warn']({ err, rpc }, 'rpc failed');
+    return pub;
+  };
   return (next) => async (req) => {
+    let res;
     try {
-      return await next(req);
+      res = await next(req);
     } catch (err) {
-      const pub = toConnectError(err);
-      if (pub !== err) deps.log[pub.code === Code.Internal ? 'error' : 'warn']({ err, rpc: req.url }, 'rpc failed');
-      throw pub;
+      throw toPublic(err, req.url);
     }
+    if (!res.stream) return res;
+    // A streaming handler fails while its messages are read (WatchAgentJob of an unknown job), not when called.
+    const messages = res.message;
+    return {
+      ...res,
+      message: (async function* () {
+        try {
+          yield* messages;
+        } catch (err) {
+          throw toPublic(err, req.url);
+        }
+      })(),
+    };
   };
 }
 
