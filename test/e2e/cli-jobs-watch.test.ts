@@ -85,3 +85,21 @@ describe('docent jobs watch', () => {
     expect(usage.stderr).toContain('usage: docent jobs watch');
   });
 });
+
+describe('the package export docent/client', () => {
+  it('gives a Node program a typed client that reads a job over the gateway', async () => {
+    const program = `
+      const { createDocentClient, AgentJobStatus } = require('docent/client');
+      const client = createDocentClient({ baseUrl: process.env.API, apiKey: process.env.KEY });
+      client.agent.getAgentJob({ projectId: 'watched', jobId: 'job_watch_ok' }).then(({ job }) => console.log(job.id, AgentJobStatus[job.status], job.prLink));`;
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-e', program], { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, API: gw.url, KEY: adminKey } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(stderr))));
+    });
+    expect(out.trim()).toBe('job_watch_ok COMPLETED https://github.test/acme/watched/pull/7');
+  });
+});
