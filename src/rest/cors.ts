@@ -22,3 +22,12 @@ export async function originsOf(tenancy: TenancyStore, by: { domain?: string; pr
   const project = by.domain ? await tenancy.getProjectByDomain(by.domain) : by.projectId ? await tenancy.getProject(by.projectId) : null;
   return project?.allowedOrigins ?? [];
 }
+
+/**
+ * Whether a browser's Origin is the gateway's own origin (the page at /playground/): no cross-origin request, so no
+ * allow-list applies. Compared by host only, since TLS may end at a proxy in front of the gateway.
+ */
+export function isSameOrigin(origin: string, host: string | undefined): boolean {
+  if (!host || !URL.canParse(origin)) return false;
+  return new URL(origin).host === host.toLowerCase();
+}

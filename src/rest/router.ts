@@ -18,6 +18,7 @@ interface NodeServerResponse extends NodeResponse {
 import { z } from 'zod';
 import { AppError, toRestError } from '../errors';
 import { parseInput } from '../validate';
+import { isSameOrigin } from './cors';
 import type { Logger } from '../log';
 
 export interface RestRequest<B = unknown> {
@@ -167,7 +168,8 @@ export function createRestHandler(routes: Route[], log: Logger) {
       });
       if (candidates.length === 0) throw new AppError('not_found', `no such path: ${url.pathname.slice(0, 200)}`);
       const allow = [...candidates.map((c) => c.r.method), 'OPTIONS'].join(', ');
-      const origin = req.headers.origin;
+      // The gateway's own pages (the playground) are not cross-origin callers.
+      const origin = isSameOrigin(req.headers.origin ?? '', req.headers.host ?? req.headers[':authority']?.toString()) ? undefined : req.headers.origin;
       if (req.method === 'OPTIONS') {
         const target = candidates.find((c) => c.r.method === req.headers['access-control-request-method']);
         if (!origin || !target?.r.cors) return reply({ status: 204, headers: { allow } });

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { originsOf } from '../rest/cors';
+import { isSameOrigin, originsOf } from '../rest/cors';
 import type { NodeResponse } from '../rest/router';
 import type { TenancyStore } from '../tenancy/store';
 
@@ -30,7 +30,7 @@ export function createConnectCors(access: Access, isConnectPath: (pathname: stri
   const known = async (origin: string) => access.corsOrigins.includes(origin) || (await access.tenancy.anyProjectAllows(origin));
   return async (req: IncomingMessage | Http2ServerRequest, res: NodeResponse): Promise<boolean> => {
     const origin = req.headers.origin;
-    if (!origin || !isConnectPath(new URL(req.url ?? '/', 'http://localhost').pathname)) return false;
+    if (!origin || isSameOrigin(origin, req.headers.host) || !isConnectPath(new URL(req.url ?? '/', 'http://localhost').pathname)) return false;
     res.setHeader('vary', 'Origin');
     if (!(await known(origin))) {
       res.writeHead(403, { 'content-type': 'application/json' });
@@ -59,7 +59,7 @@ export function projectOriginCheck(access: Access): Interceptor {
   };
   return (next) => async (req) => {
     const origin = req.header.get('origin');
-    if (!origin || access.corsOrigins.includes(origin)) return next(req);
+    if (!origin || access.corsOrigins.includes(origin) || isSameOrigin(origin, req.header.get('host') ?? undefined)) return next(req);
     if (!req.stream) {
       await check(origin, req.message);
       return next(req);

@@ -228,6 +228,17 @@ describe('playground from an origin the project does not allow', () => {
 });
 
 describe('playground served by the gateway', () => {
+  it('calls its own gateway without that origin in any allow-list', async () => {
+    const page = await openPlayground(gw.url);
+    try {
+      await ask(page, 'How do I do a clean install in CI?');
+      await page.waitForFunction(`document.querySelectorAll('li.assistant .sources a').length === 5 && ${chatStatusIs('ready')}`);
+      expect(await assistantTexts(page)).toEqual([answer.join('')]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('answers /playground/ with the page and its hashed assets, and redirects /playground', async () => {
     const r = await fetch(`${gw.url}/playground/`);
     expect(r.status).toBe(200);
