@@ -17,6 +17,7 @@ COPY proto ./proto
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
+COPY playground ./playground
 # src/gen is never copied in (.dockerignore): buf regenerates it with the local protoc-gen-es.
 RUN npm run generate && npm run build
 

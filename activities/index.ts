@@ -1,6 +1,7 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
 import type { Config } from '../src/config';
+import type { Logger } from '../src/log';
 import { createAgentActivities } from './agent';
 import { createDocsActivities } from './docs';
 import { createGitActivities } from './git';
@@ -14,6 +15,8 @@ export interface ActivityDeps {
   db: Db;
   es: EsClient;
   workerIdentity: string;
+  /** The worker's JSON logger (tests may leave it out). */
+  log?: Logger;
 }
 
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
@@ -25,7 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createGitActivities(git),
     ...createAgentActivities({ ...git, model: config.model }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
-    ...createJobStatusActivities(deps.db),
+    ...createJobStatusActivities(deps.db, deps.log),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix }),
   };
 }

@@ -15,3 +15,4 @@ esac
 # Generated code and the compiled service are derived from proto/ and the sources on every run.
 buf generate >&2
 tsc -p tsconfig.build.json >&2
+vite build --config playground/vite.config.mts >&2

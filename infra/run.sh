@@ -26,6 +26,8 @@ cat <<TXT
 docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
+  playground                $http/playground/   (docs/playground.md)
+  metrics                   $http/metrics
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
 Ctrl-C stops the gateway and the worker.

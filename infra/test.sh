@@ -4,7 +4,9 @@ set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
 echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^/buf /')" >&2
 bash infra/stack.sh start
+bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
+tsc -p playground/tsconfig.json
 buf lint
 # Jest 30 on Node 24 loads ESM-only packages (ai, @octokit/rest) through require(esm) with vm modules on.
 export NODE_OPTIONS="--experimental-vm-modules --disable-warning=ExperimentalWarning ${NODE_OPTIONS:-}"

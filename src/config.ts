@@ -1,7 +1,20 @@
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+
+// The checkout or install folder: config.ts runs from src/ under jest and from dist/src/ when compiled.
+function packageRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+const originList = z
+  .string()
+  .transform((v) => v.split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean))
+  .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o.toLowerCase() && /^https?:/.test(o)), 'must be a comma-separated list of origins (scheme://host[:port])');
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -45,6 +58,15 @@ const settings = z.object({
     .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
     .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses')
     .default([]),
+  // Browser origins that may call the Connect/gRPC-web API and the agent REST paths of every project (docs/decisions-ux.md).
+  DOCENT_CORS_ORIGINS: originList.default([]),
+  // The built playground page served at /playground/.
+  DOCENT_PLAYGROUND_DIR: z.string().default(path.join(packageRoot(), 'dist', 'playground')),
+  // Where the `docent` CLI reaches a running gateway, and the admin key it sends (`docent jobs watch`).
+  DOCENT_API_URL: z.url().default('http://127.0.0.1:8080'),
+  DOCENT_API_KEY: z.string().optional(),
+  // OpenTelemetry traces go to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318/v1/traces); unset means tracing is off.
+  DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
 });
 
 export interface Config {
@@ -65,6 +87,13 @@ export interface Config {
   /** Rate limits (DESIGN.md "Keys and limits"). */
   limits: { jobsPerProjectHour: number; assistantPerKeyMonth: number; assistantPerOrgHour: number; assistantPerIpDay: number };
   trustedProxies: string[];
+  /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
+  corsOrigins: string[];
+  playgroundDir: string;
+  /** The gateway as the CLI calls it. */
+  api: { url: string; key?: string };
+  /** OTLP/HTTP traces endpoint; tracing is off when unset. */
+  otlpEndpoint?: string;
 }
 
 /** Thrown when a setting is missing or malformed; the message names every bad setting. */
@@ -107,5 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       assistantPerIpDay: s.DOCENT_LIMIT_ASSISTANT_PER_IP_DAY,
     },
     trustedProxies: s.DOCENT_TRUSTED_PROXY,
+    corsOrigins: s.DOCENT_CORS_ORIGINS,
+    playgroundDir: s.DOCENT_PLAYGROUND_DIR,
+    otlpEndpoint: s.DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT,
+    api: { url: s.DOCENT_API_URL, key: s.DOCENT_API_KEY },
   };
 }

@@ -7,6 +7,8 @@ import { ApiKeyStore } from './auth/api-keys';
 import type { Config } from './config';
 import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
+import { createMetrics, type Metrics } from './metrics';
+import type { Tracer } from '@opentelemetry/api';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 
@@ -23,6 +25,9 @@ export interface Deps {
   agentJobs: AgentJobService;
   limits: RateLimits;
   assistant: AssistantService;
+  metrics: Metrics;
+  /** Set by main when DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT is; undefined means tracing is off. */
+  tracer?: Tracer;
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
@@ -44,7 +49,8 @@ export function createDeps(config: Config, log: Logger): Deps {
     // Counted after authentication and validation: a refused request uses no quota.
     countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),
   });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant };
+  const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -3,11 +3,13 @@ import { closeDeps, createDeps } from './deps';
 import { createLogger } from './log';
 import { build } from './server';
 import { ensureIndexes } from './store/mongo';
+import { startTracing } from './tracing';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'gateway');
-  const deps = createDeps(config, log);
+  const tracing = await startTracing(config.otlpEndpoint, 'docent-gateway');
+  const deps = { ...createDeps(config, log), tracer: tracing.tracer };
   // Index creation waits for MongoDB; the gateway serves (and reports not ready) meanwhile.
   ensureIndexes(deps.mongo.db).catch((err) => log.warn({ err }, 'could not create MongoDB indexes yet; will retry at next start'));
   const gateway = build(deps);
@@ -21,6 +23,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     await gateway.close();
     await closeDeps(deps);
+    await tracing.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

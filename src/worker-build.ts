@@ -1,11 +1,13 @@
 import os from 'node:os';
 import { Client as EsClient } from '@elastic/elasticsearch';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import type { Tracer } from '@opentelemetry/api';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
 import type { Config } from './config';
 import type { Logger } from './log';
 import { createMongo, type Mongo } from './store/mongo';
+import { traced } from './tracing';
 
 export interface WorkerSet {
   workers: Worker[];
@@ -17,6 +19,20 @@ export interface WorkerSet {
 
 export interface BuildWorkersOptions {
   identity?: string;
+  /** The worker's logger, for the activities' own lines (job outcomes). */
+  log?: Logger;
+  /** Traces each activity execution when set (DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT); no interceptor at all otherwise. */
+  tracer?: Tracer;
+}
+
+/** One span per activity execution, named by its type and carrying the workflow id (`agent-job-<jobId>`). */
+function activitySpans(tracer: Tracer): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      execute: (input, next) =>
+        traced(tracer, `activity ${ctx.info.activityType}`, { 'temporal.workflow_id': ctx.info.workflowExecution?.workflowId ?? '', 'temporal.activity_type': ctx.info.activityType }, () => next(input)),
+    },
+  });
 }
 
 const temporalLevel: Record<Config['logLevel'], LogLevel> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'ERROR' };
@@ -39,12 +55,20 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
   const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 0, requestTimeout: 30_000 });
-  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity });
+  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(
     TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) =>
-      Worker.create({ connection, namespace: config.temporal.namespace, taskQueue, workflowBundle, activities, identity }),
+      Worker.create({
+        connection,
+        namespace: config.temporal.namespace,
+        taskQueue,
+        workflowBundle,
+        activities,
+        identity,
+        interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
+      }),
     ),
   );
   return {

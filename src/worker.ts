@@ -1,5 +1,6 @@
 import { loadConfig } from './config';
 import { createLogger } from './log';
+import { startTracing } from './tracing';
 import { buildWorkers, installTemporalRuntime } from './worker-build';
 
 // The Temporal SDK stops the workers on SIGINT/SIGTERM; activities in flight get their grace period.
@@ -7,12 +8,14 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(config, log);
-  const set = await buildWorkers(config);
+  const tracing = await startTracing(config.otlpEndpoint, 'docent-worker');
+  const set = await buildWorkers(config, { tracer: tracing.tracer, log });
   log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), temporal: config.temporal.address }, 'worker polling');
   try {
     await set.run();
   } finally {
     await set.close();
+    await tracing.shutdown();
   }
   log.info('worker stopped');
 }

@@ -71,46 +71,50 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   // A restart by signal-with-start delivers its instruction with the first activation.
   await condition(() => pending.length > 0, '1 minute');
 
-  while (pending.length > 0) {
-    const instruction = pending.shift()!;
-    const { turn } = instruction;
-    const stage = (s: AgentJobProgress['stage']) => void (progress = { turn, stage: s });
-    try {
-      stage('preparing');
-      const { startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch });
-      stage('editing');
-      const edit = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
-      stage('pushing');
-      const { commit } = await git.commitAndPush({
-        jobId: input.jobId,
-        repository: input.repository,
-        branch: input.branch,
-        startCommit,
-        changes: edit.changes,
-        title: edit.title,
-        turn,
-      });
-      if (commit === null) {
-        // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
-        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed' });
-      } else {
-        stage('opening-pull-request');
-        const pr = await github.openPullRequest({
+  for (;;) {
+    while (pending.length > 0) {
+      const instruction = pending.shift()!;
+      const { turn } = instruction;
+      const stage = (s: AgentJobProgress['stage']) => void (progress = { turn, stage: s });
+      try {
+        stage('preparing');
+        const { startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch });
+        stage('editing');
+        const edit = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
+        stage('pushing');
+        const { commit } = await git.commitAndPush({
+          jobId: input.jobId,
           repository: input.repository,
           branch: input.branch,
-          baseRef: input.baseRef,
+          startCommit,
+          changes: edit.changes,
           title: edit.title,
-          body: edit.summary,
-          draft: input.asDraft,
+          turn,
         });
-        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url });
+        if (commit === null) {
+          // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed' });
+        } else {
+          stage('opening-pull-request');
+          const pr = await github.openPullRequest({
+            repository: input.repository,
+            branch: input.branch,
+            baseRef: input.baseRef,
+            title: edit.title,
+            body: edit.summary,
+            draft: input.asDraft,
+          });
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url });
+        }
+      } catch (err) {
+        if (isCancellation(err)) throw err; // archived: the gateway has recorded it
+        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
       }
-    } catch (err) {
-      if (isCancellation(err)) throw err; // archived: the gateway has recorded it
-      await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
+      stage('done');
     }
-    stage('done');
+    // Added after jobs were already running: histories without this step replay without it.
+    if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
+    // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
+    if (pending.length === 0) break;
   }
-  // Added after jobs were already running: histories without this step replay without it.
-  if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
 }

@@ -117,6 +117,7 @@ export class AgentJobService {
       this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
     }
+    this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
     return { ...inserted, limitHeaders: admission.headers };
   }
 

@@ -8,6 +8,7 @@ import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
 import { createKey, createOrg, createProject, listKeys, revokeKey, type Output, type Stores } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
+import { jobsWatchCommand } from './jobs-watch';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -20,6 +21,8 @@ commands:
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
+  jobs watch <projectId> <jobId>                print an agent job's status changes live until it ends, through the
+                                                gateway at DOCENT_API_URL with the admin key in DOCENT_API_KEY
 options:
   --json    print JSON for scripts instead of text
 settings come from DOCENT_* environment variables (DOCENT_MONGO_URL, DOCENT_MONGO_DB, ...)`;
@@ -102,6 +105,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
+  if (command === 'jobs' && argv[1] === 'watch') return jobsWatchCommand(argv.slice(2));
   if (command === 'check') {
     const config = loadConfig();
     const r = await runWorkerSelfCheck(config);

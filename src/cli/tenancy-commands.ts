@@ -24,7 +24,7 @@ export async function createProject(
   p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] },
 ): Promise<Output> {
   const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
-  const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (browsers cannot call the assistant)';
+  const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (only pages the gateway serves itself, such as /playground/, can call the assistant from a browser)';
   return {
     text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}`,
     json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },

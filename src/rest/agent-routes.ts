@@ -2,18 +2,22 @@ import { jobToJson } from '../agent/job';
 import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
+import { projectOrigins } from './cors';
 import { route, type Route } from './router';
 
 
 /** REST paths of agent jobs (DESIGN.md "Public API"). */
 export function agentRoutes(deps: Deps): Route[] {
   const jobs = deps.agentJobs;
+  // The admin key is secret, so this only lets a page the operator trusts (the playground, a dashboard) use it.
+  const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
   return [
     route({
       method: 'POST',
       path: '/v2/agent/{projectId}/job',
       summary: 'Create an agent job (201, or 200 with the same job for a repeated Idempotency-Key)',
       auth: 'admin',
+      cors,
       body: createJobBody,
       handler: async (req) => {
         const header = req.headers['idempotency-key'];
@@ -32,6 +36,7 @@ export function agentRoutes(deps: Deps): Route[] {
       path: '/v2/agent/{projectId}/job/{jobId}',
       summary: 'Get an agent job',
       auth: 'admin',
+      cors,
       handler: async (req) => {
         const job = await jobs.getJob(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId! });
         return { status: 200, body: jobToJson(job) };
@@ -42,6 +47,7 @@ export function agentRoutes(deps: Deps): Route[] {
       path: '/v2/agent/{projectId}/jobs',
       summary: 'List agent jobs, newest first (query: status, limit 1-100, cursor)',
       auth: 'admin',
+      cors,
       handler: async (req) => {
         const query = parseInput(listJobsQuery, Object.fromEntries(req.query));
         const page = await jobs.listJobs(req.headers.authorization, { projectId: req.params.projectId!, ...query });
@@ -53,6 +59,7 @@ export function agentRoutes(deps: Deps): Route[] {
       path: '/v2/agent/{projectId}/job/{jobId}/message',
       summary: 'Send a follow-up instruction: the agent continues on the same branch and pull request',
       auth: 'admin',
+      cors,
       body: sendMessageBody,
       handler: async (req) => {
         const { job, limitHeaders } = await jobs.sendMessage(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt });
@@ -64,6 +71,7 @@ export function agentRoutes(deps: Deps): Route[] {
       path: '/v2/agent/{projectId}/job/{jobId}/archive',
       summary: 'Archive a job, cancelling it if it is still active',
       auth: 'admin',
+      cors,
       handler: async (req) => {
         const job = await jobs.archiveJob(req.headers.authorization, { projectId: req.params.projectId!, jobId: req.params.jobId! });
         return { status: 200, body: jobToJson(job) };

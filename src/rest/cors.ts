@@ -8,12 +8,26 @@ export const publicCors: CorsPolicy = { kind: 'public' };
  * Browsers may call the route only from the allowed origins of the project the path names, by its `{domain}` or
  * `{projectId}` parameter. An unknown project allows no origin.
  */
-export function projectOrigins(tenancy: TenancyStore): CorsPolicy {
+export function projectOrigins(tenancy: TenancyStore, alsoAllowed: readonly string[] = []): CorsPolicy {
   return {
     kind: 'origins',
     async resolve(params) {
-      const project = params.domain !== undefined ? await tenancy.getProjectByDomain(params.domain) : params.projectId !== undefined ? await tenancy.getProject(params.projectId) : null;
-      return project?.allowedOrigins ?? [];
+      return [...alsoAllowed, ...(await originsOf(tenancy, params))];
     },
   };
+}
+
+/** The allowed origins of the project named by `domain` or `projectId`; none for an unknown project. */
+export async function originsOf(tenancy: TenancyStore, by: { domain?: string; projectId?: string }): Promise<readonly string[]> {
+  const project = by.domain ? await tenancy.getProjectByDomain(by.domain) : by.projectId ? await tenancy.getProject(by.projectId) : null;
+  return project?.allowedOrigins ?? [];
+}
+
+/**
+ * Whether a browser's Origin is the gateway's own origin (the page at /playground/): no cross-origin request, so no
+ * allow-list applies. Compared by host only, since TLS may end at a proxy in front of the gateway.
+ */
+export function isSameOrigin(origin: string, host: string | undefined): boolean {
+  if (!host || !URL.canParse(origin)) return false;
+  return new URL(origin).host === host.toLowerCase();
 }

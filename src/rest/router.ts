@@ -3,17 +3,22 @@ import type { Http2ServerRequest } from 'node:http2';
 
 // The same routes serve the HTTP/1.1 and the h2c listener, so only what both kinds of response share is used.
 type NodeServerRequest = IncomingMessage | Http2ServerRequest;
-interface NodeServerResponse {
+/** What the HTTP/1.1 and HTTP/2 responses have in common, as docent's handlers use it. */
+export interface NodeResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers: Record<string, string>): unknown;
+  setHeader(name: string, value: string): unknown;
+  end(body: string | Uint8Array): unknown;
+}
+interface NodeServerResponse extends NodeResponse {
   write(chunk: string | Uint8Array): boolean;
-  end(body: string): unknown;
   destroy(): unknown;
   once(event: 'drain' | 'close', listener: () => void): unknown;
 }
 import { z } from 'zod';
 import { AppError, toRestError } from '../errors';
 import { parseInput } from '../validate';
+import { isSameOrigin } from './cors';
 import type { Logger } from '../log';
 
 export interface RestRequest<B = unknown> {
@@ -136,7 +141,7 @@ async function pipe(res: NodeServerResponse, r: RestResponse & { stream: AsyncIt
 
 // Headers a browser may send to, and read from, a CORS-enabled route.
 const corsAllowHeaders = 'authorization, content-type, idempotency-key';
-const corsExposeHeaders = 'retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, x-thread-id, location, x-vercel-ai-ui-message-stream, x-vercel-ai-data-stream';
+const corsExposeHeaders = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, x-thread-id, location, x-vercel-ai-ui-message-stream, x-vercel-ai-data-stream';
 
 /** The Access-Control-Allow-Origin value for this origin, or undefined when the route's policy refuses it. */
 async function allowedOrigin(policy: CorsPolicy, params: Record<string, string>, origin: string): Promise<string | undefined> {
@@ -150,13 +155,10 @@ const originRefused = (origin: string) =>
 /** Serves the REST paths; every failure leaves in the one error shape. */
 export function createRestHandler(routes: Route[], log: Logger) {
   const compiled = routes.map(compile);
-  return async (req: NodeServerRequest, res: NodeServerResponse): Promise<void> => {
-    const started = performance.now();
+  const handler = async (req: NodeServerRequest, res: NodeServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    let status = 500;
     let corsHeaders: Record<string, string> = {};
     const reply = (r: RestResponse) => {
-      status = r.status;
       send(res, { ...r, headers: { ...corsHeaders, ...r.headers } });
     };
     try {
@@ -166,7 +168,8 @@ export function createRestHandler(routes: Route[], log: Logger) {
       });
       if (candidates.length === 0) throw new AppError('not_found', `no such path: ${url.pathname.slice(0, 200)}`);
       const allow = [...candidates.map((c) => c.r.method), 'OPTIONS'].join(', ');
-      const origin = req.headers.origin;
+      // The gateway's own pages (the playground) are not cross-origin callers.
+      const origin = isSameOrigin(req.headers.origin ?? '', req.headers.host ?? req.headers[':authority']?.toString()) ? undefined : req.headers.origin;
       if (req.method === 'OPTIONS') {
         const target = candidates.find((c) => c.r.method === req.headers['access-control-request-method']);
         if (!origin || !target?.r.cors) return reply({ status: 204, headers: { allow } });
@@ -199,7 +202,6 @@ export function createRestHandler(routes: Route[], log: Logger) {
       res.once('close', () => aborter.abort());
       const remoteAddress = req.socket?.remoteAddress ?? '';
       const out = await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body, signal: aborter.signal, remoteAddress });
-      status = out.status;
       if (out.stream) await pipe(res, { ...out, headers: { ...corsHeaders, ...out.headers }, stream: out.stream }, aborter.signal);
       else reply(out);
     } catch (err) {
@@ -207,9 +209,9 @@ export function createRestHandler(routes: Route[], log: Logger) {
       if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: url.pathname }, 'request failed');
       if (!res.headersSent) reply({ status: e.status, body: e.body, headers: e.headers });
       else res.destroy();
-    } finally {
-      // Method, path and status only: headers, query strings and bodies may carry keys.
-      log.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'request');
     }
   };
+  /** The path template a request path falls under, for metrics and access logs (never the raw path: ids vary). */
+  const routeOf = (pathname: string) => compiled.find((r) => r.pattern.test(pathname))?.path;
+  return Object.assign(handler, { routeOf });
 }

@@ -18,6 +18,16 @@ function healthRoutes(deps: Deps): Route[] {
         return { status: r.ready ? 200 : 503, body: r };
       },
     }),
+    route({
+      method: 'GET',
+      path: '/metrics',
+      summary: 'Prometheus metrics: requests, latencies, streams, rate-limit refusals, agent jobs by status',
+      auth: 'none',
+      handler: async () => {
+        const text = await deps.metrics.registry.metrics();
+        return { status: 200, headers: { 'content-type': deps.metrics.registry.contentType }, stream: (async function* () { yield text; })() };
+      },
+    }),
   ];
 }
 

@@ -95,4 +95,9 @@ export class TenancyStore {
   getProjectByDomain(domain: string): Promise<ProjectDoc | null> {
     return this.projects.findOne({ domain });
   }
+
+  /** Whether any project lists the origin among its allowed origins. */
+  async anyProjectAllows(origin: string): Promise<boolean> {
+    return (await this.projects.findOne({ allowedOrigins: origin }, { projection: { _id: 1 } })) !== null;
+  }
 }

@@ -1,0 +1,63 @@
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport, type UIMessage } from 'ai';
+import { useState, type RefObject } from 'react';
+import type { Settings } from './settings';
+
+type DocsMessage = UIMessage<{ threadId?: string }>;
+
+/** The thread of the conversation so far: the finish event of each answer carries it as message metadata. */
+const threadOf = (messages: DocsMessage[]) => messages.findLast((m) => m.role === 'assistant' && m.metadata?.threadId)?.metadata?.threadId;
+
+function transportFor(settings: RefObject<Settings>) {
+  return new DefaultChatTransport<DocsMessage>({
+    prepareSendMessagesRequest: ({ id, messages, trigger, messageId }) => {
+      const s = settings.current;
+      return {
+        api: `${s.apiUrl}/discovery/v2/assistant/${encodeURIComponent(s.domain)}/message`,
+        headers: { authorization: `Bearer ${s.assistantKey}` },
+        body: { id, trigger, messageId, fp: 'anonymous', messages, threadId: threadOf(messages) },
+      };
+    },
+  });
+}
+
+export function Chat({ settings }: { settings: RefObject<Settings> }) {
+  const [transport] = useState(() => transportFor(settings));
+  const { messages, sendMessage, status, error } = useChat<DocsMessage>({ transport });
+  const [input, setInput] = useState('');
+  const busy = status === 'submitted' || status === 'streaming';
+  const threadId = threadOf(messages);
+  return (
+    <section className="chat" aria-label="Docs chat">
+      <h2>Ask the docs</h2>
+      <ol className="messages">
+        {messages.map((m) => (
+          <li key={m.id} className={m.role} data-role={m.role}>
+            <p className="text">{m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}</p>
+            <ul className="sources">
+              {m.parts.flatMap((p) =>
+                p.type === 'source-url' ? [<li key={p.sourceId}><a href={p.url} target="_blank" rel="noreferrer">{p.title ?? p.url}</a></li>] : [],
+              )}
+            </ul>
+          </li>
+        ))}
+      </ol>
+      {error && <p role="alert" className="error">{error.message}</p>}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!input.trim() || busy) return;
+          void sendMessage({ text: input });
+          setInput('');
+        }}
+      >
+        <input name="question" placeholder="Ask a question about the docs" value={input} onChange={(e) => setInput(e.target.value)} />
+        <button type="submit" disabled={busy}>Ask</button>
+      </form>
+      <p className="meta">
+        <span data-testid="chat-status">{status}</span>
+        {threadId && <> · thread <code data-testid="thread-id">{threadId}</code></>}
+      </p>
+    </section>
+  );
+}

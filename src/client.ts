@@ -1,0 +1,40 @@
+import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-web';
+import { AgentService } from './gen/agent/v2/agent_pb';
+import { AssistantService } from './gen/discovery/v2/assistant_pb';
+import { SearchService } from './gen/discovery/v1/search_pb';
+
+export { AgentJobStatus, AgentService } from './gen/agent/v2/agent_pb';
+export type * from './gen/agent/v2/agent_pb';
+export { AssistantService } from './gen/discovery/v2/assistant_pb';
+export { AssistantService as AssistantServiceV1 } from './gen/discovery/v1/assistant_pb';
+export { SearchService } from './gen/discovery/v1/search_pb';
+export { Code, ConnectError } from '@connectrpc/connect';
+
+export interface DocentClientOptions {
+  /** The gateway's HTTP/1.1 base URL, e.g. http://127.0.0.1:8080. */
+  baseUrl: string;
+  /** An admin key (agent jobs) or an assistant key (assistant, search); sent as `Authorization: Bearer`. */
+  apiKey: string;
+  /** Another transport (e.g. gRPC over HTTP/2 from @connectrpc/connect-node), which then sends the key itself; default: Connect over fetch. */
+  transport?: Transport;
+}
+
+export interface DocentClient {
+  agent: Client<typeof AgentService>;
+  assistant: Client<typeof AssistantService>;
+  search: Client<typeof SearchService>;
+}
+
+/**
+ * Typed clients of docent's Connect API. The default transport uses `fetch`, so the same code runs in Node 22+ and in
+ * browsers (a browser page's origin must be allowed: docs/clients.md).
+ */
+export function createDocentClient(options: DocentClientOptions): DocentClient {
+  const bearer: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${options.apiKey}`);
+    return next(req);
+  };
+  const transport = options.transport ?? createConnectTransport({ baseUrl: options.baseUrl.replace(/\/+$/, ''), interceptors: [bearer] });
+  return { agent: createClient(AgentService, transport), assistant: createClient(AssistantService, transport), search: createClient(SearchService, transport) };
+}

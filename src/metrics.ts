@@ -1,0 +1,51 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Db } from 'mongodb';
+
+/** Prometheus metrics of one gateway; a registry per gateway so that tests can run several in one process. */
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  requestSeconds: Histogram<'method' | 'route' | 'status'>;
+  streamSeconds: Histogram<'route'>;
+  rateLimited: Counter<'route'>;
+}
+
+export function createMetrics(db: Db, timeoutMs: number): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'docent_' });
+  const labelNames = ['method', 'route', 'status'] as const;
+  new Gauge({
+    name: 'docent_agent_jobs',
+    help: 'Agent jobs by status, read from MongoDB at scrape time (the worker writes outcomes; every gateway sees them)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const groups = await db
+        .collection<{ status: string }>('jobs')
+        .aggregate<{ _id: string; n: number }>([{ $group: { _id: '$status', n: { $sum: 1 } } }], { maxTimeMS: timeoutMs })
+        .toArray()
+        .catch(() => []);
+      for (const g of groups) this.set({ status: g._id }, g.n);
+    },
+  });
+  return {
+    registry,
+    requests: new Counter({ name: 'docent_http_requests_total', help: 'Requests by method, route template and status', labelNames, registers: [registry] }),
+    requestSeconds: new Histogram({
+      name: 'docent_http_request_duration_seconds',
+      help: 'Time from request to the end of the response, by method, route template and status',
+      labelNames,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    streamSeconds: new Histogram({
+      name: 'docent_stream_duration_seconds',
+      help: 'How long streamed responses (assistant answers, job watches) stayed open',
+      labelNames: ['route'] as const,
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({ name: 'docent_rate_limited_total', help: 'Requests refused with 429 by a rate limit, by route', labelNames: ['route'] as const, registers: [registry] }),
+  };
+}

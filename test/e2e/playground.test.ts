@@ -1,0 +1,255 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { ThreadDoc } from '../../src/assistant/threads';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { createPlaygroundHandler } from '../../src/playground';
+import { npmDocsFolder } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { startProcess, type Started } from '../support/process';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+
+// The playground in Debian's chromium, served from origins other than the API's, against the real gateway, a worker
+// process, Temporal, MongoDB, Elasticsearch and git over HTTP; only the model and the GitHub API are doubles.
+
+const token = 'ghs_docentplaygroundtoken012345';
+const domain = 'docs.widgets.test';
+const answer = ['Run ', '`npm ci` ', 'for a clean, ', 'repeatable install [1].'];
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let worker: Started;
+let workspaceDir: string;
+let profileDir: string;
+let browser: BrowserContext;
+let allowedPage: StaticSite;
+let refusedPage: StaticSite;
+let assistantKey: string;
+let adminKey: string;
+
+interface StaticSite {
+  origin: string;
+  close(): Promise<void>;
+}
+
+/** The built playground served on a port of its own: another origin than the gateway's. */
+async function servePlayground(dir: string): Promise<StaticSite> {
+  const server = http.createServer(createPlaygroundHandler(dir));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+
+/** Agent requests carry tools: edit the README, then title the change. Assistant requests get a slow streamed answer. */
+function script(req: ChatRequest): ScriptedTurn {
+  if (!req.tools?.length) return { text: answer, chunkDelayMs: 250 };
+  if (req.messages.at(-1)?.role === 'tool') return { text: 'Fix typo in README\n\nCorrected "wrold" to "world".' };
+  return lastUser(req).includes('fix the typo') ? { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] } : { text: 'No change needed\n\nNothing to do.' };
+}
+
+beforeAll(async () => {
+  git = await startGitServer(token);
+  github = await startGitHubDouble({
+    token,
+    repoExists: async (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
+    branchHead: async (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
+  });
+  model = await startScriptedModel(script);
+  workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
+  const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+  gw = await startGateway({ ...modelEnv, DOCENT_GITHUB_GIT_URL: git.url });
+  const c = gw.deps.config;
+  worker = startProcess('src/worker.js', {
+    ...modelEnv,
+    DOCENT_MONGO_DB: c.mongo.db,
+    DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
+    DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
+    DOCENT_GITHUB_API_URL: github.apiUrl,
+    DOCENT_GITHUB_GIT_URL: git.url,
+    DOCENT_GITHUB_TOKEN: token,
+    DOCENT_WORKSPACE_DIR: workspaceDir,
+  });
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+  await runDocsIngest(c, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
+
+  allowedPage = await servePlayground(c.playgroundDir);
+  refusedPage = await servePlayground(c.playgroundDir);
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main', domain, allowedOrigins: [allowedPage.origin] });
+  assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+
+  profileDir = await mkdtemp(path.join(os.tmpdir(), 'docent-chromium-'));
+  browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop('SIGKILL');
+  const c = gw?.deps.config;
+  if (c) {
+    const es = new EsClient({ node: c.elasticsearch.url });
+    const indexes = Object.keys(await es.indices.get({ index: `${c.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
+    if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
+    await es.close();
+  }
+  await gw?.stop();
+  await Promise.all([git?.close(), github?.close(), model?.close(), allowedPage?.close(), refusedPage?.close()]);
+  await Promise.all([workspaceDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+/** Opens the playground from `origin`, pointed at the gateway, and types the keys in as a user would. */
+async function openPlayground(origin: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => console.log(`[${origin}] pageerror: ${e.message}`));
+  await page.goto(`${origin}/playground/?api=${encodeURIComponent(gw.url)}&domain=${domain}&project=widgets`);
+  await page.fill('input[name=assistantKey]', assistantKey);
+  await page.fill('input[name=adminKey]', adminKey);
+  return page;
+}
+
+async function ask(page: Page, question: string) {
+  await page.fill('input[name=question]', question);
+  await page.getByRole('button', { name: 'Ask', exact: true }).click();
+}
+
+// Page-side predicates are strings: the test compiles without the DOM library.
+const chatStatusIs = (status: string) => `document.querySelector('[data-testid=chat-status]')?.textContent === '${status}'`;
+const assistantTexts = (page: Page) => page.locator('li.assistant .text').allTextContents();
+
+describe('playground from an allowed origin', () => {
+  let page: Page;
+  beforeAll(async () => {
+    page = await openPlayground(allowedPage.origin);
+  });
+  afterAll(() => page?.close());
+
+  it('streams an answer with source links, then keeps the thread for a follow-up', async () => {
+    await ask(page, 'How do I do a clean install in CI?');
+    // Part of the answer is on screen while the stream is still open.
+    await page.waitForFunction(`(() => {
+      const text = document.querySelector('li.assistant .text')?.textContent ?? '';
+      return ${chatStatusIs('streaming')} && text.length > 0 && !text.endsWith('[1].');
+    })()`);
+    await page.waitForFunction(chatStatusIs('ready'));
+    expect(await assistantTexts(page)).toEqual([answer.join('')]);
+    const links = page.locator('li.assistant').first().locator('.sources a');
+    expect(await links.count()).toBe(5);
+    const hrefs = await Promise.all((await links.all()).map((a) => a.getAttribute('href')));
+    expect(hrefs.some((h) => h?.startsWith('https://docs.npmjs.com/commands/npm-ci'))).toBe(true);
+    const threadId = await page.locator('[data-testid=thread-id]').textContent();
+    expect(threadId).toMatch(/^thr_/);
+
+    await ask(page, 'And how is it different from npm install?');
+    await page.waitForFunction(`document.querySelectorAll('li.assistant').length === 2 && ${chatStatusIs('ready')}`);
+    expect(await page.locator('[data-testid=thread-id]').textContent()).toBe(threadId);
+    const stored = await gw.deps.mongo.db.collection<ThreadDoc>('threads').findOne({ _id: threadId! });
+    expect(stored?.turns.map((t) => t.userMessage)).toEqual(['How do I do a clean install in CI?', 'And how is it different from npm install?']);
+  });
+
+  it('creates an agent job and follows it live to completed with a pull request link', async () => {
+    await page.fill('textarea[name=prompt]', 'fix the typo in the README');
+    await page.getByRole('button', { name: 'Create job' }).click();
+    await page.locator('[data-testid=pr-link]').waitFor({ timeout: 90_000 }).catch(async (err: Error) => {
+      throw new Error(`${err.message}\njobs pane: ${await page.locator('.jobs').innerText()}\nworker: ${worker.output.slice(-20).join('\n')}`);
+    });
+    expect(await page.locator('[data-testid=job-status]').textContent()).toBe('completed');
+    expect(await page.locator('[data-testid=job-history]').textContent()).toBe('active → completed');
+    expect(github.pulls).toHaveLength(1);
+    expect(await page.locator('[data-testid=pr-link]').getAttribute('href')).toBe(github.pulls[0]!.html_url);
+    const jobId = await page.locator('[data-testid=job-id]').textContent();
+    expect(github.pulls[0]!.head).toBe(`docent/${jobId}`);
+    await mkdir('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/playground.png', fullPage: true });
+  });
+});
+
+describe('playground from an origin the project does not allow', () => {
+  it('cannot reach the assistant or the agent API', async () => {
+    const page = await openPlayground(refusedPage.origin);
+    try {
+      await ask(page, 'How do I do a clean install in CI?');
+      await page.locator('.chat [role=alert]').waitFor();
+      expect(await assistantTexts(page)).toEqual([]);
+      await page.fill('textarea[name=prompt]', 'fix the typo in the README');
+      await page.getByRole('button', { name: 'Create job' }).click();
+      await page.locator('.jobs [role=alert]').waitFor();
+      expect(await page.locator('[data-testid=job-id]').count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('gets 403 on the preflights of REST and Connect paths; an allowed origin gets the Connect headers', async () => {
+    const preflight = (p: string, method = 'POST') =>
+      fetch(gw.url + p, { method: 'OPTIONS', headers: { origin: refusedPage.origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
+    expect((await preflight(`/discovery/v2/assistant/${domain}/message`)).status).toBe(403);
+    expect((await preflight('/v2/agent/widgets/job')).status).toBe(403);
+    expect((await preflight('/agent.v2.AgentService/WatchAgentJob')).status).toBe(403);
+    const allowed = await fetch(gw.url + '/agent.v2.AgentService/WatchAgentJob', { method: 'OPTIONS', headers: { origin: allowedPage.origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'connect-protocol-version, content-type' } });
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(allowedPage.origin);
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('connect-timeout-ms');
+  });
+
+  it('refuses a Connect call from an origin that only another project allows', async () => {
+    await gw.deps.tenancy.createProject({ _id: 'gadgets', orgId: 'acme', repository: 'acme/gadgets', ref: 'main', domain: 'docs.gadgets.test', allowedOrigins: ['http://gadgets.test'] });
+    const call = (origin: string) =>
+      fetch(`${gw.url}/agent.v2.AgentService/ListAgentJobs`, {
+        method: 'POST',
+        headers: { origin, authorization: `Bearer ${adminKey}`, 'content-type': 'application/json', 'connect-protocol-version': '1' },
+        body: JSON.stringify({ projectId: 'widgets' }),
+      });
+    const refused = await call('http://gadgets.test');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { code: string }).code).toBe('permission_denied');
+    const allowed = await call(allowedPage.origin);
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(allowedPage.origin);
+    expect(allowed.headers.get('access-control-expose-headers')).toContain('grpc-status');
+  });
+});
+
+describe('playground served by the gateway', () => {
+  it('calls its own gateway without that origin in any allow-list', async () => {
+    const page = await openPlayground(gw.url);
+    try {
+      await ask(page, 'How do I do a clean install in CI?');
+      await page.waitForFunction(`document.querySelectorAll('li.assistant .sources a').length === 5 && ${chatStatusIs('ready')}`);
+      expect(await assistantTexts(page)).toEqual([answer.join('')]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('answers /playground/ with the page and its hashed assets, and redirects /playground', async () => {
+    const r = await fetch(`${gw.url}/playground/`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await r.text();
+    const script = /src="(\/playground\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const js = await fetch(gw.url + script);
+    expect(js.headers.get('cache-control')).toContain('immutable');
+    expect(await js.text()).not.toContain('docent_'); // no key is built into the bundle
+    expect((await fetch(`${gw.url}/playground`, { redirect: 'manual' })).headers.get('location')).toBe('/playground/');
+    expect((await fetch(`${gw.url}/playground/..%2f..%2fpackage.json`)).status).toBe(404);
+  });
+});
