@@ -26,7 +26,7 @@ cat <<TXT
 docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
-  playground                $http/playground/   (docs/playground.md)
+  playground                $http/playground/   (README, "Playground")
   metrics                   $http/metrics
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
