@@ -31,6 +31,20 @@ ES_RUN="$ES_BASE/run-elasticsearch"
 say() { printf '[stack] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 
+# Debian packages the installs use; the toolchains themselves (python3, go, java, mvn) come with the machine.
+ensure_debian_tools() {
+  local missing=()
+  command -v curl >/dev/null || missing+=(curl)
+  command -v unzip >/dev/null || missing+=(unzip)
+  command -v git >/dev/null || missing+=(git)
+  command -v setpriv >/dev/null || missing+=(util-linux)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run sudo apt-get install -y ${missing[*]}"
+  say "apt-get install ${missing[*]}"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >"$CACHE/install-debian.log" 2>&1 \
+    || fail "apt-get install ${missing[*]}; log: $CACHE/install-debian.log"
+}
+
 # A part is installed when its marker exists, so an interrupted install is redone, not trusted.
 install_temporal() {
   [ -f "$TEMPORAL_HOME/.ok" ] && return 0
@@ -151,6 +165,7 @@ main() {
   local cmd=${1:-}; shift || true
   local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch)
   mkdir -p "$CACHE" "$LOGS"
+  case "$cmd" in install|start) ensure_debian_tools ;; esac
   case "$cmd" in
     install) for p in "${parts[@]}"; do "install_$p"; done ;;
     start) for p in "${parts[@]}"; do "start_$p"; done ;;
