@@ -5,7 +5,7 @@ import { Code, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { startGateway, type RunningGateway } from '../support/gateway';
-import { startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
@@ -78,11 +78,7 @@ const startWorker = async () => {
 
 beforeAll(async () => {
   git = await startGitServer(token);
-  github = await startGitHubDouble({
-    token,
-    repoExists: async (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
-    branchHead: async (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
-  });
+  github = await startGitHubDouble({ token, ...backedBy(git) });
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n', 'src/index.js': 'module.exports = 42;\n' });

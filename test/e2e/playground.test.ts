@@ -10,7 +10,7 @@ import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { createPlaygroundHandler } from '../../src/playground';
 import { npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
-import { startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
@@ -60,11 +60,7 @@ function script(req: ChatRequest): ScriptedTurn {
 
 beforeAll(async () => {
   git = await startGitServer(token);
-  github = await startGitHubDouble({
-    token,
-    repoExists: async (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
-    branchHead: async (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
-  });
+  github = await startGitHubDouble({ token, ...backedBy(git) });
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { GitServer } from './git-server';
 
 export interface PullRequest {
   number: number;
@@ -27,6 +28,14 @@ export interface GitHubDoubleOptions {
   branchHead(owner: string, repo: string, branch: string): Promise<string | null>;
   /** Whether the repository exists. */
   repoExists(owner: string, repo: string): Promise<boolean>;
+}
+
+/** Repositories and branches as the test git server holds them, which is what GitHub reads from its own storage. */
+export function backedBy(git: GitServer): Omit<GitHubDoubleOptions, 'token'> {
+  return {
+    repoExists: (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
+    branchHead: (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
+  };
 }
 
 /**
