@@ -1,0 +1,98 @@
+import type { JobDoc } from '../../src/agent/job';
+import { restRoutes } from '../../src/rest/routes';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { v2Body } from '../support/http';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+
+// Every authenticated REST route, with every kind of bad credential: the documented status, the error shape,
+// nothing created and no quota used.
+
+let gw: RunningGateway;
+let model: ScriptedModel;
+const keys: Record<string, string> = {};
+
+// A valid body per route, so that only the credential decides the answer.
+const bodies: Record<string, unknown> = {
+  'POST /v2/agent/{projectId}/job': { prompt: 'fix the typo' },
+  'POST /v2/agent/{projectId}/job/{jobId}/message': { prompt: 'and the other one' },
+  'POST /discovery/v2/assistant/{domain}/message': v2Body('how do I install?'),
+  'POST /discovery/v1/assistant/{domain}/message': { fp: 'anonymous', messages: [{ role: 'user', content: 'how do I install?' }] },
+  'POST /discovery/v1/search/{domain}': { query: 'install' },
+};
+
+beforeAll(async () => {
+  model = await startScriptedModel(() => ({ text: 'never asked' }));
+  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl });
+  const t = gw.deps.tenancy;
+  await t.createOrg('acme');
+  await t.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/a', ref: 'main', domain: 'docs.a.test' });
+  await t.createProject({ _id: 'proj-b', orgId: 'acme', repository: 'acme/b', ref: 'main', domain: 'docs.b.test' });
+  const make = async (kind: 'admin' | 'assistant', project: 'a' | 'b') =>
+    (await gw.deps.keys.create({ kind, orgId: 'acme', projectId: `proj-${project}`, ...(kind === 'assistant' ? { domain: `docs.${project}.test` } : {}) })).key;
+  keys.admin = await make('admin', 'a');
+  keys.assistant = await make('assistant', 'a');
+  keys.otherAdmin = await make('admin', 'b');
+  keys.otherAssistant = await make('assistant', 'b');
+  for (const kind of ['admin', 'assistant'] as const) {
+    const revoked = await gw.deps.keys.create({ kind, orgId: 'acme', projectId: 'proj-a', ...(kind === 'assistant' ? { domain: 'docs.a.test' } : {}) });
+    await gw.deps.keys.revoke(revoked.id);
+    keys[`revoked-${kind}`] = revoked.key;
+  }
+  const job: JobDoc = {
+    _id: 'job_0001', projectId: 'proj-a', status: 'completed', source: { repository: 'acme/a', ref: 'main' }, model: 'm', branch: 'docent/job_0001',
+    prLink: null, createdAt: new Date(), updatedAt: new Date(), archivedAt: null, turn: 1, prompts: [], asDraft: false,
+  };
+  await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(job);
+});
+afterAll(async () => {
+  await gw.stop();
+  await model.close();
+});
+
+const counts = async () => {
+  const db = gw.deps.mongo.db;
+  return {
+    jobs: await db.collection('jobs').countDocuments(),
+    threads: await db.collection('threads').countDocuments(),
+    quota: await db.collection('rate_limit_slots').countDocuments(),
+    job: await db.collection('jobs').findOne({ _id: 'job_0001' as never }),
+  };
+};
+
+describe('credentials on every authenticated route', () => {
+  it('answer the documented status with the error shape, create nothing and use no quota', async () => {
+    const routes = restRoutes(gw.deps).filter((r) => r.auth !== 'none');
+    expect(routes.length).toBeGreaterThanOrEqual(8);
+    const before = await counts();
+    const checked: string[] = [];
+    for (const r of routes) {
+      const name = `${r.method} ${r.path}`;
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test');
+      const right = r.auth; // 'admin' or 'assistant'
+      const wrong = right === 'admin' ? 'assistant' : 'admin';
+      const cases: Array<[string, string | undefined, number, string]> = [
+        ['no key', undefined, 401, 'unauthenticated'],
+        ['a malformed header', 'Basic dXNlcjpwYXNz', 401, 'unauthenticated'],
+        ['an unknown key', `Bearer docent_${right === 'admin' ? 'admin' : 'asst'}_unknown`, 401, 'unauthenticated'],
+        ['the wrong kind of key', `Bearer ${keys[wrong]}`, 403, 'permission_denied'],
+        ['a revoked key', `Bearer ${keys[`revoked-${right}`]}`, 401, 'unauthenticated'],
+        ['another project’s key', `Bearer ${keys[right === 'admin' ? 'otherAdmin' : 'otherAssistant']}`, 404, 'not_found'],
+      ];
+      for (const [what, authorization, status, code] of cases) {
+        const body = bodies[name];
+        const res = await fetch(gw.url + path, {
+          method: r.method,
+          headers: { ...(authorization ? { authorization } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        const json = (await res.json()) as { error?: unknown; code?: unknown };
+        expect({ route: name, what, status: res.status, code: json.code }).toEqual({ route: name, what, status, code });
+        expect(typeof json.error).toBe('string');
+        checked.push(`${name}: ${what}`);
+      }
+    }
+    expect(await counts()).toEqual(before);
+    expect(model.requests).toEqual([]);
+    expect(checked.length).toBe(routes.length * 6);
+  });
+});
