@@ -9,8 +9,8 @@ import type { Row } from './lib/report';
 import { fmtMs, fmtRatio, median, medianDifference, medianRatio } from './lib/stats';
 
 const firstMs = 300;
-const rounds = 5;
-const perBlock = 6;
+const rounds = 4;
+const perBlock = 5;
 
 export const assistantTtft: Benchmark = {
   name: 'assistant-ttft',

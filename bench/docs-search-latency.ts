@@ -11,8 +11,8 @@ import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
 const chunks = 10_000;
 const pageSize = 5;
-const rounds = 5;
-const opsPerBlock = (c: number) => (c === 1 ? 40 : 160);
+const rounds = 4;
+const opsPerBlock = (c: number) => (c === 1 ? 25 : 96);
 
 export const docsSearchLatency: Benchmark = {
   name: 'docs-search-latency',

@@ -10,8 +10,8 @@ import type { Row } from './lib/report';
 import { runId } from './lib/stack';
 import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
-const rounds = 5;
-const opsPerBlock = (c: number) => (c === 1 ? 30 : 80);
+const rounds = 4;
+const opsPerBlock = (c: number) => (c === 1 ? 12 : 32);
 
 function connectCreate(b: JobBench): () => Promise<void> {
   const client = createClient(AgentService, createConnectTransport({ baseUrl: b.gw.url, httpVersion: '1.1' }));

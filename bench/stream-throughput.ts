@@ -36,7 +36,7 @@ export const streamThroughput: Benchmark = {
         for (let i = 0; i < 3; i++) rs.push(deltasPerSecond(await oneStream(a, bare, big)));
         return { latencies: rs, ops: rs.length, errors: 0, seconds: 0 };
       };
-      const r1 = await alternate({ rounds: 5, baseline: rateBlock(true), subject: rateBlock(false) });
+      const r1 = await alternate({ rounds: 4, baseline: rateBlock(true), subject: rateBlock(false) });
       const sRate = r1.subject.map((b) => median(b.latencies));
       const fRate = r1.baseline.map((b) => median(b.latencies));
       const ratio1 = medianRatio(sRate, fRate);
@@ -58,7 +58,7 @@ export const streamThroughput: Benchmark = {
         const all = await Promise.all(Array.from({ length: streams }, () => oneStream(a, bare, paced)));
         return { latencies: all.flatMap(addedGaps), ops: all.length, errors: 0, seconds: (performance.now() - t) / 1000 };
       };
-      const r2 = await alternate({ rounds: 3, baseline: gapBlock(true), subject: gapBlock(false) });
+      const r2 = await alternate({ rounds: 2, warmup: false, baseline: gapBlock(true), subject: gapBlock(false) });
       const s99 = r2.subject.map((b) => percentile(b.latencies, 99));
       const f99 = r2.baseline.map((b) => percentile(b.latencies, 99));
       rows.push({
@@ -77,8 +77,8 @@ export const streamThroughput: Benchmark = {
     return {
       rows,
       notes: [
-        `Part 1: 5 pairs of blocks of 3 streams after a warm-up pair; the bare writer streams the same model through the AI SDK with no retrieval (the rate counts deltas between the first and the last).` +
-          ` Part 2: 3 pairs of blocks of ${streams} simultaneous streams of ${pacedTokens} tokens, ${paceMs} ms apart; the added delay of a gap is its length minus ${paceMs} ms, as the client sees it; ` +
+        `Part 1: 4 pairs of blocks of 3 streams after a warm-up pair; the bare writer streams the same model through the AI SDK with no retrieval (the rate counts deltas between the first and the last).` +
+          ` Part 2: 2 pairs of blocks (no warm-up) of ${streams} simultaneous streams of ${pacedTokens} tokens, ${paceMs} ms apart; the added delay of a gap is its length minus ${paceMs} ms, as the client sees it; ` +
           'client, gateway and bare writer share one process and the model runs in another, so the floor itself shows what two cores add.',
       ],
     };

@@ -20,8 +20,8 @@ import { benchEnv, runId } from './lib/stack';
 import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
 const token = 'ghs_benchtoken0123456789';
-const rounds = 5;
-const perBlock = 3;
+const rounds = 4;
+const perBlock = 2;
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 

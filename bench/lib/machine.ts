@@ -47,7 +47,10 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
   const mongo = new MongoClient(config.mongo.url, { serverSelectionTimeoutMS: 2000 });
   try {
     const info = (await mongo.db('admin').command({ buildInfo: 1 })) as { version?: string; ferretdbVersion?: string; ferretdb?: { version?: string } };
-    const server = info.ferretdbVersion ? `FerretDB ${info.ferretdbVersion} (MongoDB wire ${info.version})` : `MongoDB ${info.version}`;
+    // FerretDB built from the module proxy reports its version as "unknown"; infra/stack.sh pins it.
+    const server = info.ferretdbVersion
+      ? `FerretDB ${info.ferretdbVersion === 'unknown' ? 'v1.24.2 (pinned by infra/stack.sh; the build reports "unknown")' : info.ferretdbVersion}, SQLite backend, MongoDB wire version ${info.version}`
+      : `MongoDB ${info.version}`;
     let serverDefault = 'not reported (getDefaultRWConcern unsupported)';
     try {
       const rw = (await mongo.db('admin').command({ getDefaultRWConcern: 1 })) as { defaultWriteConcern?: unknown };
@@ -65,10 +68,11 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
 
   const es = new EsClient({ node: config.elasticsearch.url });
   try {
-    const info = await es.info();
+    // Not es.info(): the local node built from the integ-test distribution answers GET / with 405.
     const nodes = await es.nodes.info({ metric: ['jvm'] });
-    const heaps = Object.values(nodes.nodes).map((n) => `${((n.jvm?.mem?.heap_max_in_bytes ?? 0) / 2 ** 30).toFixed(2)} GiB`);
-    facts.Elasticsearch = `${info.version.number}, ${Object.keys(nodes.nodes).length} node(s), heap max ${heaps.join(', ')}`;
+    const list = Object.values(nodes.nodes);
+    const heaps = list.map((n) => `${((n.jvm?.mem?.heap_max_in_bytes ?? 0) / 2 ** 30).toFixed(2)} GiB`);
+    facts.Elasticsearch = `${list[0]?.version ?? '?'}, ${list.length} node(s), JVM heap max ${heaps.join(', ')}`;
   } catch (err) {
     facts.Elasticsearch = `unreachable: ${(err as Error).message}`;
   } finally {
