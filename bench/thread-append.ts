@@ -62,7 +62,8 @@ export const threadAppend: Benchmark = {
         rows,
         notes: [
           `${threadsCount} threads, each append to the next thread in turn (one turn per thread, about); a 1.5 kB answer with five sources per turn; ` +
-            `${rounds} pairs of blocks of ${opsPerBlock(1)} (c=1) or ${opsPerBlock(16)} (c=16) appends after a warm-up pair.`,
+            `${rounds} pairs of blocks of ${opsPerBlock(1)} (c=1) or ${opsPerBlock(16)} (c=16) appends after a warm-up pair. ` +
+            "ThreadStore.appendTurn issues exactly the floor's updateOne, so a ratio away from 1 is FerretDB's write queue (SQLite, one writer) and block order, not code.",
         ],
       };
     } finally {

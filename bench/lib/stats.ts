@@ -20,6 +20,11 @@ export function medianDifference(subject: readonly number[], baseline: readonly 
   return median(subject.map((s, i) => s - baseline[i]!));
 }
 
+/** Whether `subject ≤ factor × floor + plusMs` holds for the median block pair (the same pairing as the ratio). */
+export function meetsScaledFloor(subject: readonly number[], floor: readonly number[], factor: number, plusMs: number): boolean {
+  return median(subject.map((s, i) => s - factor * floor[i]! - plusMs)) <= 0;
+}
+
 export const fmtMs = (x: number) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms` : 'n/a');
 export const fmtRatio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : 'n/a');
 export const fmtRate = (x: number, unit: string) => (Number.isFinite(x) ? `${x >= 100 ? x.toFixed(0) : x.toFixed(1)} ${unit}` : 'n/a');
