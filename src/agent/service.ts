@@ -48,12 +48,9 @@ export class AgentJobService {
 
   /** Authenticates an admin key for the project; another project's key learns nothing about it. */
   private async authorize(authorization: string | null | undefined, projectId: string) {
-    // The project is read while the key is checked (one round trip less); it is used only once the key is bound to it.
-    const projectRead = idShape.test(projectId) ? this.d.tenancy.getProject(projectId) : Promise.resolve(null);
-    projectRead.catch(() => undefined); // a failed read matters only if it is awaited below
     const caller = await this.d.keys.authenticate(authorization, 'admin');
     if (caller.projectId !== projectId || !idShape.test(projectId)) throw new AppError('not_found', 'project not found');
-    const project = await projectRead;
+    const project = await this.d.tenancy.getProject(projectId);
     if (!project) throw new AppError('not_found', 'project not found');
     return project;
   }

@@ -48,32 +48,29 @@ export class RateLimits {
     ]);
   }
 
-  /**
-   * Takes a unit of every limit at once (one database round trip of latency instead of one per limit); when one
-   * refuses, the units the others took are given back before the 429, which names the first limit that refused.
-   */
+  /** Takes a unit of each limit in turn; when one refuses, the units already taken are given back before the 429. */
   private async consume(limits: Array<[FixedWindowCounter, string, string]>): Promise<Admission> {
-    const results = await Promise.allSettled(limits.map(([counter, subject]) => counter.take(subject)));
     const taken: Array<{ counter: FixedWindowCounter; slotId: string; state: LimitState }> = [];
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled' && r.value.ok) taken.push({ counter: limits[i]![0], slotId: r.value.slotId, state: r.value.state });
-    });
     const releaseAll = async () => {
       await Promise.all(taken.splice(0).map((t) => t.counter.giveBack(t.slotId)));
     };
-    const refused = results.findIndex((r) => r.status === 'rejected' || !r.value.ok);
-    if (refused >= 0) {
+    try {
+      for (const [counter, subject, what] of limits) {
+        const r = await counter.take(subject);
+        if (!r.ok) {
+          const s = r.state;
+          throw new AppError(
+            'resource_exhausted',
+            `rate limit reached: ${s.limit} ${what} per ${periodWord[counter.period]}; try again in ${s.resetSeconds} s`,
+            s.resetSeconds,
+            rateLimitHeaders(s),
+          );
+        }
+        taken.push({ counter, slotId: r.slotId, state: r.state });
+      }
+    } catch (err) {
       await releaseAll().catch(() => undefined);
-      const r = results[refused]!;
-      if (r.status === 'rejected') throw r.reason;
-      const [counter, , what] = limits[refused]!;
-      const s = r.value.state;
-      throw new AppError(
-        'resource_exhausted',
-        `rate limit reached: ${s.limit} ${what} per ${periodWord[counter.period]}; try again in ${s.resetSeconds} s`,
-        s.resetSeconds,
-        rateLimitHeaders(s),
-      );
+      throw err;
     }
     const tightest = taken.reduce((a, b) => (b.state.remaining < a.state.remaining ? b : a));
     return { headers: rateLimitHeaders(tightest.state), release: releaseAll };
