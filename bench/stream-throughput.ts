@@ -58,7 +58,7 @@ export const streamThroughput: Benchmark = {
         const all = await Promise.all(Array.from({ length: streams }, () => oneStream(a, bare, paced)));
         return { latencies: all.flatMap(gaps), ops: all.length, errors: 0, seconds: (performance.now() - t) / 1000 };
       };
-      const r2 = await alternate({ rounds: 3, warmup: false, baseline: gapBlock(true), subject: gapBlock(false) });
+      const r2 = await alternate({ rounds: 2, warmup: false, baseline: gapBlock(true), subject: gapBlock(false) });
       const s99 = r2.subject.map((b) => percentile(b.latencies, 99));
       const f99 = r2.baseline.map((b) => percentile(b.latencies, 99));
       // What docent adds to the client's p99 gap over what the bare writer on the same machine shows.
@@ -80,7 +80,7 @@ export const streamThroughput: Benchmark = {
       rows,
       notes: [
         `Part 1: 4 pairs of blocks of 3 streams after a warm-up pair; the bare writer streams the same model through the AI SDK with no retrieval (the rate counts deltas between the first and the last).` +
-          ` Part 2: 3 pairs of blocks (no warm-up) of ${streams} simultaneous streams of ${pacedTokens} tokens, ${paceMs} ms apart; a gap is the time between two deltas as the client reads them ` +
+          ` Part 2: 2 pairs of blocks (no warm-up) of ${streams} simultaneous streams of ${pacedTokens} tokens, ${paceMs} ms apart; a gap is the time between two deltas as the client reads them ` +
           '(deltas that arrive in one read have a gap of 0, so a late delta shows as a long gap); added delay = median over pairs of subject p99 gap minus floor p99 gap; ' +
           'client, gateway and bare writer share one process and the model runs in another, so the floor itself shows what two cores add.',
       ],

@@ -51,7 +51,8 @@ export interface StreamTiming {
  */
 export async function readStream(url: string, init: { headers: Record<string, string>; body: string }, format: 'v2' | 'v1'): Promise<StreamTiming> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...init.headers }, body: init.body });
+  // A stream that stalls (a wedged dependency) fails its block after a minute instead of holding up the run.
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...init.headers }, body: init.body, signal: AbortSignal.timeout(60_000) });
   if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
   const decoder = new TextDecoder();
   const deltaTimes: number[] = [];
