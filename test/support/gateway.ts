@@ -20,12 +20,15 @@ export interface GatewayOptions {
   extraRoutes?: (deps: Deps) => Route[];
   /** Where the gateway's log lines go (default: stdout). */
   logDestination?: NodeJS.WritableStream;
+  /** Changes the clients before the server is built (benchmarks swap in variants, e.g. without rate limits). */
+  prepare?: (deps: Deps) => Deps;
 }
 
 /** Starts the real gateway in-process on free ports against the local stack, with a fresh database. */
 export async function startGateway(overrides: Record<string, string> = {}, options: GatewayOptions = {}): Promise<RunningGateway> {
   const config = testConfig(overrides);
-  const deps = createDeps(config, createLogger(config.logLevel, 'test-gateway', options.logDestination));
+  const created = createDeps(config, createLogger(config.logLevel, 'test-gateway', options.logDestination));
+  const deps = options.prepare ? options.prepare(created) : created;
   await ensureIndexes(deps.mongo.db).catch(() => undefined); // a test may point MongoDB at nothing on purpose
   const gateway = build(deps, [...restRoutes(deps), ...(options.extraRoutes?.(deps) ?? [])]);
   const { httpPort, grpcPort } = await gateway.listen();

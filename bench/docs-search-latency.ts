@@ -1,0 +1,72 @@
+// docs-search-latency: POST /discovery/v1/search/{d} top-5 on a 10,000-chunk corpus vs the same query body sent
+// with @elastic/elasticsearch in-process (the gateway's own client), c=1 and c=16.
+import { buildRetrievalQuery, docsAlias } from '../src/search/docs-index';
+import { startGateway } from '../test/support/gateway';
+import type { Benchmark } from './lib/bench';
+import { alternate, closedLoop, p50s, p99s, pooled } from './lib/blocks';
+import { corpusQueries, indexCorpus } from './lib/corpus';
+import type { Row } from './lib/report';
+import { benchEnv, deleteIndexes, runId } from './lib/stack';
+import { fmtMs, fmtRatio, median, medianRatio, meetsScaledFloor } from './lib/stats';
+
+const chunks = 10_000;
+const pageSize = 5;
+const rounds = 4;
+const opsPerBlock = (c: number) => (c === 1 ? 25 : 96);
+
+export const docsSearchLatency: Benchmark = {
+  name: 'docs-search-latency',
+  summary: `REST search top-${pageSize} over ${chunks} chunks vs the same Elasticsearch query from the client`,
+  async run(ctx) {
+    const run = runId();
+    const domain = `docs-${run}.bench.test`;
+    const gw = await startGateway(benchEnv(run));
+    const { es, config } = gw.deps;
+    const prefix = config.elasticsearch.indexPrefix;
+    try {
+      const t = performance.now();
+      await indexCorpus(es, prefix, domain, chunks);
+      ctx.log(`indexed ${chunks} chunks in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
+      const url = `${gw.url}/discovery/v1/search/${domain}`;
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const subject = async (i: number) => {
+        const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query: corpusQueries[i % corpusQueries.length], pageSize }) });
+        const body = (await r.json()) as { results?: unknown[] };
+        if (r.status !== 200 || body.results?.length !== pageSize) throw new Error(`search answered ${r.status} with ${body.results?.length} results`);
+      };
+      // What retrieveChunks sends: the same index alias, size (3× over-fetch), query and _source.
+      const floor = async (i: number) => {
+        const query = corpusQueries[i % corpusQueries.length]!;
+        await es.search({ index: docsAlias(prefix, domain), ignore_unavailable: true, size: pageSize * 3, query: buildRetrievalQuery({ domain, query, pageSize }), _source: ['path', 'url', 'title', 'headings', 'text'] });
+      };
+      const rows: Row[] = [];
+      for (const c of [1, 16]) {
+        const n = opsPerBlock(c);
+        const r = await alternate({ rounds, baseline: () => closedLoop(floor, { concurrency: c, ops: n }), subject: () => closedLoop(subject, { concurrency: c, ops: n }) });
+        const s50 = median(p50s(r.subject));
+        const f50 = median(p50s(r.baseline));
+        rows.push({
+          bench: 'docs-search-latency',
+          case: `REST c=${c}`,
+          ratio: `p50 ${fmtRatio(medianRatio(p50s(r.subject), p50s(r.baseline)))}, p99 ${fmtRatio(medianRatio(p99s(r.subject), p99s(r.baseline)))}`,
+          target: 'p50 ≤ 1.2× floor + 1 ms',
+          met: meetsScaledFloor(p50s(r.subject), p50s(r.baseline), 1.2, 1),
+          subject: `p50 ${fmtMs(s50)}, p99 ${fmtMs(pooled(r.subject, 99))}`,
+          baseline: `p50 ${fmtMs(f50)}, p99 ${fmtMs(pooled(r.baseline, 99))}`,
+        });
+        ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio}`);
+      }
+      return {
+        rows,
+        notes: [
+          `${chunks} synthetic chunks (${chunks / 8} pages, one shard, force-merged); ${rounds} pairs of blocks of ${opsPerBlock(1)} (c=1) or ${opsPerBlock(16)} (c=16) searches after a warm-up pair, 5 queries in turn.` +
+            ' The subject adds HTTP, key authentication (one MongoDB read), validation and JSON encoding of the passages.',
+        ],
+      };
+    } finally {
+      await deleteIndexes(es, prefix).catch(() => undefined);
+      await gw.stop();
+    }
+  },
+};

@@ -1,0 +1,51 @@
+// A gateway with the scripted model and a small indexed corpus, and the bare SSE floor next to it.
+import { createLanguageModel } from '../../src/llm/model';
+import { startGateway, type RunningGateway } from '../../test/support/gateway';
+import { startBareSse, type BareSse } from './bare-sse';
+import type { BenchContext } from './bench';
+import { indexCorpus } from './corpus';
+import { benchEnv, deleteIndexes, runId } from './stack';
+
+export interface AssistantBench {
+  gw: RunningGateway;
+  bare: BareSse;
+  domain: string;
+  key: string;
+  /** Body and headers of an assistant message in the given format. */
+  request(format: 'v2' | 'v1', question: string): { url: string; headers: Record<string, string>; body: string };
+  /** The bare floor's request: `retrieve` adds the thread insert and the retrieval. */
+  bareRequest(question: string, retrieve: boolean): { url: string; headers: Record<string, string>; body: string };
+  stop(): Promise<void>;
+}
+
+export async function startAssistantBench(ctx: BenchContext, chunks = 2_000): Promise<AssistantBench> {
+  const model = await ctx.model();
+  const run = runId();
+  const domain = `docs-${run}.bench.test`;
+  const gw = await startGateway(benchEnv(run, model.env));
+  const prefix = gw.deps.config.elasticsearch.indexPrefix;
+  await indexCorpus(gw.deps.es, prefix, domain, chunks);
+  const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
+  const bare = await startBareSse({ db: gw.deps.mongo.db, es: gw.deps.es, indexPrefix: prefix, model: createLanguageModel(gw.deps.config.model)! });
+  return {
+    gw,
+    bare,
+    domain,
+    key,
+    request(format, question) {
+      const body =
+        format === 'v2'
+          ? { fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: question }] }] }
+          : { fp: 'anonymous', messages: [{ role: 'user', content: question, parts: [{ type: 'text', text: question }] }] };
+      return { url: `${gw.url}/discovery/${format}/assistant/${domain}/message`, headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) };
+    },
+    bareRequest(question, retrieve) {
+      return { url: bare.url, headers: {}, body: JSON.stringify({ domain, question, retrieve }) };
+    },
+    async stop() {
+      await bare.close();
+      await deleteIndexes(gw.deps.es, prefix).catch(() => undefined);
+      await gw.stop();
+    },
+  };
+}
