@@ -48,8 +48,15 @@ export async function ensureLimitIndexes(db: Db): Promise<void> {
  * (its $inc and conditional updates lose writes under concurrency; see docs/decisions-tenancy.md). Giving a unit back
  * deletes its document.
  */
+/** How many windows' next-slot hints a process keeps; beyond that the oldest is forgotten (and recounted if needed). */
+const maxHints = 10_000;
+/** Collisions in a row (other replicas taking the same slots) before falling back to reading the window's slots. */
+const maxProbes = 8;
+
 export class FixedWindowCounter {
   private readonly slots: Collection<SlotDoc>;
+  /** bucket → the slot this process will try next: the common path is one insert, with no count or scan. */
+  private readonly nextSlot = new Map<string, number>();
 
   constructor(
     db: Db,
@@ -60,6 +67,23 @@ export class FixedWindowCounter {
     this.slots = db.collection<SlotDoc>(slotCollection);
   }
 
+  private remember(bucket: string, slot: number): void {
+    this.nextSlot.delete(bucket); // re-inserted last, so the map's order is least recently used first
+    this.nextSlot.set(bucket, slot);
+    if (this.nextSlot.size > maxHints) this.nextSlot.delete(this.nextSlot.keys().next().value!);
+  }
+
+  /** Tries to insert one slot document; true when this request won it. */
+  private async claim(bucket: string, slot: number, end: Date): Promise<boolean> {
+    try {
+      await this.slots.insertOne({ _id: `${bucket}#${slot}`, bucket, slot, expiresAt: end });
+      return true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return false;
+    }
+  }
+
   async take(subject: string, now = new Date()): Promise<Taken> {
     const window = windowOf(this.period, now);
     const bucket = `${this.name}|${encodeURIComponent(subject)}|${window.id}`;
@@ -68,29 +92,42 @@ export class FixedWindowCounter {
       remaining: Math.max(0, this.limit - used),
       resetSeconds: Math.max(1, Math.ceil((window.end.getTime() - now.getTime()) / 1000)),
     });
-    let used = await this.slots.countDocuments({ bucket });
-    let candidate: number | undefined = used < this.limit ? used : undefined;
-    // Each failed insert means another request took that slot; the loop ends when a slot is won or none is free.
-    while (candidate !== undefined) {
-      try {
-        await this.slots.insertOne({ _id: `${bucket}#${candidate}`, bucket, slot: candidate, expiresAt: window.end });
-        // The first unit of a window is the moment to sweep older windows where TTL indexes do not exist.
-        if (candidate === 0) await this.slots.deleteMany({ expiresAt: { $lte: now } });
-        return { ok: true, slotId: `${bucket}#${candidate}`, state: state(used + 1) };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
+    const won = async (slot: number, used: number): Promise<Taken> => {
+      this.remember(bucket, slot + 1);
+      // The first unit of a window is the moment to sweep older windows where TTL indexes do not exist.
+      if (slot === 0) await this.slots.deleteMany({ expiresAt: { $lte: now } });
+      return { ok: true, slotId: `${bucket}#${slot}`, state: state(used) };
+    };
+
+    // Fast path: the next slot after the last one this process won, probing forward past slots other replicas took.
+    let candidate = this.nextSlot.get(bucket) ?? (await this.slots.countDocuments({ bucket }));
+    for (let probe = 0; probe < maxProbes && candidate < this.limit; probe++, candidate++) {
+      if (await this.claim(bucket, candidate, window.end)) return won(candidate, candidate + 1);
+    }
+
+    // Slow path (near the limit, or heavy contention): read the window's slots and try the free ones, which
+    // includes holes left by units given back.
+    for (;;) {
       const taken = new Set((await this.slots.find({ bucket }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
-      used = taken.size;
       const free: number[] = [];
       for (let i = 0; i < this.limit && free.length < 64; i++) if (!taken.has(i)) free.push(i);
+      if (free.length === 0) {
+        this.remember(bucket, this.limit);
+        return { ok: false, state: state(this.limit) };
+      }
       // A random free slot keeps concurrent requests from all retrying the same one.
-      candidate = free.length ? free[randomInt(free.length)] : undefined;
+      const slot = free[randomInt(free.length)]!;
+      if (await this.claim(bucket, slot, window.end)) return won(slot, taken.size + 1);
     }
-    return { ok: false, state: state(this.limit) };
   }
 
   async giveBack(slotId: string): Promise<void> {
     await this.slots.deleteOne({ _id: slotId });
+    // The freed slot is the next one this process tries, so a hole is reused before the window counts as full.
+    const hash = slotId.lastIndexOf('#');
+    const bucket = slotId.slice(0, hash);
+    const slot = Number(slotId.slice(hash + 1));
+    const hint = this.nextSlot.get(bucket);
+    if (hint !== undefined && slot < hint) this.remember(bucket, slot);
   }
 }
