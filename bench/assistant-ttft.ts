@@ -52,7 +52,7 @@ export const assistantTtft: Benchmark = {
       notes: [
         `${rounds} pairs of blocks of ${perBlock} sequential requests after a warm-up pair; the scripted model runs in its own process. ` +
           'Both sides open a new thread and retrieve 5 passages from a 2,000-chunk corpus before calling the model; the subject also authenticates the key, ' +
-          'takes the three assistant rate-limit slots (key, organization, IP: a count and an insert each) and encodes the stream.',
+          'takes the three assistant rate-limit slots (key, organization, IP: one insert each on the common path) and encodes the stream.',
       ],
     };
   },
