@@ -98,7 +98,7 @@ export function build(deps: Deps, restPaths: Route[] = restRoutes(deps)): Gatewa
     const requestId = typeof incoming === 'string' && requestIdShape.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const route = rpcPaths.has(pathname) || isPlaygroundPath(pathname) ? (isPlaygroundPath(pathname) ? '/playground' : pathname) : (rest.routeOf(pathname) ?? 'unmatched');
+    const route = isPlaygroundPath(pathname) ? '/playground' : rpcPaths.has(pathname) ? pathname : (rest.routeOf(pathname) ?? 'unmatched');
     const finished = new Promise<void>((resolve) => res.once('close', resolve));
     void finished.then(() => {
       const seconds = (performance.now() - started) / 1000;

@@ -1,6 +1,16 @@
 import type { TenancyStore } from '../tenancy/store';
 import type { CorsPolicy } from './router';
 
+// Headers a browser may send to, and read from, docent: REST routes, and Connect and gRPC-web (see @connectrpc/cors).
+export const corsAllowHeaders = [
+  'authorization', 'content-type', 'idempotency-key', 'x-request-id', 'connect-protocol-version', 'connect-timeout-ms',
+  'connect-accept-encoding', 'connect-content-encoding', 'x-grpc-web', 'x-user-agent', 'grpc-timeout',
+].join(', ');
+export const corsExposeHeaders = [
+  'x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-thread-id', 'location',
+  'x-vercel-ai-ui-message-stream', 'x-vercel-ai-data-stream', 'grpc-status', 'grpc-message', 'grpc-status-details-bin',
+].join(', ');
+
 /** Any origin may read the route (public documents such as /openapi.json). */
 export const publicCors: CorsPolicy = { kind: 'public' };
 

@@ -1,5 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
+import type { z } from 'zod';
+import { AppError, toRestError } from '../errors';
+import type { Logger } from '../log';
+import { parseInput } from '../validate';
+import { corsAllowHeaders, corsExposeHeaders, isSameOrigin } from './cors';
 
 // The same routes serve the HTTP/1.1 and the h2c listener, so only what both kinds of response share is used.
 type NodeServerRequest = IncomingMessage | Http2ServerRequest;
@@ -15,11 +20,6 @@ interface NodeServerResponse extends NodeResponse {
   destroy(): unknown;
   once(event: 'drain' | 'close', listener: () => void): unknown;
 }
-import { z } from 'zod';
-import { AppError, toRestError } from '../errors';
-import { parseInput } from '../validate';
-import { isSameOrigin } from './cors';
-import type { Logger } from '../log';
 
 export interface RestRequest<B = unknown> {
   params: Record<string, string>;
@@ -138,10 +138,6 @@ async function pipe(res: NodeServerResponse, r: RestResponse & { stream: AsyncIt
   }
   res.end('');
 }
-
-// Headers a browser may send to, and read from, a CORS-enabled route.
-const corsAllowHeaders = 'authorization, content-type, idempotency-key';
-const corsExposeHeaders = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, x-thread-id, location, x-vercel-ai-ui-message-stream, x-vercel-ai-data-stream';
 
 /** The Access-Control-Allow-Origin value for this origin, or undefined when the route's policy refuses it. */
 async function allowedOrigin(policy: CorsPolicy, params: Record<string, string>, origin: string): Promise<string | undefined> {

@@ -1,19 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { isSameOrigin, originsOf } from '../rest/cors';
+import { corsAllowHeaders, corsExposeHeaders, isSameOrigin, originsOf } from '../rest/cors';
 import type { NodeResponse } from '../rest/router';
 import type { TenancyStore } from '../tenancy/store';
 
-// What Connect, gRPC-web and docent's own headers need from a browser (see @connectrpc/cors for the full lists).
-const allowHeaders = [
-  'authorization', 'content-type', 'idempotency-key', 'connect-protocol-version', 'connect-timeout-ms',
-  'connect-accept-encoding', 'connect-content-encoding', 'x-grpc-web', 'x-user-agent', 'grpc-timeout', 'x-request-id',
-].join(', ');
-const exposeHeaders = [
-  'grpc-status', 'grpc-message', 'grpc-status-details-bin', 'x-thread-id', 'x-request-id',
-  'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset',
-].join(', ');
 
 interface Access {
   /** Origins allowed for every project (DOCENT_CORS_ORIGINS). */
@@ -39,11 +30,11 @@ export function createConnectCors(access: Access, isConnectPath: (pathname: stri
     }
     res.setHeader('access-control-allow-origin', origin);
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { 'access-control-allow-methods': 'POST, GET', 'access-control-allow-headers': allowHeaders, 'access-control-max-age': '600' });
+      res.writeHead(204, { 'access-control-allow-methods': 'POST, GET', 'access-control-allow-headers': corsAllowHeaders, 'access-control-max-age': '600' });
       res.end('');
       return true;
     }
-    res.setHeader('access-control-expose-headers', exposeHeaders);
+    res.setHeader('access-control-expose-headers', corsExposeHeaders);
     return false;
   };
 }
