@@ -7,11 +7,15 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { simpleGit } from 'simple-git';
 import { chunkPage, type DocChunk } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
+import type { Embedder } from '../src/search/embedder';
+import { embedChunks } from './docs-embeddings';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/contracts';
 
 export interface DocsActivityDeps {
   es: EsClient;
   esIndexPrefix: string;
+  /** The passage-embedding model; undefined when embeddings are off. */
+  embedder?: () => Promise<Embedder>;
 }
 
 /** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
@@ -87,7 +91,9 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         const files = await listDocs(root).catch(() => [] as string[]);
         if (files.length === 0) throw docsIngestFailure('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
         const baseUrl = input.baseUrl ?? `https://${input.domain}`;
-        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nbase ${baseUrl}\n`);
+        const embedder = await deps.embedder?.();
+        // The model is part of the version: turning embeddings on, or changing the model, rebuilds the index.
+        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
         const chunks: DocChunk[] = [];
         for (const file of files) {
           const source = await readFile(path.join(root, file), 'utf8');
@@ -102,11 +108,13 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
         if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
 
+        const vectors = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: Object.keys(served) }) : undefined;
         await es.indices.delete({ index }, { ignore: [404] });
-        await es.indices.create({ index, ...docsIndexBody, mappings: { ...docsIndexBody.mappings, _meta: { source: input.source, baseUrl, version } } });
+        const body = docsIndexBody(embedder?.dims);
+        await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
         for (let i = 0; i < chunks.length; i += bulkBatch) {
           const batch = chunks.slice(i, i + bulkBatch);
-          const r = await es.bulk({ operations: batch.flatMap((c) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c)]) });
+          const r = await es.bulk({ operations: batch.flatMap((c, j) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c, vectors?.[i + j])]) });
           if (r.errors) {
             const first = r.items.find((it) => it.index?.error)?.index?.error;
             throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);

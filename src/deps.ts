@@ -9,6 +9,7 @@ import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
 import { createMetrics, type Metrics } from './metrics';
 import type { Tracer } from '@opentelemetry/api';
+import { embedderLoader } from './search/embedder';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 
@@ -45,6 +46,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     log,
     db: mongo.db,
     es,
+    embedder: embedderLoader(config.embeddingModelDir),
     keys,
     // Counted after authentication and validation: a refused request uses no quota.
     countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),

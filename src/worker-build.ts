@@ -6,6 +6,7 @@ import { createActivities } from '../activities';
 import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
 import type { Config } from './config';
 import type { Logger } from './log';
+import { embedderLoader } from './search/embedder';
 import { createMongo, type Mongo } from './store/mongo';
 import { traced } from './tracing';
 
@@ -55,7 +56,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
   const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 0, requestTimeout: 30_000 });
-  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log });
+  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir) });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(

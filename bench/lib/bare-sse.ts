@@ -8,13 +8,14 @@ import { streamText, type LanguageModel } from 'ai';
 import type { Db } from 'mongodb';
 import { ThreadStore } from '../../src/assistant/threads';
 import { retrieveChunks } from '../../src/search/docs-index';
+import type { Embedder } from '../../src/search/embedder';
 
 export interface BareSse {
   url: string;
   close(): Promise<void>;
 }
 
-export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: string; model: LanguageModel }): Promise<BareSse> {
+export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: string; embedder?: () => Promise<Embedder>; model: LanguageModel }): Promise<BareSse> {
   const threads = new ThreadStore(deps.db);
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -22,7 +23,7 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
     const { domain, question, retrieve } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { domain: string; question: string; retrieve: boolean };
     if (retrieve) {
       await threads.open(domain, 'anonymous', undefined);
-      await retrieveChunks(deps.es, deps.indexPrefix, { domain, query: question, pageSize: 5 });
+      await retrieveChunks(deps, { domain, query: question, pageSize: 5 });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const result = streamText({ model: deps.model, prompt: question, maxRetries: 0 });

@@ -37,7 +37,7 @@ export async function indexCorpus(es: EsClient, prefix: string, domain: string, 
     });
   }
   const index = docsIndexName(prefix, domain, 'bench');
-  await es.indices.create({ index, ...docsIndexBody });
+  await es.indices.create({ index, ...docsIndexBody() });
   for (let i = 0; i < docs.length; i += 2000) {
     const r = await es.bulk({ operations: docs.slice(i, i + 2000).flatMap((c) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c)]) });
     if (r.errors) throw new Error('bulk indexing of the benchmark corpus failed');

@@ -7,7 +7,8 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { createLanguageModel } from '../llm/model';
 import type { Logger } from '../log';
-import { retrieveChunks, type Passage, type SearchFilter } from '../search/docs-index';
+import { retrieveChunks, type Passage, type Retrieval, type SearchFilter } from '../search/docs-index';
+import type { Embedder } from '../search/embedder';
 import type { AnswerEvent, AnswerSource } from './events';
 import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import type { AssistantQuestion } from './request';
@@ -33,6 +34,8 @@ export interface AssistantServiceDeps {
   log: Logger;
   db: Db;
   es: EsClient;
+  /** The question-embedding model of hybrid retrieval; undefined when embeddings are off. */
+  embedder?: () => Promise<Embedder>;
   keys: ApiKeyStore;
   countAssistantRequest?: AssistantRequestCounter;
 }
@@ -56,9 +59,11 @@ export class AssistantService {
   private readonly threads: ThreadStore;
   private readonly model: LanguageModel | null;
   private readonly modelName: string;
+  private readonly retrieval: Retrieval;
 
   constructor(private readonly deps: AssistantServiceDeps) {
     this.threads = new ThreadStore(deps.db);
+    this.retrieval = { es: deps.es, indexPrefix: deps.config.elasticsearch.indexPrefix, embedder: deps.embedder };
     this.model = createLanguageModel(deps.config.model);
     this.modelName = this.model ? `${deps.config.model.provider}:${deps.config.model.id}` : 'extractive';
   }
@@ -72,7 +77,7 @@ export class AssistantService {
 
   async search(authorization: string | null | undefined, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
     await this.authorize(authorization, domain);
-    return retrieveChunks(this.deps.es, this.deps.config.elasticsearch.indexPrefix, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter }, signal);
+    return retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter }, signal);
   }
 
   /**
@@ -91,8 +96,7 @@ export class AssistantService {
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
     const hints = [...q.context.map((c) => c.value), ...(previousQuestion ? [previousQuestion] : [])];
     const passages = await retrieveChunks(
-      this.deps.es,
-      this.deps.config.elasticsearch.indexPrefix,
+      this.retrieval,
       { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, currentPath: q.currentPath, hints },
       req.signal,
     );

@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Client as EsClient, estypes } from '@elastic/elasticsearch';
 import type { DocChunk } from '../docs/chunk';
 import { stemText } from './analyze';
+import { embeddingText, type Embedder } from './embedder';
+import { blendVectors, fuseRanks, rrfK, strictKeywordQuery, vectorSearch } from './hybrid';
 
 /** Bumped whenever the mapping or the indexed fields change, so that unchanged docs are still rebuilt once. */
-export const DOCS_INDEX_LAYOUT = 2;
+export const DOCS_INDEX_LAYOUT = 3;
 
 // Index names allow few characters; a domain is lowercased and anything else becomes `_`.
 const indexSafe = (domain: string) => domain.toLowerCase().replace(/[^a-z0-9._-]/g, '_');
@@ -18,40 +21,53 @@ export function docsIndexName(prefix: string, domain: string, version: string): 
   return `${docsAlias(prefix, domain)}-${version}`;
 }
 
-export const docsIndexBody = {
-  settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '-1' },
-  mappings: {
-    dynamic: 'strict' as const,
-    properties: {
-      path: { type: 'keyword' as const },
-      url: { type: 'keyword' as const, index: false },
-      anchor: { type: 'keyword' as const },
-      title: { type: 'text' as const },
-      description: { type: 'text' as const },
-      description_stem: { type: 'text' as const },
-      headings: { type: 'text' as const },
-      text: { type: 'text' as const },
-      title_stem: { type: 'text' as const },
-      headings_stem: { type: 'text' as const },
-      text_stem: { type: 'text' as const },
-      version: { type: 'keyword' as const },
-      language: { type: 'keyword' as const },
-      groups: { type: 'keyword' as const },
-      order: { type: 'integer' as const },
+/** Settings and mapping of a docs index; `dims` adds the passage vectors of hybrid retrieval. */
+export function docsIndexBody(dims?: number) {
+  return {
+    settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '-1' },
+    mappings: {
+      dynamic: 'strict' as const,
+      properties: {
+        // Unit-length vectors (see Embedder), so the dot product is the cosine and the cheapest to compute.
+        ...(dims ? { embedding: { type: 'dense_vector' as const, dims, index: true, similarity: 'dot_product' as const } } : {}),
+        // Hash of the text a vector was made from: re-ingestion reuses vectors whose text has not changed.
+        ...(dims ? { embedding_key: { type: 'keyword' as const, index: false } } : {}),
+        path: { type: 'keyword' as const },
+        url: { type: 'keyword' as const, index: false },
+        anchor: { type: 'keyword' as const },
+        title: { type: 'text' as const },
+        description: { type: 'text' as const },
+        description_stem: { type: 'text' as const },
+        headings: { type: 'text' as const },
+        text: { type: 'text' as const },
+        title_stem: { type: 'text' as const },
+        headings_stem: { type: 'text' as const },
+        text_stem: { type: 'text' as const },
+        version: { type: 'keyword' as const },
+        language: { type: 'keyword' as const },
+        groups: { type: 'keyword' as const },
+        order: { type: 'integer' as const },
+      },
     },
-  },
-};
+  };
+}
 
-/** The document stored for a chunk: its fields plus the stemmed copies BM25 runs over. */
-export function chunkDocument(c: DocChunk): Record<string, unknown> {
+/** The document stored for a chunk: its fields, the stemmed copies BM25 runs over and its vector, if any. */
+export function chunkDocument(c: DocChunk, embedding?: Float32Array): Record<string, unknown> {
   const { id: _id, ...fields } = c;
   return {
     ...fields,
+    ...(embedding ? { embedding: Array.from(embedding), embedding_key: embeddingKey(c) } : {}),
     title_stem: stemText(c.title),
     description_stem: stemText(c.description ?? ''),
     headings_stem: stemText(c.headings.join(' ')),
     text_stem: stemText(c.text),
   };
+}
+
+/** Identifies the text a chunk's vector is made from. */
+export function embeddingKey(c: DocChunk): string {
+  return createHash('sha256').update(embeddingText(c)).digest('base64url').slice(0, 22);
 }
 
 export interface SearchFilter {
@@ -113,15 +129,19 @@ function textQuery(query: string, boost: number): estypes.QueryDslQueryContainer
   };
 }
 
-/** Builds the BM25 query: the question must match, hints and the current page add to the score, filters narrow. */
-export function buildRetrievalQuery(q: RetrievalQuery): estypes.QueryDslQueryContainer {
+function filtersOf(f: SearchFilter = {}): estypes.QueryDslQueryContainer[] {
   const filter: estypes.QueryDslQueryContainer[] = [];
-  const f = q.filter ?? {};
   if (f.version) filter.push({ term: { version: f.version } });
   if (f.language) filter.push({ term: { language: f.language } });
   // Pages without groups are public; pages with groups are visible to those groups only.
   if (f.groups?.length) filter.push({ bool: { should: [{ terms: { groups: f.groups } }, { bool: { must_not: { exists: { field: 'groups' } } } }] } });
   if (f.pathPrefix) filter.push({ prefix: { path: f.pathPrefix.replace(/^\/+/, '') } });
+  return filter;
+}
+
+/** Builds the BM25 query: the question must match, hints and the current page add to the score, filters narrow. */
+export function buildRetrievalQuery(q: RetrievalQuery): estypes.QueryDslQueryContainer {
+  const filter = filtersOf(q.filter);
 
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => textQuery(h.slice(0, 1000), 0.4));
   const boosts: estypes.QueryDslQueryContainer[] = [];
@@ -151,37 +171,88 @@ interface StoredChunk {
   text: string;
 }
 
-/** Runs the retrieval query against the domain's alias; a domain with no docs yet has no passages. */
-export async function retrieveChunks(es: EsClient, indexPrefix: string, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
-  const search = () =>
-    es.search<StoredChunk>(
-      {
-        index: docsAlias(indexPrefix, q.domain),
-        ignore_unavailable: true,
-        // Over-fetch so that one long page cannot take every slot (see diversify).
-        size: Math.min(q.pageSize * 3, 100),
-        query: buildRetrievalQuery(q),
-        _source: ['path', 'url', 'title', 'headings', 'text'],
-      },
-      { signal },
-    );
-  let r;
+const storedFields = ['path', 'url', 'title', 'headings', 'text'];
+
+/** Where passages come from: the cluster, the index prefix and, for hybrid retrieval, the embedding model. */
+export interface Retrieval {
+  es: EsClient;
+  indexPrefix: string;
+  /** Undefined when embeddings are off: retrieval is then BM25 alone. */
+  embedder?: () => Promise<Embedder>;
+}
+
+/**
+ * The passages for a question: hybrid (vectors and strict keywords, fused by rank) when the model is on and the index
+ * has vectors, BM25 otherwise. A domain with no docs yet has no passages.
+ */
+export async function retrieveChunks(r: Retrieval, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
+  const embedder = await r.embedder?.();
+  const hybrid = embedder ? await retryOnSwap(() => hybridRetrieve(r.es, docsAlias(r.indexPrefix, q.domain), embedder, q, signal)) : undefined;
+  return hybrid ?? retryOnSwap(() => keywordRetrieve(r.es, docsAlias(r.indexPrefix, q.domain), q, signal));
+}
+
+// The old index can vanish between alias resolution and the search during a swap; the alias is already new.
+async function retryOnSwap<T>(search: () => Promise<T>): Promise<T> {
   try {
-    r = await search();
+    return await search();
   } catch (err) {
-    // The old index can vanish between alias resolution and the search during a swap; the alias is already new.
     if (!isIndexNotFound(err)) throw err;
-    r = await search();
+    return search();
   }
-  return diversify(r.hits.hits.map((h) => ({
-    id: h._id!,
-    path: h._source!.path,
-    url: h._source!.url,
-    title: h._source!.title,
-    headings: h._source!.headings ?? [],
-    content: h._source!.text,
-    score: h._score ?? 0,
-  })), q.pageSize);
+}
+
+async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
+  // Over-fetch so that one long page cannot take every slot (see diversify).
+  const r = await es.search<StoredChunk>({ index, ignore_unavailable: true, size: Math.min(q.pageSize * 3, 100), query: buildRetrievalQuery(q), _source: storedFields }, { signal });
+  return diversify(r.hits.hits.map((h) => toPassage(h, h._score ?? 0)), q.pageSize);
+}
+
+/** Undefined when the index holds no vectors (built with embeddings off, or before them). */
+async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[] | undefined> {
+  const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
+  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
+  const filter = filtersOf(q.filter);
+  const size = Math.min(Math.max(q.pageSize * 3, 30), 100);
+  const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
+  const header = { index, ignore_unavailable: true };
+  const searches: estypes.MsearchRequestItem[] = [
+    header, { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: storedFields },
+    header, { size, query: strictKeywordQuery(q.query, hints, filter), _source: storedFields },
+    // The page the user is on is a source of candidates of its own, best matching passages first.
+    ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: storedFields }] : []),
+  ];
+  const { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
+  const failed = responses.find((res) => 'error' in res);
+  if (failed && 'error' in failed) {
+    if (failed.error.type === 'index_not_found_exception') throw Object.assign(new Error('index swapped'), { meta: { body: { error: failed.error } } });
+    // The vector search is the one an index without vectors refuses; the keyword path still answers.
+    if (responses[0] && 'error' in responses[0]) return undefined;
+    throw new Error(`search failed: ${failed.error.type}: ${failed.error.reason ?? ''}`);
+  }
+  const hitsOf = (i: number) => {
+    const res = responses[i];
+    return res && !('error' in res) ? res.hits.hits : [];
+  };
+  const stored = new Map<string, estypes.SearchHit<StoredChunk>>();
+  const lists = [0, 1, 2].filter((i) => i < responses.length).map((i) => {
+    const hits = hitsOf(i);
+    for (const h of hits) stored.set(h._id!, h);
+    return { ids: hits.map((h) => h._id!), weight: 1 };
+  });
+  const section = current?.path.includes('/') ? current.path.slice(0, current.path.lastIndexOf('/') + 1) : undefined;
+  const bonus = (id: string) => {
+    const h = stored.get(id)!._source!;
+    let b = 0;
+    if (section && h.path.startsWith(section)) b += 0.5 / (rrfK + 1);
+    if (current?.anchor && h.path === current.path && id.split('#')[1]?.split('~')[0] === current.anchor) b += 0.5 / (rrfK + 1);
+    return b;
+  };
+  return diversify(fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)), q.pageSize);
+}
+
+function toPassage(h: estypes.SearchHit<StoredChunk>, score: number): Passage {
+  const s = h._source!;
+  return { id: h._id!, path: s.path, url: s.url, title: s.title, headings: s.headings ?? [], content: s.text, score };
 }
 
 /** Best first, at most `perPage` passages of one page while other pages have matches; still sorted by score. */
