@@ -8,7 +8,7 @@ import { embeddingText, type Embedder } from '../src/search/embedder';
  * The vectors of the chunks, in their order. Chunks whose text an earlier index of the domain already embedded with
  * the same model reuse that vector, so re-ingesting after a small edit embeds only what changed.
  */
-export async function embedChunks(args: { es: EsClient; embedder: Embedder; chunks: DocChunk[]; previousIndexes: string[] }): Promise<Float32Array[]> {
+export async function embedChunks(args: { es: EsClient; embedder: Embedder; chunks: DocChunk[]; previousIndexes: string[] }): Promise<{ vectors: Float32Array[]; embedded: number }> {
   const { es, embedder, chunks } = args;
   const known = await storedVectors(es, embedder.modelId, args.previousIndexes);
   const keys = chunks.map(embeddingKey);
@@ -19,7 +19,7 @@ export async function embedChunks(args: { es: EsClient; embedder: Embedder; chun
     (done) => heartbeat({ phase: 'embedding', embedded: done, total: missing.length, reused: chunks.length - missing.length }),
   );
   missing.forEach((i, j) => (vectors[i] = fresh[j]));
-  return vectors as Float32Array[];
+  return { vectors: vectors as Float32Array[], embedded: missing.length };
 }
 
 async function storedVectors(es: EsClient, modelId: string, indexes: string[]): Promise<Map<string, Float32Array>> {

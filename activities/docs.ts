@@ -108,7 +108,8 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
         if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
 
-        const vectors = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: Object.keys(served) }) : undefined;
+        const embedding = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: Object.keys(served) }) : undefined;
+        const vectors = embedding?.vectors;
         await es.indices.delete({ index }, { ignore: [404] });
         const body = docsIndexBody(embedder?.dims);
         await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
@@ -122,7 +123,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
           heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
         }
         await es.indices.refresh({ index });
-        return { ...summary, unchanged: false };
+        return { ...summary, unchanged: false, embedded: embedding?.embedded };
       } finally {
         await cleanup();
       }

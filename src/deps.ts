@@ -9,7 +9,7 @@ import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
 import { createMetrics, type Metrics } from './metrics';
 import type { Tracer } from '@opentelemetry/api';
-import { embedderLoader } from './search/embedder';
+import { embedderLoader, type Embedder } from './search/embedder';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 
@@ -26,6 +26,8 @@ export interface Deps {
   agentJobs: AgentJobService;
   limits: RateLimits;
   assistant: AssistantService;
+  /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
+  embedder?: () => Promise<Embedder>;
   metrics: Metrics;
   /** Set by main when DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT is; undefined means tracing is off. */
   tracer?: Tracer;
@@ -41,18 +43,19 @@ export function createDeps(config: Config, log: Logger): Deps {
   const tenancy = new TenancyStore(mongo.db);
   const limits = new RateLimits(mongo.db, config.limits);
   const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
+  const embedder = embedderLoader(config.embeddingModelDir);
   const assistant = new AssistantService({
     config,
     log,
     db: mongo.db,
     es,
-    embedder: embedderLoader(config.embeddingModelDir),
+    embedder,
     keys,
     // Counted after authentication and validation: a refused request uses no quota.
     countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),
   });
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -184,6 +184,8 @@ export interface BuildDocsIndexResult {
   chunks: number;
   /** The alias already served this content; nothing was rebuilt. */
   unchanged: boolean;
+  /** Chunks whose vectors were computed now; the others reused an earlier index's (absent when embeddings are off). */
+  embedded?: number;
 }
 
 export interface PublishDocsIndexInput {
@@ -210,6 +212,7 @@ export interface DocsIngestProgress {
   chunks?: number;
   index?: string;
   unchanged?: boolean;
+  embedded?: number;
   deletedIndexes?: string[];
   error?: string;
 }

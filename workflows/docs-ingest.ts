@@ -16,7 +16,7 @@ export async function docsIngest(input: DocsIngestInput): Promise<DocsIngestProg
   setHandler(docsIngestProgress, () => progress);
   try {
     const built = await buildDocsIndex(input);
-    progress = { phase: 'publishing', pages: built.pages, chunks: built.chunks, index: built.index, unchanged: built.unchanged };
+    progress = { phase: 'publishing', pages: built.pages, chunks: built.chunks, index: built.index, unchanged: built.unchanged, embedded: built.embedded };
     const published = await publishDocsIndex({ domain: input.domain, index: built.index });
     progress = { ...progress, phase: 'done', deletedIndexes: published.deletedIndexes };
     return progress;

@@ -24,9 +24,9 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000): Pr
   const domain = `docs-${run}.bench.test`;
   const gw = await startGateway(benchEnv(run, model.env));
   const prefix = gw.deps.config.elasticsearch.indexPrefix;
-  await indexCorpus(gw.deps.es, prefix, domain, chunks);
+  await indexCorpus(gw.deps.es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);
   const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
-  const bare = await startBareSse({ db: gw.deps.mongo.db, es: gw.deps.es, indexPrefix: prefix, model: createLanguageModel(gw.deps.config.model)! });
+  const bare = await startBareSse({ db: gw.deps.mongo.db, es: gw.deps.es, indexPrefix: prefix, embedder: gw.deps.embedder, model: createLanguageModel(gw.deps.config.model)! });
   return {
     gw,
     bare,

@@ -47,7 +47,7 @@ function describeProgress(p: DocsIngestProgress, indexed?: { indexed: number; to
     case 'publishing':
       return p.unchanged ? `unchanged (${p.pages} pages, ${p.chunks} chunks): keeping ${p.index}` : `publishing ${p.index} (${p.pages} pages, ${p.chunks} chunks)`;
     case 'done':
-      return `done: ${p.index} serves ${p.pages} pages, ${p.chunks} chunks${p.unchanged ? ' (unchanged)' : ''}`;
+      return `done: ${p.index} serves ${p.pages} pages, ${p.chunks} chunks${p.unchanged ? ' (unchanged)' : p.embedded !== undefined ? ` (${p.embedded} embedded)` : ''}`;
     case 'failed':
       return `failed: ${p.error}`;
   }

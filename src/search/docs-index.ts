@@ -243,6 +243,8 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
   const bonus = (id: string) => {
     const h = stored.get(id)!._source!;
     let b = 0;
+    // The page the user is on weighs like one more list ranking it first; its folder and anchor a little less.
+    if (current?.path === h.path) b += 1 / (rrfK + 1);
     if (section && h.path.startsWith(section)) b += 0.5 / (rrfK + 1);
     if (current?.anchor && h.path === current.path && id.split('#')[1]?.split('~')[0] === current.anchor) b += 0.5 / (rrfK + 1);
     return b;

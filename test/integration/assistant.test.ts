@@ -254,7 +254,7 @@ describe('Connect, gRPC and gRPC-web', () => {
     }
     expect(finish).toMatch(/^thr_/);
     const search = createClient(SearchService, t);
-    const r = await search.search({ domain, query: 'clean install from the lockfile', pageSize: 3 }, { headers: headers() });
+    const r = await search.search({ domain, query: 'clean install in CI', pageSize: 3 }, { headers: headers() });
     expect(r.results[0]?.path).toBe('commands/npm-ci');
     await expect(search.search({ domain, query: 'x', pageSize: 99 }, { headers: headers() })).rejects.toMatchObject({ code: 3 });
     await expect(search.search({ domain: 'docs.other.test', query: 'x' }, { headers: headers() })).rejects.toMatchObject({ code: 5 });

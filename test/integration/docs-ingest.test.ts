@@ -2,7 +2,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { runDocsIngest, parseDocsIngestArgs } from '../../src/cli/docs-ingest';
 import { docsAlias } from '../../src/search/docs-index';
 import { testConfig } from '../support/config';
-import { heldOutQuestions, tuningQuestions } from '../support/retrieval-questions';
+import { heldOutQuestions, heldOutQuestions2, identifierQueries, tuningQuestions } from '../support/retrieval-questions';
 import { miniDocsFolder, npmDocsFolder, sameStack, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -43,7 +43,7 @@ const allIndexesOf = async (d: string) => Object.keys(await es.indices.get({ ind
 describe('docs ingestion through Temporal', () => {
   it('indexes every page and shows progress until done', async () => {
     expect(printed[0]).toBe(`ingesting ${npmDocsFolder} for docs.npm.test (workflow ${config.temporal.taskQueuePrefix}docs-ingest-docs.npm.test)`);
-    expect(printed.at(-1)).toMatch(/^done: .* serves 91 pages, \d+ chunks$/);
+    expect(printed.at(-1)).toMatch(/^done: .* serves 91 pages, (\d+) chunks \(\1 embedded\)$/);
     expect(await servedIndexes(domain)).toHaveLength(1);
   });
 
@@ -79,7 +79,7 @@ describe('docs ingestion through Temporal', () => {
 
 describe('POST /discovery/v1/search/{domain}', () => {
   it('answers passages best first in the documented shape', async () => {
-    const r = await search({ query: 'clean install from the lockfile' });
+    const r = await search({ query: 'clean install in CI' });
     expect(r.status).toBe(200);
     const top = r.body.results[0];
     expect(Object.keys(top).sort()).toEqual(['content', 'headings', 'path', 'score', 'title', 'url']);
@@ -114,25 +114,30 @@ describe('POST /discovery/v1/search/{domain}', () => {
   });
 
   // Questions in users' words, not the docs' headings; the right page must be among the 5 passages the assistant reads.
-  // The held-out set was written before tuning and never tuned on: it shows whether retrieval generalises.
-  const hits = async (questions: Array<[string, string[]]>) => {
+  // Held-out sets were written before the technique they judge was chosen: only their counts are shown, never misses.
+  const hits = async (questions: Array<[string, string[]]>, showMisses: boolean) => {
     const misses: string[] = [];
     for (const [q, pages] of questions) {
       const r = await search({ query: q, pageSize: 5 });
       const got = r.body.results.map((x: { path: string }) => x.path);
       if (!pages.some((p) => got.includes(p))) misses.push(`${q} → ${got.join(', ')} (wanted ${pages.join(' or ')})`);
     }
-    if (misses.length) console.log(`retrieval misses (${misses.length}/${questions.length}):\n${misses.join('\n')}`);
+    if (showMisses && misses.length) console.log(`retrieval misses (${misses.length}/${questions.length}):\n${misses.join('\n')}`);
     return questions.length - misses.length;
   };
 
-  // The bars are what retrieval reaches today (docs/decisions-assistant.md lists the misses); raise them, never lower.
+  // The bars are what hybrid retrieval reaches today (docs/decisions-assistant.md); raise them, never lower.
   it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
-    expect(await hits(tuningQuestions)).toBeGreaterThanOrEqual(18);
+    expect(await hits(tuningQuestions, true)).toBeGreaterThanOrEqual(23);
   });
 
   it('finds the right page in the top 5 for held-out questions it was not tuned on', async () => {
-    expect(await hits(heldOutQuestions)).toBeGreaterThanOrEqual(14);
+    expect(await hits(heldOutQuestions, false)).toBeGreaterThanOrEqual(22);
+    expect(await hits(heldOutQuestions2, false)).toBeGreaterThanOrEqual(19);
+  });
+
+  it('finds the page that names an exact config key, field or flag', async () => {
+    expect(await hits(identifierQueries, true)).toBe(identifierQueries.length);
   });
 });
 
@@ -168,8 +173,11 @@ describe('filters and re-ingestion on a small docs set', () => {
           if (r.status !== 200) failures.push(JSON.stringify(r.body));
         }
       })();
-      await runDocsIngest(config, { domain: mini, source: dir, baseUrl: 'https://kiln.example' }, () => undefined);
+      const r = await runDocsIngest(config, { domain: mini, source: dir, baseUrl: 'https://kiln.example' }, () => undefined);
       stop = true;
+      // Only the changed page's passages were embedded again; the rest reused the served index's vectors.
+      expect(r.embedded).toBeGreaterThan(0);
+      expect(r.embedded).toBeLessThan(r.chunks! / 2);
       await load;
       expect(failures).toEqual([]);
       expect(queries).toBeGreaterThan(0);
