@@ -7,8 +7,6 @@ import type { DocChunk } from '../docs/chunk';
 
 // all-MiniLM-L6-v2 was trained on inputs of up to 256 word pieces; longer passages are cut, keeping [SEP] last.
 const maxTokens = 256;
-// Passages of similar length go through the model together, so padding costs little.
-const batchSize = 16;
 
 /** The model files the installer (infra/stack.sh install model) puts in a model folder. */
 export const modelFiles = { model: 'model.onnx', tokenizer: 'tokenizer.json' } as const;
@@ -38,61 +36,44 @@ export class Embedder {
     ]);
     const tokenizer = new Tokenizer(JSON.parse(tokenizerJson), {});
     const probe = new Embedder(session, tokenizer, path.basename(realpathSync(dir)), 0);
-    const [v] = await probe.embed(['docent']);
-    return new Embedder(session, tokenizer, probe.modelId, v!.length);
+    const v = await probe.embed('docent');
+    return new Embedder(session, tokenizer, probe.modelId, v.length);
   }
 
   /** The vector of a search question (this model embeds questions and passages alike). */
-  async embedQuery(text: string): Promise<Float32Array> {
-    const [v] = await this.embed([text]);
-    return v!;
+  embedQuery(text: string): Promise<Float32Array> {
+    return this.embed(text);
   }
 
-  /** Vectors of many texts, in their order; `onBatch` reports progress (for activity heartbeats). */
-  async embedMany(texts: string[], onBatch?: (done: number) => void): Promise<Float32Array[]> {
-    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
-    const out = new Array<Float32Array>(texts.length);
-    for (let i = 0; i < order.length; i += batchSize) {
-      const idx = order.slice(i, i + batchSize);
-      const vectors = await this.embed(idx.map((k) => texts[k]!));
-      idx.forEach((k, j) => (out[k] = vectors[j]!));
-      onBatch?.(Math.min(i + batchSize, order.length));
+  /** Vectors of many texts, in their order; `onProgress` reports how many are done (for activity heartbeats). */
+  async embedMany(texts: string[], onProgress?: (done: number) => void): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (const t of texts) {
+      out.push(await this.embed(t));
+      if (out.length % 16 === 0 || out.length === texts.length) onProgress?.(out.length);
     }
     return out;
   }
 
-  private async embed(texts: string[]): Promise<Float32Array[]> {
-    const encoded = texts.map((t): number[] => {
-      const ids: number[] = this.tokenizer.encode(t).ids;
-      return ids.length <= maxTokens ? ids : [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
-    });
-    const rows = encoded.length;
-    const width = Math.max(...encoded.map((e) => e.length));
-    const ids = new BigInt64Array(rows * width);
-    const mask = new BigInt64Array(rows * width);
-    encoded.forEach((e, r) => e.forEach((id, c) => ((ids[r * width + c] = BigInt(id)), (mask[r * width + c] = 1n))));
-    const shape = [rows, width];
+  // One text per run: the int8 model quantizes activations per run, so a batch would let neighbours and padding
+  // shift a text's vector (cosine 0.99 instead of 1); alone, a text always gets the same vector, and it is no slower.
+  private async embed(text: string): Promise<Float32Array> {
+    let ids: number[] = this.tokenizer.encode(text).ids;
+    if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
+    const shape = [1, ids.length];
     const out = await this.session.run({
-      input_ids: new ort.Tensor('int64', ids, shape),
-      attention_mask: new ort.Tensor('int64', mask, shape),
-      token_type_ids: new ort.Tensor('int64', new BigInt64Array(rows * width), shape),
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), shape),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
+      token_type_ids: new ort.Tensor('int64', new BigInt64Array(ids.length), shape),
     });
     const hidden = out.last_hidden_state!;
     const data = hidden.data as Float32Array;
     const dims = hidden.dims[2]!;
-    // Mean over the real (unpadded) tokens, then unit length: the pooling this model was trained with.
-    return encoded.map((e, r) => {
-      const v = new Float32Array(dims);
-      for (let c = 0; c < e.length; c++) {
-        const at = (r * width + c) * dims;
-        for (let d = 0; d < dims; d++) v[d]! += data[at + d]!;
-      }
-      let norm = 0;
-      for (let d = 0; d < dims; d++) norm += v[d]! * v[d]!;
-      norm = Math.sqrt(norm) || 1;
-      for (let d = 0; d < dims; d++) v[d]! /= norm;
-      return v;
-    });
+    // Mean over the tokens, then unit length: the pooling this model was trained with.
+    const v = new Float32Array(dims);
+    for (let t = 0; t < ids.length; t++) for (let d = 0; d < dims; d++) v[d]! += data[t * dims + d]!;
+    const norm = Math.hypot(...v) || 1;
+    return v.map((x) => x / norm);
   }
 }
 

@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { chunkPage } from '../../src/docs/chunk';
+import { loadConfig } from '../../src/config';
+import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
+import { Embedder, EmbeddingModelMissingError, embedderLoader } from '../../src/search/embedder';
+import { testConfig } from '../support/config';
+
+// The real model the stack installs (infra/stack.sh install model), run in this process.
+const config = testConfig();
+let embedder: Embedder;
+beforeAll(async () => {
+  embedder = await embedderLoader(config.embeddingModelDir)!();
+});
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+
+describe('the embedding model', () => {
+  it('places a paraphrase nearer than an unrelated sentence', async () => {
+    const [q, near, far] = await embedder.embedMany(['which of my packages are out of date?', 'Check for outdated packages', 'Log in to the registry with your account']);
+    expect(dot(q!, near!)).toBeGreaterThan(dot(q!, far!) + 0.1);
+  });
+
+  // Re-ingestion reuses stored vectors, so a passage must get the same vector whatever is embedded along with it.
+  it('gives a text the same vector alone and among other texts, of unit length', async () => {
+    const alone = await embedder.embedQuery('clean install');
+    const [, among] = await embedder.embedMany(['a much longer passage about installing packages from a lockfile on a continuous integration server', 'clean install']);
+    expect(dot(alone, among!)).toBeCloseTo(1, 5);
+    expect(Math.hypot(...alone)).toBeCloseTo(1, 4);
+  });
+
+  it('embeds a passage longer than the model reads by cutting it', async () => {
+    const [v] = await embedder.embedMany(['word '.repeat(2000)]);
+    expect(v).toHaveLength(embedder.dims);
+    expect(v!.every(Number.isFinite)).toBe(true);
+  });
+
+  it('names the fix when the model folder is missing, and is skipped when embeddings are off', async () => {
+    const empty = await mkdtemp(path.join(os.tmpdir(), 'docent-no-model-'));
+    try {
+      expect(() => embedderLoader(empty)).toThrow(EmbeddingModelMissingError);
+      expect(() => embedderLoader(empty)).toThrow(/npm run stack -- install model.*DOCENT_EMBEDDINGS=off/);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+    expect(embedderLoader(loadConfig({ ...process.env, DOCENT_EMBEDDINGS: 'off' }).embeddingModelDir)).toBeUndefined();
+  });
+});
+
+describe('retrieval over an index built without vectors', () => {
+  const es = new EsClient({ node: config.elasticsearch.url });
+  const prefix = config.elasticsearch.indexPrefix;
+  const domain = 'docs.novectors.test';
+  const index = docsIndexName(prefix, domain, '0000000000000000');
+  afterAll(async () => {
+    await es.indices.delete({ index }, { ignore: [404] });
+    await es.close();
+  });
+
+  // An index from before embeddings (or from a worker with them off) keeps answering until it is re-ingested.
+  it('falls back to BM25 instead of failing', async () => {
+    const chunks = chunkPage('guides/deploy.md', '# Deploy\n\n## Ship the site\n\nRun `kiln deploy --target prod` to ship the site.\n', { baseUrl: 'https://kiln.example' });
+    await es.indices.create({ index, ...docsIndexBody() });
+    await es.bulk({ refresh: true, operations: chunks.flatMap((c) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c)]) });
+    await es.indices.putAlias({ index, name: docsAlias(prefix, domain) });
+    const passages = await retrieveChunks({ es, indexPrefix: prefix, embedder: async () => embedder }, { domain, query: 'deploy the site', pageSize: 5 });
+    expect(passages.map((p) => p.path)).toEqual(['guides/deploy']);
+  });
+});
