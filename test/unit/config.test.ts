@@ -35,6 +35,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '0' })).toThrow(/DOCENT_LIMIT_ASSISTANT_PER_IP_DAY/);
   });
 
+  it('finds the embedding model where infra/stack.sh installs it, or nowhere when embeddings are off', () => {
+    expect(loadConfig({ DOCENT_CACHE: '/var/cache/x' }).embeddingModelDir).toBe('/var/cache/x/models/all-minilm-l6-v2-q');
+    expect(loadConfig({ DOCENT_CACHE: '/var/cache/x', DOCENT_EMBEDDING_MODEL_DIR: '/models/minilm' }).embeddingModelDir).toBe('/models/minilm');
+    expect(loadConfig({ DOCENT_EMBEDDINGS: 'off' }).embeddingModelDir).toBeUndefined();
+    expect(() => loadConfig({ DOCENT_EMBEDDINGS: 'maybe' })).toThrow(/DOCENT_EMBEDDINGS/);
+  });
+
   it('rejects a model provider it does not know', () => {
     expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
   });
