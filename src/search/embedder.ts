@@ -30,8 +30,9 @@ export class Embedder {
 
   static async load(dir: string): Promise<Embedder> {
     assertModelFiles(dir);
+    // One thread per session: a question is tiny, and under load the model should not compete with Elasticsearch.
     const [session, tokenizerJson] = await Promise.all([
-      ort.InferenceSession.create(path.join(dir, modelFiles.model), { graphOptimizationLevel: 'all' }),
+      ort.InferenceSession.create(path.join(dir, modelFiles.model), { graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 }),
       readFile(path.join(dir, modelFiles.tokenizer), 'utf8'),
     ]);
     const tokenizer = new Tokenizer(JSON.parse(tokenizerJson), {});
