@@ -32,7 +32,7 @@ async function main() {
   const config = loadConfig({ ...process.env, DOCENT_ES_INDEX_PREFIX: `bench-${run}`, DOCENT_LOG_LEVEL: 'silent' });
   const prefix = config.elasticsearch.indexPrefix;
   const es = new EsClient({ node: config.elasticsearch.url });
-  const embeddings = embedderLoader(config.embeddingModelDir);
+  const embeddings = embedderLoader(config.embeddingModelDir, 0);
   const retrieval = { es, indexPrefix: prefix, embedder: embeddings };
   const index = docsIndexName(prefix, domain, run);
   try {

@@ -43,7 +43,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const tenancy = new TenancyStore(mongo.db);
   const limits = new RateLimits(mongo.db, config.limits);
   const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
-  const embedder = embedderLoader(config.embeddingModelDir);
+  // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
+  const embedder = embedderLoader(config.embeddingModelDir, 1);
   const assistant = new AssistantService({
     config,
     log,

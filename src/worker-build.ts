@@ -56,7 +56,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
   const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 0, requestTimeout: 30_000 });
-  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir) });
+  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0) });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(

@@ -28,11 +28,11 @@ export class Embedder {
     readonly dims: number,
   ) {}
 
-  static async load(dir: string): Promise<Embedder> {
+  /** `threads` 1 suits a gateway embedding small questions under load; 0 (all cores) suits bulk ingestion. */
+  static async load(dir: string, threads = 1): Promise<Embedder> {
     assertModelFiles(dir);
-    // One thread per session: a question is tiny, and under load the model should not compete with Elasticsearch.
     const [session, tokenizerJson] = await Promise.all([
-      ort.InferenceSession.create(path.join(dir, modelFiles.model), { graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 }),
+      ort.InferenceSession.create(path.join(dir, modelFiles.model), { graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 }),
       readFile(path.join(dir, modelFiles.tokenizer), 'utf8'),
     ]);
     const tokenizer = new Tokenizer(JSON.parse(tokenizerJson), {});
@@ -89,12 +89,12 @@ export function embeddingText(c: Pick<DocChunk, 'title' | 'description' | 'headi
  * Loads the model on first use and shares it; undefined when embeddings are off. A missing model folder is reported
  * at once, so a gateway or worker without its model fails at start instead of on the first question.
  */
-export function embedderLoader(dir: string | undefined): (() => Promise<Embedder>) | undefined {
+export function embedderLoader(dir: string | undefined, threads = 1): (() => Promise<Embedder>) | undefined {
   if (!dir) return undefined;
   assertModelFiles(dir);
   let loading: Promise<Embedder> | undefined;
   return () =>
-    (loading ??= Embedder.load(dir).catch((err: unknown) => {
+    (loading ??= Embedder.load(dir, threads).catch((err: unknown) => {
       loading = undefined;
       throw err;
     }));
