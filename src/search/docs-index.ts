@@ -129,6 +129,11 @@ function textQuery(query: string, boost: number): estypes.QueryDslQueryContainer
   };
 }
 
+/** The folder a page is in (`commands/` for `commands/npm-ci`); pages at the root have none. */
+function sectionOf(path: string): string | undefined {
+  return path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : undefined;
+}
+
 function filtersOf(f: SearchFilter = {}): estypes.QueryDslQueryContainer[] {
   const filter: estypes.QueryDslQueryContainer[] = [];
   if (f.version) filter.push({ term: { version: f.version } });
@@ -149,7 +154,7 @@ export function buildRetrievalQuery(q: RetrievalQuery): estypes.QueryDslQueryCon
     const { path, anchor } = normalizeCurrentPath(q.currentPath);
     if (path) {
       boosts.push({ constant_score: { filter: { term: { path } }, boost: 2 } });
-      const section = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+      const section = sectionOf(path);
       if (section) boosts.push({ constant_score: { filter: { prefix: { path: section } }, boost: 1 } });
       if (anchor) boosts.push({ constant_score: { filter: { bool: { filter: [{ term: { path } }, { term: { anchor } }] } }, boost: 1 } });
     }
@@ -166,12 +171,13 @@ export function buildRetrievalQuery(q: RetrievalQuery): estypes.QueryDslQueryCon
 interface StoredChunk {
   path: string;
   url: string;
+  anchor?: string;
   title: string;
   headings: string[];
   text: string;
 }
 
-const storedFields = ['path', 'url', 'title', 'headings', 'text'];
+const storedFields = ['path', 'url', 'anchor', 'title', 'headings', 'text'];
 
 /** Where passages come from: the cluster, the index prefix and, for hybrid retrieval, the embedding model. */
 export interface Retrieval {
@@ -187,8 +193,9 @@ export interface Retrieval {
  */
 export async function retrieveChunks(r: Retrieval, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
   const embedder = await r.embedder?.();
-  const hybrid = embedder ? await retryOnSwap(() => hybridRetrieve(r.es, docsAlias(r.indexPrefix, q.domain), embedder, q, signal)) : undefined;
-  return hybrid ?? retryOnSwap(() => keywordRetrieve(r.es, docsAlias(r.indexPrefix, q.domain), q, signal));
+  const alias = docsAlias(r.indexPrefix, q.domain);
+  const hybrid = embedder ? await hybridRetrieve(r.es, alias, embedder, q, signal) : undefined;
+  return hybrid ?? retryOnSwap(() => keywordRetrieve(r.es, alias, q, signal));
 }
 
 // The old index can vanish between alias resolution and the search during a swap; the alias is already new.
@@ -221,10 +228,11 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     // The page the user is on is a source of candidates of its own, best matching passages first.
     ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: storedFields }] : []),
   ];
-  const { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
+  let { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
+  // As in retryOnSwap: an index deleted by a swap after alias resolution; the alias already names the new one.
+  if (responses.some((res) => 'error' in res && res.error.type === 'index_not_found_exception')) ({ responses } = await es.msearch<StoredChunk>({ searches }, { signal }));
   const failed = responses.find((res) => 'error' in res);
   if (failed && 'error' in failed) {
-    if (failed.error.type === 'index_not_found_exception') throw Object.assign(new Error('index swapped'), { meta: { body: { error: failed.error } } });
     // The vector search is the one an index without vectors refuses; the keyword path still answers.
     if (responses[0] && 'error' in responses[0]) return undefined;
     throw new Error(`search failed: ${failed.error.type}: ${failed.error.reason ?? ''}`);
@@ -239,14 +247,14 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     for (const h of hits) stored.set(h._id!, h);
     return { ids: hits.map((h) => h._id!), weight: 1 };
   });
-  const section = current?.path.includes('/') ? current.path.slice(0, current.path.lastIndexOf('/') + 1) : undefined;
+  const section = current ? sectionOf(current.path) : undefined;
   const bonus = (id: string) => {
     const h = stored.get(id)!._source!;
     let b = 0;
     // The page the user is on weighs like one more list ranking it first; its folder and anchor a little less.
     if (current?.path === h.path) b += 1 / (rrfK + 1);
     if (section && h.path.startsWith(section)) b += 0.5 / (rrfK + 1);
-    if (current?.anchor && h.path === current.path && id.split('#')[1]?.split('~')[0] === current.anchor) b += 0.5 / (rrfK + 1);
+    if (current?.anchor && h.path === current.path && h.anchor === current.anchor) b += 0.5 / (rrfK + 1);
     return b;
   };
   return diversify(fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)), q.pageSize);
