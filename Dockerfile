@@ -28,9 +28,10 @@ RUN DOCENT_CACHE=/opt/docent bash infra/stack.sh install model \
  && cp -rL /opt/docent/models/all-minilm-l6-v2-q /opt/model
 
 FROM ${NODE_IMAGE} AS runtime
-# git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers.
+# git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers;
+# bubblewrap: the sandbox repository code runs in (README, "Security model"); util-linux brings setpriv and prlimit.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app

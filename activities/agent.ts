@@ -1,15 +1,23 @@
-import { readFile } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { APICallError, generateText, stepCountIs } from 'ai';
-import type { Config } from '../src/config';
+import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
+import type { SimpleGit } from 'simple-git';
+import type { Config, SandboxConfig } from '../src/config';
 import { createLanguageModel } from '../src/llm/model';
-import type { FileChange, RunAgentInput, RunAgentResult } from '../workflows/contracts';
-import { checkoutClean, workspacePath, type GitDeps } from './git';
-import { workspaceTools } from './workspace-tools';
+import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../workflows/contracts';
+import { CloneFs } from './clone-fs';
+import { commandTool } from './command-tool';
+import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
+import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
+import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
+import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
   model: Config['model'];
+  /** Undefined when DOCENT_SANDBOX=off: no run_command, and projects with checks fail their turns. */
+  sandbox?: SandboxConfig;
+  repairRounds: number;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -17,26 +25,46 @@ const maxTotalChangeBytes = 1024 * 1024;
 
 const systemPrompt = `You are docent's coding agent working in a git repository.
 Use the tools to inspect and change files; every path is relative to the repository root.
+When run_command is available, use it to run the project's tests, linters or builds and fix what fails.
 Make only the changes the instruction asks for. When you are done, answer with a short title for the pull request
 on the first line (under 72 characters), then a blank line, then a summary of what you changed and why.`;
 
-/** What the working tree holds now compared with startCommit, as whole-file changes. */
-async function collectChanges(root: string, porcelain: string): Promise<FileChange[]> {
+function tooLarge(): never {
+  throw ApplicationFailure.create({ type: 'AgentLimitExceeded', message: `the agent changed more than ${maxTotalChangeBytes} bytes in one turn`, nonRetryable: true });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function asChange(file: string, bytes: Buffer, executable: boolean): FileChange {
+  const mode = executable ? ({ mode: 'executable' } as const) : {};
+  try {
+    return { path: file, content: utf8.decode(bytes), ...mode };
+  } catch {
+    return { path: file, content: bytes.toString('base64'), encoding: 'base64', ...mode };
+  }
+}
+
+/** What the working tree holds now compared with HEAD, as whole-file changes read without following any link. */
+async function collectChanges(git: SimpleGit, files: CloneFs, root: string): Promise<FileChange[]> {
+  const porcelain = await git.raw(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']);
   const changes: FileChange[] = [];
   let total = 0;
   for (const entry of porcelain.split('\0').filter(Boolean)) {
-    const code = entry.slice(0, 2);
-    const file = entry.slice(3);
-    if (code.includes('D')) changes.push({ path: file, content: null });
-    else {
-      const content = await readFile(path.join(root, file), 'utf8');
-      total += Buffer.byteLength(content);
-      changes.push({ path: file, content });
+    const [code, file] = [entry.slice(0, 2), entry.slice(3)];
+    // A folder here is a nested repository a command created: not part of this one.
+    if (file.endsWith('/')) continue;
+    // A cheap look before reading: a command may have left a file far larger than any change should be.
+    const size = code.includes('D') ? 0 : ((await lstat(path.join(root, file)).catch(() => null))?.size ?? 0);
+    if (size > maxTotalChangeBytes) tooLarge();
+    const found = code.includes('D') ? null : await files.inspect(file);
+    if (found === null) changes.push({ path: file, content: null });
+    else if (found.kind === 'symlink') changes.push({ path: file, content: found.target, mode: 'symlink' });
+    else if (found.kind === 'file') {
+      total += found.bytes.length;
+      changes.push(asChange(file, found.bytes, found.executable));
     }
   }
-  if (total > maxTotalChangeBytes) {
-    throw ApplicationFailure.create({ type: 'AgentLimitExceeded', message: `the agent changed more than ${maxTotalChangeBytes} bytes in one turn`, nonRetryable: true });
-  }
+  if (total > maxTotalChangeBytes) tooLarge();
   return changes.sort((a, b) => a.path.localeCompare(b.path));
 }
 
@@ -46,35 +74,79 @@ function splitTitle(text: string, fallback: string): { title: string; summary: s
   return { title, summary: rest.join('\n').trim() || text.trim() || fallback };
 }
 
+/**
+ * Runs the check commands on the agent's changes, then puts the tree back to exactly those changes, so whatever
+ * the checks wrote (reports, builds) never reaches the commit; ignored files such as installed dependencies stay.
+ */
+async function verify(commands: string[], changes: FileChange[], git: SimpleGit, root: string, sandbox: TurnSandbox, signal: AbortSignal): Promise<CheckResult[]> {
+  if (commands.length === 0) return [];
+  const results = await runChecks(commands, (command) => sandbox.run(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }));
+  await git.raw(['reset', '--hard', '--quiet']);
+  await git.raw(['clean', '-ffd', '--quiet']);
+  await applyChanges(root, changes, sandbox.owner);
+  await sandbox.handOver();
+  return results;
+}
+
 export function createAgentActivities(deps: AgentDeps) {
   return {
-    /** Runs the model's tool loop on a clean checkout of startCommit and returns the resulting file changes; retry-safe. */
+    /**
+     * Runs the project's setup, the model's tool loop, and the project's checks with up to `repairRounds` rounds of
+     * fixes, on a clean checkout of startCommit; returns the resulting file changes and check results. Retry-safe.
+     */
     async runAgent(input: RunAgentInput): Promise<RunAgentResult> {
       const ctx = Context.current();
       const model = createLanguageModel(deps.model, input.model);
       if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: 'no model is configured on the worker', nonRetryable: true });
+      const project = input.instruction.checks ?? { setup: [], check: [], network: false };
+      if (!deps.sandbox && project.setup.length + project.check.length > 0) {
+        throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: 'the project has setup or check commands, but this worker runs with DOCENT_SANDBOX=off', nonRetryable: true });
+      }
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
       const root = workspacePath(deps, input.jobId);
+      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), project.network) : undefined;
+      const signal = ctx.cancellationSignal;
 
       let steps = 0;
-      // The model may think for longer than the heartbeat timeout: beat while waiting, not only between steps.
+      // The model may think, and commands may run, for longer than the heartbeat timeout: beat all along.
       const beat = setInterval(() => ctx.heartbeat({ steps }), 1000);
       try {
+        const setup = sandbox ? await runSetup(project.setup, (command) => sandbox.run(command, { signal, headBytes: 0, tailBytes: keptOutputBytes })) : [];
+        const tools = {
+          ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
+          ...(sandbox ? commandTool((command) => sandbox.run(command, { signal })) : {}),
+        };
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
-        const result = await generateText({
-          model,
-          system: systemPrompt,
-          prompt: [...history, `Instruction: ${input.instruction.prompt}`].join('\n\n'),
-          tools: workspaceTools(root),
-          stopWhen: stepCountIs(input.maxSteps),
-          maxRetries: 0, // Temporal retries the activity
-          abortSignal: ctx.cancellationSignal,
-          onStepFinish: () => void (steps += 1),
-        });
-        const porcelain = await git.raw(['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-        const changes = await collectChanges(root, porcelain);
-        const { title, summary } = splitTitle(result.text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
-        return { changes, title, summary };
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
+        const messages: ModelMessage[] = [{ role: 'user', content: opening }];
+        const ask = () =>
+          generateText({
+            model,
+            system: systemPrompt,
+            messages,
+            tools,
+            stopWhen: stepCountIs(input.maxSteps),
+            maxRetries: 0, // Temporal retries the activity
+            abortSignal: signal,
+            onStepFinish: () => void (steps += 1),
+          });
+
+        let result = await ask();
+        let text = result.text;
+        const files = new CloneFs(root, { owner: sandbox?.owner });
+        let changes = await collectChanges(git, files, root);
+        let checks = sandbox ? await verify(project.check, changes, git, root, sandbox, signal) : [];
+        for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
+          messages.push(...result.response.messages, { role: 'user', content: repairPrompt(checks) });
+          result = await ask();
+          if (result.text.trim()) text = result.text;
+          changes = await collectChanges(git, files, root);
+          checks = await verify(project.check, changes, git, root, sandbox, signal);
+        }
+
+        const ran = [...setup, ...checks];
+        const { title, summary } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
+        return { changes, title, summary, checks: ran, checksPassed: ran.length ? failed(ran).length === 0 : null };
       } catch (err) {
         if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429) {
           throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model provider refused the request (HTTP ${err.statusCode})`, nonRetryable: true });

@@ -1,18 +1,22 @@
-import { mkdir, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { resolveRepository } from '../src/agent/repository';
+import { OutboundRefused } from '../src/net/outbound';
+import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
+import { hardenedGit, remoteAccess } from './git-hardening';
+import { sandboxHomePath } from './sandbox-workspace';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
 
 export interface GitDeps {
-  /** Where `owner/name` repositories live (https://github.com or an Enterprise host). */
+  /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
   gitBaseUrl: string;
   token?: string;
   workspaceDir: string;
+  /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivateNetworks: string[];
 }
-
-const author = { name: 'docent', email: 'docent-agent@users.noreply.github.com' };
 
 /** The job's working copy; one per job, so concurrent jobs never share a tree. */
 export const workspacePath = (deps: GitDeps, jobId: string) => path.join(deps.workspaceDir, jobId);
@@ -30,20 +34,18 @@ function classifyGitError(err: unknown, what: string): never {
   fail('GitFailed', `${what} failed: ${lastLine}`);
 }
 
-/** A git client whose credentials live only in this process's environment: never in .git/config, URLs or logs. */
-export function gitIn(deps: GitDeps, dir: string): SimpleGit {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', GIT_TERMINAL_PROMPT: '0', LANG: 'C' };
-  if (deps.token) {
-    const basic = Buffer.from(`x-access-token:${deps.token}`).toString('base64');
-    Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
+/** Git for local work in the clone: no token, hardened settings. */
+export const localGit = (deps: GitDeps, dir: string): SimpleGit => hardenedGit(dir, deps.workspaceDir);
+
+/** Git for clone, fetch and push: the only calls that get credentials (scoped to the configured git host). */
+async function remoteGit(deps: GitDeps, dir: string, cloneUrl: string): Promise<SimpleGit> {
+  try {
+    const access = await remoteAccess(cloneUrl, deps);
+    return hardenedGit(dir, deps.workspaceDir, access.config);
+  } catch (err) {
+    if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
+    throw err;
   }
-  // GIT_CONFIG_* in the environment is how the token reaches git without touching argv or .git/config.
-  return simpleGit({
-    baseDir: dir,
-    config: [`user.name=${author.name}`, `user.email=${author.email}`],
-    allowEnvironment: Object.keys(env).filter((k) => k.startsWith('GIT_')),
-    unsafe: { allowUnsafeConfigEnvCount: true },
-  }).env(env);
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -57,23 +59,24 @@ async function exists(p: string): Promise<boolean> {
 async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Promise<SimpleGit> {
   const dir = workspacePath(deps, jobId);
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
-    const git = gitIn(deps, dir);
+    const fetcher = await remoteGit(deps, dir, cloneUrl);
     try {
-      await git.fetch(['origin', '--prune', '--force']);
-      return git;
+      await fetcher.fetch(['origin', '--prune', '--force']);
+      return localGit(deps, dir);
     } catch {
       await rm(dir, { recursive: true, force: true });
     }
   }
   await rm(dir, { recursive: true, force: true });
   await mkdir(deps.workspaceDir, { recursive: true });
+  const cloner = await remoteGit(deps, deps.workspaceDir, cloneUrl);
   try {
-    await gitIn(deps, deps.workspaceDir).clone(cloneUrl, dir, ['--no-checkout']);
+    await cloner.clone(cloneUrl, dir, ['--no-checkout']);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     classifyGitError(err, 'cloning the repository');
   }
-  return gitIn(deps, dir);
+  return localGit(deps, dir);
 }
 
 /** Puts the working tree exactly at `commit`, whatever an earlier attempt left there. */
@@ -82,7 +85,8 @@ export async function checkoutClean(deps: GitDeps, jobId: string, repository: st
   const git = await ensureClone(deps, jobId, cloneUrl);
   await git.raw(['checkout', '--force', '--detach', commit]);
   await git.raw(['reset', '--hard', commit]);
-  await git.raw(['clean', '-fdx']);
+  // -ff: also nested repositories a sandboxed command may have created.
+  await git.raw(['clean', '-ffdx']);
   return git;
 }
 
@@ -106,9 +110,10 @@ export function createGitActivities(deps: GitDeps) {
       return { startCommit };
     },
 
-    /** Deletes the job's working copy on this worker once the job has no instruction left; a missing copy is fine. */
+    /** Deletes the job's working copy and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
     async removeWorkspace(input: { jobId: string }): Promise<void> {
       await rm(workspacePath(deps, input.jobId), { recursive: true, force: true });
+      await rm(sandboxHomePath(deps.workspaceDir, input.jobId), { recursive: true, force: true });
     },
 
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */
@@ -128,8 +133,10 @@ export function createGitActivities(deps: GitDeps) {
       await git.raw(['commit', '--quiet', '-m', input.title, '-m', `Docent-Job: ${input.jobId}\n${marker}`]);
       const commit = (await git.raw(['rev-parse', 'HEAD'])).trim();
       Context.current().heartbeat('pushing');
+      const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
+      const pusher = await remoteGit(deps, root, cloneUrl);
       try {
-        await git.raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]);
+        await pusher.raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]);
       } catch (err) {
         classifyGitError(err, 'pushing the job branch');
       }
@@ -138,15 +145,23 @@ export function createGitActivities(deps: GitDeps) {
   };
 }
 
-/** Writes and deletes files as the agent decided; paths were checked against the workspace when the agent made them. */
-export async function applyChanges(root: string, changes: FileChange[]): Promise<void> {
+async function applyChange(files: CloneFs, change: FileChange): Promise<void> {
+  if (change.content === null) return files.removeFile(change.path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+  if (change.mode === 'symlink') return files.createSymlink(change.path, change.content);
+  // A link the agent replaced by a file (with run_command): drop the link, never write through it.
+  if ((await files.inspect(change.path))?.kind === 'symlink') await files.removeFile(change.path);
+  await files.writeFile(change.path, Buffer.from(change.content, change.encoding ?? 'utf8'), { executable: change.mode === 'executable' });
+}
+
+/** Writes, links and deletes files as the agent decided; every path is confined to the clone again here. */
+export async function applyChanges(root: string, changes: FileChange[], owner?: FileOwner): Promise<void> {
+  const files = new CloneFs(root, { owner });
   for (const change of changes) {
-    const file = path.join(root, change.path);
-    if (!file.startsWith(root + path.sep)) fail('AgentLimitExceeded', `refusing a change outside the repository: ${change.path}`);
-    if (change.content === null) await unlink(file).catch(() => undefined);
-    else {
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, change.content);
+    try {
+      await applyChange(files, change);
+    } catch (err) {
+      if (err instanceof PathRefused) fail('AgentLimitExceeded', `refusing a change outside the repository: ${change.path}`);
+      throw err;
     }
   }
 }

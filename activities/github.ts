@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
 import { resolveRepository } from '../src/agent/repository';
 import type { OpenPullRequestInput, OpenPullRequestResult } from '../workflows/contracts';
+import { pullRequestBody } from './pull-request-body';
 
 export interface GitHubDeps {
   apiUrl: string;
@@ -29,7 +30,8 @@ export function createGitHubActivities(deps: GitHubDeps) {
       try {
         const existing = await findOpen(owner, repo, input.branch);
         if (existing) return existing;
-        const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title: input.title, body: input.body, draft: input.draft });
+        const body = pullRequestBody(input.body, input.checks);
+        const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title: input.title, body, draft: input.draft });
         return { url: data.html_url, number: data.number };
       } catch (err) {
         const status = statusOf(err);

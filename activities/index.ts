@@ -25,11 +25,11 @@ export interface ActivityDeps {
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
-  const git = { gitBaseUrl: config.github.gitUrl, token: config.github.token, workspaceDir: config.agent.workspaceDir };
+  const git = { gitBaseUrl: config.github.gitUrl, token: config.github.token, workspaceDir: config.agent.workspaceDir, allowPrivateNetworks: config.allowPrivateNetworks };
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git),
-    ...createAgentActivities({ ...git, model: config.model }),
+    ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createJobStatusActivities(deps.db, deps.log),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, embedder: deps.embedder }),

@@ -10,6 +10,7 @@ export function createJobStatusActivities(db: Db, log?: Logger) {
       const set: Partial<JobDoc> = { status: input.status, updatedAt: new Date() };
       if (input.prLink !== undefined) set.prLink = input.prLink;
       if (input.error) set.error = input.error;
+      if (input.checks !== undefined) Object.assign(set, { checks: input.checks, checksPassed: input.checksPassed ?? null });
       const r = await db.collection<JobDoc>('jobs').updateOne({ _id: input.jobId, turn: input.turn, status: 'active' }, { $set: set });
       // One line per job outcome, with the job id an operator searches for.
       if (r.modifiedCount === 1) log?.info({ jobId: input.jobId, turn: input.turn, status: input.status, errorCode: input.error?.code, prLink: input.prLink }, 'agent job turn finished');

@@ -1,7 +1,6 @@
-import { lstat, mkdir, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { tool } from 'ai';
 import { z } from 'zod';
+import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 
 export interface ToolLimits {
   /** Largest file the agent may write, in bytes. */
@@ -12,57 +11,53 @@ export interface ToolLimits {
 
 export const defaultToolLimits: ToolLimits = { maxWriteBytes: 512 * 1024, maxReadBytes: 256 * 1024 };
 
-/** Thrown for a path outside the workspace or inside .git; the model sees the message and can correct itself. */
-class PathRefused extends Error {}
+const listCap = 500;
+const searchFileCap = 5000;
+const maxMatches = 50;
+const maxMatchLineChars = 300;
 
-/** Resolves a model-supplied path inside root, refusing absolute paths, `..` escapes, .git and symlinks leading out. */
-export async function resolveInside(root: string, requested: string): Promise<string> {
-  if (typeof requested !== 'string' || requested.length === 0 || requested.length > 1024) throw new PathRefused('path must be 1-1024 characters');
-  if (path.isAbsolute(requested)) throw new PathRefused('use a path relative to the repository root');
-  const full = path.resolve(root, requested);
-  const rel = path.relative(root, full);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) throw new PathRefused(`path "${requested}" is outside the repository`);
-  if (rel.split(path.sep).includes('.git')) throw new PathRefused('the .git folder is off limits');
-  // The deepest existing ancestor must really be inside root, so a symlink cannot lead out of it.
-  let probe = full;
-  for (;;) {
-    const real = await realpath(probe).catch(() => null);
-    if (real !== null) {
-      const realRoot = await realpath(root);
-      if (real !== realRoot && !real.startsWith(realRoot + path.sep)) throw new PathRefused(`path "${requested}" leads outside the repository`);
-      break;
-    }
-    probe = path.dirname(probe);
+type Match = { path: string; line: number; text: string };
+
+/** The model sees refusals verbatim so it can correct itself; anything else becomes `fallback`, never a host path or stack. */
+const failure = (err: unknown, fallback: string) => ({ error: err instanceof PathRefused ? err.message : fallback });
+
+function matchingLines(file: string, content: string, needle: string, room: number): Match[] {
+  const found: Match[] = [];
+  const lines = content.split('\n');
+  for (let i = 0; i < lines.length && found.length < room; i++) {
+    const line = lines[i] ?? '';
+    if (line.toLowerCase().includes(needle)) found.push({ path: file, line: i + 1, text: line.slice(0, maxMatchLineChars) });
   }
-  return full;
+  return found;
 }
 
-async function walk(root: string, dir: string, out: string[], cap: number): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (out.length >= cap) return;
-    if (entry.name === '.git') continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) await walk(root, full, out, cap);
-    else if (entry.isFile()) out.push(path.relative(root, full));
+async function searchFiles(clone: CloneFs, text: string, maxReadBytes: number): Promise<Match[]> {
+  const needle = text.toLowerCase();
+  const matches: Match[] = [];
+  for (const file of await clone.listFiles(undefined, searchFileCap)) {
+    // Files that are too large, vanished or were swapped for a link are simply not searched.
+    const content = await clone.readFile(file, maxReadBytes).then(
+      (bytes) => bytes.toString('utf8'),
+      () => null,
+    );
+    if (content !== null) matches.push(...matchingLines(file, content, needle, maxMatches - matches.length));
+    if (matches.length >= maxMatches) break;
   }
+  return matches;
 }
 
-const refusal = (err: unknown) => ({ error: err instanceof PathRefused ? err.message : 'the operation failed' });
-
-/** The agent's file tools, every path confined to the workspace root. */
-export function workspaceTools(root: string, limits: ToolLimits = defaultToolLimits) {
+/** The agent's file tools, every path confined to the clone at root (see CloneFs). */
+export function workspaceTools(root: string, limits: ToolLimits = defaultToolLimits, owner?: FileOwner) {
+  const clone = new CloneFs(root, { owner });
   return {
     list_files: tool({
-      description: 'List files under a folder of the repository (default: the whole repository), up to 500.',
+      description: `List files under a folder of the repository (default: the whole repository), up to ${listCap}.`,
       inputSchema: z.object({ folder: z.string().optional().describe('folder relative to the repository root') }),
       execute: async ({ folder }) => {
         try {
-          const dir = folder && folder !== '.' ? await resolveInside(root, folder) : root;
-          const files: string[] = [];
-          await walk(root, dir, files, 500);
-          return { files: files.sort() };
+          return { files: await clone.listFiles(folder && folder !== '.' ? folder : undefined, listCap) };
         } catch (err) {
-          return refusal(err);
+          return failure(err, 'the operation failed');
         }
       },
     }),
@@ -71,33 +66,21 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
       inputSchema: z.object({ path: z.string() }),
       execute: async ({ path: p }) => {
         try {
-          const file = await resolveInside(root, p);
-          const info = await lstat(file);
-          if (info.size > limits.maxReadBytes) return { error: `file is larger than ${limits.maxReadBytes} bytes` };
-          return { content: await readFile(file, 'utf8') };
+          return { content: (await clone.readFile(p, limits.maxReadBytes)).toString('utf8') };
         } catch (err) {
-          return err instanceof PathRefused ? refusal(err) : { error: `cannot read ${p}: no such file` };
+          return failure(err, `cannot read ${p}: no such file`);
         }
       },
     }),
     search_files: tool({
-      description: 'Find lines containing a text (case-insensitive) across the repository; up to 50 matches.',
+      description: `Find lines containing a text (case-insensitive) across the repository; up to ${maxMatches} matches.`,
       inputSchema: z.object({ text: z.string().min(1).max(200) }),
       execute: async ({ text }) => {
-        const files: string[] = [];
-        await walk(root, root, files, 5000);
-        const needle = text.toLowerCase();
-        const matches: Array<{ path: string; line: number; text: string }> = [];
-        for (const f of files) {
-          const full = path.join(root, f);
-          if ((await lstat(full)).size > limits.maxReadBytes) continue;
-          const lines = (await readFile(full, 'utf8')).split('\n');
-          lines.forEach((l, i) => {
-            if (matches.length < 50 && l.toLowerCase().includes(needle)) matches.push({ path: f, line: i + 1, text: l.slice(0, 300) });
-          });
-          if (matches.length >= 50) break;
+        try {
+          return { matches: await searchFiles(clone, text, limits.maxReadBytes) };
+        } catch (err) {
+          return failure(err, 'the operation failed');
         }
-        return { matches };
       },
     }),
     write_file: tool({
@@ -106,12 +89,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
       execute: async ({ path: p, content }) => {
         try {
           if (Buffer.byteLength(content) > limits.maxWriteBytes) return { error: `content is larger than ${limits.maxWriteBytes} bytes` };
-          const file = await resolveInside(root, p);
-          await mkdir(path.dirname(file), { recursive: true });
-          await writeFile(file, content);
+          await clone.writeFile(p, content);
           return { written: p };
         } catch (err) {
-          return refusal(err);
+          return failure(err, 'the operation failed');
         }
       },
     }),
@@ -120,16 +101,15 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
       inputSchema: z.object({ path: z.string(), old: z.string().min(1), new: z.string() }),
       execute: async ({ path: p, old, new: replacement }) => {
         try {
-          const file = await resolveInside(root, p);
-          const content = await readFile(file, 'utf8');
+          const content = (await clone.readFile(p, limits.maxReadBytes)).toString('utf8');
           const count = content.split(old).length - 1;
           if (count !== 1) return { error: `expected exactly one occurrence of the text, found ${count}` };
           const next = content.replace(old, () => replacement);
           if (Buffer.byteLength(next) > limits.maxWriteBytes) return { error: `result is larger than ${limits.maxWriteBytes} bytes` };
-          await writeFile(file, next);
+          await clone.writeFile(p, next);
           return { edited: p };
         } catch (err) {
-          return err instanceof PathRefused ? refusal(err) : { error: `cannot edit ${p}: no such file` };
+          return failure(err, `cannot edit ${p}: no such file`);
         }
       },
     }),
@@ -138,11 +118,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
       inputSchema: z.object({ path: z.string() }),
       execute: async ({ path: p }) => {
         try {
-          const file = await resolveInside(root, p);
-          await rm(file);
+          await clone.removeFile(p);
           return { deleted: p };
         } catch (err) {
-          return err instanceof PathRefused ? refusal(err) : { error: `cannot delete ${p}: no such file` };
+          return failure(err, `cannot delete ${p}: no such file`);
         }
       },
     }),

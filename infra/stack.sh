@@ -40,13 +40,15 @@ MODEL_LINK="$CACHE/models/all-minilm-l6-v2-q"
 say() { printf '[stack] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
 
-# Debian packages the installs use; the toolchains themselves (python3, go, java, mvn) come with the machine.
+# Debian packages the installs and the worker use; the toolchains themselves (python3, go, java, mvn) come with the machine.
 ensure_debian_tools() {
   local missing=()
   command -v curl >/dev/null || missing+=(curl)
   command -v unzip >/dev/null || missing+=(unzip)
   command -v git >/dev/null || missing+=(git)
-  command -v setpriv >/dev/null || missing+=(util-linux)
+  command -v setpriv >/dev/null && command -v prlimit >/dev/null || missing+=(util-linux)
+  # The sandbox agent jobs run repository code in (README, "Security model").
+  command -v bwrap >/dev/null || missing+=(bubblewrap)
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run sudo apt-get install -y ${missing[*]}"
   say "apt-get install ${missing[*]}"

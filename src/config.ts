@@ -17,6 +17,19 @@ const originList = z
   .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o.toLowerCase() && /^https?:/.test(o)), 'must be a comma-separated list of origins (scheme://host[:port])');
 
 const port = z.coerce.number().int().min(0).max(65535);
+const megabytes = z.coerce.number().int().min(1).max(1024 * 1024);
+
+const cidrList = z
+  .string()
+  .transform((v) => v.split(',').map((c) => c.trim()).filter(Boolean))
+  .refine((list) => list.every(isCidr), 'must be a comma-separated list of CIDRs such as 10.0.0.0/8 or fd00::/8');
+
+function isCidr(value: string): boolean {
+  const [address, bits, ...rest] = value.split('/');
+  const family = isIP(address ?? '');
+  const prefix = Number(bits);
+  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '';
+}
 const positiveInt = z.coerce.number().int().positive();
 
 // Every setting docent reads, by its environment variable name; nothing else reads process.env.
@@ -48,6 +61,30 @@ const settings = z.object({
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
+  // Rounds the agent gets to fix the project's checks after they fail (docs/decisions.md, "Sandbox").
+  DOCENT_AGENT_REPAIR_ROUNDS: z.coerce.number().int().min(0).max(10).default(2),
+  // bubblewrap sandbox for repository code: `off` runs no repository code at all (no run_command, no checks).
+  DOCENT_SANDBOX: z.enum(['bwrap', 'off']).default('bwrap'),
+  DOCENT_SANDBOX_BWRAP: z.string().default('bwrap'),
+  DOCENT_SANDBOX_TIMEOUT_MS: positiveInt.min(100).default(600_000),
+  DOCENT_SANDBOX_MEMORY_MB: megabytes.default(4096),
+  DOCENT_SANDBOX_MAX_PROCESSES: positiveInt.max(65_536).default(512),
+  DOCENT_SANDBOX_MAX_FILE_MB: megabytes.default(1024),
+  DOCENT_SANDBOX_MAX_DISK_MB: megabytes.default(4096),
+  DOCENT_SANDBOX_TMP_MB: megabytes.default(512),
+  // The unprivileged uid:gid sandboxed commands run as when the worker runs as root.
+  DOCENT_SANDBOX_USER: z
+    .string()
+    .regex(/^[1-9][0-9]{0,9}:[1-9][0-9]{0,9}$/, 'must be uid:gid, both non-zero, e.g. 61000:61000')
+    .default('61000:61000'),
+  // Host folders bound read-only into the sandbox besides /usr (toolchains such as /opt/node).
+  DOCENT_SANDBOX_READ_ONLY_PATHS: z
+    .string()
+    .transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean))
+    .refine((list) => list.every((p) => path.isAbsolute(p)), 'must be a comma-separated list of absolute paths')
+    .default([]),
+  // Networks that repository URLs (and other outbound URLs admins give) may reach although private or loopback.
+  DOCENT_ALLOW_PRIVATE_NETWORKS: cidrList.default([]),
   DOCENT_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DOCENT_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
@@ -86,7 +123,11 @@ export interface Config {
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
-  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number };
+  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number };
+  /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
+  sandbox?: SandboxConfig;
+  /** CIDRs outbound URLs may reach although private, loopback or link-local. */
+  allowPrivateNetworks: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
@@ -103,6 +144,21 @@ export interface Config {
   otlpEndpoint?: string;
 }
 
+export interface SandboxConfig {
+  bwrapPath: string;
+  timeoutMs: number;
+  memoryBytes: number;
+  maxProcesses: number;
+  maxFileBytes: number;
+  maxDiskBytes: number;
+  tmpBytes: number;
+  /** Used only when the worker runs as root: RLIMIT_NPROC does not hold for uid 0. */
+  runAs: { uid: number; gid: number };
+  readOnlyPaths: string[];
+}
+
+const mib = (n: number) => n * 1024 * 1024;
+
 /** Thrown when a setting is missing or malformed; the message names every bad setting. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -117,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const s = parsed.data;
+  const [sandboxUid, sandboxGid] = s.DOCENT_SANDBOX_USER.split(':').map(Number);
   return {
     host: s.DOCENT_HOST,
     httpPort: s.DOCENT_HTTP_PORT,
@@ -132,7 +189,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workspaceDir: s.DOCENT_WORKSPACE_DIR,
       maxSteps: s.DOCENT_AGENT_MAX_STEPS,
       heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
+      repairRounds: s.DOCENT_AGENT_REPAIR_ROUNDS,
     },
+    sandbox:
+      s.DOCENT_SANDBOX === 'off'
+        ? undefined
+        : {
+            bwrapPath: s.DOCENT_SANDBOX_BWRAP,
+            timeoutMs: s.DOCENT_SANDBOX_TIMEOUT_MS,
+            memoryBytes: mib(s.DOCENT_SANDBOX_MEMORY_MB),
+            maxProcesses: s.DOCENT_SANDBOX_MAX_PROCESSES,
+            maxFileBytes: mib(s.DOCENT_SANDBOX_MAX_FILE_MB),
+            maxDiskBytes: mib(s.DOCENT_SANDBOX_MAX_DISK_MB),
+            tmpBytes: mib(s.DOCENT_SANDBOX_TMP_MB),
+            runAs: { uid: sandboxUid!, gid: sandboxGid! },
+            readOnlyPaths: s.DOCENT_SANDBOX_READ_ONLY_PATHS,
+          },
+    allowPrivateNetworks: s.DOCENT_ALLOW_PRIVATE_NETWORKS,
     logLevel: s.DOCENT_LOG_LEVEL,
     shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
     dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,

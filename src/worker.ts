@@ -1,3 +1,4 @@
+import { probeWorkerSandbox } from '../activities/sandbox-workspace';
 import { loadConfig } from './config';
 import { createLogger } from './log';
 import { startTracing } from './tracing';
@@ -8,6 +9,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(config, log);
+  // Repository code runs only in the sandbox: a worker that cannot make one does not take jobs.
+  if (config.sandbox) await probeWorkerSandbox(config.sandbox, config.agent.workspaceDir);
+  else log.warn('DOCENT_SANDBOX=off: agent jobs get no run_command tool, and projects with checks fail their turns');
   const tracing = await startTracing(config.otlpEndpoint, 'docent-worker');
   const set = await buildWorkers(config, { tracer: tracing.tracer, log });
   log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), temporal: config.temporal.address }, 'worker polling');

@@ -28,6 +28,8 @@ const errorCodes: Record<string, string> = {
   AgentLimitExceeded: 'agent_limit_exceeded',
   ModelRequestRejected: 'model_error',
   PullRequestRejected: 'pull_request_rejected',
+  RepositoryUrlRefused: 'repository_url_refused',
+  SandboxUnavailable: 'sandbox_unavailable',
 };
 
 function describeFailure(err: unknown): { code: string; message: string } {
@@ -49,8 +51,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: { maximumAttempts: 5, nonRetryableErrorTypes },
   });
+  // The agent's tool loop, the project's setup and checks, and the repair rounds all run in this one activity.
   const agent = proxyActivities<Activities>({
-    startToCloseTimeout: '30 minutes',
+    startToCloseTimeout: '60 minutes',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: { maximumAttempts: 3, nonRetryableErrorTypes },
   });
@@ -91,9 +94,10 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           title: edit.title,
           turn,
         });
+        const verified = { checks: edit.checks, checksPassed: edit.checksPassed };
         if (commit === null) {
           // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
-          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed' });
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
         } else {
           stage('opening-pull-request');
           const pr = await github.openPullRequest({
@@ -102,9 +106,11 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             baseRef: input.baseRef,
             title: edit.title,
             body: edit.summary,
-            draft: input.asDraft,
+            // A change whose checks still fail is not ready for review.
+            draft: input.asDraft || edit.checksPassed === false,
+            checks: edit.checks,
           });
-          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url });
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url, ...verified });
         }
       } catch (err) {
         if (isCancellation(err)) throw err; // archived: the gateway has recorded it

@@ -46,6 +46,30 @@ export interface Instruction {
   turn: number;
   /** Earlier instructions of the job, oldest first, so a follow-up has its context. */
   history: string[];
+  /** The project's sandbox commands as they were when the instruction was accepted; absent in older histories. */
+  checks?: ProjectChecks;
+}
+
+/** What a project runs in the sandbox around the agent's edit (`docent project update --setup/--check/--network`). */
+export interface ProjectChecks {
+  /** Run once before the agent starts, e.g. `npm ci`. */
+  setup: string[];
+  /** Run after the agent's edit; all must exit 0, e.g. `npm test`. */
+  check: string[];
+  /** Whether sandboxed commands may use the network (default: no network). */
+  network: boolean;
+}
+
+/** One sandboxed setup or check command as it last ran in a turn. */
+export interface CheckResult {
+  kind: 'setup' | 'check';
+  command: string;
+  exitCode: number;
+  durationMs: number;
+  /** The last 4 KiB of its output. */
+  output: string;
+  /** Set when docent stopped it: the wall-time limit, the disk limit, or a cancelled turn. */
+  stoppedBy?: 'timeout' | 'disk' | 'cancelled';
 }
 
 export interface AgentJobInput {
@@ -84,13 +108,18 @@ export const NON_RETRYABLE_AGENT_ERRORS = [
   'AgentLimitExceeded',
   'ModelRequestRejected',
   'PullRequestRejected',
+  'RepositoryUrlRefused',
+  'SandboxUnavailable',
 ] as const;
 export type AgentErrorType = (typeof NON_RETRYABLE_AGENT_ERRORS)[number];
 
 /** A file the agent wrote (content) or deleted (null), relative to the repository root. */
 export interface FileChange {
   path: string;
+  /** The new content (UTF-8, or base64 per `encoding`), a symlink's target, or null when the file was deleted. */
   content: string | null;
+  encoding?: 'base64';
+  mode?: 'executable' | 'symlink';
 }
 
 export interface PrepareWorkspaceInput {
@@ -118,6 +147,10 @@ export interface RunAgentResult {
   title: string;
   /** The agent's account of what it did, for the pull request body. */
   summary: string;
+  /** The project's setup and check commands as they last ran; absent in older histories. */
+  checks?: CheckResult[];
+  /** Whether every command passed; null when the project has none. */
+  checksPassed?: boolean | null;
 }
 
 export interface CommitAndPushInput {
@@ -141,6 +174,8 @@ export interface OpenPullRequestInput {
   title: string;
   body: string;
   draft: boolean;
+  /** Listed in the body; failing ones named first. */
+  checks?: CheckResult[];
 }
 export interface OpenPullRequestResult {
   url: string;
@@ -154,6 +189,8 @@ export interface RecordJobStatusInput {
   /** Set on completion with a pull request; left as it was when undefined. */
   prLink?: string;
   error?: { code: string; message: string };
+  checks?: CheckResult[];
+  checksPassed?: boolean | null;
 }
 
 // ---- documentation ingestion -----------------------------------------------------------------

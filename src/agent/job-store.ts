@@ -80,7 +80,7 @@ export class JobStore {
       const turn = current.turn + 1;
       const next = await this.jobs.findOneAndUpdate(
         { _id: jobId, projectId, turn: current.turn, status: { $ne: 'archived' } },
-        { $set: { turn, status: 'active', updatedAt: now }, $unset: { error: '' }, $push: { prompts: { turn, prompt, at: now } } },
+        { $set: { turn, status: 'active', updatedAt: now }, $unset: { error: '', checks: '', checksPassed: '' }, $push: { prompts: { turn, prompt, at: now } } },
         { returnDocument: 'after' },
       );
       if (next) return next;

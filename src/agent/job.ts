@@ -1,6 +1,7 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
+import type { CheckResult } from '../../workflows/contracts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 
@@ -24,6 +25,10 @@ export interface JobDoc {
   asDraft: boolean;
   /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
   idempotencyKey?: string;
+  /** The latest turn's sandboxed setup and check commands; cleared when a turn begins. */
+  checks?: CheckResult[];
+  /** Whether they all passed; null when the project has none (or the turn has not finished). */
+  checksPassed?: boolean | null;
 }
 
 /** The REST shape of DESIGN.md's agent job object. */
@@ -38,6 +43,8 @@ export function jobToJson(doc: JobDoc) {
     archivedAt: doc.archivedAt?.toISOString() ?? null,
     updatedAt: doc.updatedAt.toISOString(),
     branch: doc.branch,
+    checks: doc.checks ?? [],
+    checksPassed: doc.checksPassed ?? null,
     ...(doc.error ? { error: doc.error } : {}),
   };
 }
@@ -61,5 +68,7 @@ export function jobToMessage(doc: JobDoc): AgentJob {
     updatedAt: timestampFromDate(doc.updatedAt),
     branch: doc.branch,
     error: doc.error,
+    checks: (doc.checks ?? []).map((c) => ({ ...c, durationMs: BigInt(c.durationMs) })),
+    checksPassed: doc.checksPassed ?? undefined,
   });
 }

@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
 import type { Logger } from '../log';
-import type { TenancyStore } from '../tenancy/store';
+import { projectChecks, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
 import {
   AGENT_TASK_QUEUE,
@@ -110,7 +110,7 @@ export class AgentJobService {
       return { ...inserted, limitHeaders: {} };
     }
     try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [] });
+      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project) });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.jobs.remove(id), admission.release()]);
@@ -158,7 +158,7 @@ export class AgentJobService {
     authorization: string | null | undefined,
     input: { projectId: string; jobId: string; prompt: string },
   ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
-    await this.authorize(authorization, input.projectId);
+    const project = await this.authorize(authorization, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
@@ -174,6 +174,7 @@ export class AgentJobService {
       prompt: input.prompt,
       turn: job.turn,
       history: job.prompts.filter((p) => p.turn < job.turn).map((p) => p.prompt),
+      checks: projectChecks(project),
     };
     try {
       await this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {

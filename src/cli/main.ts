@@ -6,7 +6,8 @@ import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
-import { createKey, createOrg, createProject, listKeys, revokeKey, type Output, type Stores } from './tenancy-commands';
+import { OutboundGuard, OutboundRefused } from '../net/outbound';
+import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type Stores } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 import { jobsWatchCommand } from './jobs-watch';
 
@@ -16,6 +17,10 @@ commands:
   org create <orgId>                            create an organization
   project create <projectId> --org <orgId> --repo <git URL or owner/name> --ref <branch> --domain <docs domain>
                  [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
+  project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
+                                                set the commands agent jobs run in the sandbox: setup before the
+                                                agent, checks after its edit (each flag repeats and replaces its
+                                                list); --clear-checks removes both; --network lets them reach it
   key create --project <projectId> --kind admin|assistant
                                                 create a key (assistant keys are bound to the project's domain); prints it once
   key revoke <keyId>                            revoke a key
@@ -55,7 +60,15 @@ async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> 
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
   try {
     await ensureIndexes(mongo.db);
-    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db) });
+    const guard = new OutboundGuard(config.allowPrivateNetworks);
+    // The worker checks again at every clone; this only gives the admin the answer now.
+    const checkRepository = async (repository: string) => {
+      if (!/^https?:\/\//.test(repository) || new URL(repository).origin === new URL(config.github.gitUrl).origin) return;
+      await guard.check(new URL(repository)).catch((err: unknown) => {
+        throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;
+      });
+    };
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository });
   } finally {
     await mongo.client.close();
   }
@@ -78,6 +91,19 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       allowedOrigins: (values.origin as string[] | undefined) ?? [],
     };
     return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
+  }
+  if (group === 'project' && action === 'update') {
+    const { positionals, values } = parse(rest, { setup: { type: 'string', multiple: true }, check: { type: 'string', multiple: true }, 'clear-checks': { type: 'boolean' }, network: { type: 'string' } }, 1);
+    const network = values.network as string | undefined;
+    if (network !== undefined && network !== 'on' && network !== 'off') throw new UsageError(`--network must be on or off, not ${network}`);
+    const update = {
+      setup: values.setup as string[] | undefined,
+      check: values.check as string[] | undefined,
+      clearChecks: values['clear-checks'] === true,
+      network: network === undefined ? undefined : network === 'on',
+    };
+    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined) throw new UsageError('project update needs --setup, --check, --clear-checks or --network');
+    return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }
   if (group === 'key' && action === 'create') {
     const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' } }, 0);

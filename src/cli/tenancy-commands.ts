@@ -1,6 +1,6 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
-import type { TenancyStore } from '../tenancy/store';
+import type { ProjectChecksUpdate, ProjectDoc, TenancyStore } from '../tenancy/store';
 
 /** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
 export interface Output {
@@ -12,6 +12,8 @@ export interface Output {
 export interface Stores {
   tenancy: TenancyStore;
   keys: ApiKeyStore;
+  /** Refuses a repository URL the worker would refuse to clone (private address, plain http), with the reason. */
+  checkRepository?(repository: string): Promise<void>;
 }
 
 export async function createOrg(s: Stores, orgId: string): Promise<Output> {
@@ -23,11 +25,25 @@ export async function createProject(
   s: Stores,
   p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] },
 ): Promise<Output> {
+  await s.checkRepository?.(p.repository);
   const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
   const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (only pages the gateway serves itself, such as /playground/, can call the assistant from a browser)';
   return {
     text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}`,
     json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },
+  };
+}
+
+function describeChecks(p: ProjectDoc): string {
+  const list = (label: string, commands: string[] | undefined) => `${label}: ${commands?.length ? commands.map((c) => `"${c}"`).join(', ') : 'none'}`;
+  return [list('setup', p.setupCommands), list('checks', p.checkCommands), `network: ${p.sandboxNetwork ? 'on' : 'off'}`].join('; ');
+}
+
+export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate): Promise<Output> {
+  const p = await s.tenancy.updateChecks(projectId, update);
+  return {
+    text: `updated project ${p._id}: ${describeChecks(p)}`,
+    json: { id: p._id, setupCommands: p.setupCommands ?? [], checkCommands: p.checkCommands ?? [], sandboxNetwork: p.sandboxNetwork ?? false },
   };
 }
 

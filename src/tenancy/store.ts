@@ -19,13 +19,31 @@ export interface ProjectDoc {
   domain?: string;
   /** Browser origins allowed to call the assistant with this project's public key. */
   allowedOrigins: string[];
+  /** Sandboxed commands run before the agent starts (e.g. `npm ci`). */
+  setupCommands?: string[];
+  /** Sandboxed commands that must pass after the agent's edit (e.g. `npm test`). */
+  checkCommands?: string[];
+  /** Whether sandboxed commands may use the network (default: none). */
+  sandboxNetwork?: boolean;
   createdAt: Date;
 }
 
+/** What `docent project update` changes; a list given replaces the stored one. */
+export interface ProjectChecksUpdate {
+  setup?: string[];
+  check?: string[];
+  clearChecks?: boolean;
+  network?: boolean;
+}
+
+const maxCommands = 20;
+const maxCommandLength = 4096;
+
 export const idPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-// A git URL (https, http, ssh, git@host:path, file) or owner/name on the configured GitHub.
-const repositoryShape = /^(?:(?:https?|ssh|git|file):\/\/\S+|[\w.-]+@[\w.-]+:\S+|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/;
+// An http(s) git URL or owner/name on the configured GitHub; ssh, git:// and file:// would bypass the token's
+// scoping and the outbound address checks (activities/git-hardening.ts).
+const repositoryShape = /^(?:https?:\/\/\S+|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/;
 const refShape = /^(?!.*\.\.)(?!\/)[A-Za-z0-9_./-]{1,200}(?<![/.])$/;
 const domainShape = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -44,11 +62,23 @@ export function normalizeOrigin(origin: string): string {
 }
 
 function checkProject(p: { repository: string; ref: string; domain?: string }): void {
-  if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be a git URL or owner/name`);
+  if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be an https git URL or owner/name`);
   if (!refShape.test(p.ref)) throw new AppError('invalid_argument', `ref "${p.ref}" is not a valid branch name`);
   if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
 }
 
+function checkCommands(flag: string, commands: string[]): string[] {
+  if (commands.length > maxCommands) throw new AppError('invalid_argument', `at most ${maxCommands} ${flag} commands`);
+  for (const c of commands) {
+    if (c.trim() === '' || c.length > maxCommandLength || c.includes('\0')) throw new AppError('invalid_argument', `each ${flag} command must be 1-${maxCommandLength} characters`);
+  }
+  return commands;
+}
+
+/** The commands a job's turn runs in the sandbox, as the project holds them now. */
+export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean } {
+  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false };
+}
 
 export class TenancyStore {
   constructor(private readonly db: Db) {}
@@ -86,6 +116,18 @@ export class TenancyStore {
       throw err;
     }
     return doc;
+  }
+
+  /** Sets the project's sandboxed setup and check commands and its network choice; returns the project as stored. */
+  async updateChecks(projectId: string, update: ProjectChecksUpdate): Promise<ProjectDoc> {
+    const set: Partial<ProjectDoc> = {};
+    if (update.clearChecks) Object.assign(set, { setupCommands: [], checkCommands: [] });
+    if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
+    if (update.check) set.checkCommands = checkCommands('--check', update.check);
+    if (update.network !== undefined) set.sandboxNetwork = update.network;
+    const updated = await this.projects.findOneAndUpdate({ _id: projectId }, { $set: set }, { returnDocument: 'after' });
+    if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
+    return updated;
   }
 
   getProject(projectId: string): Promise<ProjectDoc | null> {

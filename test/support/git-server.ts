@@ -12,8 +12,11 @@ export interface GitServer {
   /** Base URL; a repository `owner/name` is served at `${url}/owner/name.git`. */
   url: string;
   token: string;
-  /** Creates a bare repository with one commit on `main` holding the given files. */
-  createRepo(owner: string, name: string, files: Record<string, string>): Promise<void>;
+  /**
+   * Creates a bare repository with one commit on `main` holding the given files; `prepare` may add more to the work
+   * tree before the commit (symlinks, gitlinks), with `git` running in it.
+   */
+  createRepo(owner: string, name: string, files: Record<string, string>, prepare?: (work: string, git: (...args: string[]) => Promise<string>) => Promise<void>): Promise<void>;
   /** Runs git in the bare repository (to inspect what was pushed). */
   git(owner: string, name: string, ...args: string[]): Promise<string>;
   /** Every Authorization header the server saw, for secret-handling checks. */
@@ -87,7 +90,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     url,
     token,
     authHeaders,
-    async createRepo(owner, name, files) {
+    async createRepo(owner, name, files, prepare) {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-seed-'));
       await run('git', ['init', '--quiet', '--initial-branch=main', work]);
       const { writeFile, mkdir } = await import('node:fs/promises');
@@ -95,6 +98,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
         await mkdir(path.dirname(path.join(work, file)), { recursive: true });
         await writeFile(path.join(work, file), content);
       }
+      await prepare?.(work, async (...args) => (await run('git', ['-C', work, ...args], { env: { ...process.env, ...gitEnv } })).stdout);
       await run('git', ['-C', work, 'add', '--all']);
       await run('git', ['-C', work, 'commit', '--quiet', '-m', 'initial commit'], { env: { ...process.env, ...gitEnv } });
       await run('git', ['clone', '--quiet', '--bare', work, bare(owner, name)]);

@@ -1,0 +1,27 @@
+import type { CheckResult } from '../workflows/contracts';
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+function verdict(c: CheckResult): string {
+  if (c.exitCode === 0) return `passed in ${seconds(c.durationMs)}`;
+  if (c.stoppedBy === 'timeout') return `**stopped at the time limit** after ${seconds(c.durationMs)}`;
+  if (c.stoppedBy === 'disk') return `**stopped for using too much disk** after ${seconds(c.durationMs)}`;
+  return `**failed** (exit ${c.exitCode}) after ${seconds(c.durationMs)}`;
+}
+
+/** A code fence longer than any run of backticks in the text, so command output cannot end it early. */
+function fenced(text: string): string {
+  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}\n${text.trimEnd()}\n${fence}`;
+}
+
+/** The pull request's description: the agent's summary, then every setup and check command it ran, failures with their output. */
+export function pullRequestBody(summary: string, checks: CheckResult[] | undefined): string {
+  if (!checks?.length) return summary;
+  const bad = checks.filter((c) => c.exitCode !== 0);
+  const lines = checks.map((c) => `- ${c.exitCode === 0 ? '✅' : '❌'} ${c.kind} \`${c.command}\`: ${verdict(c)}`);
+  const heading = bad.length ? `### Checks: ${bad.length} of ${checks.length} failed, so this pull request is a draft` : `### Checks: all ${checks.length} passed`;
+  const outputs = bad.map((c) => `<details><summary>Output of <code>${c.command.replace(/[<&]/g, (ch) => (ch === '<' ? '&lt;' : '&amp;'))}</code> (last 4 KiB)</summary>\n\n${fenced(c.output)}\n\n</details>`);
+  return [summary, '', heading, '', ...lines, ...(outputs.length ? ['', ...outputs] : []), '', '_Run by docent in a sandbox without network unless the project allows it._'].join('\n');
+}

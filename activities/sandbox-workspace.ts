@@ -1,0 +1,77 @@
+import { lchown, mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { SandboxConfig } from '../src/config';
+import { probeSandbox, runInSandbox, type CommandResult, type SandboxSpec } from '../src/sandbox';
+import type { FileOwner } from './clone-fs';
+
+/** One turn's sandbox: the clone writable, a private HOME, and the project's network choice. */
+export interface TurnSandbox {
+  /** Who must own the worktree's files for sandboxed commands to edit them (set when the worker runs as root). */
+  owner?: FileOwner;
+  run(command: string, opts?: { signal?: AbortSignal; headBytes?: number; tailBytes?: number }): Promise<CommandResult>;
+  /** Gives files git (running as the worker) just wrote back to the sandbox's user. */
+  handOver(): Promise<void>;
+}
+
+/** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
+export const sandboxHomePath = (workspaceDir: string, jobId: string) => path.join(workspaceDir, `${jobId}.home`);
+
+/** Hands the worktree (but not .git, which stays the worker's) to the sandbox's user. */
+async function chownWorktree(dir: string, owner: FileOwner, top = true): Promise<void> {
+  await lchown(dir, owner.uid, owner.gid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (top && entry.name === '.git') continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) await chownWorktree(full, owner, false);
+    else await lchown(full, owner.uid, owner.gid);
+  }
+}
+
+// RLIMIT_NPROC does not hold for uid 0, so a root worker runs commands as an unprivileged uid.
+const sandboxOwner = (config: SandboxConfig) => (process.getuid?.() === 0 ? config.runAs : undefined);
+
+function sandboxSpec(config: SandboxConfig, workspace: string, home: string, network: boolean): SandboxSpec {
+  return {
+    workspace,
+    home,
+    network,
+    limits: {
+      timeoutMs: config.timeoutMs,
+      memoryBytes: config.memoryBytes,
+      maxProcesses: config.maxProcesses,
+      maxFileBytes: config.maxFileBytes,
+      maxDiskBytes: config.maxDiskBytes,
+      tmpBytes: config.tmpBytes,
+    },
+    runAs: sandboxOwner(config),
+    readOnlyPaths: config.readOnlyPaths,
+    bwrapPath: config.bwrapPath,
+  };
+}
+
+/** Sets up the sandbox for one turn of a job: an empty HOME, and the clone handed to the sandbox's user. */
+export async function prepareTurnSandbox(config: SandboxConfig, workspace: string, home: string, network: boolean): Promise<TurnSandbox> {
+  const owner = sandboxOwner(config);
+  await rm(home, { recursive: true, force: true });
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const handOver = async () => {
+    if (!owner) return;
+    await chownWorktree(workspace, owner);
+    await lchown(home, owner.uid, owner.gid);
+  };
+  await handOver();
+  const spec = sandboxSpec(config, workspace, home, network);
+  return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts) };
+}
+
+/** Stops a worker's start when sandboxed commands cannot run on this machine; the error names the fix. */
+export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: string): Promise<void> {
+  const dir = path.join(workspaceDir, '.sandbox-probe');
+  await mkdir(path.join(dir, 'workspace'), { recursive: true });
+  try {
+    await prepareTurnSandbox(config, path.join(dir, 'workspace'), path.join(dir, 'home'), false);
+    await probeSandbox(sandboxSpec(config, path.join(dir, 'workspace'), path.join(dir, 'home'), false));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

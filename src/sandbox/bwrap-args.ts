@@ -1,0 +1,88 @@
+// The bwrap command line for one sandboxed command: deny by default, then allow exactly what a build needs.
+import type { TopLevelEntry } from './host-layout';
+import type { SandboxSpec } from './types';
+
+/** PATH for bwrap/setpriv themselves (spawned with no other variable) and for the command inside. */
+export const HOST_PATH = '/usr/local/bin:/usr/bin:/bin';
+export const SANDBOX_ENV: ReadonlyArray<readonly [string, string]> = [
+  ['PATH', '/usr/local/bin:/usr/bin:/bin'],
+  ['HOME', '/home/sandbox'],
+  ['LANG', 'C.UTF-8'],
+  ['TMPDIR', '/tmp'],
+  ['CI', 'true'],
+];
+
+export const WORKSPACE = '/workspace';
+export const HOME = '/home/sandbox';
+
+/** World-readable /etc files that dynamic linking, user lookups and time zones need; nothing secret. */
+const ETC_ALWAYS = ['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime'];
+/** Only useful with a network: name resolution and TLS trust. */
+const ETC_NETWORK = ['resolv.conf', 'hosts', 'ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf'];
+
+/** File descriptor numbers as the child (setpriv/bwrap) sees them. */
+export interface ChildFds {
+  /** Write end the wrapper shell writes one byte to once bwrap has finished setting up. */
+  started: number;
+  workspace: number;
+  home: number;
+  /** The workspace's .git directory, when it has one. */
+  git?: number;
+}
+
+/**
+ * Inside the sandbox, before the untrusted command: say "started" on the status fd, close it so the command
+ * cannot write there, and send stderr to stdout so the two interleave exactly as produced.
+ */
+function wrapperScript(startedFd: number): string {
+  return `printf . >&${startedFd}; exec ${startedFd}>&- 2>&1; exec "$@"`;
+}
+
+export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEntry[], command: string): string[] {
+  const { limits } = spec;
+  const a: string[] = ['--unshare-all', '--unshare-user', '--disable-userns'];
+  if (spec.network) a.push('--share-net');
+  a.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox');
+  a.push('--clearenv');
+  for (const [k, v] of SANDBOX_ENV) a.push('--setenv', k, v);
+
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const e of topLevel) {
+    if (e.kind === 'symlink') a.push('--symlink', e.target, e.path);
+    else a.push('--ro-bind', e.path, e.path);
+  }
+  // -try: a host without one of these files simply lacks it in the sandbox too.
+  for (const f of [...ETC_ALWAYS, ...(spec.network ? ETC_NETWORK : [])]) a.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
+
+  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
+
+  a.push('--bind-fd', String(fds.workspace), WORKSPACE);
+  // After the workspace bind, so it lands on top: the worker's own git later reads this config and these hooks.
+  if (fds.git !== undefined) a.push('--ro-bind-fd', String(fds.git), `${WORKSPACE}/.git`);
+  a.push('--bind-fd', String(fds.home), HOME);
+  for (const p of spec.readOnlyPaths ?? []) a.push('--ro-bind', p, p);
+  a.push('--chdir', WORKSPACE);
+
+  a.push('--', '/bin/sh', '-c', wrapperScript(fds.started), 'docent-sandbox');
+  a.push(
+    '/usr/bin/prlimit',
+    `--nproc=${limits.maxProcesses}`,
+    `--data=${limits.memoryBytes}`,
+    `--fsize=${limits.maxFileBytes}`,
+    '--core=0',
+    '--',
+    '/bin/sh',
+    '-c',
+    command,
+  );
+  return a;
+}
+
+/** The executable and arguments to spawn: bwrap itself, or bwrap through setpriv when dropping from root. */
+export function launchCommand(spec: SandboxSpec, bwrap: string[]): { file: string; args: string[] } {
+  const bwrapPath = spec.bwrapPath ?? 'bwrap';
+  if (!spec.runAs) return { file: bwrapPath, args: bwrap };
+  const { uid, gid } = spec.runAs;
+  return { file: 'setpriv', args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', bwrapPath, ...bwrap] };
+}

@@ -1,0 +1,5 @@
+// docent's sandbox for untrusted repository code: bubblewrap, deny by default.
+export { SandboxUnavailable } from './errors';
+export { probeSandbox } from './probe';
+export { runInSandbox } from './run';
+export type { CommandResult, SandboxLimits, SandboxSpec } from './types';

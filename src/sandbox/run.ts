@@ -1,0 +1,130 @@
+// Runs one command in a fresh bwrap sandbox and enforces the wall-time, disk and cancellation limits from outside.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import type { Readable } from 'node:stream';
+import { openBindSources } from './bind-sources';
+import { bwrapArgs, HOST_PATH, launchCommand, type ChildFds } from './bwrap-args';
+import { usedBytes, watchDiskGrowth } from './disk-watch';
+import { unavailable } from './errors';
+import { hostTopLevel } from './host-layout';
+import { DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, OutputCapture } from './output';
+import { validateSpec } from './spec';
+import type { CommandResult, SandboxSpec } from './types';
+
+/** Child fd numbers: 0-2 are stdio, then the status pipe and the bind sources (all below 10: dash redirects only single digits). */
+const FD_STARTED = 3;
+const FD_WORKSPACE = 4;
+const FD_HOME = 5;
+const FD_GIT = 6;
+
+/** bwrap's own complaints are short; keep enough to explain a failure and no more. */
+const MAX_DIAGNOSTIC_BYTES = 8192;
+const SIGKILL_EXIT = 128 + osConstants.signals.SIGKILL;
+const TIMEOUT_EXIT = 124;
+
+type StopReason = NonNullable<CommandResult['stoppedBy']>;
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    // The group is setpriv/bwrap's (detached); --die-with-parent and the PID namespace take everything inside with it.
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const n = signal ? osConstants.signals[signal] : undefined;
+  return n === undefined ? 1 : 128 + n;
+}
+
+/** Runs `/bin/sh -c command` inside a fresh sandbox; never throws for the command's own failure (that is exitCode). Throws SandboxUnavailable if bwrap cannot start at all. */
+export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { signal?: AbortSignal; headBytes?: number; tailBytes?: number }): Promise<CommandResult> {
+  validateSpec(spec);
+  if (typeof command !== 'string' || command.includes('\0')) throw new TypeError('sandbox command must be a string without NUL bytes');
+  const capture = new OutputCapture(opts?.headBytes ?? DEFAULT_HEAD_BYTES, opts?.tailBytes ?? DEFAULT_TAIL_BYTES);
+  const signal = opts?.signal;
+  const t0 = performance.now();
+  if (signal?.aborted) return { exitCode: SIGKILL_EXIT, durationMs: performance.now() - t0, output: '', outputBytes: 0, stoppedBy: 'cancelled' };
+
+  const topLevel = await hostTopLevel();
+  const sources = await openBindSources(spec.workspace, spec.home);
+  let child: ChildProcess;
+  let baseline: number;
+  try {
+    baseline = await usedBytes(spec.workspace);
+    const fds: ChildFds = { started: FD_STARTED, workspace: FD_WORKSPACE, home: FD_HOME, git: sources.git ? FD_GIT : undefined };
+    const { file, args } = launchCommand(spec, bwrapArgs(spec, fds, topLevel, command));
+    const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', 'pipe', sources.workspace.fd, sources.home.fd];
+    if (sources.git) stdio.push(sources.git.fd);
+    // Only PATH: bwrap's PID 1 inside keeps the environment it was started with, readable at /proc/1/environ.
+    child = spawn(file, args, { stdio, env: { PATH: HOST_PATH }, detached: true, cwd: '/' });
+  } catch (err) {
+    await sources.close();
+    throw unavailable('cannot spawn bwrap', (err as Error).message);
+  }
+  // spawn has dup'ed the descriptors into the child by now.
+  await sources.close();
+
+  return new Promise<CommandResult>((resolve, reject) => {
+    let stoppedBy: StopReason | undefined;
+    let started = false;
+    let spawnError: Error | undefined;
+    const diagnostics: Buffer[] = [];
+    let diagnosticBytes = 0;
+
+    const stop = (reason: StopReason) => {
+      if (stoppedBy) return;
+      stoppedBy = reason;
+      killGroup(child);
+    };
+    const onAbort = () => stop('cancelled');
+    const timer = setTimeout(() => stop('timeout'), spec.limits.timeoutMs);
+    const disk = watchDiskGrowth(spec.workspace, baseline, spec.limits.maxDiskBytes, () => stop('disk'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // It may have been aborted while the bind sources were being opened.
+    if (signal?.aborted) stop('cancelled');
+
+    child.stdout!.on('data', (chunk: Buffer) => capture.write(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      // Before the wrapper's `exec 2>&1` this is bwrap or setpriv speaking; after it, nothing arrives here.
+      if (diagnosticBytes >= MAX_DIAGNOSTIC_BYTES) return;
+      diagnostics.push(chunk.subarray(0, MAX_DIAGNOSTIC_BYTES - diagnosticBytes));
+      diagnosticBytes += chunk.length;
+    });
+    (child.stdio[FD_STARTED] as Readable).on('data', () => {
+      started = true;
+    });
+    child.on('error', (err) => {
+      spawnError ??= err;
+      // 'close' may never come for a process that was never spawned.
+      if (child.pid === undefined) finish(null, null);
+    });
+    child.on('close', (code, sig) => finish(code, sig));
+
+    let finished = false;
+    function finish(code: number | null, sig: NodeJS.Signals | null) {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      disk.stop();
+      signal?.removeEventListener('abort', onAbort);
+      const durationMs = performance.now() - t0;
+      if (!started && !stoppedBy) {
+        const said = spawnError ? spawnError.message : Buffer.concat(diagnostics).toString('utf8');
+        const how = spawnError ? '' : ` (exit ${exitCodeOf(code, sig)})`;
+        reject(unavailable(`bwrap could not start the sandbox${how}`, said));
+        return;
+      }
+      resolve({
+        exitCode: stoppedBy === 'timeout' ? TIMEOUT_EXIT : exitCodeOf(code, sig),
+        durationMs,
+        output: capture.text(),
+        outputBytes: capture.bytes,
+        ...(stoppedBy ? { stoppedBy } : {}),
+      });
+    }
+  });
+}

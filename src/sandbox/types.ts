@@ -1,0 +1,44 @@
+// The sandbox's public shapes: what a caller asks for and what one command gives back.
+
+export interface SandboxLimits {
+  /** Wall time; then the whole sandbox is killed. */
+  timeoutMs: number;
+  /** Per-process data limit (RLIMIT_DATA), in bytes. */
+  memoryBytes: number;
+  /** Most processes/threads inside the sandbox (RLIMIT_NPROC, set inside the sandbox's own user namespace). */
+  maxProcesses: number;
+  /** Largest file a command may write (RLIMIT_FSIZE), in bytes. */
+  maxFileBytes: number;
+  /** Most the used bytes of the workspace's filesystem may grow during one command (checked by polling statfs); then the sandbox is killed. */
+  maxDiskBytes: number;
+  /** Size of the private /tmp (tmpfs --size). */
+  tmpBytes: number;
+}
+
+export interface SandboxSpec {
+  /** Absolute path of the repository clone: bound read-write at /workspace (the command's cwd). If it holds a `.git` directory, that is bound read-only over /workspace/.git. */
+  workspace: string;
+  /** Absolute path of an existing directory bound read-write as HOME (/home/sandbox); the caller creates it empty. */
+  home: string;
+  /** false (the default the product uses): a new, empty network namespace. true: share the host network, plus /etc/resolv.conf, /etc/hosts and CA certificates. */
+  network: boolean;
+  limits: SandboxLimits;
+  /** When the calling process is root: run bwrap as this unprivileged uid/gid (through `setpriv --reuid --regid --clear-groups`), because RLIMIT_NPROC is not enforced for real uid 0. Undefined: run as the current user. The caller makes workspace and home writable by that uid (chown); the runner does not chown. */
+  runAs?: { uid: number; gid: number };
+  /** Extra host paths bound read-only at the same path (toolchains such as /opt/node). */
+  readOnlyPaths?: string[];
+  /** The bwrap executable (default 'bwrap', found on PATH). */
+  bwrapPath?: string;
+}
+
+export interface CommandResult {
+  /** The shell's exit code; 128+signal when killed by a signal; 124 when stopped at the wall-time limit (as timeout(1) does). */
+  exitCode: number;
+  durationMs: number;
+  /** stdout and stderr interleaved as produced, capped: the first headBytes and the last tailBytes, with a line "[... N bytes omitted ...]" between them when anything was cut. Valid UTF-8 (cut points must not split a character). */
+  output: string;
+  /** How many bytes the command wrote in total. */
+  outputBytes: number;
+  /** Set when docent stopped the command rather than the command ending by itself. */
+  stoppedBy?: 'timeout' | 'disk' | 'cancelled';
+}
