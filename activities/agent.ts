@@ -137,7 +137,7 @@ export function createAgentActivities(deps: AgentDeps) {
         let changes = await collectChanges(git, files, root);
         let checks = sandbox ? await verify(project.check, changes, git, root, sandbox, signal) : [];
         for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
-          messages.push(...result.response.messages, { role: 'user', content: repairPrompt(checks) });
+          messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks) });
           result = await ask();
           if (result.text.trim()) text = result.text;
           changes = await collectChanges(git, files, root);

@@ -1,4 +1,4 @@
-import { lchown, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxConfig } from '../src/config';
 import { probeSandbox, runInSandbox, type CommandResult, type SandboxSpec } from '../src/sandbox';
@@ -54,11 +54,12 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
   const owner = sandboxOwner(config);
   await rm(home, { recursive: true, force: true });
   await mkdir(home, { recursive: true, mode: 0o700 });
+  // Inside, .git belongs to the worker: without this, git run by the agent or a check calls the clone "dubious".
+  await writeFile(path.join(home, '.gitconfig'), '[safe]\n\tdirectory = /workspace\n');
   const handOver = async () => {
-    if (!owner) return;
-    await chownWorktree(workspace, owner);
-    await lchown(home, owner.uid, owner.gid);
+    if (owner) await chownWorktree(workspace, owner);
   };
+  if (owner) await chownWorktree(home, owner);
   await handOver();
   const spec = sandboxSpec(config, workspace, home, network);
   return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts) };
@@ -66,6 +67,10 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
 
 /** Stops a worker's start when sandboxed commands cannot run on this machine; the error names the fix. */
 export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: string): Promise<void> {
+  await mkdir(workspaceDir, { recursive: true });
+  // The sandbox's user reaches each clone through this folder: it may pass through it, not list it.
+  const { mode } = await stat(workspaceDir);
+  if (sandboxOwner(config) && (mode & 0o001) === 0) await chmod(workspaceDir, (mode & 0o7777) | 0o001);
   const dir = path.join(workspaceDir, '.sandbox-probe');
   await mkdir(path.join(dir, 'workspace'), { recursive: true });
   try {

@@ -12,11 +12,12 @@ import type { Benchmark } from './lib/bench';
 import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
+import { sandboxOverhead } from './sandbox-overhead';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend];
+const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {

@@ -26,10 +26,15 @@ const nonPublic: Array<[string, number, 'ipv4' | 'ipv6']> = [
 const privateList = new BlockList();
 for (const [net, prefix, family] of nonPublic) privateList.addSubnet(net, prefix, family);
 
-/** `::ffff:10.0.0.1` is 10.0.0.1: check the IPv4 address a mapped IPv6 address stands for. */
+/** `::ffff:10.0.0.1` (or `::ffff:a00:1`, as URLs write it) is 10.0.0.1: check the IPv4 address it stands for. */
 function canonical(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return { address: dotted[1]!, family: 'ipv4' };
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return { address: [high >> 8, high & 255, low >> 8, low & 255].join('.'), family: 'ipv4' };
+  }
   return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 

@@ -62,6 +62,8 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   if (fds.git !== undefined) a.push('--ro-bind-fd', String(fds.git), `${WORKSPACE}/.git`);
   a.push('--bind-fd', String(fds.home), HOME);
   for (const p of spec.readOnlyPaths ?? []) a.push('--ro-bind', p, p);
+  // Last, once every mount point exists: the root tmpfs (/, /etc, /home) read-only; the mounts on it keep their own mode.
+  a.push('--remount-ro', '/');
   a.push('--chdir', WORKSPACE);
 
   a.push('--', '/bin/sh', '-c', wrapperScript(fds.started), 'docent-sandbox');

@@ -18,7 +18,8 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 
 const run = promisify(execFile);
 const token = 'ghs_sandboxtesttoken0123456789';
-const sandboxUid = 61000;
+// Not the default uid: the sandbox's own tests may run beside this file with that one.
+const sandboxUid = 61001;
 let git: GitServer;
 let github: GitHubDouble;
 let model: ScriptedModel;
@@ -89,6 +90,8 @@ function workerEnv(): Record<string, string> {
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_GITHUB_TOKEN: token,
     DOCENT_WORKSPACE_DIR: workspaceDir,
+    DOCENT_EMBEDDINGS: 'off',
+    DOCENT_SANDBOX_USER: `${sandboxUid}:${sandboxUid}`,
     DOCENT_SANDBOX_TIMEOUT_MS: '2500',
     DOCENT_SANDBOX_MAX_PROCESSES: '64',
     DOCENT_SANDBOX_MAX_FILE_MB: '8',
@@ -147,14 +150,24 @@ const toolResultsFor = (instruction: string) =>
     .flatMap((q) => q.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)))
     .join('\n');
 
-/** Processes running as the sandbox's uid, read from /proc. */
-async function sandboxProcesses(): Promise<string[]> {
+/** Live (not yet reaped are fine) processes running as the sandbox's uid, read from /proc. */
+async function liveSandboxProcesses(): Promise<string[]> {
   const owned: string[] = [];
   for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    if (new RegExp(`^Uid:\\s+${sandboxUid}\\s`, 'm').test(status)) owned.push(pid);
+    if (new RegExp(`^Uid:\\s+${sandboxUid}\\s`, 'm').test(status) && !/^State:\s+Z/m.test(status)) owned.push(`${pid} ${status.split('\n')[0]}`);
   }
   return owned;
+}
+
+/** Waits briefly for killed processes to go, then says which are still there. */
+async function sandboxProcesses(): Promise<string[]> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const live = await liveSandboxProcesses();
+    if (live.length === 0 || Date.now() > deadline) return live;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 beforeAll(async () => {
@@ -180,11 +193,15 @@ beforeAll(async () => {
     await run('ln', ['-s', 'huge.log', path.join(work, 'notes.txt')]);
     await run('ln', ['-s', '/dev/zero', path.join(work, 'zero')]);
   });
-  const secret = path.join(outside, 'secret.git');
-  await run('git', ['init', '--quiet', '--bare', secret]);
+  const secret = path.join(outside, 'secret');
+  await run('git', ['init', '--quiet', secret]);
+  await writeFile(path.join(secret, 'SECRET.txt'), 'classified\n');
+  await run('git', ['-C', secret, 'add', '--all']);
+  await run('git', ['-C', secret, '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '--quiet', '-m', 'secret']);
+  const secretCommit = (await run('git', ['-C', secret, 'rev-parse', 'HEAD'])).stdout.trim();
   await git.createRepo('acme', 'attributes', { ...readme, '.gitattributes': '* filter=pwn diff=pwn\n' }, async (work, g) => {
     await writeFile(path.join(work, '.gitmodules'), `[submodule "vendor/secret"]\n\tpath = vendor/secret\n\turl = file://${secret}\n`);
-    await g('update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},vendor/secret`);
+    await g('update-index', '--add', '--cacheinfo', `160000,${secretCommit},vendor/secret`);
   });
   await git.createRepo('acme', 'widgets', readme);
 
@@ -232,7 +249,7 @@ describe('hostile repositories', () => {
     expect(job.status).toBe('completed');
     expect(job.prLink).toBe(github.pulls.at(-1)!.html_url);
     expect(toolResultsFor('plant-fsmonitor')).toContain('.git folder is off limits');
-    expect(toolResultsFor('plant-fsmonitor')).toMatch(/Read-only file system/);
+    expect(toolResultsFor('plant-fsmonitor')).toMatch(/cannot create \.git\/config: (Read-only file system|Permission denied)/);
     expect(await readdir(outside)).not.toEqual(expect.arrayContaining([expect.stringMatching(/fsmonitor/)]));
     const changed = (await git.git('acme', 'gitdir-link', 'diff', '--name-only', 'main', `docent/${job.id}`)).trim();
     expect(changed).toBe('README.md');
@@ -251,7 +268,8 @@ describe('hostile repositories', () => {
     expect(job.status).toBe('completed');
     expect(existsSync(path.join(outside, 'filter-ran'))).toBe(false);
     expect(existsSync(path.join(outside, 'global-fsmonitor-ran'))).toBe(false);
-    expect(toolResultsFor('use-submodule')).not.toContain('SECRET');
+    expect(toolResultsFor('use-submodule')).toContain('listed');
+    expect(toolResultsFor('use-submodule')).not.toContain('classified');
     expect((await git.git('acme', 'attributes', 'diff', '--name-only', 'main', `docent/${job.id}`)).trim()).toBe('README.md');
   });
 

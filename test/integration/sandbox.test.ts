@@ -142,6 +142,8 @@ describe('sandbox: filesystem', () => {
       'touch /usr/x 2>/dev/null && echo usr-writable || echo usr-ro',
       'touch /usr/bin/x 2>/dev/null && echo usrbin-writable || echo usrbin-ro',
       'touch /etc/x 2>/dev/null && echo etc-writable || echo etc-ro',
+      'touch /x 2>/dev/null && echo root-writable || echo root-ro',
+      'touch /home/x 2>/dev/null && echo home-parent-writable || echo home-parent-ro',
       'echo >> /etc/passwd 2>/dev/null && echo passwd-writable || echo passwd-ro',
       `echo inside > /tmp/${marker} && echo tmp-ok`,
       'echo from-sandbox > /workspace/x && echo ws-ok',
@@ -160,6 +162,8 @@ describe('sandbox: filesystem', () => {
     expect(out).toContain('usr-ro');
     expect(out).toContain('usrbin-ro');
     expect(out).toContain('etc-ro');
+    expect(out).toContain('root-ro');
+    expect(out).toContain('home-parent-ro');
     expect(out).toContain('passwd-ro');
     expect(out).toContain('tmp-ok');
     expect(out).toContain('ws-ok');
