@@ -5,6 +5,7 @@ import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
 import type { Config, SandboxConfig } from '../src/config';
 import { createLanguageModel } from '../src/llm/model';
+import { SandboxUnavailable } from '../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../workflows/contracts';
 import { CloneFs } from './clone-fs';
 import { commandTool } from './command-tool';
@@ -151,6 +152,7 @@ export function createAgentActivities(deps: AgentDeps) {
         if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429) {
           throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model provider refused the request (HTTP ${err.statusCode})`, nonRetryable: true });
         }
+        if (err instanceof SandboxUnavailable) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: err.message, nonRetryable: true });
         throw err;
       } finally {
         clearInterval(beat);

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import type { SandboxLimits } from './sandbox';
 
 // The checkout or install folder: config.ts runs from src/ under jest and from dist/src/ when compiled.
 function packageRoot(): string {
@@ -146,12 +147,7 @@ export interface Config {
 
 export interface SandboxConfig {
   bwrapPath: string;
-  timeoutMs: number;
-  memoryBytes: number;
-  maxProcesses: number;
-  maxFileBytes: number;
-  maxDiskBytes: number;
-  tmpBytes: number;
+  limits: SandboxLimits;
   /** Used only when the worker runs as root: RLIMIT_NPROC does not hold for uid 0. */
   runAs: { uid: number; gid: number };
   readOnlyPaths: string[];
@@ -196,12 +192,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? undefined
         : {
             bwrapPath: s.DOCENT_SANDBOX_BWRAP,
-            timeoutMs: s.DOCENT_SANDBOX_TIMEOUT_MS,
-            memoryBytes: mib(s.DOCENT_SANDBOX_MEMORY_MB),
-            maxProcesses: s.DOCENT_SANDBOX_MAX_PROCESSES,
-            maxFileBytes: mib(s.DOCENT_SANDBOX_MAX_FILE_MB),
-            maxDiskBytes: mib(s.DOCENT_SANDBOX_MAX_DISK_MB),
-            tmpBytes: mib(s.DOCENT_SANDBOX_TMP_MB),
+            limits: {
+              timeoutMs: s.DOCENT_SANDBOX_TIMEOUT_MS,
+              memoryBytes: mib(s.DOCENT_SANDBOX_MEMORY_MB),
+              maxProcesses: s.DOCENT_SANDBOX_MAX_PROCESSES,
+              maxFileBytes: mib(s.DOCENT_SANDBOX_MAX_FILE_MB),
+              maxDiskBytes: mib(s.DOCENT_SANDBOX_MAX_DISK_MB),
+              tmpBytes: mib(s.DOCENT_SANDBOX_TMP_MB),
+            },
             runAs: { uid: sandboxUid!, gid: sandboxGid! },
             readOnlyPaths: s.DOCENT_SANDBOX_READ_ONLY_PATHS,
           },

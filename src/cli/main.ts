@@ -61,10 +61,11 @@ async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> 
   try {
     await ensureIndexes(mongo.db);
     const guard = new OutboundGuard(config.allowPrivateNetworks);
-    // The worker checks again at every clone; this only gives the admin the answer now.
+    // The worker checks again at every clone (and may resolve names this machine cannot); this answers the admin now.
     const checkRepository = async (repository: string) => {
       if (!/^https?:\/\//.test(repository) || new URL(repository).origin === new URL(config.github.gitUrl).origin) return;
       await guard.check(new URL(repository)).catch((err: unknown) => {
+        if (err instanceof OutboundRefused && err.unresolved) return;
         throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;
       });
     };

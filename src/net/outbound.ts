@@ -2,7 +2,15 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /** An outbound URL docent will not call; the message says why and which setting would allow it. */
-export class OutboundRefused extends Error {}
+export class OutboundRefused extends Error {
+  /** The host did not resolve here, which another machine (a worker) may see differently. */
+  readonly unresolved: boolean;
+
+  constructor(message: string, opts: { unresolved?: boolean } = {}) {
+    super(message);
+    this.unresolved = opts.unresolved ?? false;
+  }
+}
 
 // Addresses that are not the public internet: loopback, private, link-local, carrier-grade NAT, multicast, reserved.
 const nonPublic: Array<[string, number, 'ipv4' | 'ipv6']> = [
@@ -73,7 +81,7 @@ export class OutboundGuard {
     try {
       addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((r) => r.address);
     } catch {
-      throw new OutboundRefused(`the host ${host} does not resolve`);
+      throw new OutboundRefused(`the host ${host} does not resolve`, { unresolved: true });
     }
     for (const address of addresses) {
       const a = canonical(address);

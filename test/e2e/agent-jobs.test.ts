@@ -9,6 +9,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
+import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
 // Whole agent jobs through the gateway over sockets, a worker process, real Temporal, MongoDB and git over HTTP;
@@ -52,23 +53,7 @@ function script(req: ChatRequest): ScriptedTurn {
   return { text: 'No change needed\n\nThe repository already does what was asked.' };
 }
 
-function workerEnv(): Record<string, string> {
-  const c = gw.deps.config;
-  return {
-    DOCENT_MONGO_DB: c.mongo.db,
-    DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
-    DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
-    DOCENT_MODEL_API_KEY: model.apiKey,
-    DOCENT_GITHUB_API_URL: github.apiUrl,
-    DOCENT_GITHUB_GIT_URL: git.url,
-    DOCENT_GITHUB_TOKEN: token,
-    DOCENT_WORKSPACE_DIR: workspaceDir,
-    DOCENT_LOG_LEVEL: 'info',
-  };
-}
+const workerEnv = () => ({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
 
 const startWorker = async () => {
   const w = startProcess('src/worker.js', workerEnv());

@@ -94,6 +94,29 @@ describe('docent CLI', () => {
     expect((await docent('key', 'list', '--project', 'docs')).stdout).toMatch(new RegExp(`${adminId}\\s+admin\\s+revoked`));
   });
 
+  it('sets, replaces and clears a project\'s sandboxed setup and check commands', async () => {
+    const set = await docent('project', 'update', 'docs', '--setup', 'npm ci', '--check', 'npm test', '--check', 'npm run lint', '--network', 'on');
+    expect(set).toMatchObject({ code: 0, stdout: 'updated project docs: setup: "npm ci"; checks: "npm test", "npm run lint"; network: on\n' });
+    expect(await gw.deps.tenancy.getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });
+    const replaced = JSON.parse((await docent('project', 'update', 'docs', '--check', 'make check', '--json')).stdout);
+    expect(replaced).toEqual({ id: 'docs', setupCommands: ['npm ci'], checkCommands: ['make check'], sandboxNetwork: true });
+    const cleared = JSON.parse((await docent('project', 'update', 'docs', '--clear-checks', '--network', 'off', '--json')).stdout);
+    expect(cleared).toEqual({ id: 'docs', setupCommands: [], checkCommands: [], sandboxNetwork: false });
+    expect(await docent('project', 'update', 'docs')).toMatchObject({ code: 2, stderr: expect.stringContaining('needs --setup, --check, --clear-checks or --network') });
+    expect(await docent('project', 'update', 'docs', '--network', 'maybe')).toMatchObject({ code: 2, stderr: expect.stringContaining('--network must be on or off') });
+    expect(await docent('project', 'update', 'docs', '--check', ' ')).toMatchObject({ code: 1, stderr: expect.stringContaining('each --check command must be') });
+    expect(await docent('project', 'update', 'ghost', '--check', 'true')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
+  });
+
+  it('refuses repositories the worker could not safely clone', async () => {
+    const create = (repo: string) => docent('project', 'create', 'unsafe', '--org', 'acme', '--repo', repo, '--ref', 'main', '--domain', 'unsafe.acme.dev');
+    expect(await create('file:///etc')).toMatchObject({ code: 1, stderr: expect.stringContaining('must be an https git URL or owner/name') });
+    expect(await create('git@github.com:acme/x.git')).toMatchObject({ code: 1, stderr: expect.stringContaining('must be an https git URL or owner/name') });
+    expect(await create('https://10.0.0.7/acme/x.git')).toMatchObject({ code: 1, stderr: expect.stringMatching(/private or reserved address.*DOCENT_ALLOW_PRIVATE_NETWORKS/) });
+    expect(await create('https://127.0.0.1:9/acme/x.git')).toMatchObject({ code: 1, stderr: expect.stringContaining('loopback address') });
+    expect(await gw.deps.tenancy.getProject('unsafe')).toBeNull();
+  });
+
   it('says which project is missing when listing or creating keys', async () => {
     const r = await docent('key', 'list', '--project', 'ghost');
     expect(r).toMatchObject({ code: 1, stdout: '' });

@@ -13,6 +13,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
+import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
 // The playground in Debian's chromium, served from origins other than the API's, against the real gateway, a worker
@@ -67,16 +68,7 @@ beforeAll(async () => {
   const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
   gw = await startGateway({ ...modelEnv, DOCENT_GITHUB_GIT_URL: git.url });
   const c = gw.deps.config;
-  worker = startProcess('src/worker.js', {
-    ...modelEnv,
-    DOCENT_MONGO_DB: c.mongo.db,
-    DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
-    DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
-    DOCENT_GITHUB_API_URL: github.apiUrl,
-    DOCENT_GITHUB_GIT_URL: git.url,
-    DOCENT_GITHUB_TOKEN: token,
-    DOCENT_WORKSPACE_DIR: workspaceDir,
-  });
+  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
   await worker.waitForLog((l) => l.msg === 'worker polling');
   await runDocsIngest(c, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
 

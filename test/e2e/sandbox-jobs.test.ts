@@ -10,6 +10,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
+import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
 // Hostile repositories and a hostile model against a real worker process, real bubblewrap, real git over HTTP and
@@ -76,20 +77,9 @@ const plans: Record<string, () => Array<{ name: string; args: unknown }>> = {
 };
 
 function workerEnv(): Record<string, string> {
-  const c = gw.deps.config;
   return {
+    ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
     HOME: workerHome,
-    DOCENT_MONGO_DB: c.mongo.db,
-    DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
-    DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
-    DOCENT_MODEL_API_KEY: model.apiKey,
-    DOCENT_GITHUB_API_URL: github.apiUrl,
-    DOCENT_GITHUB_GIT_URL: git.url,
-    DOCENT_GITHUB_TOKEN: token,
-    DOCENT_WORKSPACE_DIR: workspaceDir,
     DOCENT_EMBEDDINGS: 'off',
     DOCENT_SANDBOX_USER: `${sandboxUid}:${sandboxUid}`,
     DOCENT_SANDBOX_TIMEOUT_MS: '2500',
@@ -97,7 +87,6 @@ function workerEnv(): Record<string, string> {
     DOCENT_SANDBOX_MAX_FILE_MB: '8',
     DOCENT_SANDBOX_MAX_DISK_MB: '48',
     DOCENT_SANDBOX_MEMORY_MB: '512',
-    DOCENT_LOG_LEVEL: 'info',
   };
 }
 

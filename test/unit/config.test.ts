@@ -42,6 +42,30 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DOCENT_EMBEDDINGS: 'maybe' })).toThrow(/DOCENT_EMBEDDINGS/);
   });
 
+  it('gives the sandbox its limits in bytes, an unprivileged user, and no private networks by default', () => {
+    const c = loadConfig({});
+    expect(c.sandbox).toEqual({
+      bwrapPath: 'bwrap',
+      limits: { timeoutMs: 600_000, memoryBytes: 4096 * 2 ** 20, maxProcesses: 512, maxFileBytes: 1024 * 2 ** 20, maxDiskBytes: 4096 * 2 ** 20, tmpBytes: 512 * 2 ** 20 },
+      runAs: { uid: 61000, gid: 61000 },
+      readOnlyPaths: [],
+    });
+    expect(c.agent.repairRounds).toBe(2);
+    expect(c.allowPrivateNetworks).toEqual([]);
+    expect(loadConfig({ DOCENT_SANDBOX: 'off' }).sandbox).toBeUndefined();
+    expect(loadConfig({ DOCENT_ALLOW_PRIVATE_NETWORKS: '10.0.0.0/8, fd00::/8' }).allowPrivateNetworks).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    for (const [name, value] of [
+      ['DOCENT_ALLOW_PRIVATE_NETWORKS', '10.0.0.0'],
+      ['DOCENT_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/33'],
+      ['DOCENT_SANDBOX_USER', '0:0'],
+      ['DOCENT_SANDBOX_READ_ONLY_PATHS', 'opt/node'],
+      ['DOCENT_SANDBOX', 'docker'],
+      ['DOCENT_AGENT_REPAIR_ROUNDS', '-1'],
+    ]) {
+      expect(() => loadConfig({ [name!]: value })).toThrow(name);
+    }
+  });
+
   it('rejects a model provider it does not know', () => {
     expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
   });

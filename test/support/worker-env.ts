@@ -1,0 +1,22 @@
+import type { RunningGateway } from './gateway';
+import type { GitHubDouble } from './github-double';
+import type { GitServer } from './git-server';
+import type { ScriptedModel } from './scripted-model';
+
+/** The settings a worker process needs to run agent jobs against a test's gateway, doubles and git server. */
+export function agentWorkerEnv(p: { gw: RunningGateway; model: ScriptedModel; github: GitHubDouble; git: GitServer; token: string; workspaceDir: string }): Record<string, string> {
+  const c = p.gw.deps.config;
+  return {
+    DOCENT_MONGO_DB: c.mongo.db,
+    DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
+    DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
+    DOCENT_MODEL_PROVIDER: 'openai-compatible',
+    DOCENT_MODEL: p.model.modelId,
+    DOCENT_MODEL_BASE_URL: p.model.baseUrl,
+    DOCENT_MODEL_API_KEY: p.model.apiKey,
+    DOCENT_GITHUB_API_URL: p.github.apiUrl,
+    DOCENT_GITHUB_GIT_URL: p.git.url,
+    DOCENT_GITHUB_TOKEN: p.token,
+    DOCENT_WORKSPACE_DIR: p.workspaceDir,
+  };
+}
