@@ -40,6 +40,9 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
   return n === undefined ? 1 : 128 + n;
 }
 
+/** How long 'close' (every stdio pipe at EOF) may lag behind the sandbox process's exit before the result is settled without it. */
+const EXIT_GRACE_MS = 1000;
+
 /** Runs `/bin/sh -c command` inside a fresh sandbox; never throws for the command's own failure (that is exitCode). Throws SandboxUnavailable if bwrap cannot start at all. */
 export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { signal?: AbortSignal; headBytes?: number; tailBytes?: number }): Promise<CommandResult> {
   validateSpec(spec);
@@ -65,36 +68,55 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { 
     await sources.close();
     throw unavailable('cannot spawn bwrap', (err as Error).message);
   }
-  // spawn has dup'ed the descriptors into the child by now.
-  await sources.close();
+  // No await between spawn() and supervise(): a child that fails at once (a missing bwrap, setpriv's exec failing)
+  // can exit, have its unread output discarded by Node and emit 'error' or 'close' within a few event-loop turns, and
+  // a listener attached after them would never hear of it. spawn has dup'ed the descriptors into the child, so ours
+  // can be closed meanwhile; Promise.all takes both promises now, so a quick rejection is never left unhandled.
+  const [result] = await Promise.all([supervise(child, spec, capture, t0, baseline, signal), sources.close()]);
+  return result;
+}
 
+/** Enforces the limits on a just-spawned child and settles with its result. Must be called in the same tick as spawn(). */
+function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCapture, t0: number, baseline: number, signal: AbortSignal | undefined): Promise<CommandResult> {
   return new Promise<CommandResult>((resolve, reject) => {
     let stoppedBy: StopReason | undefined;
     let started = false;
     let spawnError: Error | undefined;
+    let exitGrace: NodeJS.Timeout | undefined;
+    let finished = false;
     const diagnostics: Buffer[] = [];
     let diagnosticBytes = 0;
 
     const stop = (reason: StopReason) => {
-      if (stoppedBy) return;
+      if (stoppedBy || finished) return;
       stoppedBy = reason;
       killGroup(child);
     };
     const onAbort = () => stop('cancelled');
     const timer = setTimeout(() => stop('timeout'), spec.limits.timeoutMs);
     const disk = watchDiskGrowth(spec.workspace, baseline, spec.limits.maxDiskBytes, () => stop('disk'));
+    const unwatch = () => {
+      clearTimeout(timer);
+      disk.stop();
+      signal?.removeEventListener('abort', onAbort);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     // It may have been aborted while the bind sources were being opened.
     if (signal?.aborted) stop('cancelled');
 
-    child.stdout!.on('data', (chunk: Buffer) => capture.write(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => {
+    const stdout = child.stdout!;
+    const stderr = child.stderr!;
+    const startedPipe = child.stdio[FD_STARTED] as Readable;
+    // A read error on a pipe ends that stream (and 'close' still comes); unheard, it would crash the worker.
+    for (const s of [stdout, stderr, startedPipe]) s.on('error', () => undefined);
+    stdout.on('data', (chunk: Buffer) => capture.write(chunk));
+    stderr.on('data', (chunk: Buffer) => {
       // Before the wrapper's `exec 2>&1` this is bwrap or setpriv speaking; after it, nothing arrives here.
       if (diagnosticBytes >= MAX_DIAGNOSTIC_BYTES) return;
       diagnostics.push(chunk.subarray(0, MAX_DIAGNOSTIC_BYTES - diagnosticBytes));
       diagnosticBytes += chunk.length;
     });
-    (child.stdio[FD_STARTED] as Readable).on('data', () => {
+    startedPipe.on('data', () => {
       started = true;
     });
     child.on('error', (err) => {
@@ -102,15 +124,24 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { 
       // 'close' may never come for a process that was never spawned.
       if (child.pid === undefined) finish(null, null);
     });
+    child.on('exit', (code, sig) => {
+      // It ended on its own or by our kill: no limit can apply any more.
+      unwatch();
+      // 'close' waits until every pipe is at EOF; normally that follows at once (the PID namespace dies with bwrap).
+      // Should anything still hold a pipe open, its output is not worth a worker stuck here: settle without it.
+      exitGrace = setTimeout(() => {
+        killGroup(child);
+        for (const s of [stdout, stderr, startedPipe]) s.destroy();
+        finish(code, sig);
+      }, EXIT_GRACE_MS);
+    });
     child.on('close', (code, sig) => finish(code, sig));
 
-    let finished = false;
     function finish(code: number | null, sig: NodeJS.Signals | null) {
       if (finished) return;
       finished = true;
-      clearTimeout(timer);
-      disk.stop();
-      signal?.removeEventListener('abort', onAbort);
+      unwatch();
+      clearTimeout(exitGrace);
       const durationMs = performance.now() - t0;
       if (!started && !stoppedBy) {
         const said = spawnError ? spawnError.message : Buffer.concat(diagnostics).toString('utf8');

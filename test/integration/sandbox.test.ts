@@ -1,6 +1,6 @@
 // The sandbox against the real bwrap on this machine: every boundary is tried from inside, no mocks.
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { pbkdf2, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -348,6 +348,55 @@ describe('probeSandbox', () => {
     expect((err as Error).message).toMatch(/nonexistent\/bwrap/);
     expect((err as Error).message).toMatch(/No such file|ENOENT/);
     expect((err as Error).message).toMatch(/apt-get install bubblewrap/);
+  });
+
+  it('settles every time when bwrap fails at once, even while the thread pool is busy (listeners attached before any await)', async () => {
+    // Four endless pbkdf2 jobs fill libuv's thread pool: every fs call after spawn() waits its turn, long enough for
+    // setpriv to fail, exit and have Node discard its unread stderr and emit 'close' before a late listener exists.
+    let busy = true;
+    const spin = () => {
+      if (busy) pbkdf2('x', 'y', 20_000, 32, 'sha256', spin);
+    };
+    for (let i = 0; i < 4; i++) spin();
+    const within = async <T>(p: Promise<T>) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<string>((r) => (timer = setTimeout(() => r('still pending after 5 s'), 5000)));
+      try {
+        return await Promise.race([p, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    try {
+      for (let i = 0; i < 20; i++) {
+        // Through setpriv when root: it spawns, then its exec of the missing bwrap fails with a message on stderr.
+        const probed = await within(probeSandbox(spec({ bwrapPath: '/nonexistent/bwrap' })).catch((e: unknown) => e));
+        expect(probed).toBeInstanceOf(SandboxUnavailable);
+        expect((probed as Error).message).toMatch(/nonexistent\/bwrap.*(No such file|ENOENT)/);
+        // Spawned directly: Node's spawn itself fails, as an 'error' event on the next tick.
+        const direct = await within(runInSandbox(spec({ runAs: undefined, bwrapPath: '/nonexistent/bwrap' }), 'true').catch((e: unknown) => e));
+        expect(direct).toBeInstanceOf(SandboxUnavailable);
+        expect((direct as Error).message).toMatch(/spawn \/nonexistent\/bwrap ENOENT/);
+      }
+    } finally {
+      busy = false;
+    }
+  });
+
+  it('settles soon after the sandbox process exits even if something it left behind holds the output pipe', async () => {
+    // A stand-in for bwrap that says "started", leaves a child holding stdout and stderr, and exits 0.
+    const token = '31.41421';
+    const fake = path.join(root, 'fake-bwrap');
+    await writeFile(fake, `#!/bin/sh\nprintf . >&3\nexec 3>&-\nsleep ${token} &\necho hi\nexit 0\n`, { mode: 0o755 });
+    await chmod(fake, 0o755);
+    const t0 = performance.now();
+    const r = await runInSandbox(spec({ bwrapPath: fake }), 'true');
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(r.exitCode).toBe(0);
+    expect(r.stoppedBy).toBeUndefined();
+    expect(r.output).toBe('hi\n');
+    // It was in the sandbox process's group, which is killed once the grace after exit runs out.
+    expect(await processesWith(`sleep ${token}`)).toBe(0);
   });
 
   it('runInSandbox throws SandboxUnavailable, not a result, when bwrap cannot set up', async () => {
