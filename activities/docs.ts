@@ -105,10 +105,12 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         // The model is part of the version: turning embeddings on, or changing the model, rebuilds the index.
         const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nchunker ${CHUNKER_VERSION}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
         const chunks: DocChunk[] = [];
-        for (const file of files) {
+        for (const [i, file] of files.entries()) {
           const source = await readFile(path.join(root, file), 'utf8');
           hash.update(`${file}\n${source.length}\n${source}`);
           chunks.push(...chunkPageOrFail(file, source, baseUrl));
+          // Parsing takes milliseconds per page, so a large docs set would outlast the heartbeat timeout.
+          heartbeat({ phase: 'parsing', parsed: i + 1, pages: files.length });
         }
         const version = hash.digest('hex').slice(0, 16);
         const alias = docsAlias(prefix, input.domain);
