@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { simpleGit } from 'simple-git';
-import { chunkPage, type DocChunk } from '../src/docs/chunk';
+import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import { embedChunks } from './docs-embeddings';
@@ -21,6 +21,16 @@ export interface DocsActivityDeps {
 /** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
 function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message });
+}
+
+/** A page whose front matter cannot be read stays broken on retry, and is not indexed without its `groups`. */
+function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChunk[] {
+  try {
+    return chunkPage(file, source, { baseUrl });
+  } catch (err) {
+    if (err instanceof InvalidFrontMatterError) throw docsIngestFailure('InvalidDocsSource', err.message);
+    throw err;
+  }
 }
 
 const docExtensions = /\.(md|mdx|markdown)$/i;
@@ -93,12 +103,14 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         const baseUrl = input.baseUrl ?? `https://${input.domain}`;
         const embedder = await deps.embedder?.();
         // The model is part of the version: turning embeddings on, or changing the model, rebuilds the index.
-        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
+        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nchunker ${CHUNKER_VERSION}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
         const chunks: DocChunk[] = [];
-        for (const file of files) {
+        for (const [i, file] of files.entries()) {
           const source = await readFile(path.join(root, file), 'utf8');
           hash.update(`${file}\n${source.length}\n${source}`);
-          chunks.push(...chunkPage(file, source, { baseUrl }));
+          chunks.push(...chunkPageOrFail(file, source, baseUrl));
+          // Parsing takes milliseconds per page, so a large docs set would outlast the heartbeat timeout.
+          heartbeat({ phase: 'parsing', parsed: i + 1, pages: files.length });
         }
         const version = hash.digest('hex').slice(0, 16);
         const alias = docsAlias(prefix, input.domain);

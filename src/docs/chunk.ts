@@ -1,4 +1,17 @@
-// Markdown/MDX pages to search passages: front matter, heading trail, anchor and cleaned text per section.
+// Markdown/MDX pages to search passages: front matter, heading trail, anchor and plain text per section.
+import { slug } from 'github-slugger';
+import type { Root } from 'mdast';
+import { type FrontMatter, readFrontMatter } from './front-matter';
+import { pageFormat, parsePage } from './markdown-tree';
+import { pagePath, pageUrl } from './page-address';
+import { blocksText } from './plain-text';
+import { pageSections } from './sections';
+
+export { type FrontMatter, InvalidFrontMatterError } from './front-matter';
+export { pagePath, pageUrl } from './page-address';
+
+/** Bumped whenever the passages made from the same page change, so that unchanged docs are still rebuilt once. */
+export const CHUNKER_VERSION = 2;
 
 /** One searchable passage: a section of a page (or a piece of a long section). */
 export interface DocChunk {
@@ -23,80 +36,63 @@ export interface DocChunk {
   order: number;
 }
 
-export type FrontMatter = Record<string, string | string[]>;
+export interface ChunkOptions {
+  baseUrl: string;
+  /** Sections longer than this are split (characters). */
+  maxChunkChars?: number;
+}
 
-/** Reads a `---` front matter block of `key: value`, `key: [a, b]` and block lists; other YAML is ignored. */
-export function parseFrontMatter(source: string): { data: FrontMatter; body: string } {
-  const m = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(source);
-  if (!m) return { data: {}, body: source };
-  const data: FrontMatter = {};
-  let listKey: string | null = null;
-  for (const line of m[1]!.split(/\r?\n/)) {
-    const item = /^\s+-\s+(.*)$/.exec(line);
-    if (item && listKey) {
-      const list = data[listKey];
-      data[listKey] = [...(Array.isArray(list) ? list : []), unquote(item[1]!)];
-      continue;
+/** Splits one page into passages by heading, each with the trail of headings above it. */
+export function chunkPage(relativeFile: string, source: string, opts: ChunkOptions): DocChunk[] {
+  const tree = parsePage(source, pageFormat(relativeFile));
+  const data = pageFrontMatter(tree, relativeFile);
+  const path = pagePath(relativeFile);
+  const url = pageUrl(opts.baseUrl, path);
+  const sections = pageSections(tree);
+
+  const firstH1 = sections.find((s) => s.depth === 1)?.heading;
+  const title = asString(data.title) ?? firstH1 ?? path.split('/').pop()!;
+  const meta = { description: asString(data.description), version: asString(data.version), language: asString(data.language ?? data.lang), groups: asList(data.groups) };
+
+  const chunks: DocChunk[] = [];
+  const trail: Array<{ depth: number; heading: string }> = [];
+  for (const s of sections) {
+    if (s.heading !== null) {
+      while (trail.length && trail.at(-1)!.depth >= s.depth) trail.pop();
+      trail.push({ depth: s.depth, heading: s.heading });
     }
-    const kv = /^([A-Za-z_][\w-]*):\s*(.*)$/.exec(line);
-    if (!kv) continue;
-    const [, key, raw] = kv as unknown as [string, string, string];
-    listKey = raw.trim() === '' ? key : null;
-    if (listKey) continue;
-    const inline = /^\[(.*)\]$/.exec(raw.trim());
-    data[key] = inline ? inline[1]!.split(',').map((s) => unquote(s)).filter(Boolean) : unquote(raw);
+    if (!s.text) continue;
+    // The page title already names the page; an h1 equal to it is not repeated in the trail.
+    const headings = trail.map((t) => t.heading).filter((h, i) => !(i === 0 && h === title && trail[0]!.depth === 1));
+    splitLong(s.text, opts.maxChunkChars ?? 1500).forEach((piece, i) => {
+      const id = `${path}#${s.anchor}${i ? `~${i}` : ''}`;
+      chunks.push({ id, path, url: s.anchor ? `${url}#${s.anchor}` : url, title, headings, anchor: s.anchor, text: piece, ...defined(meta), order: chunks.length });
+    });
   }
-  return { data, body: source.slice(m[0].length) };
+  return chunks;
 }
 
-function unquote(s: string): string {
-  const t = s.trim();
-  return /^(["']).*\1$/.test(t) ? t.slice(1, -1) : t;
+function pageFrontMatter(tree: Root, relativeFile: string): FrontMatter {
+  const yaml = tree.children.find((node) => node.type === 'yaml');
+  return yaml ? readFrontMatter(yaml.value, relativeFile) : {};
 }
 
-/** GitHub-style heading anchors: lowercase, punctuation dropped, spaces to hyphens. */
+/** Reads a page's front matter; `body` is the page after it. */
+export function parseFrontMatter(source: string): { data: FrontMatter; body: string } {
+  const text = source.replace(/\r\n?/g, '\n');
+  const yaml = parsePage(text, 'md').children.find((node) => node.type === 'yaml');
+  if (!yaml?.position) return { data: {}, body: text };
+  return { data: readFrontMatter(yaml.value), body: text.slice(yaml.position.end.offset).replace(/^[ \t]*\n/, '') };
+}
+
+/** GitHub's anchor for a heading's text (without the `-1`, `-2` a repeated heading gets). */
 export function slugify(heading: string): string {
-  return heading
-    .toLowerCase()
-    .replace(/<[^>]*>/g, '')
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .trim()
-    .replace(/\s/g, '-');
+  return slug(heading);
 }
 
 /** Inline Markdown/MDX to plain text: links keep their text, images their alt, tags and emphasis go. */
 export function plainInline(s: string): string {
-  return s
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
-    .replace(/<\/?[A-Za-z][^>]*>/g, '')
-    .replace(/\{\/\*[\s\S]*?\*\/\}/g, '')
-    .replace(/(\*\*|__)(.+?)\1/g, '$2')
-    .replace(/`([^`]+)`/g, '$1')
-    .trim();
-}
-
-function cleanBody(lines: string[]): string {
-  const out: string[] = [];
-  let fence: string | null = null;
-  for (const line of lines) {
-    const f = /^\s*(```+|~~~+)/.exec(line);
-    if (f) {
-      if (fence === null) fence = f[1]!;
-      else if (line.trim().startsWith(fence)) fence = null;
-      out.push(line.trim().startsWith('```') || line.trim().startsWith('~~~') ? '' : line);
-      continue;
-    }
-    if (fence !== null) {
-      out.push(line);
-      continue;
-    }
-    if (/^\s*(import|export)\s.+$/.test(line)) continue; // MDX module lines
-    if (/^\s*\[[^\]]+\]:\s*\S+/.test(line)) continue; // link reference definitions
-    out.push(plainInline(line));
-  }
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return blocksText(parsePage(s, 'mdx').children);
 }
 
 /** Splits long text at paragraph boundaries into pieces of about `max` characters. */
@@ -119,75 +115,8 @@ function splitLong(text: string, max: number): string[] {
   return pieces;
 }
 
-/** `commands/npm-ci.md` → `commands/npm-ci`; backslashes become slashes. */
-export function pagePath(relativeFile: string): string {
-  return relativeFile.replace(/\\/g, '/').replace(/^\/+/, '').replace(/\.(md|mdx|markdown)$/i, '');
-}
-
-/** The page URL: `index` pages are their folder's URL. */
-export function pageUrl(baseUrl: string, path: string): string {
-  const base = baseUrl.replace(/\/+$/, '');
-  const page = path === 'index' ? '' : path.replace(/(^|\/)index$/, '$1');
-  return `${base}/${page}`;
-}
-
 const asString = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 const asList = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : v.split(',').map((s) => s.trim()).filter(Boolean));
-
-export interface ChunkOptions {
-  baseUrl: string;
-  /** Sections longer than this are split (characters). */
-  maxChunkChars?: number;
-}
-
-/** Splits one page into passages by heading, each with the trail of headings above it. */
-export function chunkPage(relativeFile: string, source: string, opts: ChunkOptions): DocChunk[] {
-  const { data, body } = parseFrontMatter(source.replace(/\r\n/g, '\n'));
-  const path = pagePath(relativeFile);
-  const url = pageUrl(opts.baseUrl, path);
-  const lines = body.split('\n');
-
-  interface Section { level: number; heading: string | null; lines: string[] }
-  const sections: Section[] = [{ level: 0, heading: null, lines: [] }];
-  let fence: string | null = null;
-  for (const line of lines) {
-    const f = /^\s*(```+|~~~+)/.exec(line);
-    if (f) fence = fence === null ? f[1]! : line.trim().startsWith(fence) ? null : fence;
-    const h = fence === null && !f ? /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line) : null;
-    if (h) sections.push({ level: h[1]!.length, heading: plainInline(h[2]!), lines: [] });
-    else sections.at(-1)!.lines.push(line);
-  }
-
-  const firstH1 = sections.find((s) => s.level === 1)?.heading;
-  const title = asString(data.title) ?? firstH1 ?? path.split('/').pop()!;
-  const description = asString(data.description);
-  const meta = { description, version: asString(data.version), language: asString(data.language ?? data.lang), groups: asList(data.groups) };
-
-  const chunks: DocChunk[] = [];
-  const seenAnchors = new Map<string, number>();
-  const trail: Array<{ level: number; heading: string }> = [];
-  for (const s of sections) {
-    let anchor = '';
-    if (s.heading !== null) {
-      while (trail.length && trail.at(-1)!.level >= s.level) trail.pop();
-      trail.push({ level: s.level, heading: s.heading });
-      const slug = slugify(s.heading);
-      const n = seenAnchors.get(slug) ?? 0;
-      seenAnchors.set(slug, n + 1);
-      anchor = n === 0 ? slug : `${slug}-${n}`;
-    }
-    const text = cleanBody(s.lines);
-    if (!text) continue;
-    // The page title already names the page; an h1 equal to it is not repeated in the trail.
-    const headings = trail.map((t) => t.heading).filter((h, i) => !(i === 0 && h === title && trail[0]!.level === 1));
-    const pieces = splitLong(text, opts.maxChunkChars ?? 1500);
-    pieces.forEach((piece, i) => {
-      const id = `${path}#${anchor}${i ? `~${i}` : ''}`;
-      chunks.push({ id, path, url: anchor ? `${url}#${anchor}` : url, title, headings, anchor, text: piece, ...defined(meta), order: chunks.length });
-    });
-  }
-  return chunks;
-}
 
 function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
