@@ -72,6 +72,17 @@ describe('docs ingestion through Temporal', () => {
     }
   });
 
+  it('fails clearly, naming the page, when front matter is not YAML (its groups could not be trusted)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-bad-yaml-'));
+    try {
+      await writeFile(path.join(dir, 'ok.md'), '# Fine\n\nA page.\n');
+      await writeFile(path.join(dir, 'staff.md'), '---\ngroups: [staff\ntitle: "unterminated\n---\n# Staff only\n\nSecret.\n');
+      await expect(runDocsIngest(config, { domain: 'docs.bad-yaml.test', source: dir }, () => undefined)).rejects.toThrow(/staff\.md/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fails clearly, without retrying, for a folder that does not exist', async () => {
     await expect(runDocsIngest(config, { domain: 'docs.missing.test', source: '/nonexistent/docs' }, () => undefined)).rejects.toThrow(/no docs folder at \/nonexistent\/docs/);
   });
