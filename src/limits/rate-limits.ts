@@ -31,9 +31,9 @@ type Charge = [counter: FixedWindowCounter, subject: string, what: string];
 
 /** Limits on the assistant's public keys: per key and month, per organization and hour, per client IP (or IPv6 /64) and day. */
 class PublicKeyLimits {
-  readonly perKey: FixedWindowCounter;
-  readonly perOrg: FixedWindowCounter;
-  readonly perIp: FixedWindowCounter;
+  private readonly perKey: FixedWindowCounter;
+  private readonly perOrg: FixedWindowCounter;
+  private readonly perIp: FixedWindowCounter;
 
   constructor(db: Db, name: string, limits: { perKeyMonth: number; perOrgHour: number; perIpDay: number }) {
     this.perKey = new FixedWindowCounter(db, `${name}/key`, limits.perKeyMonth, 'month');
