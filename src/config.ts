@@ -94,7 +94,15 @@ const settings = z.object({
   DOCENT_LIMIT_JOBS_PER_HOUR: positiveInt.default(100),
   DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: positiveInt.default(10_000),
   DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR: positiveInt.default(10_000),
-  DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: positiveInt.default(10_000),
+  // Well below the per-key quota: one address (an IPv6 /64) must not be able to spend a public key's month in a day.
+  DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: positiveInt.default(1_000),
+  DOCENT_LIMIT_SEARCH_PER_KEY_MONTH: positiveInt.default(10_000),
+  DOCENT_LIMIT_SEARCH_PER_ORG_HOUR: positiveInt.default(10_000),
+  DOCENT_LIMIT_SEARCH_PER_IP_DAY: positiveInt.default(1_000),
+  // How stale an API key, project or allowed origin read from MongoDB may be when the gateway reuses it; 0 reads every time.
+  DOCENT_LOOKUP_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
+  // Earlier turns of a conversation shown to the model, newest first, until this estimate of tokens is reached.
+  DOCENT_ASSISTANT_HISTORY_TOKENS: z.coerce.number().int().min(0).max(1_000_000).default(4_000),
   // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
   DOCENT_TRUSTED_PROXY: z
     .string()
@@ -133,8 +141,20 @@ export interface Config {
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
   requestTimeoutMs: number;
-  /** Rate limits (DESIGN.md "Keys and limits"). */
-  limits: { jobsPerProjectHour: number; assistantPerKeyMonth: number; assistantPerOrgHour: number; assistantPerIpDay: number };
+  /** Rate limits (README "Keys and limits"). */
+  limits: {
+    jobsPerProjectHour: number;
+    assistantPerKeyMonth: number;
+    assistantPerOrgHour: number;
+    assistantPerIpDay: number;
+    searchPerKeyMonth: number;
+    searchPerOrgHour: number;
+    searchPerIpDay: number;
+  };
+  /** Milliseconds an API key, project or allowed-origin lookup may be reused; the bound on how late a revocation bites. */
+  lookupCacheMs: number;
+  /** The estimated tokens of earlier turns the model sees (src/assistant/history-budget.ts). */
+  assistant: { historyTokens: number };
   trustedProxies: string[];
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
   corsOrigins: string[];
@@ -213,7 +233,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       assistantPerKeyMonth: s.DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH,
       assistantPerOrgHour: s.DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR,
       assistantPerIpDay: s.DOCENT_LIMIT_ASSISTANT_PER_IP_DAY,
+      searchPerKeyMonth: s.DOCENT_LIMIT_SEARCH_PER_KEY_MONTH,
+      searchPerOrgHour: s.DOCENT_LIMIT_SEARCH_PER_ORG_HOUR,
+      searchPerIpDay: s.DOCENT_LIMIT_SEARCH_PER_IP_DAY,
     },
+    lookupCacheMs: s.DOCENT_LOOKUP_CACHE_MS,
+    assistant: { historyTokens: s.DOCENT_ASSISTANT_HISTORY_TOKENS },
     trustedProxies: s.DOCENT_TRUSTED_PROXY,
     corsOrigins: s.DOCENT_CORS_ORIGINS,
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,

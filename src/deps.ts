@@ -39,8 +39,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 1, requestTimeout: 30_000 });
   const temporalConnection = Connection.lazy({ address: config.temporal.address });
   const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace });
-  const keys = new ApiKeyStore(mongo.db);
-  const tenancy = new TenancyStore(mongo.db);
+  const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
+  const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const limits = new RateLimits(mongo.db, config.limits);
   const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
@@ -54,6 +54,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     keys,
     // Counted after authentication and validation: a refused request uses no quota.
     countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),
+    countSearchRequest: (r) => limits.consumeSearch({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress }),
   });
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, embedder, metrics };

@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import type { SearchFilter } from '../search/docs-index';
 
-// Schemas of DESIGN.md "Assistant request". Objects are loose: AI SDK transports add fields (`id`, `trigger`,
+// Schemas of the assistant request (README "Ask"). Objects are loose: AI SDK transports add fields (`id`, `trigger`,
 // `messageId`, message `metadata`, non-text parts) that docent accepts and ignores.
+
+/** The question (the last user message's text) in UTF-8 bytes: enough for a long question with a pasted snippet. */
+export const maxQuestionBytes = 8 * 1024;
 
 const part = z.looseObject({ type: z.string(), text: z.string().max(32_768).optional() });
 const role = z.enum(['user', 'assistant', 'system']);
@@ -84,6 +87,10 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
   });
   const last = turns.at(-1)!;
   if (last.role !== 'user' || !last.text) throw new AppError('invalid_argument', 'messages: the last message must be a user message with text');
+  const questionBytes = Buffer.byteLength(last.text, 'utf8');
+  if (questionBytes > maxQuestionBytes) {
+    throw new AppError('invalid_argument', `messages: the question (the last user message) is ${questionBytes} bytes; at most ${maxQuestionBytes} bytes (8 KiB) are accepted`);
+  }
   const clientHistory = turns.slice(0, -1).filter((t): t is ChatTurn => t.role !== 'system' && t.text !== '');
   const f = body.filter;
   const filterValue: SearchFilter | undefined = f

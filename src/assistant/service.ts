@@ -9,8 +9,10 @@ import { createLanguageModel } from '../llm/model';
 import type { Logger } from '../log';
 import { retrieveChunks, type Passage, type Retrieval, type SearchFilter } from '../search/docs-index';
 import type { Embedder } from '../search/embedder';
+import { visibleGroups } from '../search/visibility';
 import type { AnswerEvent, AnswerSource } from './events';
 import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
+import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { historyOf, ThreadStore, type TurnDoc } from './threads';
 
@@ -23,11 +25,24 @@ export interface CountedAssistantRequest {
 }
 
 /**
- * Called once per assistant message, after authentication and validation and before any work (DESIGN.md
- * "Keys and limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
+ * Called once per assistant message, after authentication and validation and before any work (README "Keys and
+ * limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
  * What it returns are the RateLimit-* headers of the admitted request.
  */
 export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | void>;
+
+/**
+ * What a counted search is charged to. `remoteAddress` is absent while the edge does not hand `search` the client's
+ * address (issue 13: the edge rewrite passes an authenticated caller); the per-IP limit then does not apply.
+ */
+export interface CountedSearchRequest {
+  caller: Caller;
+  domain: string;
+  remoteAddress?: string;
+}
+
+/** Called once per search after authentication and validation, like AssistantRequestCounter. */
+export type SearchRequestCounter = (r: CountedSearchRequest) => Promise<{ headers: Record<string, string> } | void>;
 
 export interface AssistantServiceDeps {
   config: Config;
@@ -38,6 +53,7 @@ export interface AssistantServiceDeps {
   embedder?: () => Promise<Embedder>;
   keys: ApiKeyStore;
   countAssistantRequest?: AssistantRequestCounter;
+  countSearchRequest?: SearchRequestCounter;
 }
 
 /** An answer about to be streamed: the ids go in headers before the first byte; `events` runs the generation. */
@@ -76,8 +92,10 @@ export class AssistantService {
   }
 
   async search(authorization: string | null | undefined, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
-    await this.authorize(authorization, domain);
-    return retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter }, signal);
+    const caller = await this.authorize(authorization, domain);
+    await this.deps.countSearchRequest?.({ caller, domain });
+    const visible = visibleGroups(caller.groups, input.filter?.groups);
+    return retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, signal);
   }
 
   /**
@@ -91,13 +109,13 @@ export class AssistantService {
     const admission = await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
     const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
-    const history = isNew ? q.clientHistory.slice(-20) : historyOf(thread);
+    const history = trimHistory(isNew ? q.clientHistory.slice(-20) : historyOf(thread), this.deps.config.assistant.historyTokens);
     // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
     const hints = [...q.context.map((c) => c.value), ...(previousQuestion ? [previousQuestion] : [])];
     const passages = await retrieveChunks(
       this.retrieval,
-      { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, currentPath: q.currentPath, hints },
+      { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, visibleGroups: visibleGroups(caller.groups, q.filter?.groups), currentPath: q.currentPath, hints },
       req.signal,
     );
     const retrievalMs = performance.now() - started;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
+import { LookupCache } from '../tenancy/lookup-cache';
 
 export type KeyKind = 'admin' | 'assistant';
 
@@ -13,6 +14,8 @@ export interface Caller {
   orgId: string;
   projectId?: string;
   domain?: string;
+  /** Assistant keys only: the groups whose restricted pages (front matter `groups`) the key may see. */
+  groups?: string[];
 }
 
 interface ApiKeyDoc {
@@ -22,6 +25,7 @@ interface ApiKeyDoc {
   orgId: string;
   projectId?: string;
   domain?: string;
+  groups?: string[];
   createdAt: Date;
   lastUsedAt?: Date;
   revokedAt?: Date;
@@ -36,14 +40,44 @@ export interface NewKey {
   orgId: string;
   projectId?: string;
   domain?: string;
+  groups?: string[];
   expiresAt?: Date;
+}
+
+const maxGroups = 20;
+// Group names as docs front matter writes them: a word or a short phrase, no commas (the CLI splits on them).
+const groupShape = /^[^\s,\p{Cc}](?:[^,\p{Cc}]{0,98}[^\s,\p{Cc}])?$/u;
+
+/** The groups an assistant key is allowed, checked and without repeats; admin keys have none. */
+function checkGroups(kind: KeyKind, groups: string[] | undefined): string[] | undefined {
+  if (!groups?.length) return undefined;
+  if (kind !== 'assistant') throw new AppError('invalid_argument', 'only assistant keys have groups');
+  const unique = [...new Set(groups)];
+  if (unique.length > maxGroups) throw new AppError('invalid_argument', `a key may have at most ${maxGroups} groups`);
+  const bad = unique.find((g) => !groupShape.test(g));
+  if (bad !== undefined) throw new AppError('invalid_argument', `group "${bad.slice(0, 120)}" must be 1-100 characters without commas or surrounding spaces`);
+  return unique;
+}
+
+export interface ApiKeyStoreOptions {
+  /** Milliseconds a key read from the database may be reused (0: read on every request). */
+  cacheMs?: number;
 }
 
 /** What may be shown about a key: never the key, never its hash. */
 export type KeyInfo = Omit<ApiKeyDoc, '_id' | 'hash'> & { id: string };
 
 export class ApiKeyStore {
-  constructor(private readonly db: Db) {}
+  // Keyed by the key's SHA-256, the same value the database is searched by, so a cached entry answers exactly the
+  // key it was read for. Unknown keys are not kept: a stream of wrong keys cannot push the real ones out.
+  private readonly byHash: LookupCache<string, ApiKeyDoc | null>;
+
+  constructor(
+    private readonly db: Db,
+    options: ApiKeyStoreOptions = {},
+  ) {
+    this.byHash = new LookupCache(options.cacheMs ?? 0, (doc) => doc !== null);
+  }
 
   private get keys() {
     return this.db.collection<ApiKeyDoc>('api_keys');
@@ -53,7 +87,9 @@ export class ApiKeyStore {
   async create(spec: NewKey): Promise<{ id: string; key: string }> {
     const key = prefixOf[spec.kind] + randomBytes(32).toString('base64url');
     const id = 'key_' + randomBytes(8).toString('hex');
-    await this.keys.insertOne({ _id: id, hash: hashKey(key), createdAt: new Date(), ...spec });
+    const { groups: asked, ...binding } = spec;
+    const groups = checkGroups(spec.kind, asked);
+    await this.keys.insertOne({ _id: id, hash: hashKey(key), createdAt: new Date(), ...binding, ...(groups && { groups }) });
     return { id, key };
   }
 
@@ -66,6 +102,7 @@ export class ApiKeyStore {
       orgId: d.orgId,
       ...(d.projectId !== undefined && { projectId: d.projectId }),
       ...(d.domain !== undefined && { domain: d.domain }),
+      ...(d.groups?.length && { groups: d.groups }),
       createdAt: d.createdAt,
       ...(d.lastUsedAt && { lastUsedAt: d.lastUsedAt }),
       ...(d.revokedAt && { revokedAt: d.revokedAt }),
@@ -75,6 +112,7 @@ export class ApiKeyStore {
 
   async revoke(id: string): Promise<boolean> {
     const r = await this.keys.updateOne({ _id: id, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } });
+    this.byHash.clear(); // revoked here: at once in this process; other processes see it within their cache bound
     return r.modifiedCount === 1;
   }
 
@@ -83,7 +121,8 @@ export class ApiKeyStore {
     const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization?.trim() ?? '');
     if (!match) throw new AppError('unauthenticated', 'missing or malformed Authorization header: expected "Bearer <key>"');
     const key = match[1]!;
-    const doc = await this.keys.findOne({ hash: hashKey(key) });
+    const hash = hashKey(key);
+    const doc = await this.byHash.get(hash, () => this.keys.findOne({ hash }));
     const now = new Date();
     if (!doc || doc.revokedAt || (doc.expiresAt && doc.expiresAt <= now)) {
       throw new AppError('unauthenticated', 'invalid, revoked or expired API key');
@@ -91,8 +130,9 @@ export class ApiKeyStore {
     if (doc.kind !== kind) throw new AppError('permission_denied', `this endpoint needs an ${kind} key`);
     // lastUsedAt is kept to the minute so that a busy key does not cost a write per request.
     if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > 60_000) {
+      doc.lastUsedAt = now; // the cached copy too, so requests sharing it do not all write
       await this.keys.updateOne({ _id: doc._id }, { $set: { lastUsedAt: now } });
     }
-    return { keyId: doc._id, kind: doc.kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain };
+    return { keyId: doc._id, kind: doc.kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(doc.groups?.length && { groups: [...doc.groups] }) };
   }
 }

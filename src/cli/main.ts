@@ -21,8 +21,9 @@ commands:
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
                                                 list); --clear-checks removes both; --network lets them reach it
-  key create --project <projectId> --kind admin|assistant
-                                                create a key (assistant keys are bound to the project's domain); prints it once
+  key create --project <projectId> --kind admin|assistant [--groups <group>[,<group>...]]
+                                                create a key (assistant keys are bound to the project's domain); prints it once;
+                                                --groups lets an assistant key see pages whose front matter lists one of them
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
@@ -107,11 +108,14 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }
   if (group === 'key' && action === 'create') {
-    const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' } }, 0);
+    const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' }, groups: { type: 'string', multiple: true } }, 0);
     const projectId = required(values, 'project');
     const kind = required(values, 'kind');
     if (kind !== 'admin' && kind !== 'assistant') throw new UsageError(`--kind must be admin or assistant, not ${kind}`);
-    return { out: await withStores((s) => createKey(s, projectId, kind as KeyKind)), json: !!values.json };
+    const groups = ((values.groups as string[] | undefined) ?? []).flatMap((g) => g.split(',')).map((g) => g.trim());
+    if (groups.length && kind !== 'assistant') throw new UsageError('--groups applies to assistant keys only');
+    if (groups.some((g) => g === '')) throw new UsageError('--groups takes comma-separated group names, e.g. --groups staff,beta');
+    return { out: await withStores((s) => createKey(s, projectId, kind as KeyKind, groups)), json: !!values.json };
   }
   if (group === 'key' && action === 'revoke') {
     const { positionals, values } = parse(rest, {}, 1);

@@ -47,17 +47,21 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
   };
 }
 
-/** Admin keys are bound to the project, assistant keys to its documentation domain; the key is shown only here. */
-export async function createKey(s: Stores, projectId: string, kind: KeyKind): Promise<Output> {
+/**
+ * Admin keys are bound to the project, assistant keys to its documentation domain; `groups` lets an assistant key see
+ * the pages restricted to those groups. The key is shown only here.
+ */
+export async function createKey(s: Stores, projectId: string, kind: KeyKind, groups: string[] = []): Promise<Output> {
   const project = await s.tenancy.getProject(projectId);
   if (!project) throw new AppError('not_found', `project ${projectId} not found`);
   if (kind === 'assistant' && !project.domain) throw new AppError('failed_precondition', `project ${projectId} has no documentation domain, so it cannot have assistant keys`);
-  const spec = { kind, orgId: project.orgId, projectId, ...(kind === 'assistant' && { domain: project.domain }) };
+  const spec = { kind, orgId: project.orgId, projectId, ...(kind === 'assistant' && { domain: project.domain }), ...(groups.length && { groups: [...new Set(groups)] }) };
   const { id, key } = await s.keys.create(spec);
   const boundTo = kind === 'assistant' ? `domain ${project.domain}` : `project ${projectId}`;
+  const sees = spec.groups ? `; it also sees pages for ${spec.groups.join(', ')}` : '';
   return {
     text: key,
-    note: `created ${kind} key ${id} for ${boundTo}; it is shown only once, store it now`,
+    note: `created ${kind} key ${id} for ${boundTo}${sees}; it is shown only once, store it now`,
     json: { id, key, ...spec },
   };
 }
@@ -74,7 +78,10 @@ export async function listKeys(s: Stores, projectId: string): Promise<Output> {
   if (!(await s.tenancy.getProject(projectId))) throw new AppError('not_found', `project ${projectId} not found`);
   const keys = await s.keys.list({ projectId });
   const now = new Date();
-  const rows = [['ID', 'KIND', 'STATUS', 'BOUND TO', 'CREATED', 'LAST USED'], ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt)])];
+  const rows = [
+    ['ID', 'KIND', 'STATUS', 'BOUND TO', 'CREATED', 'LAST USED', 'GROUPS'],
+    ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt), k.groups?.join(',') ?? '-']),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const text = keys.length ? rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') : `project ${projectId} has no keys`;
   return { text, json: keys.map((k) => ({ ...k, status: statusOf(k, now) })) };

@@ -41,6 +41,10 @@ export async function ensureLimitIndexes(db: Db): Promise<void> {
   await slots.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => slots.createIndex({ expiresAt: 1 }));
 }
 
+/** How many windows' next-slot hints a process keeps; beyond that the oldest is forgotten (and recounted if needed). */
+const maxHints = 10_000;
+/** Collisions in a row (other replicas taking the same slots) before falling back to reading the window's slots. */
+const maxProbes = 8;
 
 /**
  * A fixed-window counter in which each unit used is one document with a unique `_id` (bucket + slot number 0..limit-1).
@@ -48,14 +52,12 @@ export async function ensureLimitIndexes(db: Db): Promise<void> {
  * (its $inc and conditional updates lose writes under concurrency; see docs/decisions-tenancy.md). Giving a unit back
  * deletes its document.
  */
-/** How many windows' next-slot hints a process keeps; beyond that the oldest is forgotten (and recounted if needed). */
-const maxHints = 10_000;
-/** Collisions in a row (other replicas taking the same slots) before falling back to reading the window's slots. */
-const maxProbes = 8;
-
 export class FixedWindowCounter {
   private readonly slots: Collection<SlotDoc>;
-  /** bucket → the slot this process will try next: the common path is one insert, with no count or scan. */
+  /**
+   * bucket → the slot this process will try next: the common path is one insert, with no count or scan. A hint of
+   * `limit` means the window is full, and the process refuses from memory until the window (and so the bucket) ends.
+   */
   private readonly nextSlot = new Map<string, number>();
 
   constructor(
@@ -84,7 +86,7 @@ export class FixedWindowCounter {
     }
   }
 
-  async take(subject: string, now = new Date()): Promise<Taken> {
+  private bucketOf(subject: string, now: Date) {
     const window = windowOf(this.period, now);
     const bucket = `${this.name}|${encodeURIComponent(subject)}|${window.id}`;
     const state = (used: number): LimitState => ({
@@ -92,6 +94,17 @@ export class FixedWindowCounter {
       remaining: Math.max(0, this.limit - used),
       resetSeconds: Math.max(1, Math.ceil((window.end.getTime() - now.getTime()) / 1000)),
     });
+    return { window, bucket, state };
+  }
+
+  /** The refusal, when this process already saw the subject's window full; reads nothing. */
+  knownFull(subject: string, now = new Date()): LimitState | undefined {
+    const { bucket, state } = this.bucketOf(subject, now);
+    return (this.nextSlot.get(bucket) ?? 0) >= this.limit ? state(this.limit) : undefined;
+  }
+
+  async take(subject: string, now = new Date()): Promise<Taken> {
+    const { window, bucket, state } = this.bucketOf(subject, now);
     const won = async (slot: number, used: number): Promise<Taken> => {
       this.remember(bucket, slot + 1);
       // The first unit of a window is the moment to sweep older windows where TTL indexes do not exist.
@@ -99,8 +112,13 @@ export class FixedWindowCounter {
       return { ok: true, slotId: `${bucket}#${slot}`, state: state(used) };
     };
 
+    // A full window stays full until it ends, unless this process gives a unit back (see giveBack): no read at all.
+    // Units given back by other replicas are not seen here; refusing them is the safe side of a limit.
+    const hint = this.nextSlot.get(bucket);
+    if (hint !== undefined && hint >= this.limit) return { ok: false, state: state(this.limit) };
+
     // Fast path: the next slot after the last one this process won, probing forward past slots other replicas took.
-    let candidate = this.nextSlot.get(bucket) ?? (await this.slots.countDocuments({ bucket }));
+    let candidate = hint ?? (await this.slots.countDocuments({ bucket }));
     for (let probe = 0; probe < maxProbes && candidate < this.limit; probe++, candidate++) {
       if (await this.claim(bucket, candidate, window.end)) return won(candidate, candidate + 1);
     }

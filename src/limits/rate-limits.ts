@@ -1,7 +1,8 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { FixedWindowCounter, type LimitState, type Period } from './fixed-window';
+import { FixedWindowCounter, type LimitState } from './fixed-window';
+import { ipLimitSubject } from './ip-subject';
 
 export type { LimitState };
 
@@ -18,20 +19,50 @@ export interface Admission {
   release(): Promise<void>;
 }
 
-const periodWord: Record<Period, string> = { hour: 'hour', day: 'day', month: 'month' };
+/** Who an assistant message or a search is charged to; `ip` undefined skips the per-IP limit (the address is unknown). */
+export interface PublicCaller {
+  keyId: string;
+  orgId: string;
+  ip?: string;
+}
 
-/** DESIGN.md "Keys and limits": agent jobs per project, assistant messages per key, organization and client IP. */
+/** One limit a request is subject to: the counter, whose units it takes, and how the 429 names it. */
+type Charge = [counter: FixedWindowCounter, subject: string, what: string];
+
+/** Limits on the assistant's public keys: per key and month, per organization and hour, per client IP (or IPv6 /64) and day. */
+class PublicKeyLimits {
+  private readonly perKey: FixedWindowCounter;
+  private readonly perOrg: FixedWindowCounter;
+  private readonly perIp: FixedWindowCounter;
+
+  constructor(db: Db, name: string, limits: { perKeyMonth: number; perOrgHour: number; perIpDay: number }) {
+    this.perKey = new FixedWindowCounter(db, `${name}/key`, limits.perKeyMonth, 'month');
+    this.perOrg = new FixedWindowCounter(db, `${name}/org`, limits.perOrgHour, 'hour');
+    this.perIp = new FixedWindowCounter(db, `${name}/ip`, limits.perIpDay, 'day');
+  }
+
+  charges(who: PublicCaller, what: string): Charge[] {
+    return [
+      [this.perKey, who.keyId, `${what} for this key`],
+      [this.perOrg, who.orgId, `${what} for this organization`],
+      ...(who.ip === undefined ? [] : [[this.perIp, ipLimitSubject(who.ip), `${what} from this address`] as Charge]),
+    ];
+  }
+}
+
+const refusal = (counter: FixedWindowCounter, what: string, s: LimitState) =>
+  new AppError('resource_exhausted', `rate limit reached: ${s.limit} ${what} per ${counter.period}; try again in ${s.resetSeconds} s`, s.resetSeconds, rateLimitHeaders(s));
+
+/** The service's published limits: agent jobs per project; assistant messages and searches per key, organization and client IP. */
 export class RateLimits {
   private readonly jobsPerProject: FixedWindowCounter;
-  private readonly assistantPerKey: FixedWindowCounter;
-  private readonly assistantPerOrg: FixedWindowCounter;
-  private readonly assistantPerIp: FixedWindowCounter;
+  private readonly assistant: PublicKeyLimits;
+  private readonly search: PublicKeyLimits;
 
   constructor(db: Db, limits: Config['limits']) {
     this.jobsPerProject = new FixedWindowCounter(db, 'jobs/project', limits.jobsPerProjectHour, 'hour');
-    this.assistantPerKey = new FixedWindowCounter(db, 'assistant/key', limits.assistantPerKeyMonth, 'month');
-    this.assistantPerOrg = new FixedWindowCounter(db, 'assistant/org', limits.assistantPerOrgHour, 'hour');
-    this.assistantPerIp = new FixedWindowCounter(db, 'assistant/ip', limits.assistantPerIpDay, 'day');
+    this.assistant = new PublicKeyLimits(db, 'assistant', { perKeyMonth: limits.assistantPerKeyMonth, perOrgHour: limits.assistantPerOrgHour, perIpDay: limits.assistantPerIpDay });
+    this.search = new PublicKeyLimits(db, 'search', { perKeyMonth: limits.searchPerKeyMonth, perOrgHour: limits.searchPerOrgHour, perIpDay: limits.searchPerIpDay });
   }
 
   /** One agent job create or follow-up message of a project. */
@@ -40,32 +71,32 @@ export class RateLimits {
   }
 
   /** One assistant message; the key's, the organization's and the client IP's limits all apply. */
-  consumeAssistantMessage(who: { keyId: string; orgId: string; ip: string }): Promise<Admission> {
-    return this.consume([
-      [this.assistantPerKey, who.keyId, 'assistant messages for this key'],
-      [this.assistantPerOrg, who.orgId, 'assistant messages for this organization'],
-      [this.assistantPerIp, who.ip, 'assistant messages from this address'],
-    ]);
+  consumeAssistantMessage(who: PublicCaller): Promise<Admission> {
+    return this.consume(this.assistant.charges(who, 'assistant messages'));
   }
 
-  /** Takes a unit of each limit in turn; when one refuses, the units already taken are given back before the 429. */
-  private async consume(limits: Array<[FixedWindowCounter, string, string]>): Promise<Admission> {
+  /** One documentation search; counted apart from assistant messages (a search box sends many more). */
+  consumeSearch(who: PublicCaller): Promise<Admission> {
+    return this.consume(this.search.charges(who, 'searches'));
+  }
+
+  /**
+   * Takes a unit of each limit in turn; when one refuses, the units already taken are given back before the 429. A limit
+   * this process already saw full refuses before anything is taken, so such a 429 costs no database round trip.
+   */
+  private async consume(charges: Charge[]): Promise<Admission> {
+    for (const [counter, subject, what] of charges) {
+      const full = counter.knownFull(subject);
+      if (full) throw refusal(counter, what, full);
+    }
     const taken: Array<{ counter: FixedWindowCounter; slotId: string; state: LimitState }> = [];
     const releaseAll = async () => {
       await Promise.all(taken.splice(0).map((t) => t.counter.giveBack(t.slotId)));
     };
     try {
-      for (const [counter, subject, what] of limits) {
+      for (const [counter, subject, what] of charges) {
         const r = await counter.take(subject);
-        if (!r.ok) {
-          const s = r.state;
-          throw new AppError(
-            'resource_exhausted',
-            `rate limit reached: ${s.limit} ${what} per ${periodWord[counter.period]}; try again in ${s.resetSeconds} s`,
-            s.resetSeconds,
-            rateLimitHeaders(s),
-          );
-        }
+        if (!r.ok) throw refusal(counter, what, r.state);
         taken.push({ counter, slotId: r.slotId, state: r.state });
       }
     } catch (err) {

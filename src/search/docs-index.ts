@@ -4,6 +4,7 @@ import type { DocChunk } from '../docs/chunk';
 import { stemText } from './analyze';
 import { embeddingText, type Embedder } from './embedder';
 import { blendVectors, fuseRanks, rrfK, strictKeywordQuery, vectorSearch } from './hybrid';
+import { visibilityFilter } from './visibility';
 
 /** Bumped whenever the mapping or the indexed fields change, so that unchanged docs are still rebuilt once. */
 export const DOCS_INDEX_LAYOUT = 3;
@@ -73,6 +74,7 @@ export function embeddingKey(c: DocChunk): string {
 export interface SearchFilter {
   version?: string;
   language?: string;
+  /** As the request names them; only `RetrievalQuery.visibleGroups` (see visibility.ts) decides what is shown. */
   groups?: string[];
   pathPrefix?: string;
 }
@@ -82,6 +84,8 @@ export interface RetrievalQuery {
   query: string;
   pageSize: number;
   filter?: SearchFilter;
+  /** Groups whose restricted pages may be returned (the key's, narrowed by the filter); none: public pages only. */
+  visibleGroups?: readonly string[];
   /** The page the user is on: its passages, its section (folder) and its anchor get a boost. */
   currentPath?: string;
   /** Text that helps find passages but should weigh less than the question (selections, the previous question). */
@@ -134,19 +138,19 @@ function sectionOf(path: string): string | undefined {
   return path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : undefined;
 }
 
-function filtersOf(f: SearchFilter = {}): estypes.QueryDslQueryContainer[] {
-  const filter: estypes.QueryDslQueryContainer[] = [];
+/** Every search carries the visibility filter, so a query that forgets the caller's groups sees public pages only. */
+function filtersOf(q: Pick<RetrievalQuery, 'filter' | 'visibleGroups'>): estypes.QueryDslQueryContainer[] {
+  const f = q.filter ?? {};
+  const filter: estypes.QueryDslQueryContainer[] = [visibilityFilter(q.visibleGroups ?? [])];
   if (f.version) filter.push({ term: { version: f.version } });
   if (f.language) filter.push({ term: { language: f.language } });
-  // Pages without groups are public; pages with groups are visible to those groups only.
-  if (f.groups?.length) filter.push({ bool: { should: [{ terms: { groups: f.groups } }, { bool: { must_not: { exists: { field: 'groups' } } } }] } });
   if (f.pathPrefix) filter.push({ prefix: { path: f.pathPrefix.replace(/^\/+/, '') } });
   return filter;
 }
 
 /** Builds the BM25 query: the question must match, hints and the current page add to the score, filters narrow. */
 export function buildRetrievalQuery(q: RetrievalQuery): estypes.QueryDslQueryContainer {
-  const filter = filtersOf(q.filter);
+  const filter = filtersOf(q);
 
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => textQuery(h.slice(0, 1000), 0.4));
   const boosts: estypes.QueryDslQueryContainer[] = [];
@@ -218,7 +222,7 @@ async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, s
 async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[] | undefined> {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
   const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
-  const filter = filtersOf(q.filter);
+  const filter = filtersOf(q);
   const size = Math.min(Math.max(q.pageSize * 3, 30), 100);
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
   const header = { index, ignore_unavailable: true };

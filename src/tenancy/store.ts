@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/mongo';
+import { LookupCache } from './lookup-cache';
 
 export interface OrgDoc {
   _id: string;
@@ -80,8 +81,35 @@ export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]
   return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false };
 }
 
+export interface TenancyStoreOptions {
+  /** Milliseconds a project or allowed-origin answer may be reused (0: read every time). */
+  cacheMs?: number;
+}
+
+const found = (p: ProjectDoc | null) => p !== null;
+
 export class TenancyStore {
-  constructor(private readonly db: Db) {}
+  // Only what exists is kept, so a project created elsewhere is found at once and unknown names cannot evict known ones.
+  private readonly byId: LookupCache<string, ProjectDoc | null>;
+  private readonly byDomain: LookupCache<string, ProjectDoc | null>;
+  private readonly allowingOrigin: LookupCache<string, boolean>;
+
+  constructor(
+    private readonly db: Db,
+    options: TenancyStoreOptions = {},
+  ) {
+    const ms = options.cacheMs ?? 0;
+    this.byId = new LookupCache(ms, found);
+    this.byDomain = new LookupCache(ms, found);
+    this.allowingOrigin = new LookupCache(ms, (allowed) => allowed);
+  }
+
+  /** This process changed a project: its next reads must not be served from before the change. */
+  private forgetProjects(): void {
+    this.byId.clear();
+    this.byDomain.clear();
+    this.allowingOrigin.clear();
+  }
 
   private get orgs() {
     return this.db.collection<OrgDoc>('orgs');
@@ -115,6 +143,7 @@ export class TenancyStore {
       if (isDuplicateKey(err)) throw new AppError('already_exists', `project ${p._id} or domain ${p.domain} already exists`);
       throw err;
     }
+    this.forgetProjects();
     return doc;
   }
 
@@ -126,20 +155,23 @@ export class TenancyStore {
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
     const updated = await this.projects.findOneAndUpdate({ _id: projectId }, { $set: set }, { returnDocument: 'after' });
+    this.forgetProjects();
     if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
     return updated;
   }
 
+  /** The project, possibly as read up to `cacheMs` ago; callers must not change the returned document. */
   getProject(projectId: string): Promise<ProjectDoc | null> {
-    return this.projects.findOne({ _id: projectId });
+    return this.byId.get(projectId, () => this.projects.findOne({ _id: projectId }));
   }
 
+  /** The project serving a documentation domain, possibly as read up to `cacheMs` ago; not to be changed. */
   getProjectByDomain(domain: string): Promise<ProjectDoc | null> {
-    return this.projects.findOne({ domain });
+    return this.byDomain.get(domain, () => this.projects.findOne({ domain }));
   }
 
   /** Whether any project lists the origin among its allowed origins. */
-  async anyProjectAllows(origin: string): Promise<boolean> {
-    return (await this.projects.findOne({ allowedOrigins: origin }, { projection: { _id: 1 } })) !== null;
+  anyProjectAllows(origin: string): Promise<boolean> {
+    return this.allowingOrigin.get(origin, async () => (await this.projects.findOne({ allowedOrigins: origin }, { projection: { _id: 1 } })) !== null);
   }
 }

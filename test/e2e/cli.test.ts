@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { TenancyStore } from '../../src/tenancy/store';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // The compiled `docent` command, run as its own process the way an operator runs it.
@@ -28,6 +29,19 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 const getJob = (key: string) => fetch(`${gw.url}/v2/agent/docs/job/job_none`, { headers: { authorization: `Bearer ${key}` } });
+
+/** The status of `getJob(key)` once it is `wanted`, or the last one after `withinMs`: the gateway reuses a key it read for up to DOCENT_LOOKUP_CACHE_MS (1 s). */
+async function statusWithin(withinMs: number, key: string, wanted: number): Promise<number> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const status = (await getJob(key)).status;
+    if (status === wanted || performance.now() > deadline) return status;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** What the CLI stored, read as the CLI reads it: past the gateway's lookup cache. */
+const storedProjects = () => new TenancyStore(gw.deps.mongo.db);
 
 describe('docent CLI', () => {
   it('creates an organization once', async () => {
@@ -89,15 +103,30 @@ describe('docent CLI', () => {
 
     const adminId = JSON.parse(listedJson.stdout).find((k: { kind: string }) => k.kind === 'admin').id as string;
     expect(await docent('key', 'revoke', adminId)).toMatchObject({ code: 0, stdout: `revoked key ${adminId}\n` });
-    expect((await getJob(adminKey)).status).toBe(401);
+    // Revoked by another process: the running gateway refuses the key within its 1 s lookup bound.
+    expect(await statusWithin(1_500, adminKey, 401)).toBe(401);
     expect((await docent('key', 'revoke', adminId)).code).toBe(1);
     expect((await docent('key', 'list', '--project', 'docs')).stdout).toMatch(new RegExp(`${adminId}\\s+admin\\s+revoked`));
+  });
+
+  it('creates assistant keys allowed groups of restricted pages, and refuses groups where they make no sense', async () => {
+    const created = JSON.parse((await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'staff,beta', '--groups', 'ops', '--json')).stdout);
+    expect(created).toMatchObject({ kind: 'assistant', domain: 'docs.acme.dev', groups: ['staff', 'beta', 'ops'] });
+    await expect(gw.deps.keys.authenticate(`Bearer ${created.key}`, 'assistant')).resolves.toMatchObject({ groups: ['staff', 'beta', 'ops'] });
+    const text = await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'staff');
+    expect(text.stderr).toContain('it also sees pages for staff');
+    const listed = await docent('key', 'list', '--project', 'docs');
+    expect(listed.stdout.split('\n')[0]).toContain('GROUPS');
+    expect(listed.stdout).toMatch(new RegExp(`${created.id}\\s+assistant\\s+active.*staff,beta,ops`));
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'admin', '--groups', 'staff')).toMatchObject({ code: 2, stderr: expect.stringContaining('--groups applies to assistant keys only') });
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'staff,,beta')).toMatchObject({ code: 2, stderr: expect.stringContaining('comma-separated group names') });
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'x'.repeat(101))).toMatchObject({ code: 1, stderr: expect.stringContaining('must be 1-100 characters') });
   });
 
   it('sets, replaces and clears a project\'s sandboxed setup and check commands', async () => {
     const set = await docent('project', 'update', 'docs', '--setup', 'npm ci', '--check', 'npm test', '--check', 'npm run lint', '--network', 'on');
     expect(set).toMatchObject({ code: 0, stdout: 'updated project docs: setup: "npm ci"; checks: "npm test", "npm run lint"; network: on\n' });
-    expect(await gw.deps.tenancy.getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });
+    expect(await storedProjects().getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });
     const replaced = JSON.parse((await docent('project', 'update', 'docs', '--check', 'make check', '--json')).stdout);
     expect(replaced).toEqual({ id: 'docs', setupCommands: ['npm ci'], checkCommands: ['make check'], sandboxNetwork: true });
     const cleared = JSON.parse((await docent('project', 'update', 'docs', '--clear-checks', '--network', 'off', '--json')).stdout);

@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { SearchService } from '../../src/gen/discovery/v1/search_pb';
 import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, miniDocsFolder, sameStack, startWorker } from '../support/docs';
@@ -9,7 +10,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body, type JsonResponse } from '../support/http';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
-// DESIGN.md "Keys and limits" at the endpoints: through the real gateway over sockets, with counters in the real
+// README "Keys and limits" at the endpoints: through the real gateway over sockets, with counters in the real
 // database. Agent jobs need a configured model to be accepted, but no worker: the test only counts admissions.
 
 let model: ScriptedModel;
@@ -36,8 +37,8 @@ async function adminKeys(gw: RunningGateway, projects: string[]): Promise<Record
 
 const jobsIn = (gw: RunningGateway) => gw.deps.mongo.db.collection<{ _id: string; projectId: string; turn: number }>('jobs');
 
-/** What every 429 carries: the error shape, Retry-After and the RateLimit-* headers of the exhausted limit. */
-async function expectRefusedByLimit(r: JsonResponse, limit: number) {
+/** What every 429 carries: the error shape, Retry-After and the RateLimit-* headers of the exhausted limit; returns the message. */
+async function expectRefusedByLimit(r: JsonResponse, limit: number): Promise<string> {
   expect(r.status).toBe(429);
   const retryAfter = Number(r.headers.get('retry-after'));
   expect(Number.isInteger(retryAfter) && retryAfter > 0).toBe(true);
@@ -46,6 +47,7 @@ async function expectRefusedByLimit(r: JsonResponse, limit: number) {
   expect(r.headers.get('ratelimit-reset')).toBe(String(retryAfter));
   const body = await r.json();
   expect(body).toEqual({ error: expect.stringContaining('rate limit reached'), code: 'resource_exhausted', retryAfterSeconds: retryAfter });
+  return body.error;
 }
 
 /** A Connect call refused by a limit: ResourceExhausted with the same headers as error metadata. */
@@ -200,5 +202,111 @@ describe('assistant message limit per key', () => {
     await expectResourceExhausted(drain(), 5);
     // Streaming RPCs fail while their messages are read; their errors must still be mapped to the public codes.
     await expect(drain('docs.other.test')).rejects.toMatchObject({ code: Code.NotFound });
+  });
+});
+
+describe('search limit per key', () => {
+  const domain = 'docs.search.test';
+  let gw: RunningGateway;
+  let key: string;
+  let otherKey: string;
+  const search = (body: object, k = key) => callApi(gw.url, k, 'POST', `/discovery/v1/search/${domain}`, body);
+  const connectSearch = () =>
+    createClient(SearchService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' })).search({ domain, query: 'install' }, { headers: { authorization: `Bearer ${key}` } });
+
+  beforeAll(async () => {
+    // No docs are ingested for this domain: a search answers no results, which is all the limit needs.
+    gw = await gateway({ DOCENT_LIMIT_SEARCH_PER_KEY_MONTH: '4', DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: '1' });
+    key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+    otherKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.other.test' })).key;
+  });
+
+  it('uses no quota for searches refused with 401, 400 or 404', async () => {
+    expect((await search({ query: 'install' }, 'docent_asst_nope')).status).toBe(401);
+    expect((await search({ query: 'install', pageSize: 99 })).status).toBe(400);
+    expect((await search({ query: 'install' }, otherKey)).status).toBe(404);
+  });
+
+  it('admits exactly 3 of 10 concurrent REST searches after one Connect search, then refuses REST and Connect alike', async () => {
+    expect((await connectSearch()).results).toEqual([]);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => search({ query: `install, take ${i}` })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(7);
+    for (const r of refused) expect(await expectRefusedByLimit(r, 4)).toContain('searches for this key');
+    await expectResourceExhausted(connectSearch(), 4);
+  });
+
+  it('does not spend assistant messages, which have a quota of their own', async () => {
+    const r = await callApi(gw.url, key, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body('how do I install?'));
+    expect(r.status).toBe(200);
+    await r.text();
+  });
+});
+
+describe('per-IP limit behind a trusted proxy', () => {
+  const domain = 'docs.proxied.test';
+  let gw: RunningGateway;
+  let key: string;
+  const ask = async (forwardedFor: string) => {
+    const r = await callApi(gw.url, key, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body('how do I install?'), { 'x-forwarded-for': forwardedFor });
+    if (r.status === 200) await r.text();
+    return r;
+  };
+
+  beforeAll(async () => {
+    gw = await gateway({ DOCENT_TRUSTED_PROXY: '127.0.0.1', DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '2' });
+    key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  });
+
+  it('counts every address of one IPv6 /64 as one client, and another /64 as another', async () => {
+    expect((await ask('2001:db8:5:1::a')).status).toBe(200);
+    expect((await ask('2001:db8:5:1:dead:beef:0:1')).status).toBe(200);
+    expect(await expectRefusedByLimit(await ask('2001:db8:5:1::b'), 2)).toContain('from this address');
+    expect((await ask('2001:db8:5:2::a')).status).toBe(200);
+  });
+});
+
+describe('a request refused by a full window', () => {
+  const domain = 'docs.quiet.test';
+  let gw: RunningGateway;
+  let assistantKey: string;
+  let adminKey: string;
+  const commands: string[] = [];
+
+  beforeAll(async () => {
+    const url = testConfig().mongo.url;
+    gw = await gateway({
+      ...modelSettings(),
+      // The driver's command monitoring, turned on in the connection string, reports every command the gateway sends.
+      DOCENT_MONGO_URL: url + (url.includes('?') ? '&' : /^mongodb(\+srv)?:\/\/[^/]+\//.test(url) ? '?' : '/?') + 'monitorCommands=true',
+      // Long enough that the key and the project are read once during the test: only the limits are observed.
+      DOCENT_LOOKUP_CACHE_MS: '60000',
+      DOCENT_LIMIT_SEARCH_PER_KEY_MONTH: '1',
+      DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: '1',
+      DOCENT_LIMIT_JOBS_PER_HOUR: '1',
+    });
+    gw.deps.mongo.client.on('commandStarted', (e) => commands.push(`${e.commandName} ${String(e.command[e.commandName])}`));
+    await gw.deps.tenancy.createOrg('quiet');
+    await gw.deps.tenancy.createProject({ _id: 'quiet', orgId: 'quiet', repository: 'acme/quiet', ref: 'main', domain });
+    assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'quiet', domain })).key;
+    adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'quiet', projectId: 'quiet' })).key;
+  });
+
+  it('reads nothing from the database: searches, assistant messages and agent jobs', async () => {
+    const search = () => callApi(gw.url, assistantKey, 'POST', `/discovery/v1/search/${domain}`, { query: 'install' });
+    const message = () => callApi(gw.url, assistantKey, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body('how do I install?'));
+    const createJob = () => callApi(gw.url, adminKey, 'POST', '/v2/agent/quiet/job', { prompt: 'fix the typo' });
+    expect((await search()).status).toBe(200);
+    const answered = await message();
+    expect(answered.status).toBe(200);
+    await answered.text();
+    expect((await createJob()).status).toBe(201);
+    // The first refusal of each may still read (the window is learnt full); the ones after it must not.
+    for (const call of [search, message, createJob]) await expectRefusedByLimit(await call(), 1);
+    expect(commands.length).toBeGreaterThan(0); // monitoring works: the admitted requests were seen
+    commands.length = 0;
+    for (let i = 0; i < 5; i++) for (const call of [search, message, createJob]) await expectRefusedByLimit(await call(), 1);
+    expect(commands).toEqual([]);
   });
 });

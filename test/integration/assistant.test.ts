@@ -126,6 +126,21 @@ describe('request validation and access', () => {
     expect(b.error).toContain(field);
   });
 
+  it('refuses a 60 KB question with 400 invalid_argument (v2 and v1 over REST, v2 over Connect)', async () => {
+    const halves = [{ type: 'text', text: 'q'.repeat(30_000) }, { type: 'text', text: 'q'.repeat(30_000) }];
+    const v2 = await post(offline, 'v2', { fp: 'anonymous', messages: [{ role: 'user', parts: halves }] });
+    const v1 = await post(offline, 'v1', { fp: 'anonymous', messages: [{ role: 'user', content: '', parts: halves }] });
+    for (const r of [v2, v1]) {
+      expect(r.status).toBe(400);
+      expect(await r.json()).toEqual({ code: 'invalid_argument', error: expect.stringMatching(/question .* 60001 bytes; at most 8192 bytes \(8 KiB\)/) });
+    }
+    const client = createClient(AssistantV2, createConnectTransport({ baseUrl: offline.url, httpVersion: '1.1' }));
+    const drain = async () => {
+      for await (const e of client.sendMessage({ domain, fp: 'anonymous', messages: [{ role: 'user', parts: halves }] }, { headers: { authorization: `Bearer ${key}` } })) void e;
+    };
+    await expect(drain()).rejects.toMatchObject({ code: 3 });
+  });
+
   it('answers 401 without a key and 404 for a key of another domain', async () => {
     expect((await post(offline, 'v2', v2Body('x'), 'docent_asst_nope')).status).toBe(401);
     const r = await post(offline, 'v2', v2Body('x'), otherKey);
@@ -149,6 +164,41 @@ describe('request validation and access', () => {
     expect(sources).toHaveLength(3);
     expect(sources[0].url).toMatch(/^https:\/\/docs\.npmjs\.com\/commands\/npm-ci/);
     for (const s of sources) expect(s.url).toMatch(/^https:\/\/docs\.npmjs\.com\/commands\//);
+  });
+});
+
+describe('history the model sees', () => {
+  // Each earlier message is 4,000 bytes, about 1,338 estimated tokens: two fit the default 4,000-token budget.
+  const marked = (i: number) => `MARK${i}:` + 'x'.repeat(3_994);
+  const sentMessages = (from: number) => JSON.stringify(model.requests.slice(from).at(-1)?.messages);
+
+  it('keeps only the most recent client messages of a new thread that fit the token budget', async () => {
+    const earlier = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', parts: [{ type: 'text', text: marked(i) }] }));
+    const before = model.requests.length;
+    const r = await post(online, 'v2', { fp: 'anonymous', messages: [...earlier, { role: 'user', parts: [{ type: 'text', text: 'and in CI?' }] }] });
+    expect(r.status).toBe(200);
+    await r.text();
+    const sent = sentMessages(before);
+    expect(sent).toContain('MARK8:');
+    expect(sent).toContain('MARK9:');
+    for (let i = 0; i < 8; i++) expect(sent).not.toContain(`MARK${i}:`);
+    expect(sent).toContain('and in CI?');
+  });
+
+  it('trims a stored thread the same way, newest turns first', async () => {
+    const first = await post(online, 'v2', v2Body('clean install in CI'));
+    const threadId = first.headers.get('x-thread-id')!;
+    await first.text();
+    const turn = (i: number) => ({ userMessage: marked(2 * i), answer: marked(2 * i + 1), status: 'completed' as const, sources: [], model: 'test', timings: { retrievalMs: 0, totalMs: 0 }, createdAt: new Date() });
+    await threads().updateOne({ _id: threadId }, { $set: { turns: Array.from({ length: 5 }, (_, i) => turn(i)) } });
+    const before = model.requests.length;
+    const r = await post(online, 'v2', v2Body('and with workspaces?', { threadId }));
+    expect(r.headers.get('x-thread-id')).toBe(threadId);
+    await r.text();
+    const sent = sentMessages(before);
+    expect(sent).toContain('MARK8:');
+    expect(sent).toContain('MARK9:');
+    for (let i = 0; i < 8; i++) expect(sent).not.toContain(`MARK${i}:`);
   });
 });
 

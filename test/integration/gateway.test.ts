@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient, type Transport } from '@connectrpc/co
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import type { JobDoc } from '../../src/agent/job';
+import { ApiKeyStore } from '../../src/auth/api-keys';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 let gw: RunningGateway;
@@ -156,6 +157,35 @@ describe('API keys', () => {
     const { id, key } = await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' });
     expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(200);
     expect(await gw.deps.keys.revoke(id)).toBe(true);
+    expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(401);
+  });
+
+  it('stop working within DOCENT_LOOKUP_CACHE_MS (1 s) when another process revokes them, and stay refused', async () => {
+    const { id, key } = await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' });
+    expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(200); // read and cached by the gateway
+    // The CLI's store: its own client, no cache, and nothing it does reaches the gateway's memory.
+    const cli = new ApiKeyStore(gw.deps.mongo.db);
+    expect(await cli.revoke(id)).toBe(true);
+    const revokedAt = performance.now();
+    const statuses: Array<{ ms: number; status: number }> = [];
+    while (performance.now() - revokedAt < 1_600) {
+      statuses.push({ ms: performance.now() - revokedAt, status: (await get('/v2/agent/proj-a/job/job_0001', key)).status });
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const firstRefusal = statuses.findIndex((s) => s.status === 401);
+    expect(firstRefusal).toBeGreaterThanOrEqual(0);
+    // Every request sent once the bound had passed was refused; none was admitted after the first refusal.
+    expect(statuses.filter((s) => s.ms > 1_000 && s.status !== 401)).toEqual([]);
+    expect(statuses.slice(firstRefusal).every((s) => s.status === 401)).toBe(true);
+  });
+
+  it('are never confused with a cached key that differs by one character, and expire on time while cached', async () => {
+    const expiresAt = new Date(Date.now() + 600);
+    const { key } = await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a', expiresAt });
+    expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(200);
+    const last = key.at(-1) === 'A' ? 'B' : 'A';
+    expect((await get('/v2/agent/proj-a/job/job_0001', key.slice(0, -1) + last)).status).toBe(401);
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt.getTime() - Date.now() + 10)));
     expect((await get('/v2/agent/proj-a/job/job_0001', key)).status).toBe(401);
   });
 });

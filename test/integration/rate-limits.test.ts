@@ -1,3 +1,4 @@
+import { MongoClient } from 'mongodb';
 import { AppError } from '../../src/errors';
 import { slotCollection } from '../../src/limits/fixed-window';
 import { RateLimits } from '../../src/limits/rate-limits';
@@ -92,5 +93,76 @@ describe('assistant message limits', () => {
     const ipUnits = await mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/ip\|10\.1\.0\./ } });
     expect(keyUnits).toBe(20);
     expect(ipUnits).toBe(20);
+  });
+});
+
+describe('search limits', () => {
+  it('are counted apart from assistant messages, per key, organization and client IP', async () => {
+    const limits = limitsWith({ assistantPerKeyMonth: 1, searchPerKeyMonth: 2 });
+    await limits.consumeAssistantMessage({ keyId: 'key_s', orgId: 'org_s', ip: '10.2.0.1' });
+    // The key's one message is spent; its searches have a quota of their own.
+    await limits.consumeSearch({ keyId: 'key_s', orgId: 'org_s', ip: '10.2.0.1' });
+    const second = await limits.consumeSearch({ keyId: 'key_s', orgId: 'org_s', ip: '10.2.0.1' });
+    expect(second.headers['ratelimit-remaining']).toBe('0');
+    const refused = await refusal(limits.consumeSearch({ keyId: 'key_s', orgId: 'org_s', ip: '10.2.0.2' }));
+    expect(refused.message).toContain('searches for this key');
+    expect(refused.headers).toMatchObject({ 'ratelimit-limit': '2', 'ratelimit-remaining': '0' });
+  });
+
+  it('skip the per-IP limit when the client address is unknown, rather than pooling every such client', async () => {
+    const limits = limitsWith({ searchPerIpDay: 1 });
+    await limits.consumeSearch({ keyId: 'key_t', orgId: 'org_t' });
+    await limits.consumeSearch({ keyId: 'key_u', orgId: 'org_t' });
+    await limits.consumeSearch({ keyId: 'key_u', orgId: 'org_t', ip: '10.3.0.1' });
+    expect((await refusal(limits.consumeSearch({ keyId: 'key_u', orgId: 'org_t', ip: '10.3.0.1' }))).message).toContain('searches from this address');
+  });
+});
+
+describe('per-IP limits over IPv6', () => {
+  it('count a /64 network as one client', async () => {
+    const limits = limitsWith({ assistantPerIpDay: 2 });
+    const from = (ip: string) => limits.consumeAssistantMessage({ keyId: 'key_v6', orgId: 'org_v6', ip });
+    await from('2001:db8:aa:1::1');
+    await from('2001:db8:aa:1:ffff:ffff:ffff:fffe');
+    expect((await refusal(from('2001:db8:aa:1::3'))).message).toContain('from this address');
+    await from('2001:db8:aa:2::1'); // the next /64 is another client
+  });
+});
+
+describe('a full window', () => {
+  it('is refused from memory until it ends: no database command, for any limit in the chain', async () => {
+    // The driver's command monitoring sees every command this client sends.
+    const monitored = new MongoClient(config.mongo.url, { monitorCommands: true });
+    const commands: string[] = [];
+    monitored.on('commandStarted', (e) => commands.push(e.commandName));
+    try {
+      const limits = new RateLimits(monitored.db(config.mongo.db), { ...config.limits, assistantPerKeyMonth: 3, assistantPerIpDay: 2 });
+      const who = { keyId: 'key_full', orgId: 'org_full', ip: '10.4.0.1' };
+      await limits.consumeAssistantMessage(who);
+      await limits.consumeAssistantMessage(who);
+      await refusal(limits.consumeAssistantMessage(who)); // the IP's window is full now
+      commands.length = 0;
+      for (let i = 0; i < 20; i++) {
+        const e = await refusal(limits.consumeAssistantMessage(who));
+        expect(e.message).toContain('from this address');
+        expect(e.headers).toMatchObject({ 'ratelimit-limit': '2', 'ratelimit-remaining': '0' });
+      }
+      expect(commands).toEqual([]);
+      // The key was not charged by the refusals: another address still gets the key's third unit.
+      await limits.consumeAssistantMessage({ ...who, ip: '10.4.0.2' });
+      commands.length = 0;
+      expect((await refusal(limits.consumeAssistantMessage({ ...who, ip: '10.4.0.3' }))).message).toContain('for this key');
+      expect(commands).toEqual([]);
+    } finally {
+      await monitored.close();
+    }
+  });
+
+  it('takes a unit given back in this process again', async () => {
+    const limits = limitsWith({ jobsPerProjectHour: 1 });
+    const admitted = await limits.consumeAgentJob('proj-full');
+    await refusal(limits.consumeAgentJob('proj-full'));
+    await admitted.release();
+    await limits.consumeAgentJob('proj-full');
   });
 });

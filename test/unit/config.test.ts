@@ -26,13 +26,30 @@ describe('loadConfig', () => {
   });
 
   it('gives the published rate limits by default and reads overrides', () => {
-    expect(loadConfig({}).limits).toEqual({ jobsPerProjectHour: 100, assistantPerKeyMonth: 10_000, assistantPerOrgHour: 10_000, assistantPerIpDay: 10_000 });
+    // Per client IP well below the per-key month, for messages and searches alike.
+    expect(loadConfig({}).limits).toEqual({
+      jobsPerProjectHour: 100,
+      assistantPerKeyMonth: 10_000,
+      assistantPerOrgHour: 10_000,
+      assistantPerIpDay: 1_000,
+      searchPerKeyMonth: 10_000,
+      searchPerOrgHour: 10_000,
+      searchPerIpDay: 1_000,
+    });
     expect(loadConfig({}).trustedProxies).toEqual([]);
     const c = loadConfig({ DOCENT_LIMIT_JOBS_PER_HOUR: '5', DOCENT_TRUSTED_PROXY: '10.0.0.1, ::1' });
     expect(c.limits.jobsPerProjectHour).toBe(5);
     expect(c.trustedProxies).toEqual(['10.0.0.1', '::1']);
     expect(() => loadConfig({ DOCENT_TRUSTED_PROXY: 'proxy.local' })).toThrow(/DOCENT_TRUSTED_PROXY/);
     expect(() => loadConfig({ DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '0' })).toThrow(/DOCENT_LIMIT_ASSISTANT_PER_IP_DAY/);
+  });
+
+  it('bounds lookup staleness and the history the model sees, with documented defaults', () => {
+    expect(loadConfig({}).lookupCacheMs).toBe(1_000);
+    expect(loadConfig({ DOCENT_LOOKUP_CACHE_MS: '0' }).lookupCacheMs).toBe(0);
+    expect(() => loadConfig({ DOCENT_LOOKUP_CACHE_MS: '600000' })).toThrow(/DOCENT_LOOKUP_CACHE_MS/);
+    expect(loadConfig({}).assistant.historyTokens).toBe(4_000);
+    expect(() => loadConfig({ DOCENT_ASSISTANT_HISTORY_TOKENS: '-1' })).toThrow(/DOCENT_ASSISTANT_HISTORY_TOKENS/);
   });
 
   it('finds the embedding model where infra/stack.sh installs it, or nowhere when embeddings are off', () => {
