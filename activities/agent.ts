@@ -129,7 +129,9 @@ export function createAgentActivities(deps: AgentDeps) {
             stopWhen: stepCountIs(input.maxSteps),
             maxRetries: 0, // Temporal retries the activity
             abortSignal: signal,
-            onStepFinish: () => void (steps += 1),
+            onStepFinish: () => {
+              steps += 1;
+            },
           });
 
         let result = await ask();

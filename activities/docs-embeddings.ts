@@ -18,7 +18,7 @@ export async function embedChunks(args: { es: EsClient; embedder: Embedder; chun
     missing.map((i) => embeddingText(chunks[i]!)),
     (done) => heartbeat({ phase: 'embedding', embedded: done, total: missing.length, reused: chunks.length - missing.length }),
   );
-  missing.forEach((i, j) => (vectors[i] = fresh[j]));
+  for (const [j, i] of missing.entries()) vectors[i] = fresh[j];
   return { vectors: vectors as Float32Array[], embedded: missing.length };
 }
 

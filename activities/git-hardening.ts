@@ -52,7 +52,7 @@ export function hardenedGit(dir: string, ceiling: string, extra: Record<string, 
     GIT_CEILING_DIRECTORIES: ceiling,
     GIT_CONFIG_COUNT: String(Object.keys(settings).length),
   };
-  Object.entries(settings).forEach(([key, value], i) => Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: key, [`GIT_CONFIG_VALUE_${i}`]: value }));
+  for (const [i, [key, value]] of Object.entries(settings).entries()) Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: key, [`GIT_CONFIG_VALUE_${i}`]: value });
   return simpleGit({
     baseDir: dir,
     abort: signal,

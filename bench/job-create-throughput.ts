@@ -16,7 +16,7 @@ export const jobCreateThroughput: Benchmark = {
   async run(ctx) {
     const b = await startJobBench(runId(), { limits: true });
     const slotsBefore = await b.gw.deps.mongo.db.collection('rate_limit_slots').countDocuments();
-    let r;
+    let r: Awaited<ReturnType<typeof alternate>>;
     try {
       const subject = restCreate(b);
       r = await alternate({

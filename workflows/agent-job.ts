@@ -78,7 +78,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     while (pending.length > 0) {
       const instruction = pending.shift()!;
       const { turn } = instruction;
-      const stage = (s: AgentJobProgress['stage']) => void (progress = { turn, stage: s });
+      const stage = (s: AgentJobProgress['stage']) => {
+        progress = { turn, stage: s };
+      };
       try {
         stage('preparing');
         const { startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch });

@@ -35,7 +35,11 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

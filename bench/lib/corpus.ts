@@ -10,7 +10,10 @@ const fillers = 'the a of to in for with when your this that each from by is are
 // A deterministic generator, so every run indexes the same corpus.
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 export const corpusQueries = ['how do I install from the lockfile', 'publish a package to the registry', 'configure a proxy mirror', 'workspace dependency version', 'audit the cache token'];

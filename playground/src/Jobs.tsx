@@ -16,6 +16,8 @@ function useJobWatch(settings: Settings, watched: Watched | undefined) {
   const [job, setJob] = useState<AgentJob>();
   const [history, setHistory] = useState<string[]>([]);
   const [error, setError] = useState<string>();
+  // The watch restarts only for another job, not when a key is edited.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: settings are read when the watch starts
   useEffect(() => {
     if (!watched) return;
     const abort = new AbortController();
@@ -36,8 +38,6 @@ function useJobWatch(settings: Settings, watched: Watched | undefined) {
       }
     })();
     return () => abort.abort();
-    // The watch restarts only for another job, not when a key is edited.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [watched]);
   return { job, history, error };
 }

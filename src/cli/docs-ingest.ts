@@ -72,7 +72,10 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     let last = '';
     while (!finished) {
       const line = await currentLine(handle).catch(() => null);
-      if (line && line !== last) print((last = line));
+      if (line && line !== last) {
+        last = line;
+        print(line);
+      }
       await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
     }
     try {

@@ -19,13 +19,15 @@ function describe(job: AgentJob): string {
  * completed or archived, 1 for failed or an API error, 2 for wrong usage.
  */
 export async function jobsWatchCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  } catch (err) {
-    console.error(`docent: ${(err as Error).message}\n${jobsWatchUsage}`);
-    return 2;
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    } catch (err) {
+      console.error(`docent: ${(err as Error).message}\n${jobsWatchUsage}`);
+      return null;
+    }
+  })();
+  if (!parsed) return 2;
   const [projectId, jobId] = parsed.positionals;
   if (parsed.positionals.length !== 2 || !projectId || !jobId) {
     console.error(`docent: expected <projectId> <jobId>\n${jobsWatchUsage}`);

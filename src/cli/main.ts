@@ -38,13 +38,16 @@ class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-function parse<O extends Options>(args: string[], options: O, positionals: number) {
-  let parsed;
+function strictArgs<O extends Options>(args: string[], options: O) {
   try {
-    parsed = parseArgs({ args, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    return parseArgs({ args, options: { ...options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+function parse<O extends Options>(args: string[], options: O, positionals: number) {
+  const parsed = strictArgs(args, options);
   if (parsed.positionals.length !== positionals) throw new UsageError(`expected ${positionals} argument(s), got ${parsed.positionals.length}`);
   return parsed;
 }

@@ -1,6 +1,6 @@
 // mdast blocks as the plain text a reader sees: link, image and component text kept; markup, fences and comments gone.
 import type { List, Nodes, RootContent } from 'mdast';
-import { toString } from 'mdast-util-to-string';
+import { toString as nodeText } from 'mdast-util-to-string';
 
 /** Blocks separated by blank lines, where long sections are split. */
 export function blocksText(nodes: readonly RootContent[]): string {
@@ -42,7 +42,7 @@ export function phrasingText(node: Nodes): string {
     case 'footnoteReference':
       return '';
     default:
-      return 'children' in node ? node.children.map(phrasingText).join('') : toString(node);
+      return 'children' in node ? node.children.map(phrasingText).join('') : nodeText(node);
   }
 }
 

@@ -39,7 +39,7 @@ export function vectorSearch(vector: Float32Array, size: number, filter: estypes
 /** Fuses candidate lists by reciprocal rank; `bonus` adds to a passage's fused score (the page the user is on). */
 export function fuseRanks(lists: RankedList[], bonus: (id: string) => number = () => 0): Array<{ id: string; score: number }> {
   const scores = new Map<string, number>();
-  for (const { ids, weight } of lists) ids.forEach((id, r) => scores.set(id, (scores.get(id) ?? 0) + weight / (rrfK + r + 1)));
+  for (const { ids, weight } of lists) for (const [r, id] of ids.entries()) scores.set(id, (scores.get(id) ?? 0) + weight / (rrfK + r + 1));
   return [...scores].map(([id, s]) => ({ id, score: s + bonus(id) })).sort((a, b) => b.score - a.score);
 }
 

@@ -93,7 +93,6 @@ afterAll(async () => {
 const api = (method: string, p: string, body?: unknown, key = adminKey, headers: Record<string, string> = {}): Promise<JsonResponse> =>
   callApi(gw.url, key, method, p, body, headers);
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function waitForJob(projectId: string, jobId: string, done: (job: any) => boolean, key = adminKey, timeoutMs = 90_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -118,7 +118,6 @@ async function project(id: string, repo: string, checks?: { setup?: string[]; ch
   adminKeys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function runJob(projectId: string, prompt: string): Promise<any> {
   const r = await callApi(gw.url, adminKeys[projectId]!, 'POST', `/v2/agent/${projectId}/job`, { prompt });
   expect(r.status).toBe(201);

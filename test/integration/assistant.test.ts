@@ -22,7 +22,6 @@ let key: string;
 let otherKey: string;
 
 // Each AI SDK major's own client code: @ai-sdk/react 2.x/3.x/4.x are the useChat packages of AI SDK 5/6/7.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
 const majors = ['ai-react-5', 'ai-react-6', 'ai-react-7'].map((pkg) => {
   const react: Loose = require(pkg);
@@ -263,10 +262,10 @@ describe('AI SDK 4 (@ai-sdk/ui-utils callChatApi) reading v1', () => {
     else expect(message.content).toContain('[1]');
     const sources = (message.parts ?? []).filter((p) => p.type === 'source');
     expect(sources).toHaveLength(5);
-    const threadId = (message.annotations?.[0] as { threadId: string }).threadId;
+    const threadId = (message.annotations?.[0] as { threadId: string } | undefined)?.threadId;
     expect(threadId).toMatch(/^thr_/);
     const second = await ask(gw(), 'and with workspaces?', { threadId });
-    expect((second.message.annotations?.[0] as { threadId: string }).threadId).toBe(threadId);
+    expect((second.message.annotations?.[0] as { threadId: string } | undefined)?.threadId).toBe(threadId);
     expect((await threads().findOne({ _id: threadId }))?.turns).toHaveLength(2);
   });
 });

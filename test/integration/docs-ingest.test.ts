@@ -32,7 +32,6 @@ afterAll(async () => {
   await es.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const search = async (body: object, d = domain, k = key): Promise<{ status: number; body: any }> => {
   const r = await fetch(`${gw.url}/discovery/v1/search/${d}`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: await r.json() };

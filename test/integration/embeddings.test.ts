@@ -5,7 +5,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { chunkPage } from '../../src/docs/chunk';
 import { loadConfig } from '../../src/config';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
-import { Embedder, EmbeddingModelMissingError, embedderLoader } from '../../src/search/embedder';
+import { type Embedder, EmbeddingModelMissingError, embedderLoader } from '../../src/search/embedder';
 import { testConfig } from '../support/config';
 
 // The real model the stack installs (infra/stack.sh install model), run in this process.

@@ -37,7 +37,6 @@ beforeAll(async () => {
 afterAll(() => gw.stop());
 
 // Response bodies are read as the loose JSON a client sees.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (r: Response): Promise<any> => r.json();
 const get = (path: string, key?: string) => fetch(gw.url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 

@@ -25,7 +25,11 @@ describe('configured model', () => {
       const r = await generateText({
         model,
         prompt: 'What is docent?',
-        tools: { lookup: tool({ description: 'look a term up', inputSchema: z.object({ term: z.string() }), execute: async ({ term }) => (looked.push(term), `${term}: a service`) }) },
+        tools: { lookup: tool({ description: 'look a term up', inputSchema: z.object({ term: z.string() }), execute: async ({ term }) => {
+            looked.push(term);
+            return `${term}: a service`;
+          },
+        }), },
         stopWhen: stepCountIs(3),
       });
       expect(looked).toEqual(['docent']);

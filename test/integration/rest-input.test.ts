@@ -34,7 +34,6 @@ beforeAll(async () => {
 });
 afterAll(() => gw.stop());
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (r: Response): Promise<any> => r.json();
 const expectErrorShape = async (r: Response, status: number, code: string) => {
   expect(r.status).toBe(status);

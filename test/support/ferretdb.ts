@@ -43,7 +43,10 @@ export async function startPrivateFerretDb(port: number, timeoutMs = 20_000): Pr
   for (;;) {
     const open = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
       s.once('error', () => resolve(false));
     });
     if (open) return { child, stop };

@@ -1,5 +1,4 @@
 // Bodies are read as the loose JSON a client sees.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 
 /** One REST call with a bearer key and an optional JSON body. */
@@ -14,6 +13,5 @@ export const callApi = (baseUrl: string, key: string, method: string, path: stri
 export const v2Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], ...extra });
 
 /** The data frames of a v2 UI message stream, JSON-parsed, with the final `[DONE]` as a string. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const sseChunks = (raw: string): any[] =>
   raw.split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, '')).map((d) => (d === '[DONE]' ? d : JSON.parse(d)));

@@ -123,7 +123,7 @@ export async function startScriptedModel(
       if (i > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
       send({ content: piece });
     }
-    toolCalls.forEach((c, i) => send({ tool_calls: [{ index: i, ...c }] }));
+    for (const [i, c] of toolCalls.entries()) send({ tool_calls: [{ index: i, ...c }] });
     send({}, finishReason);
     res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');

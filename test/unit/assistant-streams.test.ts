@@ -39,6 +39,7 @@ describe('UI message stream (v2)', () => {
   });
 
   it('shows an AppError message as it is', async () => {
+    // biome-ignore lint/correctness/useYield: an answer that fails before its first event
     async function* failing(): AsyncGenerator<AnswerEvent> {
       throw new AppError('unavailable', 'the model provider is unavailable');
     }
