@@ -31,7 +31,7 @@ export interface JobDoc {
   checksPassed?: boolean | null;
 }
 
-/** The REST shape of DESIGN.md's agent job object. */
+/** The REST shape of an agent job (README "Agent jobs"; docs/decisions.md "Agent jobs"). */
 export function jobToJson(doc: JobDoc) {
   return {
     id: doc._id,
