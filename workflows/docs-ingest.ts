@@ -1,10 +1,10 @@
-import { ApplicationFailure, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, isCancellation, proxyActivities, setHandler, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DOCS_INGEST_NON_RETRYABLE, DOCS_INGEST_PROGRESS_QUERY, type DocsIngestInput, type DocsIngestProgress } from './contracts';
 
 export const docsIngestProgress = defineQuery<DocsIngestProgress>(DOCS_INGEST_PROGRESS_QUERY);
 
-const retry = { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes: [...DOCS_INGEST_NON_RETRYABLE] };
+const retry: RetryPolicy = { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes: [...DOCS_INGEST_NON_RETRYABLE] };
 
 // Building clones, parses and bulk-indexes: long, so it heartbeats and a silent worker is noticed within a minute.
 const { buildDocsIndex } = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute', retry });
