@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { LanguageModel } from 'ai';
 import type { Db } from 'mongodb';
-import type { ApiKeyStore, Caller } from '../auth/api-keys';
+import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { createLanguageModel } from '../llm/model';
@@ -36,7 +36,6 @@ export interface AssistantServiceDeps {
   es: EsClient;
   /** The question-embedding model of hybrid retrieval; undefined when embeddings are off. */
   embedder?: () => Promise<Embedder>;
-  keys: ApiKeyStore;
   countAssistantRequest?: AssistantRequestCounter;
 }
 
@@ -68,15 +67,14 @@ export class AssistantService {
     this.modelName = this.model ? `${deps.config.model.provider}:${deps.config.model.id}` : 'extractive';
   }
 
-  /** An assistant key bound to this domain; any other domain is `not_found`, so keys reveal nothing about others. */
-  async authorize(authorization: string | null | undefined, domain: string): Promise<Caller> {
-    const caller = await this.deps.keys.authenticate(authorization, 'assistant');
+  /** Holds an authenticated caller to its own domain; any other domain is `not_found`, so keys reveal nothing about others. */
+  authorize(caller: Caller, domain: string): void {
+    if (caller.kind !== 'assistant') throw new AppError('permission_denied', 'this endpoint needs an assistant key');
     if (caller.domain !== domain) throw new AppError('not_found', `no documentation domain ${domain}`);
-    return caller;
   }
 
-  async search(authorization: string | null | undefined, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
-    await this.authorize(authorization, domain);
+  async search(caller: Caller, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
+    this.authorize(caller, domain);
     return retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter }, signal);
   }
 
@@ -84,11 +82,11 @@ export class AssistantService {
    * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
    * then hands back the events, which generate the answer and store the turn as they are consumed.
    */
-  async startAnswer(req: { authorization: string | null | undefined; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
+  async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
     const started = performance.now();
-    const caller = await this.authorize(req.authorization, req.domain);
+    this.authorize(req.caller, req.domain);
     const q = req.question;
-    const admission = await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
+    const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
     const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
     const history = isNew ? q.clientHistory.slice(-20) : historyOf(thread);

@@ -1,0 +1,77 @@
+import http from 'node:http';
+import http2 from 'node:http2';
+
+/** The request handler Fastify gives a server factory. */
+export type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+export interface ListenerLimits {
+  /** A client must send its whole request (headers and body) within this time. */
+  requestTimeoutMs: number;
+  /** An h2c connection with no stream open for this long is closed. */
+  h2IdleTimeoutMs: number;
+}
+
+/** HTTP/2 limits of the h2c port (docs/decisions.md, "Edge"): per connection, whatever the client asks for. */
+export const h2Limits = {
+  /** Streams one connection may have open at once (gRPC's usual 100). */
+  maxConcurrentStreams: 100,
+  /** Header block size (HPACK-decoded), the same 16 KiB Node allows an HTTP/1.1 request. */
+  maxHeaderListSize: 16 * 1024,
+  /** Memory nghttp2 may hold for one connection (MiB): frames queued for a reader that does not read. */
+  maxSessionMemory: 10,
+};
+
+/** HTTP/1.1 (REST, SSE, Connect, gRPC-web): a request that does not arrive in time gets 408; streamed answers are unaffected. */
+export function createHttp1Server(handler: Handler, limits: ListenerLimits): http.Server {
+  const { requestTimeoutMs } = limits;
+  return http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, requestTimeoutMs / 4)),
+    },
+    handler,
+  );
+}
+
+/** Closes a connection once it has had no stream open for `idleMs`: a client that connects and sends nothing, or never finishes its headers, lets go. */
+function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+  let open = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => session.close(), idleMs);
+  };
+  arm();
+  session.on('stream', (stream: http2.ServerHttp2Stream) => {
+    open++;
+    clearTimeout(timer);
+    stream.once('close', () => {
+      if (--open === 0 && !session.closed && !session.destroyed) arm();
+    });
+  });
+  session.once('close', () => clearTimeout(timer));
+}
+
+/** Resets a stream whose request body has not fully arrived within `timeoutMs` (a client that dribbles or stalls). */
+function resetWhenRequestStalls(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
+  if (stream.endAfterHeaders) return;
+  const timer = setTimeout(() => {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
+  }, timeoutMs);
+  stream.once('end', () => clearTimeout(timer));
+  stream.once('close', () => clearTimeout(timer));
+}
+
+/** Cleartext HTTP/2 (gRPC, Connect over HTTP/2) with bounded streams, header lists, memory and time. */
+export function createH2cServer(handler: Handler, limits: ListenerLimits): http2.Http2Server {
+  const server = http2.createServer(
+    {
+      maxSessionMemory: h2Limits.maxSessionMemory,
+      settings: { maxConcurrentStreams: h2Limits.maxConcurrentStreams, maxHeaderListSize: h2Limits.maxHeaderListSize },
+    },
+    handler,
+  );
+  server.on('session', (session) => closeWhenIdle(session, limits.h2IdleTimeoutMs));
+  server.on('stream', (stream) => resetWhenRequestStalls(stream, limits.requestTimeoutMs));
+  return server;
+}
