@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from './deps';
 import { createEdgeApp, type EdgeDeclarations } from './edge/app';
-import { createH2cServer, createHttp1Server, type ListenerLimits } from './edge/listeners';
+import { createH2cServer, createHttp1Server, type H2cConnections, type ListenerLimits } from './edge/listeners';
 import type { Route } from './rest/router';
 import { restRoutes } from './rest/routes';
 import { connectRoutes, rpcServices, type RpcService } from './rpc/services';
@@ -29,18 +29,15 @@ export async function build(deps: Deps, restPaths: Route[] = restRoutes(deps), s
   const declared: EdgeDeclarations = { routes: restPaths, rpc: { ...rpc, streamingPaths } };
   const limits: ListenerLimits = { requestTimeoutMs: deps.config.requestTimeoutMs, h2IdleTimeoutMs: deps.config.edge.h2IdleTimeoutMs };
 
-  const sessions = new Set<http2.ServerHttp2Session>();
+  let h2c: H2cConnections | undefined;
   const [app1, app2] = await Promise.all([
     createEdgeApp(deps, declared, { http2: false, serverFactory: (handler) => createHttp1Server(handler, limits) }),
     createEdgeApp(deps, declared, {
       http2: true,
       serverFactory: (handler) => {
-        const server = createH2cServer(handler, limits);
-        server.on('session', (s) => {
-          sessions.add(s);
-          s.once('close', () => sessions.delete(s));
-        });
-        return server;
+        const created = createH2cServer(handler, limits);
+        h2c = created.connections;
+        return created.server;
       },
     }),
   ]);
@@ -62,10 +59,10 @@ export async function build(deps: Deps, restPaths: Route[] = restRoutes(deps), s
     async close() {
       const closed = Promise.all([app1.close(), app2.close()]);
       http1.closeIdleConnections();
-      for (const s of sessions) s.close(); // GOAWAY: streams in flight finish, no new ones start
+      h2c?.drain();
       const timer = setTimeout(() => {
         http1.closeAllConnections();
-        for (const s of sessions) s.destroy();
+        h2c?.cut();
       }, deps.config.shutdownGraceMs);
       await closed;
       clearTimeout(timer);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import http2 from 'node:http2';
+import type net from 'node:net';
 
 /** The request handler Fastify gives a server factory. */
 export type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
@@ -34,12 +35,27 @@ export function createHttp1Server(handler: Handler, limits: ListenerLimits): htt
   );
 }
 
+/** Every h2c connection of a server, for draining and cutting them at shutdown. */
+export interface H2cConnections {
+  /** GOAWAY on every connection: streams in flight finish, no new ones start. */
+  drain(): void;
+  /** Closes every connection now. */
+  cut(): void;
+}
+
+// Node ends a closed session's socket only once the peer closes its side, so a client that never does would hold
+// the connection forever: sockets are also destroyed outright, shortly after their GOAWAY.
+const goawayGraceMs = 1_000;
+
 /** Closes a connection once it has had no stream open for `idleMs`: a client that connects and sends nothing, or never finishes its headers, lets go. */
-function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+function closeWhenIdle(session: http2.ServerHttp2Session, socket: net.Socket, idleMs: number): void {
   let open = 0;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
-    timer = setTimeout(() => session.close(), idleMs);
+    timer = setTimeout(() => {
+      session.close();
+      setTimeout(() => socket.destroy(), goawayGraceMs).unref();
+    }, idleMs);
   };
   arm();
   session.on('stream', (stream: http2.ServerHttp2Stream) => {
@@ -63,7 +79,7 @@ function resetWhenRequestStalls(stream: http2.ServerHttp2Stream, timeoutMs: numb
 }
 
 /** Cleartext HTTP/2 (gRPC, Connect over HTTP/2) with bounded streams, header lists, memory and time. */
-export function createH2cServer(handler: Handler, limits: ListenerLimits): http2.Http2Server {
+export function createH2cServer(handler: Handler, limits: ListenerLimits): { server: http2.Http2Server; connections: H2cConnections } {
   const server = http2.createServer(
     {
       maxSessionMemory: h2Limits.maxSessionMemory,
@@ -71,7 +87,32 @@ export function createH2cServer(handler: Handler, limits: ListenerLimits): http2
     },
     handler,
   );
-  server.on('session', (session) => closeWhenIdle(session, limits.h2IdleTimeoutMs));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const sockets = new Map<string, net.Socket>();
+  const peerOf = (s: { remoteAddress?: string; remotePort?: number }) => `${s.remoteAddress}:${s.remotePort}`;
+  // Before Node's own listener, which creates the session: the session's socket is only reachable through a proxy.
+  server.prependListener('connection', (socket: net.Socket) => {
+    const peer = peerOf(socket);
+    sockets.set(peer, socket);
+    socket.once('close', () => sockets.delete(peer));
+  });
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+    const socket = sockets.get(peerOf(session.socket));
+    if (socket) closeWhenIdle(session, socket, limits.h2IdleTimeoutMs);
+  });
   server.on('stream', (stream) => resetWhenRequestStalls(stream, limits.requestTimeoutMs));
-  return server;
+  return {
+    server,
+    connections: {
+      drain: () => {
+        for (const s of sessions) s.close();
+      },
+      cut: () => {
+        for (const s of sessions) s.destroy();
+        for (const socket of sockets.values()) socket.destroy();
+      },
+    },
+  };
 }
