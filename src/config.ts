@@ -143,7 +143,7 @@ export interface Config {
   requestTimeoutMs: number;
   /** Bounds of the public edge (docs/decisions.md, "Edge"). */
   edge: { h2IdleTimeoutMs: number; streamsPerKey: { admin: number; assistant: number }; streamKeyRecheckMs: number };
-  /** Rate limits (DESIGN.md "Keys and limits"). */
+  /** Rate limits (README "Keys and limits"). */
   limits: { jobsPerProjectHour: number; assistantPerKeyMonth: number; assistantPerOrgHour: number; assistantPerIpDay: number };
   trustedProxies: string[];
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */

@@ -8,6 +8,8 @@ import { errorBody } from './response-schemas';
 /** The key a route needs: checked before its handler runs, and shown in /openapi.json. */
 export type RouteAuth = KeyKind | 'none';
 const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none'] satisfies RouteAuth[];
+/** Whether a declaration (from typed code or not) names one of the keys a route may need. */
+export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
 export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
   params: Record<string, string>;
@@ -147,7 +149,7 @@ function handlerOf(r: Route) {
 
 /** Registers one declared route; a route without a valid `auth` stops the gateway from starting. */
 function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticate): void {
-  if (!routeAuths.includes(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant' or 'none'`);
+  if (!isRouteAuth(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant' or 'none'`);
   const kind = r.auth === 'none' ? undefined : r.auth;
   const browserAccess: BrowserAccess | undefined = r.cors && { policy: r.cors, methods: r.method };
   app.route({

@@ -5,7 +5,7 @@ import { AgentService } from '../gen/agent/v2/agent_pb';
 import { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
 import { SearchService } from '../gen/discovery/v1/search_pb';
 import { AssistantService as AssistantServiceV2 } from '../gen/discovery/v2/assistant_pb';
-import type { RouteAuth } from '../rest/router';
+import { isRouteAuth, type RouteAuth } from '../rest/router';
 import { agentHandlers, agentMethodAuth } from './agent-handlers';
 import { assistantV1Handlers, assistantV1MethodAuth, assistantV2Handlers, assistantV2MethodAuth, searchHandlers, searchMethodAuth } from './assistant-handlers';
 import type { MethodAuth } from './caller';
@@ -32,7 +32,6 @@ export function rpcServices(deps: Deps): RpcService[] {
 /** Deadlines a client may ask for: a unary call has 5 minutes at most, a stream (a watch, an answer) an hour. */
 export const maxTimeoutMs = { unary: 5 * 60_000, streaming: 60 * 60_000 };
 
-const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none'] satisfies RouteAuth[];
 const pathOf = (s: DescService, m: DescMethod) => `/${s.typeName}/${m.name}`;
 
 /**
@@ -44,8 +43,8 @@ export function connectRoutes(services: readonly RpcService[]): { routes: (route
   for (const { service, auth } of services) {
     for (const m of service.methods) {
       const declared = (auth as Record<string, unknown>)[m.localName];
-      if (!routeAuths.includes(declared)) throw new Error(`RPC ${service.typeName}.${m.name} declares no authentication: name it in the service's MethodAuth`);
-      authOf.set(pathOf(service, m), declared as RouteAuth);
+      if (!isRouteAuth(declared)) throw new Error(`RPC ${service.typeName}.${m.name} declares no authentication: name it in the service's MethodAuth`);
+      authOf.set(pathOf(service, m), declared);
     }
   }
   const routes = (router: ConnectRouter) => {
