@@ -20,7 +20,7 @@ import { acceptJsonBodiesOnly } from './json-bodies';
 import type { Handler } from './listeners';
 import { observeRequests, requestIdOf } from './observe';
 
-/** The largest Connect or gRPC message accepted; a larger one is refused from its length prefix, unread. */
+/** The largest Connect or gRPC message accepted; a larger one is refused from its declared length, unread. */
 export const maxRpcMessageBytes = 1024 * 1024;
 
 /** What both listeners serve, declared once. */
@@ -35,6 +35,7 @@ export type ServerFactory = (handler: Handler) => Server | Http2Server;
 /** Connect, gRPC and gRPC-web: each method's declared key is checked before its message is read (rpc/caller.ts). */
 function connectPaths(deps: Deps, rpc: EdgeDeclarations['rpc'], authenticate: Authenticate) {
   const browserAccess = { policy: anyProjectOrigin(deps.tenancy, deps.config.corsOrigins), methods: connectCors.allowedMethods.join(', ') };
+  const clientIpOf = clientIpContext(deps.config.trustedProxies);
   return async (scope: FastifyInstance) => {
     scope.addHook('onRoute', (r) => {
       r.config = { ...r.config, auth: 'rpc', browserAccess };
@@ -44,7 +45,7 @@ function connectPaths(deps: Deps, rpc: EdgeDeclarations['rpc'], authenticate: Au
       readMaxBytes: maxRpcMessageBytes,
       requestGate: authenticateRpc(rpc.authOf, authenticate, deps.log),
       interceptors: [publicErrors(deps.log), projectOriginCheck({ corsOrigins: deps.config.corsOrigins, tenancy: deps.tenancy })],
-      contextValues: (req) => clientIpContext(deps.config.trustedProxies)(req.raw),
+      contextValues: (req) => clientIpOf(req.raw),
     });
   };
 }

@@ -110,7 +110,29 @@ describe('message size', () => {
   });
 });
 
+describe('deadlines', () => {
+  it('refuses a unary call asking for more than 5 minutes, and lets a stream ask for longer', async () => {
+    const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 10 * 60_000 })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 60_000 })).rejects.toMatchObject({ code: Code.NotFound });
+    const watch = async () => {
+      for await (const m of client.watchAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 30 * 60_000 })) void m;
+    };
+    await expect(watch()).rejects.toMatchObject({ code: Code.NotFound }); // past the deadline check, to the job lookup
+  });
+});
+
 describe('slow HTTP/2 clients', () => {
+  it('are told the connection limits in the server SETTINGS', async () => {
+    const session = http2.connect(gw.h2Url);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+      expect(settings).toMatchObject({ maxConcurrentStreams: 100, maxHeaderListSize: 16 * 1024 });
+    } finally {
+      session.destroy();
+    }
+  });
+
   const elapsed = (started: number) => performance.now() - started;
 
   it('closes a connection that opens and sends nothing, within the idle timeout', async () => {
