@@ -92,7 +92,7 @@ export const workflowOverhead: Benchmark = {
         const job = (await r.json()) as { id: string };
         if (r.status !== 201) throw new Error(`create answered ${r.status}`);
         await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(job.id)).result();
-        const done = await gw.deps.agentJobs.getJob(`Bearer ${adminKey}`, { projectId, jobId: job.id });
+        const done = await gw.deps.agentJobs.getJob(await gw.deps.keys.authenticate(`Bearer ${adminKey}`, 'admin'), { projectId, jobId: job.id });
         if (done.status !== 'completed' || !done.prLink) throw new Error(`job ended ${done.status} ${JSON.stringify(done.error ?? {})}`);
         lastJob = job.id;
         blockIds.push(agentJobWorkflowId(job.id));

@@ -91,6 +91,14 @@ const settings = z.object({
   DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
   // A client must send its whole request (headers and body) within this time, or gets 408.
   DOCENT_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  // An h2c connection with no request in flight for this long is closed (GOAWAY), so idle or silent clients let go.
+  DOCENT_H2_IDLE_TIMEOUT_MS: positiveInt.default(60_000),
+  // Open streams (WatchAgentJob; SSE and streamed RPC answers) one key may hold at once. An assistant key is shared by
+  // every visitor of a docs site, so its cap bounds the site's concurrent answers and is higher.
+  DOCENT_STREAMS_PER_ADMIN_KEY: positiveInt.max(10_000).default(10),
+  DOCENT_STREAMS_PER_ASSISTANT_KEY: positiveInt.max(10_000).default(100),
+  // How often a key with open streams is looked up again, so a revoked key's streams end within this bound.
+  DOCENT_STREAM_KEY_RECHECK_MS: positiveInt.min(50).default(5_000),
   DOCENT_LIMIT_JOBS_PER_HOUR: positiveInt.default(100),
   DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: positiveInt.default(10_000),
   DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR: positiveInt.default(10_000),
@@ -141,6 +149,8 @@ export interface Config {
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Bounds of the public edge (docs/decisions.md, "Edge"). */
+  edge: { h2IdleTimeoutMs: number; streamsPerKey: { admin: number; assistant: number }; streamKeyRecheckMs: number };
   /** Rate limits (README "Keys and limits"). */
   limits: {
     jobsPerProjectHour: number;
@@ -228,6 +238,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
     dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,
     requestTimeoutMs: s.DOCENT_REQUEST_TIMEOUT_MS,
+    edge: {
+      h2IdleTimeoutMs: s.DOCENT_H2_IDLE_TIMEOUT_MS,
+      streamsPerKey: { admin: s.DOCENT_STREAMS_PER_ADMIN_KEY, assistant: s.DOCENT_STREAMS_PER_ASSISTANT_KEY },
+      streamKeyRecheckMs: s.DOCENT_STREAM_KEY_RECHECK_MS,
+    },
     limits: {
       jobsPerProjectHour: s.DOCENT_LIMIT_JOBS_PER_HOUR,
       assistantPerKeyMonth: s.DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH,

@@ -4,6 +4,7 @@ import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
 import { AssistantService } from './assistant/service';
 import { ApiKeyStore } from './auth/api-keys';
+import { StreamLeases } from './auth/stream-leases';
 import type { Config } from './config';
 import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
@@ -26,6 +27,8 @@ export interface Deps {
   agentJobs: AgentJobService;
   limits: RateLimits;
   assistant: AssistantService;
+  /** Per-key caps and revocation checks of open streams. */
+  streams: StreamLeases;
   /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
   embedder?: () => Promise<Embedder>;
   metrics: Metrics;
@@ -42,7 +45,7 @@ export function createDeps(config: Config, log: Logger): Deps {
   const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const limits = new RateLimits(mongo.db, config.limits);
-  const agentJobs = new AgentJobService({ config, log, keys, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
+  const agentJobs = new AgentJobService({ config, log, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
   const embedder = embedderLoader(config.embeddingModelDir, 1);
   const assistant = new AssistantService({
@@ -51,13 +54,13 @@ export function createDeps(config: Config, log: Logger): Deps {
     db: mongo.db,
     es,
     embedder,
-    keys,
     // Counted after authentication and validation: a refused request uses no quota.
     countAssistantRequest: (r) => limits.consumeAssistantMessage({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress ?? 'unknown' }),
     countSearchRequest: (r) => limits.consumeSearch({ keyId: r.caller.keyId, orgId: r.caller.orgId, ip: r.remoteAddress }),
   });
+  const streams = new StreamLeases(keys, { perKey: config.edge.streamsPerKey, recheckMs: config.edge.streamKeyRecheckMs }, log);
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const deps = { ...createDeps(config, log), tracer: tracing.tracer };
   // Index creation waits for MongoDB; the gateway serves (and reports not ready) meanwhile.
   ensureIndexes(deps.mongo.db).catch((err) => log.warn({ err }, 'could not create MongoDB indexes yet; will retry at next start'));
-  const gateway = build(deps);
+  const gateway = await build(deps);
   const { httpPort, grpcPort } = await gateway.listen();
   log.info({ httpPort, grpcPort }, `gateway listening: http://${config.host}:${httpPort} (REST, Connect, gRPC-web), h2c ${config.host}:${grpcPort} (gRPC)`);
 

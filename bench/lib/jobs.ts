@@ -31,7 +31,7 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
       prepare: (deps: Deps) =>
         opts.limits
           ? deps
-          : { ...deps, agentJobs: new AgentJobService({ config: deps.config, log: deps.log, keys: deps.keys, tenancy: deps.tenancy, jobs: new JobStore(deps.mongo.db), temporal: deps.temporal }) },
+          : { ...deps, agentJobs: new AgentJobService({ config: deps.config, log: deps.log, tenancy: deps.tenancy, jobs: new JobStore(deps.mongo.db), temporal: deps.temporal }) },
     },
   );
   await gw.deps.tenancy.createOrg(`org-${run}`);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { ApiKeyStore } from '../auth/api-keys';
+import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
@@ -35,7 +35,6 @@ const unlimited = { headers: {}, release: async () => undefined };
 export interface AgentJobServiceDeps {
   config: Config;
   log: Logger;
-  keys: ApiKeyStore;
   jobs: JobStore;
   tenancy: TenancyStore;
   temporal: TemporalClient;
@@ -46,9 +45,9 @@ export interface AgentJobServiceDeps {
 export class AgentJobService {
   constructor(private readonly d: AgentJobServiceDeps) {}
 
-  /** Authenticates an admin key for the project; another project's key learns nothing about it. */
-  private async authorize(authorization: string | null | undefined, projectId: string) {
-    const caller = await this.d.keys.authenticate(authorization, 'admin');
+  /** Holds an authenticated caller to its own project; another project's key learns nothing about it. */
+  private async authorize(caller: Caller, projectId: string) {
+    if (caller.kind !== 'admin') throw new AppError('permission_denied', 'this endpoint needs an admin key');
     if (caller.projectId !== projectId || !idShape.test(projectId)) throw new AppError('not_found', 'project not found');
     const project = await this.d.tenancy.getProject(projectId);
     if (!project) throw new AppError('not_found', 'project not found');
@@ -61,22 +60,22 @@ export class AgentJobService {
     return job;
   }
 
-  async getJob(authorization: string | null | undefined, input: { projectId: string; jobId: string }): Promise<JobDoc> {
-    await this.authorize(authorization, input.projectId);
+  async getJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+    await this.authorize(caller, input.projectId);
     return this.mustGet(input.projectId, input.jobId);
   }
 
-  async listJobs(authorization: string | null | undefined, input: { projectId: string } & ListJobs): Promise<JobPage> {
-    await this.authorize(authorization, input.projectId);
+  async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
+    await this.authorize(caller, input.projectId);
     return this.d.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
   }
 
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
   async createJob(
-    authorization: string | null | undefined,
+    caller: Caller,
     input: { projectId: string; idempotencyKey?: string } & CreateJob,
   ): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
-    const project = await this.authorize(authorization, input.projectId);
+    const project = await this.authorize(caller, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
@@ -155,10 +154,10 @@ export class AgentJobService {
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
   async sendMessage(
-    authorization: string | null | undefined,
+    caller: Caller,
     input: { projectId: string; jobId: string; prompt: string },
   ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
-    const project = await this.authorize(authorization, input.projectId);
+    const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
@@ -195,8 +194,8 @@ export class AgentJobService {
   }
 
   /** Archives the job and cancels its workflow if it was working; archiving twice is harmless. */
-  async archiveJob(authorization: string | null | undefined, input: { projectId: string; jobId: string }): Promise<JobDoc> {
-    await this.authorize(authorization, input.projectId);
+  async archiveJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+    await this.authorize(caller, input.projectId);
     if (!idShape.test(input.jobId)) throw new AppError('not_found', 'job not found');
     const r = await this.d.jobs.archive(input.projectId, input.jobId);
     if (!r) throw new AppError('not_found', 'job not found');
@@ -213,12 +212,12 @@ export class AgentJobService {
 
   /** Yields the job now and after every change until it is no longer active (MongoDB here has no change streams: it polls). */
   async *watchJob(
-    authorization: string | null | undefined,
+    caller: Caller,
     input: { projectId: string; jobId: string },
     signal: AbortSignal,
     pollMs = 300,
   ): AsyncGenerator<JobDoc> {
-    await this.authorize(authorization, input.projectId);
+    await this.authorize(caller, input.projectId);
     let last = '';
     while (!signal.aborted) {
       const job = await this.mustGet(input.projectId, input.jobId);

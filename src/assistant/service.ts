@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { LanguageModel } from 'ai';
 import type { Db } from 'mongodb';
-import type { ApiKeyStore, Caller } from '../auth/api-keys';
+import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { createLanguageModel } from '../llm/model';
@@ -32,8 +32,8 @@ export interface CountedAssistantRequest {
 export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | void>;
 
 /**
- * What a counted search is charged to. `remoteAddress` is absent while the edge does not hand `search` the client's
- * address (issue 13: the edge rewrite passes an authenticated caller); the per-IP limit then does not apply.
+ * What a counted search is charged to; without a client address (a caller inside the process) the per-IP limit does
+ * not apply.
  */
 export interface CountedSearchRequest {
   caller: Caller;
@@ -51,7 +51,6 @@ export interface AssistantServiceDeps {
   es: EsClient;
   /** The question-embedding model of hybrid retrieval; undefined when embeddings are off. */
   embedder?: () => Promise<Embedder>;
-  keys: ApiKeyStore;
   countAssistantRequest?: AssistantRequestCounter;
   countSearchRequest?: SearchRequestCounter;
 }
@@ -84,29 +83,30 @@ export class AssistantService {
     this.modelName = this.model ? `${deps.config.model.provider}:${deps.config.model.id}` : 'extractive';
   }
 
-  /** An assistant key bound to this domain; any other domain is `not_found`, so keys reveal nothing about others. */
-  async authorize(authorization: string | null | undefined, domain: string): Promise<Caller> {
-    const caller = await this.deps.keys.authenticate(authorization, 'assistant');
+  /** Holds an authenticated caller to its own domain; any other domain is `not_found`, so keys reveal nothing about others. */
+  authorize(caller: Caller, domain: string): void {
+    if (caller.kind !== 'assistant') throw new AppError('permission_denied', 'this endpoint needs an assistant key');
     if (caller.domain !== domain) throw new AppError('not_found', `no documentation domain ${domain}`);
-    return caller;
   }
 
-  async search(authorization: string | null | undefined, domain: string, input: SearchInput, signal?: AbortSignal): Promise<Passage[]> {
-    const caller = await this.authorize(authorization, domain);
-    await this.deps.countSearchRequest?.({ caller, domain });
+  /** Passages for a search, with the rate-limit headers the search was counted under. */
+  async search(caller: Caller, domain: string, input: SearchInput, opts: { signal?: AbortSignal; remoteAddress?: string } = {}): Promise<{ passages: Passage[]; headers: Record<string, string> }> {
+    this.authorize(caller, domain);
+    const admission = await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
     const visible = visibleGroups(caller.groups, input.filter?.groups);
-    return retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, signal);
+    const passages = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
+    return { passages, headers: admission?.headers ?? {} };
   }
 
   /**
    * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
    * then hands back the events, which generate the answer and store the turn as they are consumed.
    */
-  async startAnswer(req: { authorization: string | null | undefined; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
+  async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
     const started = performance.now();
-    const caller = await this.authorize(req.authorization, req.domain);
+    this.authorize(req.caller, req.domain);
     const q = req.question;
-    const admission = await this.deps.countAssistantRequest?.({ caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
+    const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
     const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
     const history = trimHistory(isNew ? q.clientHistory.slice(-20) : historyOf(thread), this.deps.config.assistant.historyTokens);
@@ -115,7 +115,7 @@ export class AssistantService {
     const hints = [...q.context.map((c) => c.value), ...(previousQuestion ? [previousQuestion] : [])];
     const passages = await retrieveChunks(
       this.retrieval,
-      { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, visibleGroups: visibleGroups(caller.groups, q.filter?.groups), currentPath: q.currentPath, hints },
+      { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, visibleGroups: visibleGroups(req.caller.groups, q.filter?.groups), currentPath: q.currentPath, hints },
       req.signal,
     );
     const retrievalMs = performance.now() - started;

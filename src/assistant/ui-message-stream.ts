@@ -1,3 +1,4 @@
+import { createUIMessageStream, JsonToSseTransformStream } from 'ai';
 import { publicError } from '../errors';
 import type { AnswerEvent } from './events';
 
@@ -11,36 +12,35 @@ export function uiMessageStreamHeaders(threadId: string): Record<string, string>
   };
 }
 
-const frame = (chunk: object) => `data: ${JSON.stringify(chunk)}\n\n`;
-
 /**
- * Encodes an answer as an AI SDK UI message stream (SSE). Only chunk types that every 5.x/6.x/7.x client accepts;
- * `finish` carries no finishReason (5.0.0–5.0.91 reject it) but carries the thread id twice: for raw readers and
- * as message metadata for `useChat`. A failure after the first frame becomes an `error` chunk.
+ * Encodes an answer as an AI SDK UI message stream (SSE) with the SDK's own stream and framing. Only chunk types that
+ * every 5.x/6.x/7.x client accepts; `finish` carries no finishReason (5.0.0–5.0.91 reject it) but carries the thread id
+ * twice: for raw readers and as message metadata for `useChat`. A failure after the first frame becomes an `error`
+ * chunk with the public message only.
  */
-export async function* encodeUiMessageStream(events: AsyncIterable<AnswerEvent>, ids: { threadId: string; messageId: string }): AsyncGenerator<string> {
-  yield frame({ type: 'start', messageId: ids.messageId });
-  yield frame({ type: 'start-step' });
+export function encodeUiMessageStream(events: AsyncIterable<AnswerEvent>, ids: { threadId: string; messageId: string }): ReadableStream<string> {
   const textId = 'text-0';
-  let textOpen = false;
-  try {
-    for await (const e of events) {
-      if (e.type === 'source') {
-        yield frame({ type: 'source-url', sourceId: e.source.id, url: e.source.url, title: e.source.title });
-      } else if (e.type === 'text') {
-        if (!e.delta) continue;
-        if (!textOpen) {
+  const stream = createUIMessageStream({
+    onError: (err) => publicError(err).message,
+    async execute({ writer }) {
+      writer.write({ type: 'start', messageId: ids.messageId });
+      writer.write({ type: 'start-step' });
+      let textOpen = false;
+      for await (const e of events) {
+        if (e.type === 'source') {
+          writer.write({ type: 'source-url', sourceId: e.source.id, url: e.source.url, title: e.source.title });
+        } else if (e.type === 'text' && e.delta) {
+          if (!textOpen) writer.write({ type: 'text-start', id: textId });
           textOpen = true;
-          yield frame({ type: 'text-start', id: textId });
+          writer.write({ type: 'text-delta', id: textId, delta: e.delta });
         }
-        yield frame({ type: 'text-delta', id: textId, delta: e.delta });
       }
-    }
-    if (textOpen) yield frame({ type: 'text-end', id: textId });
-    yield frame({ type: 'finish-step' });
-    yield frame({ type: 'finish', threadId: ids.threadId, messageMetadata: { threadId: ids.threadId } });
-  } catch (err) {
-    yield frame({ type: 'error', errorText: publicError(err).message });
-  }
-  yield 'data: [DONE]\n\n';
+      if (textOpen) writer.write({ type: 'text-end', id: textId });
+      writer.write({ type: 'finish-step' });
+      // `threadId` beside the SDK's fields is docent's promise to raw readers; clients ignore fields they do not know.
+      const finish = { type: 'finish' as const, threadId: ids.threadId, messageMetadata: { threadId: ids.threadId } };
+      writer.write(finish);
+    },
+  });
+  return stream.pipeThrough(new JsonToSseTransformStream());
 }

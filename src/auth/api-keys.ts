@@ -116,6 +116,12 @@ export class ApiKeyStore {
     return r.modifiedCount === 1;
   }
 
+  /** Whether a key authenticated earlier still works (not revoked, not expired): long streams ask this as they run. */
+  async isUsable(keyId: string): Promise<boolean> {
+    const doc = await this.keys.findOne({ _id: keyId }, { projection: { revokedAt: 1, expiresAt: 1 } });
+    return !!doc && !doc.revokedAt && !(doc.expiresAt && doc.expiresAt <= new Date());
+  }
+
   /** Resolves an Authorization header to its caller, or throws 401/403 without saying more than needed. */
   async authenticate(authorization: string | null | undefined, kind: KeyKind): Promise<Caller> {
     const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization?.trim() ?? '');

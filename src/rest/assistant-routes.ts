@@ -1,23 +1,35 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
+import type { AnswerSession } from '../assistant/service';
 import { assistantRequestV1, assistantRequestV2, searchRequest, toQuestion } from '../assistant/request';
 import { encodeUiMessageStream, uiMessageStreamHeaders } from '../assistant/ui-message-stream';
+import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
 import { projectOrigins } from './cors';
-import { route, type RestRequest, type Route } from './router';
+import { searchResultsBody } from './response-schemas';
+import { route, type RestRequest, type RestResponse, type Route } from './router';
 
-/** REST paths of the documentation assistant and search (DESIGN.md "Assistant response streams", "Documentation search"). */
+/** REST paths of the documentation assistant and search (README "Documentation assistant"). */
 export function assistantRoutes(deps: Deps): Route[] {
   // The assistant key is public: browsers may call only from the project's allowed origins.
   const cors = projectOrigins(deps.tenancy);
-  const start = (req: RestRequest<Parameters<typeof toQuestion>[0]>) =>
-    deps.assistant.startAnswer({
-      authorization: req.headers.authorization,
-      domain: req.params.domain!,
-      question: toQuestion(req.body),
-      remoteAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
-      signal: req.signal,
-    });
+  /** Takes one of the key's stream slots, then starts the answer; the slot is given back when the response closes. */
+  const answer = async (req: RestRequest<Parameters<typeof toQuestion>[0], 'assistant'>, respond: (s: AnswerSession) => RestResponse) => {
+    const lease = deps.streams.acquire(req.caller, req.signal);
+    try {
+      const s = await deps.assistant.startAnswer({
+        caller: req.caller,
+        domain: req.params.domain!,
+        question: toQuestion(req.body),
+        remoteAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
+        signal: lease.signal,
+      });
+      return respond({ ...s, events: whileLeased(s.events, lease) });
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+  };
   return [
     route({
       method: 'POST',
@@ -26,10 +38,9 @@ export function assistantRoutes(deps: Deps): Route[] {
       auth: 'assistant',
       cors,
       body: assistantRequestV2,
-      handler: async (req) => {
-        const s = await start(req);
-        return { status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) };
-      },
+      responses: { 200: { description: 'Server-sent events, ending with a finish event that carries threadId, then [DONE]', streamed: 'text/event-stream' } },
+      handler: (req) =>
+        answer(req, (s) => ({ status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) })),
     }),
     route({
       method: 'POST',
@@ -38,10 +49,9 @@ export function assistantRoutes(deps: Deps): Route[] {
       auth: 'assistant',
       cors,
       body: assistantRequestV1,
-      handler: async (req) => {
-        const s = await start(req);
-        return { status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) };
-      },
+      responses: { 200: { description: 'AI SDK 4 data stream lines, the last one (d:) carrying threadId', streamed: 'text/plain' } },
+      handler: (req) =>
+        answer(req, (s) => ({ status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) })),
     }),
     route({
       method: 'POST',
@@ -50,9 +60,11 @@ export function assistantRoutes(deps: Deps): Route[] {
       auth: 'assistant',
       cors,
       body: searchRequest,
+      responses: { 200: { description: 'Passages, best first', json: searchResultsBody } },
       handler: async (req) => {
-        const passages = await deps.assistant.search(req.headers.authorization, req.params.domain!, req.body, req.signal);
-        return { status: 200, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) } };
+        const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
+        const { passages, headers } = await deps.assistant.search(req.caller, req.params.domain!, req.body, { signal: req.signal, remoteAddress });
+        return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) } };
       },
     }),
   ];

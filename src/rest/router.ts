@@ -1,27 +1,17 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
-import type { z } from 'zod';
-import { AppError, toRestError } from '../errors';
-import type { Logger } from '../log';
-import { parseInput } from '../validate';
-import { corsAllowHeaders, corsExposeHeaders, isSameOrigin } from './cors';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { z } from 'zod';
+import type { Caller, KeyKind } from '../auth/api-keys';
+import { errorBody } from './response-schemas';
 
-// The same routes serve the HTTP/1.1 and the h2c listener, so only what both kinds of response share is used.
-type NodeServerRequest = IncomingMessage | Http2ServerRequest;
-/** What the HTTP/1.1 and HTTP/2 responses have in common, as docent's handlers use it. */
-export interface NodeResponse {
-  readonly headersSent: boolean;
-  writeHead(status: number, headers: Record<string, string>): unknown;
-  setHeader(name: string, value: string): unknown;
-  end(body: string | Uint8Array): unknown;
-}
-interface NodeServerResponse extends NodeResponse {
-  write(chunk: string | Uint8Array): boolean;
-  destroy(): unknown;
-  once(event: 'drain' | 'close', listener: () => void): unknown;
-}
+/** The key a route needs: checked before its handler runs, and shown in /openapi.json. */
+export type RouteAuth = KeyKind | 'none';
+const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none'] satisfies RouteAuth[];
+/** Whether a declaration (from typed code or not) names one of the keys a route may need. */
+export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
-export interface RestRequest<B = unknown> {
+export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
   params: Record<string, string>;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
@@ -31,11 +21,13 @@ export interface RestRequest<B = unknown> {
   signal: AbortSignal;
   /** The caller's address as the socket sees it. */
   remoteAddress: string;
+  /** The key that passed the route's `auth`; a route with `auth: 'none'` has none. */
+  caller: A extends KeyKind ? Caller : undefined;
 }
 
 export interface RestResponse {
   status: number;
-  /** A JSON body. */
+  /** A JSON body, encoded through the route's response schema for this status. */
   body?: unknown;
   /** A streamed body (SSE, AI SDK data stream); its encoder reports late errors inside the stream. */
   stream?: AsyncIterable<string | Uint8Array>;
@@ -43,171 +35,168 @@ export interface RestResponse {
 }
 
 /**
- * Who may call a route from a browser. `public`: any origin (`*`). `origins`: only the origins the resolver returns
- * for the request's path parameters (see `projectOrigins` in cors.ts). Routes without `cors` send no CORS headers.
+ * Who may call a route from a browser. `public`: any origin (`*`). `origins`: only origins `allows` accepts for the
+ * request's path parameters (see `projectOrigins` in cors.ts). Routes without `cors` send no CORS headers.
  */
-export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; resolve: (params: Record<string, string>) => Promise<readonly string[]> };
+export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; allows: (origin: string, params: Record<string, string>) => Promise<boolean> };
 
-export interface Route<B = unknown> {
+/** A response a route documents: a JSON body by its schema, or a stream by its content type. */
+export type ResponseDoc = { description: string; json: z.ZodType } | { description: string; streamed: string };
+
+export interface Route<B = unknown, A extends RouteAuth = RouteAuth> {
   method: 'GET' | 'POST';
-  /** A path with `{name}` segments, as DESIGN.md writes them. */
+  /** A path with `{name}` segments, as the public API writes them. */
   path: string;
   /** One line for /openapi.json. */
   summary: string;
-  /** The key the route needs; /openapi.json documents it. */
-  auth: 'admin' | 'assistant' | 'none';
-  /** The JSON body's schema: the router validates with it and /openapi.json describes it. */
+  auth: A;
+  /** The JSON body's schema: requests are validated with it and /openapi.json describes it. */
   body?: z.ZodType<B>;
+  /** Success responses by status; errors always have the one error shape. */
+  responses?: Record<number, ResponseDoc>;
   /** Browser access; see CorsPolicy. */
   cors?: CorsPolicy;
-  handler: (req: RestRequest<B>) => Promise<RestResponse>;
+  handler: (req: RestRequest<B, A>) => Promise<RestResponse>;
 }
 
-/** Declares a route so that its handler's body type follows from its schema. */
-export function route<B = undefined>(r: Route<B>): Route {
-  return r as Route;
+/** Declares a route so that its handler's body and caller types follow from its schema and its `auth`. */
+export function route<B = undefined, A extends RouteAuth = RouteAuth>(r: Route<B, A>): Route {
+  return r as unknown as Route;
 }
 
+/** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
+export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
 
-const maxBodyBytes = 1024 * 1024;
-
-interface CompiledRoute extends Route {
-  pattern: RegExp;
-  names: string[];
+/** What CORS needs to know about a route (read by cors.ts from the route's config). */
+export interface BrowserAccess {
+  policy: CorsPolicy;
+  /** Access-Control-Allow-Methods of a preflight. */
+  methods: string;
 }
 
-function compile(route: Route): CompiledRoute {
-  const names: string[] = [];
-  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, name: string) => {
-    names.push(name);
-    return '([^/]+)';
-  });
-  return { ...route, pattern: new RegExp(`^${source}$`), names };
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the route's declared `auth` before its handler runs. */
+    caller?: Caller;
+  }
+  interface FastifyContextConfig {
+    /** Every route declares who may call it; 'rpc' means each Connect method declares its own (rpc/services.ts). */
+    auth?: RouteAuth | 'rpc';
+    browserAccess?: BrowserAccess;
+    /** On a path's OPTIONS route: the browser access of each method a preflight may ask for. */
+    preflightOf?: Record<string, BrowserAccess>;
+    /** Listed in /openapi.json (the declared REST routes only). */
+    documented?: boolean;
+  }
 }
 
 // Path parameters are ids and domains; anything else cannot name a resource and is refused before any lookup.
-export const pathParamShape = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+export const pathParam = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'must be 1-128 letters, digits, _ . or -, starting with a letter or digit');
 
-function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {
-  const params: Record<string, string> = {};
-  for (const [i, name] of route.names.entries()) {
-    let value: string;
-    try {
-      value = decodeURIComponent(match[i + 1]!);
-    } catch {
-      throw new AppError('invalid_argument', `path parameter ${name} is not valid percent-encoding`);
-    }
-    if (!pathParamShape.test(value)) throw new AppError('invalid_argument', `path parameter ${name} must be 1-128 letters, digits, _ . or -, starting with a letter or digit`);
-    params[name] = value;
+const paramPattern = /\{(\w+)\}/g;
+const fastifyPath = (path: string) => path.replace(paramPattern, ':$1');
+const paramNames = (path: string) => [...path.matchAll(paramPattern)].map((m) => m[1]!);
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBody } } });
+const undocumented: Record<number, ResponseDoc> = { 200: { description: 'Success', json: z.unknown() } };
+
+function responseSchemas(r: Route) {
+  const out: Record<string, unknown> = {};
+  for (const [status, doc] of Object.entries(r.responses ?? undocumented)) {
+    out[status] = 'json' in doc ? { description: doc.description, content: { 'application/json': { schema: doc.json } } } : { description: doc.description, content: { [doc.streamed]: { schema: z.string() } } };
   }
-  return params;
+  out['4xx'] = errorResponse('The request was refused; the body says why');
+  out['5xx'] = errorResponse('docent or a service it depends on failed');
+  return out;
 }
 
-const isJsonType = (contentType: string | undefined) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType ?? '');
+const operationId = (r: Route) => r.method.toLowerCase() + r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
+const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = { admin: [{ adminKey: [] }], assistant: [{ assistantKey: [] }], none: [] };
 
-async function readJson(req: NodeServerRequest): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBodyBytes) throw new AppError('invalid_argument', `request body is larger than ${maxBodyBytes} bytes`);
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  // Only JSON is accepted, which also makes every cross-origin browser POST send a CORS preflight first.
-  if (!isJsonType(req.headers['content-type'])) throw new AppError('invalid_argument', 'request body must be JSON, sent with content-type: application/json');
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new AppError('invalid_argument', 'request body is not valid JSON');
-  }
+function schemaOf(r: Route): FastifySchema {
+  const names = paramNames(r.path);
+  return {
+    summary: r.summary,
+    operationId: operationId(r),
+    security: securityOf[r.auth],
+    ...(names.length ? { params: z.object(Object.fromEntries(names.map((n) => [n, pathParam]))) } : {}),
+    ...(r.body ? { body: r.body } : {}),
+    response: responseSchemas(r),
+  } as FastifySchema;
 }
 
-export function send(res: NodeServerResponse, r: RestResponse): void {
-  const payload = r.body === undefined ? '' : JSON.stringify(r.body);
-  res.writeHead(r.status, { ...(payload ? { 'content-type': 'application/json' } : {}), ...r.headers });
-  res.end(payload);
-}
-
-/** Writes a streamed body chunk by chunk, waiting for the socket to drain so a slow reader slows the producer. */
-async function pipe(res: NodeServerResponse, r: RestResponse & { stream: AsyncIterable<string | Uint8Array> }, signal: AbortSignal) {
-  res.writeHead(r.status, { 'cache-control': 'no-cache', ...r.headers });
-  for await (const chunk of r.stream) {
-    if (signal.aborted) break;
-    if (!res.write(chunk)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
-  }
-  res.end('');
-}
-
-/** The Access-Control-Allow-Origin value for this origin, or undefined when the route's policy refuses it. */
-async function allowedOrigin(policy: CorsPolicy, params: Record<string, string>, origin: string): Promise<string | undefined> {
-  if (policy.kind === 'public') return '*';
-  return (await policy.resolve(params)).includes(origin) ? origin : undefined;
-}
-
-const originRefused = (origin: string) =>
-  new AppError('permission_denied', `origin ${origin.slice(0, 200)} may not call this endpoint: it is not among the project's allowed origins`);
-
-/** Serves the REST paths; every failure leaves in the one error shape. */
-export function createRestHandler(routes: Route[], log: Logger) {
-  const compiled = routes.map(compile);
-  const handler = async (req: NodeServerRequest, res: NodeServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    let corsHeaders: Record<string, string> = {};
-    const reply = (r: RestResponse) => {
-      send(res, { ...r, headers: { ...corsHeaders, ...r.headers } });
-    };
-    try {
-      const candidates = compiled.flatMap((r) => {
-        const m = r.pattern.exec(url.pathname);
-        return m ? [{ r, m }] : [];
-      });
-      if (candidates.length === 0) throw new AppError('not_found', `no such path: ${url.pathname.slice(0, 200)}`);
-      const allow = [...candidates.map((c) => c.r.method), 'OPTIONS'].join(', ');
-      // The gateway's own pages (the playground) are not cross-origin callers.
-      const origin = isSameOrigin(req.headers.origin ?? '', req.headers.host ?? req.headers[':authority']?.toString()) ? undefined : req.headers.origin;
-      if (req.method === 'OPTIONS') {
-        const target = candidates.find((c) => c.r.method === req.headers['access-control-request-method']);
-        if (!origin || !target?.r.cors) return reply({ status: 204, headers: { allow } });
-        corsHeaders = { vary: 'Origin' };
-        const allowOrigin = await allowedOrigin(target.r.cors, pathParams(target.r, target.m), origin);
-        if (!allowOrigin) throw originRefused(origin);
-        return reply({
-          status: 204,
-          headers: {
-            allow,
-            'access-control-allow-origin': allowOrigin,
-            'access-control-allow-methods': target.r.method,
-            'access-control-allow-headers': corsAllowHeaders,
-            'access-control-max-age': '600',
-          },
-        });
-      }
-      const hit = candidates.find((c) => c.r.method === req.method);
-      if (!hit) return reply({ status: 405, headers: { allow }, body: { error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' } });
-      const params = pathParams(hit.r, hit.m);
-      if (origin && hit.r.cors) {
-        corsHeaders = { vary: 'Origin' };
-        const allowOrigin = await allowedOrigin(hit.r.cors, params, origin);
-        if (!allowOrigin) throw originRefused(origin);
-        corsHeaders = { vary: 'Origin', 'access-control-allow-origin': allowOrigin, 'access-control-expose-headers': corsExposeHeaders };
-      }
-      let body = req.method === 'POST' ? await readJson(req) : undefined;
-      if (hit.r.body) body = parseInput(hit.r.body, body);
-      const aborter = new AbortController();
-      res.once('close', () => aborter.abort());
-      const remoteAddress = req.socket?.remoteAddress ?? '';
-      const out = await hit.r.handler({ params, query: url.searchParams, headers: req.headers, body, signal: aborter.signal, remoteAddress });
-      if (out.stream) await pipe(res, { ...out, headers: { ...corsHeaders, ...out.headers }, stream: out.stream }, aborter.signal);
-      else reply(out);
-    } catch (err) {
-      const e = toRestError(err);
-      if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: url.pathname }, 'request failed');
-      if (!res.headersSent) reply({ status: e.status, body: e.body, headers: e.headers });
-      else res.destroy();
-    }
+function handlerOf(r: Route) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const aborter = new AbortController();
+    reply.raw.once('close', () => aborter.abort());
+    const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+    const out = await r.handler({
+      params: req.params as Record<string, string>,
+      query: new URLSearchParams(query),
+      headers: req.headers,
+      body: req.body,
+      signal: aborter.signal,
+      remoteAddress: req.socket.remoteAddress ?? '',
+      caller: req.caller as RestRequest['caller'],
+    });
+    reply.code(out.status);
+    if (out.headers) reply.headers(out.headers);
+    if (!out.stream) return reply.send(out.body);
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
+    return reply.send(Readable.from(out.stream));
   };
-  /** The path template a request path falls under, for metrics and access logs (never the raw path: ids vary). */
-  const routeOf = (pathname: string) => compiled.find((r) => r.pattern.test(pathname))?.path;
-  return Object.assign(handler, { routeOf });
+}
+
+/** Registers one declared route; a route without a valid `auth` stops the gateway from starting. */
+function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticate): void {
+  if (!isRouteAuth(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant' or 'none'`);
+  const kind = r.auth === 'none' ? undefined : r.auth;
+  const browserAccess: BrowserAccess | undefined = r.cors && { policy: r.cors, methods: r.method };
+  app.route({
+    method: r.method,
+    url: fastifyPath(r.path),
+    // HEAD is answered 405 with the other methods the route does not declare.
+    exposeHeadRoute: false,
+    schema: schemaOf(r),
+    config: { auth: r.auth, browserAccess, documented: true },
+    // After validation, so a malformed request is a 400 whatever its key; before the handler, so no route forgets it.
+    preHandler: kind
+      ? async (req) => {
+          req.caller = await authenticate(req.headers.authorization, kind);
+        }
+      : [],
+    handler: handlerOf(r),
+  });
+}
+
+const answeredMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
+
+/** OPTIONS (204 with Allow, or a CORS preflight) and 405 with Allow for the other methods of a known path. */
+function registerPathAnswers(app: FastifyInstance, path: string, routes: Route[]): void {
+  const allow = [...routes.map((r) => r.method), 'OPTIONS'].join(', ');
+  const preflightOf = Object.fromEntries(routes.flatMap((r) => (r.cors ? [[r.method, { policy: r.cors, methods: r.method }]] : [])));
+  app.route({
+    method: 'OPTIONS',
+    url: fastifyPath(path),
+    config: { auth: 'none', preflightOf },
+    handler: async (_req, reply) => reply.code(204).header('allow', allow).send(),
+  });
+  app.route({
+    method: answeredMethods.filter((m) => !routes.some((r) => r.method === m)),
+    url: fastifyPath(path),
+    config: { auth: 'none' },
+    // The method alone decides, so the answer comes before any body is read.
+    onRequest: async (req, reply) => reply.code(405).header('allow', allow).send({ error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' }),
+    handler: async () => undefined,
+  });
+}
+
+/** Registers the declared REST routes on a Fastify app: validation, authentication, CORS policy and OpenAPI in one place. */
+export function registerRestRoutes(app: FastifyInstance, routes: readonly Route[], authenticate: Authenticate): void {
+  const byPath = new Map<string, Route[]>();
+  for (const r of routes) {
+    registerRoute(app, r, authenticate);
+    byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
+  }
+  for (const [path, same] of byPath) registerPathAnswers(app, path, same);
 }

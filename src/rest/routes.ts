@@ -1,18 +1,26 @@
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
-import { openApiRoute } from './openapi';
 import { assistantRoutes } from './assistant-routes';
+import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
 
 function healthRoutes(deps: Deps): Route[] {
   return [
-    route({ method: 'GET', path: '/healthz', summary: 'Liveness: the process answers', auth: 'none', handler: async () => ({ status: 200, body: { status: 'ok' } }) }),
+    route({
+      method: 'GET',
+      path: '/healthz',
+      summary: 'Liveness: the process answers',
+      auth: 'none',
+      responses: { 200: { description: 'Alive', json: livenessBody } },
+      handler: async () => ({ status: 200, body: { status: 'ok' } }),
+    }),
     route({
       method: 'GET',
       path: '/readyz',
       summary: 'Readiness: MongoDB, Elasticsearch and Temporal each answer within the deadline',
       auth: 'none',
+      responses: { 200: { description: 'Ready', json: readinessBody }, 503: { description: 'Not ready: which dependency failed', json: readinessBody } },
       handler: async () => {
         const r = await checkReadiness({ db: deps.mongo.db, es: deps.es, temporal: deps.temporalConnection, timeoutMs: deps.config.dependencyTimeoutMs });
         return { status: r.ready ? 200 : 503, body: r };
@@ -23,6 +31,7 @@ function healthRoutes(deps: Deps): Route[] {
       path: '/metrics',
       summary: 'Prometheus metrics: requests, latencies, streams, rate-limit refusals, agent jobs by status',
       auth: 'none',
+      responses: { 200: { description: 'Prometheus text format', streamed: 'text/plain' } },
       handler: async () => {
         const text = await deps.metrics.registry.metrics();
         return { status: 200, headers: { 'content-type': deps.metrics.registry.contentType }, stream: (async function* () { yield text; })() };
@@ -31,9 +40,7 @@ function healthRoutes(deps: Deps): Route[] {
   ];
 }
 
-/** Every REST path of DESIGN.md, over the same services as the Connect handlers; one list per area. */
+/** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
-  routes.push(openApiRoute(() => routes));
-  return routes;
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
 }

@@ -3,20 +3,35 @@ import type { AnswerEvent } from '../assistant/events';
 import { assistantRequestV1, assistantRequestV2, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
 import { parseInput } from '../validate';
 import type { Deps } from '../deps';
+import { whileLeased } from '../auth/stream-leases';
 import { clientIpKey } from '../limits/client-context';
 import type { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
 import type { SearchFilter as SearchFilterV1, SearchService } from '../gen/discovery/v1/search_pb';
 import type { AssistantService as AssistantServiceV2, SearchFilter as SearchFilterV2 } from '../gen/discovery/v2/assistant_pb';
+import { callerOf, type MethodAuth } from './caller';
+
+/** The assistant's methods need an assistant key of the domain they name. */
+export const assistantV2MethodAuth: MethodAuth<typeof AssistantServiceV2> = { sendMessage: 'assistant' };
+export const assistantV1MethodAuth: MethodAuth<typeof AssistantServiceV1> = { sendMessage: 'assistant' };
+export const searchMethodAuth: MethodAuth<typeof SearchService> = { search: 'assistant' };
 
 // Connect requests go through the same zod schemas as REST bodies, so both surfaces accept and refuse the same things.
 const filterOf = (f: SearchFilterV1 | SearchFilterV2 | undefined) =>
   f ? { version: f.version, language: f.language, groups: f.groups.length ? f.groups : undefined, pathPrefix: f.pathPrefix } : undefined;
 
-async function answerEvents(deps: Deps, domain: string, question: AssistantQuestion, ctx: HandlerContext): Promise<{ threadId: string; events: AsyncIterable<AnswerEvent> }> {
-  const s = await deps.assistant.startAnswer({ authorization: ctx.requestHeader.get('authorization'), domain, question, signal: ctx.signal, remoteAddress: ctx.values.get(clientIpKey) });
-  ctx.responseHeader.set('x-thread-id', s.threadId);
-  for (const [k, v] of Object.entries(s.limitHeaders)) ctx.responseHeader.set(k, v);
-  return { threadId: s.threadId, events: s.events };
+/** Yields the answer's events while holding one of the key's stream slots; a revoked key ends them with 401. */
+async function* answerEvents(deps: Deps, domain: string, question: AssistantQuestion, ctx: HandlerContext, onStart: (threadId: string) => void): AsyncGenerator<AnswerEvent> {
+  const caller = callerOf(ctx);
+  const lease = deps.streams.acquire(caller, ctx.signal);
+  try {
+    const s = await deps.assistant.startAnswer({ caller, domain, question, signal: lease.signal, remoteAddress: ctx.values.get(clientIpKey) });
+    ctx.responseHeader.set('x-thread-id', s.threadId);
+    for (const [k, v] of Object.entries(s.limitHeaders)) ctx.responseHeader.set(k, v);
+    onStart(s.threadId);
+    yield* whileLeased(s.events, lease);
+  } finally {
+    lease.release();
+  }
 }
 
 /** discovery.v2.AssistantService: the answer as typed events, ending with the thread id. */
@@ -32,8 +47,8 @@ export function assistantV2Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
         context: req.context.length ? req.context.map((c) => ({ type: c.type || undefined, value: c.value, path: c.path, elementId: c.elementId })) : undefined,
         currentPath: req.currentPath,
       });
-      const { threadId, events } = await answerEvents(deps, req.domain, toQuestion(body), ctx);
-      for await (const e of events) {
+      let threadId = '';
+      for await (const e of answerEvents(deps, req.domain, toQuestion(body), ctx, (id) => (threadId = id))) {
         if (e.type === 'text') yield { event: { case: 'textDelta', value: e.delta } };
         else if (e.type === 'source') yield { event: { case: 'source', value: e.source } };
       }
@@ -52,8 +67,8 @@ export function assistantV1Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
         threadId: req.threadId,
         retrievalPageSize: req.retrievalPageSize,
       });
-      const { threadId, events } = await answerEvents(deps, req.domain, toQuestion(body), ctx);
-      for await (const e of events) {
+      let threadId = '';
+      for await (const e of answerEvents(deps, req.domain, toQuestion(body), ctx, (id) => (threadId = id))) {
         if (e.type === 'text') yield { event: { case: 'textDelta', value: e.delta } };
         else if (e.type === 'source') yield { event: { case: 'source', value: { id: e.source.id, url: e.source.url, title: e.source.title } } };
       }
@@ -67,7 +82,8 @@ export function searchHandlers(deps: Deps): ServiceImpl<typeof SearchService> {
   return {
     async search(req, ctx) {
       const body = parseInput(searchRequest, { query: req.query, pageSize: req.pageSize, filter: filterOf(req.filter) });
-      const passages = await deps.assistant.search(ctx.requestHeader.get('authorization'), req.domain, body, ctx.signal);
+      const { passages, headers } = await deps.assistant.search(callerOf(ctx), req.domain, body, { signal: ctx.signal, remoteAddress: ctx.values.get(clientIpKey) });
+      for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
       return { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) };
     },
   };

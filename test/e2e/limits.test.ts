@@ -255,7 +255,7 @@ describe('per-IP limit behind a trusted proxy', () => {
   };
 
   beforeAll(async () => {
-    gw = await gateway({ DOCENT_TRUSTED_PROXY: '127.0.0.1', DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '2' });
+    gw = await gateway({ DOCENT_TRUSTED_PROXY: '127.0.0.1', DOCENT_LIMIT_ASSISTANT_PER_IP_DAY: '2', DOCENT_LIMIT_SEARCH_PER_IP_DAY: '2' });
     key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   });
 
@@ -264,6 +264,16 @@ describe('per-IP limit behind a trusted proxy', () => {
     expect((await ask('2001:db8:5:1:dead:beef:0:1')).status).toBe(200);
     expect(await expectRefusedByLimit(await ask('2001:db8:5:1::b'), 2)).toContain('from this address');
     expect((await ask('2001:db8:5:2::a')).status).toBe(200);
+  });
+
+  it('limits searches per client address too, and tells an admitted search what is left', async () => {
+    const search = (forwardedFor: string) => callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}`, { query: 'install' }, { 'x-forwarded-for': forwardedFor });
+    const first = await search('198.51.100.7');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit-limit')).toBeTruthy();
+    expect((await search('198.51.100.7')).status).toBe(200);
+    expect(await expectRefusedByLimit(await search('198.51.100.7'), 2)).toContain('from this address');
+    expect((await search('198.51.100.8')).status).toBe(200);
   });
 });
 

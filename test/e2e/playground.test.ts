@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
+import Fastify from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
-import { createPlaygroundHandler } from '../../src/playground';
+import { playground } from '../../src/playground';
 import { npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -42,11 +42,12 @@ interface StaticSite {
 
 /** The built playground served on a port of its own: another origin than the gateway's. */
 async function servePlayground(dir: string): Promise<StaticSite> {
-  const server = http.createServer(createPlaygroundHandler(dir));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const app = Fastify({ forceCloseConnections: true });
+  await app.register(playground(dir));
+  await app.listen({ port: 0, host: '127.0.0.1' });
   return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    close: () => app.close(),
   };
 }
 

@@ -16,7 +16,10 @@ export interface RunningGateway {
 }
 
 export interface GatewayOptions {
-  /** Routes registered only in this test, after the real ones. */
+  /**
+   * Routes registered only in this test, after the real ones. They stand in for endpoints whose keys other tests
+   * check, so they are served as `auth: 'none'` whatever they declare; their handlers get no caller.
+   */
   extraRoutes?: (deps: Deps) => Route[];
   /** Where the gateway's log lines go (default: stdout). */
   logDestination?: NodeJS.WritableStream;
@@ -30,7 +33,8 @@ export async function startGateway(overrides: Record<string, string> = {}, optio
   const created = createDeps(config, createLogger(config.logLevel, 'test-gateway', options.logDestination));
   const deps = options.prepare ? options.prepare(created) : created;
   await ensureIndexes(deps.mongo.db).catch(() => undefined); // a test may point MongoDB at nothing on purpose
-  const gateway = build(deps, [...restRoutes(deps), ...(options.extraRoutes?.(deps) ?? [])]);
+  const extra = (options.extraRoutes?.(deps) ?? []).map((r): Route => ({ ...r, auth: 'none' }));
+  const gateway = await build(deps, [...restRoutes(deps), ...extra]);
   const { httpPort, grpcPort } = await gateway.listen();
   return {
     deps,

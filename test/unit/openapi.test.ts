@@ -1,28 +1,40 @@
 import { z } from 'zod';
-import { openApiDocument } from '../../src/rest/openapi';
+import { describeRestApi } from '../../src/rest/openapi';
+import { agentJobBody } from '../../src/rest/response-schemas';
 import { route } from '../../src/rest/router';
 
-describe('openApiDocument', () => {
-  it('turns a route’s zod body into its JSON Schema request body', () => {
-    const doc = openApiDocument([
+describe('describeRestApi', () => {
+  it('turns a route’s zod body and responses into JSON Schema, errors into the shared Error component', async () => {
+    const doc = await describeRestApi([
       route({
         method: 'POST',
         path: '/v2/agent/{projectId}/job',
         summary: 'Create an agent job',
         auth: 'admin',
         body: z.object({ prompt: z.string().min(1).max(32_768), asDraft: z.boolean().optional() }),
+        responses: { 201: { description: 'The new job', json: agentJobBody } },
         handler: async () => ({ status: 201 }),
       }),
-      route({ method: 'POST', path: '/x/{id}/archive', summary: 'Archive', auth: 'admin', body: z.object({}).optional(), handler: async () => ({ status: 200 }) }),
+      route({ method: 'GET', path: '/x/{id}/events', summary: 'Events', auth: 'none', responses: { 200: { description: 'SSE', streamed: 'text/event-stream' } }, handler: async () => ({ status: 200 }) }),
     ]);
-    const create = doc.paths['/v2/agent/{projectId}/job']!.post as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const paths = doc.paths as Record<string, Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const create = paths['/v2/agent/{projectId}/job']!.post;
     expect(create.operationId).toBe('postV2AgentProjectIdJob');
-    expect(create.requestBody.required).toBe(true);
+    expect(create.security).toEqual([{ adminKey: [] }]);
+    expect(create.parameters.map((p: { name: string; in: string }) => [p.name, p.in])).toEqual([['projectId', 'path']]);
     expect(create.requestBody.content['application/json'].schema).toMatchObject({
       type: 'object',
       required: ['prompt'],
       properties: { prompt: { type: 'string', minLength: 1, maxLength: 32_768 }, asDraft: { type: 'boolean' } },
     });
-    expect((doc.paths['/x/{id}/archive']!.post as { requestBody: { required: boolean } }).requestBody.required).toBe(false);
+    expect(create.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AgentJob' });
+    expect(create.responses['4XX'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(paths['/x/{id}/events']!.get.responses['200'].content).toHaveProperty(['text/event-stream']);
+    expect(paths['/x/{id}/events']!.get.security).toEqual([]);
+    const schemas = (doc.components as { schemas: Record<string, { required?: string[] }> }).schemas;
+    expect(schemas.Error!.required).toEqual(['error', 'code']);
+    expect(schemas.AgentJob!.required).toEqual(expect.arrayContaining(['id', 'status', 'source', 'prLink', 'createdAt', 'archivedAt']));
+    // Only declared routes are described: not their OPTIONS and 405 answers.
+    expect(Object.keys(paths['/v2/agent/{projectId}/job']!)).toEqual(['post']);
   });
 });

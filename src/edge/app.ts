@@ -1,0 +1,93 @@
+import type { Server } from 'node:http';
+import type { Http2Server } from 'node:http2';
+import { cors as connectCors, type ConnectRouter } from '@connectrpc/connect';
+import { fastifyConnectPlugin } from '@connectrpc/connect-fastify';
+import fastifyCors from '@fastify/cors';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Deps } from '../deps';
+import { clientIpContext } from '../limits/client-context';
+import { playground } from '../playground';
+import { anyProjectOrigin, corsOptionsFor } from '../rest/cors';
+import { openApiRoute, registerOpenApi } from '../rest/openapi';
+import { registerRestRoutes, type Authenticate, type Route, type RouteAuth } from '../rest/router';
+import { projectOriginCheck } from '../rpc/browser-access';
+import { authenticateRpc } from '../rpc/caller';
+import { publicErrors } from '../rpc/public-errors';
+import { requireDeclaredAuth } from './declared-auth';
+import { answerErrorsInOneShape, maxBodyBytes, sendError } from './errors';
+import { acceptJsonBodiesOnly } from './json-bodies';
+import type { Handler } from './listeners';
+import { observeRequests, requestIdOf } from './observe';
+
+/** The largest Connect or gRPC message accepted; a larger one is refused from its declared length, unread. */
+export const maxRpcMessageBytes = 1024 * 1024;
+
+/** What both listeners serve, declared once. */
+export interface EdgeDeclarations {
+  routes: readonly Route[];
+  rpc: { routes: (router: ConnectRouter) => void; authOf: ReadonlyMap<string, RouteAuth>; streamingPaths: ReadonlySet<string> };
+}
+
+/** How one listener makes its Node server from Fastify's request handler. */
+export type ServerFactory = (handler: Handler) => Server | Http2Server;
+
+/** Connect, gRPC and gRPC-web: each method's declared key is checked before its message is read (rpc/caller.ts). */
+function connectPaths(deps: Deps, rpc: EdgeDeclarations['rpc'], authenticate: Authenticate) {
+  const browserAccess = { policy: anyProjectOrigin(deps.tenancy, deps.config.corsOrigins), methods: connectCors.allowedMethods.join(', ') };
+  const clientIpOf = clientIpContext(deps.config.trustedProxies);
+  return async (scope: FastifyInstance) => {
+    scope.addHook('onRoute', (r) => {
+      r.config = { ...r.config, auth: 'rpc', browserAccess };
+    });
+    await scope.register(fastifyConnectPlugin, {
+      routes: rpc.routes,
+      readMaxBytes: maxRpcMessageBytes,
+      requestGate: authenticateRpc(rpc.authOf, authenticate, deps.log),
+      interceptors: [publicErrors(deps.log), projectOriginCheck({ corsOrigins: deps.config.corsOrigins, tenancy: deps.tenancy })],
+      contextValues: (req) => clientIpOf(req.raw),
+    });
+  };
+}
+
+/**
+ * One Fastify app of the gateway on the server `serverFactory` makes. build() makes two (HTTP/1.1 and h2c) from the
+ * same declarations, since one Node server cannot speak both cleartext protocols.
+ */
+export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, listener: { http2: boolean; serverFactory: ServerFactory }): Promise<FastifyInstance> {
+  const options = {
+    http2: listener.http2,
+    serverFactory: listener.serverFactory,
+    bodyLimit: maxBodyBytes,
+    genReqId: requestIdOf,
+    exposeHeadRoutes: false,
+    // Requests on open connections are still served while the gateway drains; server.ts cuts them after the grace.
+    return503OnClosing: false,
+    forceCloseConnections: false,
+    routerOptions: { maxParamLength: 128 },
+    // A path that is not valid percent-encoding, or a parameter over 128 characters: refused before any hook runs.
+    frameworkErrors: (err: Error, req: FastifyRequest, reply: FastifyReply) => sendError(err, req, reply.header('x-request-id', req.id), deps.log),
+  };
+  const app = Fastify(options as unknown as FastifyServerOptions) as unknown as FastifyInstance;
+  const authenticate: Authenticate = (authorization, kind) => deps.keys.authenticate(authorization, kind);
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('caller', undefined);
+  requireDeclaredAuth(app);
+  observeRequests(app, deps, declared.rpc.streamingPaths);
+  answerErrorsInOneShape(app, deps.log);
+  acceptJsonBodiesOnly(app);
+
+  // @fastify/cors adds an OPTIONS catch-all that answers preflights of unknown paths with the 404 handler: no key involved.
+  app.addHook('onRoute', (r) => {
+    if (r.method === 'OPTIONS' && r.url === '*') r.config = { ...r.config, auth: 'none' };
+  });
+  await app.register(fastifyCors, { delegator: corsOptionsFor });
+  await registerOpenApi(app);
+  registerRestRoutes(app, [...declared.routes, openApiRoute(() => app.swagger())], authenticate);
+  await app.register(connectPaths(deps, declared.rpc, authenticate));
+  await app.register(playground(deps.config.playgroundDir));
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+// Response bodies of the REST routes: /openapi.json describes them, and each reply is encoded through them, so the
+// document cannot drift from what is sent. Schemas with an id become components of the document.
+
+/** Schemas that /openapi.json lists under components.schemas, by id. */
+export const documentedSchemas = z.registry<{ id: string }>();
+
+const errorCodes = [
+  'invalid_argument', 'failed_precondition', 'unauthenticated', 'permission_denied', 'not_found', 'already_exists',
+  'resource_exhausted', 'unimplemented', 'unavailable', 'internal',
+] as const;
+
+/** The one error shape of every REST error. */
+export const errorBody = z
+  .object({
+    error: z.string().describe('A message for people'),
+    code: z.enum(errorCodes).describe("The Connect error code; the HTTP status follows Connect's table"),
+    retryAfterSeconds: z.number().int().min(0).optional().describe('When to try again, on resource_exhausted'),
+  })
+  .register(documentedSchemas, { id: 'Error' });
+
+const checkResult = z.object({
+  kind: z.enum(['setup', 'check']),
+  command: z.string(),
+  exitCode: z.number().int(),
+  durationMs: z.number(),
+  output: z.string().describe('The last 4 KiB of its output'),
+  stoppedBy: z.enum(['timeout', 'disk', 'cancelled']).optional(),
+});
+
+export const agentJobBody = z
+  .object({
+    id: z.string(),
+    status: z.enum(['active', 'completed', 'archived', 'failed']),
+    source: z.object({ repository: z.string(), ref: z.string() }),
+    model: z.string(),
+    prLink: z.string().nullable().describe('The pull request; null while active, or when the agent changed no file'),
+    createdAt: z.iso.datetime(),
+    archivedAt: z.iso.datetime().nullable(),
+    updatedAt: z.iso.datetime(),
+    branch: z.string(),
+    checks: z.array(checkResult).describe("The latest turn's sandboxed setup and check commands"),
+    checksPassed: z.boolean().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).optional().describe('Why a failed job failed'),
+  })
+  .register(documentedSchemas, { id: 'AgentJob' });
+
+export const agentJobPageBody = z
+  .object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() })
+  .register(documentedSchemas, { id: 'AgentJobPage' });
+
+export const searchResultsBody = z
+  .object({
+    results: z.array(
+      z.object({ path: z.string(), url: z.string(), title: z.string(), headings: z.array(z.string()), content: z.string(), score: z.number() }),
+    ),
+  })
+  .register(documentedSchemas, { id: 'SearchResults' });
+
+const dependencyHealth = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });
+
+export const readinessBody = z
+  .object({ ready: z.boolean(), dependencies: z.object({ mongodb: dependencyHealth, elasticsearch: dependencyHealth, temporal: dependencyHealth }) })
+  .register(documentedSchemas, { id: 'Readiness' });
+
+export const livenessBody = z.object({ status: z.literal('ok') });

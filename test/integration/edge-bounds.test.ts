@@ -1,0 +1,211 @@
+import http2 from 'node:http2';
+import net from 'node:net';
+import { Code, createClient } from '@connectrpc/connect';
+import Fastify from 'fastify';
+import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { closeDeps, createDeps } from '../../src/deps';
+import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { requireDeclaredAuth } from '../../src/edge/declared-auth';
+import { createLogger } from '../../src/log';
+import { route, type Route } from '../../src/rest/router';
+import { restRoutes } from '../../src/rest/routes';
+import { agentMethodAuth } from '../../src/rpc/agent-handlers';
+import { rpcServices, type RpcService } from '../../src/rpc/services';
+import { build } from '../../src/server';
+import { testConfig } from '../support/config';
+import { startGateway, type RunningGateway } from '../support/gateway';
+
+// The edge's input bounds over real sockets: message size on Connect and gRPC, slow HTTP/2 clients, and routes or RPC
+// methods that do not say who may call them.
+
+const idleMs = 500;
+const requestMs = 1000;
+let gw: RunningGateway;
+let adminKey: string;
+
+beforeAll(async () => {
+  gw = await startGateway({ DOCENT_H2_IDLE_TIMEOUT_MS: String(idleMs), DOCENT_REQUEST_TIMEOUT_MS: String(requestMs) });
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/a', ref: 'main' });
+  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' })).key;
+});
+afterAll(() => gw.stop());
+
+const sixteenMiB = 16 * 1024 * 1024;
+const withKey = () => ({ headers: { authorization: `Bearer ${adminKey}` } });
+
+/** Resolves with what the server sent on a raw HTTP/1.1 connection before it answered, or rejects after `ms`. */
+function firstAnswer(port: number, head: string, bodyPart: Buffer, ms = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let data = '';
+    const deadline = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within ${ms} ms`));
+    }, ms);
+    socket.on('data', (d) => {
+      data += d.toString();
+      if (data.includes('\r\n\r\n')) {
+        clearTimeout(deadline);
+        socket.destroy();
+        resolve(data);
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.write(head);
+    socket.write(bodyPart);
+  });
+}
+
+describe('message size', () => {
+  it('refuses a 16 MB message over Connect and gRPC with resource_exhausted, and stays ready', async () => {
+    const prompt = 'x'.repeat(sixteenMiB);
+    const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    await expect(connect.createAgentJob({ projectId: 'proj-a', prompt }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    // Node's own HTTP/2 client refuses to queue 16 MB in one session by default (10 MB): let it, so the server decides.
+    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url, nodeOptions: { maxSessionMemory: 64 } }));
+    await expect(grpc.createAgentJob({ projectId: 'proj-a', prompt }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    expect(await gw.deps.mongo.db.collection('jobs').countDocuments()).toBe(0);
+    expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+  });
+
+  it('answers from the declared length, while almost all of the message is still unsent', async () => {
+    const port = Number(new URL(gw.url).port);
+    const head = [
+      'POST /agent.v2.AgentService/CreateAgentJob HTTP/1.1',
+      'host: x',
+      'content-type: application/json',
+      'connect-protocol-version: 1',
+      `authorization: Bearer ${adminKey}`,
+      `content-length: ${sixteenMiB}`,
+      '',
+      '',
+    ].join('\r\n');
+    const answer = await firstAnswer(port, head, Buffer.alloc(64 * 1024, 'x'));
+    expect(answer).toMatch(/^HTTP\/1\.1 429 /); // Connect's status for resource_exhausted
+
+    // gRPC on h2c: the 5-byte envelope prefix announces 16 MiB; the answer comes before the message does.
+    const session = http2.connect(gw.h2Url);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/CreateAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${adminKey}` });
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(sixteenMiB, 1);
+      stream.write(Buffer.concat([prefix, Buffer.alloc(64 * 1024)]));
+      const status = await new Promise<string | undefined>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no gRPC status within 5 s')), 5_000);
+        const pick = (h: http2.IncomingHttpHeaders) => {
+          if (h['grpc-status'] === undefined) return;
+          clearTimeout(t);
+          resolve(String(h['grpc-status']));
+        };
+        stream.on('response', pick);
+        stream.on('trailers', pick);
+      });
+      expect(status).toBe(String(Code.ResourceExhausted));
+      stream.close();
+    } finally {
+      session.destroy();
+    }
+    expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('deadlines', () => {
+  it('refuses a unary call asking for more than 5 minutes, and lets a stream ask for longer', async () => {
+    const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 10 * 60_000 })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 60_000 })).rejects.toMatchObject({ code: Code.NotFound });
+    const watch = async () => {
+      for await (const m of client.watchAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { ...withKey(), timeoutMs: 30 * 60_000 })) void m;
+    };
+    await expect(watch()).rejects.toMatchObject({ code: Code.NotFound }); // past the deadline check, to the job lookup
+  });
+});
+
+describe('slow HTTP/2 clients', () => {
+  it('are told the connection limits in the server SETTINGS', async () => {
+    const session = http2.connect(gw.h2Url);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+      expect(settings).toMatchObject({ maxConcurrentStreams: 100, maxHeaderListSize: 16 * 1024 });
+    } finally {
+      session.destroy();
+    }
+  });
+
+  const elapsed = (started: number) => performance.now() - started;
+
+  it('closes a connection that opens and sends nothing, within the idle timeout', async () => {
+    const started = performance.now();
+    const session = http2.connect(gw.h2Url);
+    session.on('error', () => undefined);
+    await new Promise<void>((resolve) => session.once('close', resolve));
+    expect(elapsed(started)).toBeLessThan(idleMs + 1_500);
+
+    // Not even the HTTP/2 preface: a bare TCP connection is let go as well.
+    const raw = net.connect(Number(new URL(gw.h2Url).port), '127.0.0.1');
+    raw.on('error', () => undefined);
+    raw.resume(); // read, so the end of the connection is seen
+    const rawStarted = performance.now();
+    await new Promise<void>((resolve) => raw.once('close', () => resolve()));
+    expect(elapsed(rawStarted)).toBeLessThan(idleMs + 1_500);
+  });
+
+  it('resets a stream whose request dribbles in, within the request timeout, and keeps serving others', async () => {
+    const session = http2.connect(gw.h2Url);
+    session.on('error', () => undefined);
+    try {
+      const started = performance.now();
+      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/GetAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${adminKey}` });
+      stream.on('error', () => undefined);
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(100, 1);
+      stream.write(prefix);
+      const dribble = setInterval(() => stream.write(Buffer.from('x')), 150);
+      const ended = await new Promise<{ rstCode: number | undefined }>((resolve) => stream.once('close', () => resolve({ rstCode: stream.rstCode })));
+      clearInterval(dribble);
+      expect(ended.rstCode).toBe(http2.constants.NGHTTP2_CANCEL);
+      expect(elapsed(started)).toBeGreaterThanOrEqual(requestMs - 100);
+      expect(elapsed(started)).toBeLessThan(requestMs + 1_500);
+    } finally {
+      session.destroy();
+    }
+    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url }));
+    await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, withKey())).rejects.toMatchObject({ code: Code.NotFound });
+  });
+});
+
+describe('authentication is declared', () => {
+  const attempt = async (routes: (deps: ReturnType<typeof createDeps>) => Route[], services?: (deps: ReturnType<typeof createDeps>) => RpcService[]) => {
+    const deps = createDeps(testConfig(), createLogger('silent', 'test'));
+    try {
+      const gateway = await build(deps, routes(deps), services?.(deps));
+      await gateway.close();
+    } finally {
+      await closeDeps(deps);
+    }
+  };
+
+  it('a route without an auth declaration stops build()', async () => {
+    const undeclared = { ...route({ method: 'GET', path: '/v2/forgotten', summary: 'no auth', auth: 'none', handler: async () => ({ status: 200 }) }), auth: undefined } as unknown as Route;
+    await expect(attempt((deps) => [...restRoutes(deps), undeclared])).rejects.toThrow(/GET \/v2\/forgotten declares no authentication/);
+  });
+
+  it('an RPC method without an auth declaration stops build()', async () => {
+    const { watchAgentJob: _, ...partial } = agentMethodAuth;
+    const services = (deps: ReturnType<typeof createDeps>) => rpcServices(deps).map((s) => (s.service.typeName === 'agent.v2.AgentService' ? { ...s, auth: partial } : s)) as RpcService[];
+    await expect(attempt(restRoutes, services)).rejects.toThrow(/agent\.v2\.AgentService\.WatchAgentJob declares no authentication/);
+  });
+
+  it('a route added to the app by any other means, without config.auth, stops the app from starting', async () => {
+    const app = Fastify();
+    requireDeclaredAuth(app);
+    app.get('/v2/side-door', async () => ({ ok: true }));
+    app.get('/healthz', { config: { auth: 'none' } }, async () => ({ status: 'ok' }));
+    await expect(app.ready()).rejects.toThrow('routes without an auth declaration (config.auth): GET /v2/side-door');
+  });
+
+  it('builds with every route and method declared', async () => {
+    await expect(attempt(restRoutes)).resolves.toBeUndefined();
+  });
+});
