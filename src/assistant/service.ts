@@ -29,7 +29,7 @@ export interface CountedAssistantRequest {
  * limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
  * What it returns are the RateLimit-* headers of the admitted request.
  */
-export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | void>;
+export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | undefined>;
 
 /**
  * What a counted search is charged to; without a client address (a caller inside the process) the per-IP limit does
@@ -42,7 +42,7 @@ export interface CountedSearchRequest {
 }
 
 /** Called once per search after authentication and validation, like AssistantRequestCounter. */
-export type SearchRequestCounter = (r: CountedSearchRequest) => Promise<{ headers: Record<string, string> } | void>;
+export type SearchRequestCounter = (r: CountedSearchRequest) => Promise<{ headers: Record<string, string> } | undefined>;
 
 export interface AssistantServiceDeps {
   config: Config;

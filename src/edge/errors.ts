@@ -42,10 +42,13 @@ function publicFormOf(err: unknown): unknown {
 }
 
 /** Sends any failure in the one REST error shape; 5xx are logged with the error, which never reaches the client. */
-export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, log: Logger): FastifyReply | void {
+export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, log: Logger): FastifyReply | undefined {
   const e = toRestError(publicFormOf(err));
   if (e.status >= 500) log[e.status === 500 ? 'error' : 'warn']({ err, path: req.routeOptions.url }, 'request failed');
-  if (reply.raw.headersSent) return void reply.raw.destroy();
+  if (reply.raw.headersSent) {
+    reply.raw.destroy();
+    return undefined;
+  }
   // Fastify closes after a refused body; keeping the connection lets Node drop the rest of the body instead of
   // resetting the socket under a client that is still sending (and has not read the answer yet).
   reply.removeHeader('connection');

@@ -12,7 +12,7 @@ export function toPublicRpcError(err: unknown, rpc: string, log: Logger): Connec
 /** Database and provider errors are logged here and reach Connect clients only as their public code. */
 export function publicErrors(log: Logger): Interceptor {
   return (next) => async (req) => {
-    let res;
+    let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (err) {

@@ -17,7 +17,7 @@ describe('describeRestApi', () => {
       }),
       route({ method: 'GET', path: '/x/{id}/events', summary: 'Events', auth: 'none', responses: { 200: { description: 'SSE', streamed: 'text/event-stream' } }, handler: async () => ({ status: 200 }) }),
     ]);
-    const paths = doc.paths as Record<string, Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const paths = doc.paths as Record<string, Record<string, any>>;
     const create = paths['/v2/agent/{projectId}/job']!.post;
     expect(create.operationId).toBe('postV2AgentProjectIdJob');
     expect(create.security).toEqual([{ adminKey: [] }]);
