@@ -263,9 +263,7 @@ export class CloneFs {
   /** Where a link found in folder points, as parts below the root; absolute targets count only inside the real root. */
   private async linkDestination(folder: Parts, target: string, requested: string): Promise<Parts> {
     const realRoot = await this.realRoot();
-    const normal = target.startsWith('/')
-      ? path.posix.relative(realRoot, path.posix.normalize(target))
-      : path.posix.normalize(path.posix.join(...folder, target));
+    const normal = target.startsWith('/') ? path.posix.relative(realRoot, path.posix.normalize(target)) : path.posix.normalize(path.posix.join(...folder, target));
     if (normal === '..' || normal.startsWith('../') || normal.startsWith('/')) {
       throw new PathRefused(`path "${requested}" leads outside the repository`);
     }

@@ -58,7 +58,15 @@ export function hardenedGit(dir: string, ceiling: string, extra: Record<string, 
     abort: signal,
     allowEnvironment: Object.keys(env).filter((k) => k.startsWith('GIT_')),
     // simple-git guards these keys because they can run programs; docent sets each of them to its inert value.
-    unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeConfigPaths: true, allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true, allowUnsafeCredentialHelper: true, allowUnsafeFilter: true, allowUnsafeProtocolOverride: true },
+    unsafe: {
+      allowUnsafeConfigEnvCount: true,
+      allowUnsafeConfigPaths: true,
+      allowUnsafeHooksPath: true,
+      allowUnsafeFsMonitor: true,
+      allowUnsafeCredentialHelper: true,
+      allowUnsafeFilter: true,
+      allowUnsafeProtocolOverride: true,
+    },
   }).env(env);
 }
 

@@ -22,6 +22,8 @@ export function pullRequestBody(summary: string, checks: CheckResult[] | undefin
   const bad = checks.filter((c) => c.exitCode !== 0);
   const lines = checks.map((c) => `- ${c.exitCode === 0 ? '✅' : '❌'} ${c.kind} \`${c.command}\`: ${verdict(c)}`);
   const heading = bad.length ? `### Checks: ${bad.length} of ${checks.length} failed, so this pull request is a draft` : `### Checks: all ${checks.length} passed`;
-  const outputs = bad.map((c) => `<details><summary>Output of <code>${c.command.replace(/[<&]/g, (ch) => (ch === '<' ? '&lt;' : '&amp;'))}</code> (last 4 KiB)</summary>\n\n${fenced(c.output)}\n\n</details>`);
+  const outputs = bad.map(
+    (c) => `<details><summary>Output of <code>${c.command.replace(/[<&]/g, (ch) => (ch === '<' ? '&lt;' : '&amp;'))}</code> (last 4 KiB)</summary>\n\n${fenced(c.output)}\n\n</details>`,
+  );
   return [summary, '', heading, '', ...lines, ...(outputs.length ? ['', ...outputs] : []), '', '_Run by docent in a sandbox without network unless the project allows it._'].join('\n');
 }

@@ -22,10 +22,7 @@ export function createSelfCheckActivities(deps: SelfCheckDeps) {
   return {
     /** Read-only and safe to retry: pings the worker's MongoDB and Elasticsearch. */
     async checkWorkerDependencies(_input: { requestedBy: string }): Promise<WorkerSelfCheckResult> {
-      const [mongodb, elasticsearch] = await Promise.all([
-        check(() => deps.db.command({ ping: 1 })),
-        check(() => deps.es.cluster.health({ timeout: '5s' })),
-      ]);
+      const [mongodb, elasticsearch] = await Promise.all([check(() => deps.db.command({ ping: 1 })), check(() => deps.es.cluster.health({ timeout: '5s' }))]);
       return { workerIdentity: deps.workerIdentity, taskQueue: activityInfo().taskQueue, mongodb, elasticsearch };
     },
   };

@@ -27,7 +27,11 @@ export const jobCreateThroughput: Benchmark = {
       });
       const slots = (await b.gw.deps.mongo.db.collection('rate_limit_slots').countDocuments()) - slotsBefore;
       const subjectRates = rates(r.subject);
-      ctx.log(`subject blocks: ${subjectRates.map((x) => x.toFixed(0)).join(', ')} jobs/s; floor: ${rates(r.baseline).map((x) => x.toFixed(0)).join(', ')}`);
+      ctx.log(
+        `subject blocks: ${subjectRates.map((x) => x.toFixed(0)).join(', ')} jobs/s; floor: ${rates(r.baseline)
+          .map((x) => x.toFixed(0))
+          .join(', ')}`,
+      );
       const ratio = medianRatio(subjectRates, rates(r.baseline));
       const errors = r.subject.reduce((n, x) => n + x.errors, 0);
       return {
@@ -39,12 +43,14 @@ export const jobCreateThroughput: Benchmark = {
             target: '≥ 0.85× floor',
             met: ratio >= 0.85,
             subject: `${fmtRate(median(subjectRates), 'jobs/s')} (blocks ${subjectRates.map((x) => x.toFixed(0)).join(', ')}; ${errors} errors)`,
-            baseline: `${fmtRate(median(rates(r.baseline)), 'jobs/s')} (blocks ${rates(r.baseline).map((x) => x.toFixed(0)).join(', ')})`,
+            baseline: `${fmtRate(median(rates(r.baseline)), 'jobs/s')} (blocks ${rates(r.baseline)
+              .map((x) => x.toFixed(0))
+              .join(', ')})`,
           },
         ],
         notes: [
           `${rounds} alternating pairs of ${blockMs / 1000} s blocks (30 s of subject in total, as specified). The limit window held ${slots} slots at the end: ` +
-            'each create counts the window\'s slots (FerretDB answers countDocuments by reading them), so later subject blocks pay more than earlier ones.',
+            "each create counts the window's slots (FerretDB answers countDocuments by reading them), so later subject blocks pay more than earlier ones.",
         ],
       };
     } finally {

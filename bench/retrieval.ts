@@ -47,7 +47,12 @@ async function main() {
     await es.indices.refresh({ index });
     await es.indices.putAlias({ index, name: docsAlias(prefix, domain) });
 
-    const sets = [['tuning', tuningQuestions, true], ['held-out', heldOutQuestions, showHeldOut], ['held-out 2', heldOutQuestions2, showHeldOut], ['identifiers', identifierQueries, true]] as const;
+    const sets = [
+      ['tuning', tuningQuestions, true],
+      ['held-out', heldOutQuestions, showHeldOut],
+      ['held-out 2', heldOutQuestions2, showHeldOut],
+      ['identifiers', identifierQueries, true],
+    ] as const;
     for (const [name, set, show] of sets) {
       const misses: string[] = [];
       for (const [q, pages] of set) {

@@ -29,7 +29,11 @@ async function main(names: string[]): Promise<number> {
   const chosen = names.length ? all.filter((b) => names.includes(b.name)) : all;
   const config = loadConfig(process.env);
   const facts = await machineFacts(config);
-  console.log(Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('\n'));
+  console.log(
+    Object.entries(facts)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\n'),
+  );
 
   let model: Promise<ModelProcess> | undefined;
   const results: BenchResult[] = [];

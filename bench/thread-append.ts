@@ -17,7 +17,13 @@ const threadsCount = 2 * (rounds + 1) * (opsPerBlock(1) + opsPerBlock(16));
 function turn(i: number): TurnDoc {
   return {
     userMessage: `how do I install from the lockfile (${i})?`,
-    sources: Array.from({ length: 5 }, (_, s) => ({ id: String(s + 1), path: `commands/npm-${s}`, url: `https://docs.bench.test/commands/npm-${s}#description`, title: `npm-${s} › Description`, score: 10 - s })),
+    sources: Array.from({ length: 5 }, (_, s) => ({
+      id: String(s + 1),
+      path: `commands/npm-${s}`,
+      url: `https://docs.bench.test/commands/npm-${s}#description`,
+      title: `npm-${s} › Description`,
+      score: 10 - s,
+    })),
     answer: 'Run `npm ci` [1]. '.repeat(80),
     model: 'openai-compatible:bench',
     status: 'completed',

@@ -47,13 +47,28 @@ export const workflowOverhead: Benchmark = {
     const git = await startGitServer(token);
     const github = await startGitHubDouble({
       token,
-      repoExists: async (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
-      branchHead: async (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
+      repoExists: async (owner, repo) =>
+        git.git(owner, repo, 'rev-parse', '--git-dir').then(
+          () => true,
+          () => false,
+        ),
+      branchHead: async (owner, repo, branch) =>
+        git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then(
+          (s) => s.trim(),
+          () => null,
+        ),
     });
     await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello world\n', 'src/index.js': 'module.exports = 42;\n' });
     const workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-bench-ws-'));
     const gw = await startGateway(
-      benchEnv(run, { ...model.env, DOCENT_MODEL_API_KEY: model.apiKey, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_API_URL: github.apiUrl, DOCENT_GITHUB_TOKEN: token, DOCENT_WORKSPACE_DIR: workspaceDir }),
+      benchEnv(run, {
+        ...model.env,
+        DOCENT_MODEL_API_KEY: model.apiKey,
+        DOCENT_GITHUB_GIT_URL: git.url,
+        DOCENT_GITHUB_API_URL: github.apiUrl,
+        DOCENT_GITHUB_TOKEN: token,
+        DOCENT_WORKSPACE_DIR: workspaceDir,
+      }),
     );
     const { config } = gw.deps;
     try {
@@ -145,7 +160,7 @@ export const workflowOverhead: Benchmark = {
             met: ratio <= 1.1,
             subject: `p50 ${fmtMs(median(p50s(r.subject)))}, max ${fmtMs(pooled(r.subject, 100))}`,
             baseline: `p50 ${fmtMs(median(p50s(r.baseline)))}, max ${fmtMs(pooled(r.baseline, 100))}`,
-            note: 'wall time from the REST create to the workflow result, including the activities\' real work (git clone and push over HTTP, two model calls, the GitHub double).',
+            note: "wall time from the REST create to the workflow result, including the activities' real work (git clone and push over HTTP, two model calls, the GitHub double).",
           },
           {
             bench: 'workflow-overhead',

@@ -14,15 +14,29 @@ function packageRoot(): string {
 
 const originList = z
   .string()
-  .transform((v) => v.split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((o) => o.trim().replace(/\/$/, ''))
+      .filter(Boolean),
+  )
   .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o.toLowerCase() && /^https?:/.test(o)), 'must be a comma-separated list of origins (scheme://host[:port])');
 
 const port = z.coerce.number().int().min(0).max(65535);
-const megabytes = z.coerce.number().int().min(1).max(1024 * 1024);
+const megabytes = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(1024 * 1024);
 
 const cidrList = z
   .string()
-  .transform((v) => v.split(',').map((c) => c.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
+  )
   .refine((list) => list.every(isCidr), 'must be a comma-separated list of CIDRs such as 10.0.0.0/8 or fd00::/8');
 
 function isCidr(value: string): boolean {
@@ -38,10 +52,19 @@ const settings = z.object({
   DOCENT_HOST: z.string().default('127.0.0.1'),
   DOCENT_HTTP_PORT: port.default(8080),
   DOCENT_GRPC_PORT: port.default(8081),
-  DOCENT_MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL').default('mongodb://127.0.0.1:27017'),
-  DOCENT_MONGO_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name').default('docent'),
+  DOCENT_MONGO_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// URL')
+    .default('mongodb://127.0.0.1:27017'),
+  DOCENT_MONGO_DB: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name')
+    .default('docent'),
   DOCENT_ES_URL: z.url().default('http://127.0.0.1:9200'),
-  DOCENT_ES_INDEX_PREFIX: z.string().regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _').default('docent'),
+  DOCENT_ES_INDEX_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _')
+    .default('docent'),
   // Hybrid retrieval: BM25 plus vectors from a local sentence-embedding model; `off` leaves BM25 alone.
   DOCENT_EMBEDDINGS: z.enum(['on', 'off']).default('on'),
   // Where infra/stack.sh installs downloads (and the embedding model, unless DOCENT_EMBEDDING_MODEL_DIR says otherwise).
@@ -50,7 +73,10 @@ const settings = z.object({
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
-  DOCENT_TASK_QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]{0,60}$/, 'must be letters, digits, ., - or _').default(''),
+  DOCENT_TASK_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{0,60}$/, 'must be letters, digits, ., - or _')
+    .default(''),
   DOCENT_MODEL_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible']).optional(),
   DOCENT_MODEL: z.string().optional(),
   DOCENT_MODEL_BASE_URL: z.url().optional(),
@@ -58,7 +84,10 @@ const settings = z.object({
   DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
   DOCENT_GITHUB_TOKEN: z.string().optional(),
   DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
-  DOCENT_BRANCH_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix').default('docent/'),
+  DOCENT_BRANCH_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix')
+    .default('docent/'),
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
@@ -81,7 +110,12 @@ const settings = z.object({
   // Host folders bound read-only into the sandbox besides /usr (toolchains such as /opt/node).
   DOCENT_SANDBOX_READ_ONLY_PATHS: z
     .string()
-    .transform((v) => v.split(',').map((p) => p.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
     .refine((list) => list.every((p) => path.isAbsolute(p)), 'must be a comma-separated list of absolute paths')
     .default([]),
   // Networks that repository URLs (and other outbound URLs admins give) may reach although private or loopback.
@@ -114,7 +148,12 @@ const settings = z.object({
   // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
   DOCENT_TRUSTED_PROXY: z
     .string()
-    .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    )
     .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses')
     .default([]),
   // Browser origins that may call the Connect/gRPC-web API and the agent REST paths of every project (docs/decisions-ux.md).

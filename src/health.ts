@@ -24,10 +24,7 @@ async function probe(timeoutMs: number, check: (signal: AbortSignal) => Promise<
   const started = performance.now();
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    await Promise.race([
-      check(signal),
-      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer within ${timeoutMs} ms`)))),
-    ]);
+    await Promise.race([check(signal), new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(`no answer within ${timeoutMs} ms`))))]);
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (err) {
     // Only the kind of failure is shown: readiness is public and must not leak hosts or credentials.

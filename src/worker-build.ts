@@ -31,7 +31,9 @@ function activitySpans(tracer: Tracer): ActivityInterceptorsFactory {
   return (ctx) => ({
     inbound: {
       execute: (input, next) =>
-        traced(tracer, `activity ${ctx.info.activityType}`, { 'temporal.workflow_id': ctx.info.workflowExecution?.workflowId ?? '', 'temporal.activity_type': ctx.info.activityType }, () => next(input)),
+        traced(tracer, `activity ${ctx.info.activityType}`, { 'temporal.workflow_id': ctx.info.workflowExecution?.workflowId ?? '', 'temporal.activity_type': ctx.info.activityType }, () =>
+          next(input),
+        ),
     },
   });
 }

@@ -1,22 +1,6 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  isCancellation,
-  patched,
-  proxyActivities,
-  setHandler,
-  TimeoutFailure,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import {
-  followUpSignal,
-  NON_RETRYABLE_AGENT_ERRORS,
-  progressQuery,
-  type AgentJobInput,
-  type AgentJobProgress,
-  type Instruction,
-} from './contracts';
+import { followUpSignal, NON_RETRYABLE_AGENT_ERRORS, progressQuery, type AgentJobInput, type AgentJobProgress, type Instruction } from './contracts';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 

@@ -36,7 +36,6 @@ export interface WorkerSelfCheckResult {
 
 // ---- agent jobs --------------------------------------------------------------------------------
 
-
 /** The workflow id of a job, so a repeated start or a follow-up always finds the same workflow. */
 export const agentJobWorkflowId = (jobId: string) => `agent-job-${jobId}`;
 

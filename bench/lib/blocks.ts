@@ -66,4 +66,8 @@ export const p50s = (bs: Block[]) => bs.map((b) => percentile(b.latencies, 50));
 export const p99s = (bs: Block[]) => bs.map((b) => percentile(b.latencies, 99));
 export const rates = (bs: Block[]) => bs.map((b) => b.ops / b.seconds);
 /** Percentile over every sample of every block of one side. */
-export const pooled = (bs: Block[], p: number) => percentile(bs.flatMap((b) => b.latencies), p);
+export const pooled = (bs: Block[], p: number) =>
+  percentile(
+    bs.flatMap((b) => b.latencies),
+    p,
+  );

@@ -3,7 +3,28 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { DocChunk } from '../../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName } from '../../src/search/docs-index';
 
-const topics = ['install', 'publish', 'registry', 'workspace', 'lockfile', 'script', 'cache', 'audit', 'config', 'token', 'scope', 'version', 'dependency', 'package', 'proxy', 'mirror', 'build', 'test', 'deploy', 'release'];
+const topics = [
+  'install',
+  'publish',
+  'registry',
+  'workspace',
+  'lockfile',
+  'script',
+  'cache',
+  'audit',
+  'config',
+  'token',
+  'scope',
+  'version',
+  'dependency',
+  'package',
+  'proxy',
+  'mirror',
+  'build',
+  'test',
+  'deploy',
+  'release',
+];
 const verbs = ['installing', 'configures', 'removes', 'updates', 'runs', 'publishes', 'verifies', 'resolves', 'caches', 'links'];
 const fillers = 'the a of to in for with when your this that each from by is are be can on as it an or'.split(' ');
 

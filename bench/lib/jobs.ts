@@ -29,9 +29,7 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
     benchEnv(run, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: 'bench-model', DOCENT_MODEL_BASE_URL: 'http://127.0.0.1:9/' }),
     {
       prepare: (deps: Deps) =>
-        opts.limits
-          ? deps
-          : { ...deps, agentJobs: new AgentJobService({ config: deps.config, log: deps.log, tenancy: deps.tenancy, jobs: new JobStore(deps.mongo.db), temporal: deps.temporal }) },
+        opts.limits ? deps : { ...deps, agentJobs: new AgentJobService({ config: deps.config, log: deps.log, tenancy: deps.tenancy, jobs: new JobStore(deps.mongo.db), temporal: deps.temporal }) },
     },
   );
   await gw.deps.tenancy.createOrg(`org-${run}`);

@@ -36,7 +36,10 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
     'date (UTC)': new Date().toISOString(),
     nproc: String(os.availableParallelism()),
     'CPU model': cpus[0]?.model ?? 'unknown',
-    'load average (1/5/15 min) at start': os.loadavg().map((x) => x.toFixed(2)).join(' / '),
+    'load average (1/5/15 min) at start': os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' / '),
     memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
     Node: process.version,
   };
@@ -59,7 +62,8 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
       // FerretDB 1.x does not implement it
     }
     facts['MongoDB server'] = server;
-    facts['MongoDB write concern'] = `client: ${JSON.stringify(mongo.options.writeConcern ?? {}) === '{}' ? 'driver default (none set: server default, w:1 on a standalone)' : JSON.stringify(mongo.options.writeConcern)}; server default: ${serverDefault}`;
+    facts['MongoDB write concern'] =
+      `client: ${JSON.stringify(mongo.options.writeConcern ?? {}) === '{}' ? 'driver default (none set: server default, w:1 on a standalone)' : JSON.stringify(mongo.options.writeConcern)}; server default: ${serverDefault}`;
   } catch (err) {
     facts['MongoDB server'] = `unreachable: ${(err as Error).message}`;
   } finally {

@@ -3,8 +3,7 @@
 // with tools (an agent job) gets one write_file call and then a title and summary.
 import { startScriptedModel, type ChatRequest, type ScriptedTurn } from '../../test/support/scripted-model';
 
-const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: { text?: string }) => p.text ?? '').join('') : '';
+const textOf = (content: unknown): string => (typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: { text?: string }) => p.text ?? '').join('') : '');
 
 function reply(req: ChatRequest): ScriptedTurn {
   if (req.tools?.length) {

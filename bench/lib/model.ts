@@ -12,8 +12,7 @@ export interface ModelProcess {
 }
 
 /** A question that makes the scripted model answer with `tokens` deltas, `delayMs` apart, the first after `firstMs`. */
-export const scriptedQuestion = (text: string, s: { tokens: number; delayMs?: number; firstMs?: number }) =>
-  `${text} [tokens=${s.tokens} delay=${s.delayMs ?? 0} first=${s.firstMs ?? 0}]`;
+export const scriptedQuestion = (text: string, s: { tokens: number; delayMs?: number; firstMs?: number }) => `${text} [tokens=${s.tokens} delay=${s.delayMs ?? 0} first=${s.firstMs ?? 0}]`;
 
 /** Starts bench/lib/model-process.js as a child process and waits for its address. */
 export async function startModelProcess(): Promise<ModelProcess> {

@@ -23,10 +23,7 @@ export interface BenchResult {
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function markdownTable(results: BenchResult[]): string {
-  const lines = [
-    '| benchmark | case | median ratio (subject vs floor) | target | met | subject (absolute) | floor (absolute) |',
-    '|---|---|---|---|---|---|---|',
-  ];
+  const lines = ['| benchmark | case | median ratio (subject vs floor) | target | met | subject (absolute) | floor (absolute) |', '|---|---|---|---|---|---|---|'];
   for (const r of results) {
     if (r.error) lines.push(`| ${r.name} | — | failed to run | | | ${cell(r.error)} | |`);
     for (const row of r.rows) {

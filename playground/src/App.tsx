@@ -24,13 +24,7 @@ export function App() {
         {fields.map((f) => (
           <label key={f.name}>
             {f.label}
-            <input
-              name={f.name}
-              type={f.secret ? 'password' : 'text'}
-              autoComplete="off"
-              value={settings[f.name]}
-              onChange={(e) => setSettings({ ...settings, [f.name]: e.target.value.trim() })}
-            />
+            <input name={f.name} type={f.secret ? 'password' : 'text'} autoComplete="off" value={settings[f.name]} onChange={(e) => setSettings({ ...settings, [f.name]: e.target.value.trim() })} />
           </label>
         ))}
       </fieldset>

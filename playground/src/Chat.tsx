@@ -36,13 +36,25 @@ export function Chat({ settings }: { settings: RefObject<Settings> }) {
             <p className="text">{m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}</p>
             <ul className="sources">
               {m.parts.flatMap((p) =>
-                p.type === 'source-url' ? [<li key={p.sourceId}><a href={p.url} target="_blank" rel="noreferrer">{p.title ?? p.url}</a></li>] : [],
+                p.type === 'source-url'
+                  ? [
+                      <li key={p.sourceId}>
+                        <a href={p.url} target="_blank" rel="noreferrer">
+                          {p.title ?? p.url}
+                        </a>
+                      </li>,
+                    ]
+                  : [],
               )}
             </ul>
           </li>
         ))}
       </ol>
-      {error && <p role="alert" className="error">{error.message}</p>}
+      {error && (
+        <p role="alert" className="error">
+          {error.message}
+        </p>
+      )}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -52,11 +64,18 @@ export function Chat({ settings }: { settings: RefObject<Settings> }) {
         }}
       >
         <input name="question" placeholder="Ask a question about the docs" value={input} onChange={(e) => setInput(e.target.value)} />
-        <button type="submit" disabled={busy}>Ask</button>
+        <button type="submit" disabled={busy}>
+          Ask
+        </button>
       </form>
       <p className="meta">
         <span data-testid="chat-status">{status}</span>
-        {threadId && <> · thread <code data-testid="thread-id">{threadId}</code></>}
+        {threadId && (
+          <>
+            {' '}
+            · thread <code data-testid="thread-id">{threadId}</code>
+          </>
+        )}
       </p>
     </section>
   );

@@ -73,21 +73,37 @@ export function Jobs({ settings }: { settings: Settings }) {
         <textarea name="prompt" rows={3} placeholder="What should the agent change?" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
         <button type="submit">Create job</button>
       </form>
-      {createError && <p role="alert" className="error">{createError}</p>}
+      {createError && (
+        <p role="alert" className="error">
+          {createError}
+        </p>
+      )}
       {watched && (
         <div className="job">
           <p>
-            Job <code data-testid="job-id">{watched.jobId}</code>:{' '}
-            <strong data-testid="job-status">{job ? statusName(job.status) : 'starting'}</strong>
+            Job <code data-testid="job-id">{watched.jobId}</code>: <strong data-testid="job-status">{job ? statusName(job.status) : 'starting'}</strong>
           </p>
-          <p className="meta" data-testid="job-history">{history.join(' → ')}</p>
+          <p className="meta" data-testid="job-history">
+            {history.join(' → ')}
+          </p>
           {job?.prLink && (
             <p>
-              Pull request: <a data-testid="pr-link" href={job.prLink} target="_blank" rel="noreferrer">{job.prLink}</a>
+              Pull request:{' '}
+              <a data-testid="pr-link" href={job.prLink} target="_blank" rel="noreferrer">
+                {job.prLink}
+              </a>
             </p>
           )}
-          {job?.error && <p className="error">{job.error.code}: {job.error.message}</p>}
-          {error && <p role="alert" className="error">{error}</p>}
+          {job?.error && (
+            <p className="error">
+              {job.error.code}: {job.error.message}
+            </p>
+          )}
+          {error && (
+            <p role="alert" className="error">
+              {error}
+            </p>
+          )}
         </div>
       )}
     </section>

@@ -23,7 +23,6 @@ function decodeCursor(cursor: string): [number, string] {
   throw new AppError('invalid_argument', 'cursor is not one this API returned');
 }
 
-
 export class JobStore {
   constructor(private readonly db: Db) {}
 
@@ -65,7 +64,11 @@ export class JobStore {
       const at = new Date(t);
       filter.$or = [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: id } }];
     }
-    const docs = await this.jobs.find(filter).sort({ createdAt: -1, _id: -1 }).limit(opts.limit + 1).toArray();
+    const docs = await this.jobs
+      .find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(opts.limit + 1)
+      .toArray();
     const jobs = docs.slice(0, opts.limit);
     return { jobs, nextCursor: docs.length > opts.limit ? encodeCursor(jobs[jobs.length - 1]!) : null };
   }

@@ -24,7 +24,10 @@ export function resolveRepository(repository: string, gitBaseUrl: string): Resol
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AppError('invalid_argument', 'repository URL must use http or https');
   // Credentials belong in DOCENT_GITHUB_TOKEN, never in a stored URL.
   if (url.username || url.password) throw new AppError('invalid_argument', 'repository URL must not contain credentials');
-  const parts = url.pathname.replace(/\.git$/, '').split('/').filter(Boolean);
+  const parts = url.pathname
+    .replace(/\.git$/, '')
+    .split('/')
+    .filter(Boolean);
   if (parts.length < 2) throw new AppError('invalid_argument', `repository URL "${repository}" has no owner/name path`);
   return { cloneUrl: url.toString(), owner: parts[parts.length - 2]!, name: parts[parts.length - 1]! };
 }

@@ -9,15 +9,7 @@ import { missingModelSetting } from '../llm/model';
 import type { Logger } from '../log';
 import { projectChecks, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
-import {
-  AGENT_TASK_QUEUE,
-  agentJobWorkflowId,
-  followUpSignal,
-  PROJECT_SEARCH_ATTRIBUTE,
-  taskQueueName,
-  type AgentJobInput,
-  type Instruction,
-} from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
 import type { JobDoc, JobStatus } from './job';
 import type { JobPage, JobStore } from './job-store';
 import type { CreateJob, ListJobs } from './validation';
@@ -71,10 +63,7 @@ export class AgentJobService {
   }
 
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
-  async createJob(
-    caller: Caller,
-    input: { projectId: string; idempotencyKey?: string } & CreateJob,
-  ): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
+  async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
@@ -153,10 +142,7 @@ export class AgentJobService {
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
-  async sendMessage(
-    caller: Caller,
-    input: { projectId: string; jobId: string; prompt: string },
-  ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+  async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
@@ -184,10 +170,7 @@ export class AgentJobService {
       });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
-      await Promise.all([
-        this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }),
-        admission.release(),
-      ]);
+      await Promise.all([this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
       throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
     }
     return { job, limitHeaders: admission.headers };
@@ -211,12 +194,7 @@ export class AgentJobService {
   }
 
   /** Yields the job now and after every change until it is no longer active (MongoDB here has no change streams: it polls). */
-  async *watchJob(
-    caller: Caller,
-    input: { projectId: string; jobId: string },
-    signal: AbortSignal,
-    pollMs = 300,
-  ): AsyncGenerator<JobDoc> {
+  async *watchJob(caller: Caller, input: { projectId: string; jobId: string }, signal: AbortSignal, pollMs = 300): AsyncGenerator<JobDoc> {
     await this.authorize(caller, input.projectId);
     let last = '';
     while (!signal.aborted) {

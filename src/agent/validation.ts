@@ -3,11 +3,7 @@ import { z } from 'zod';
 const maxPromptChars = 32 * 1024;
 
 /** An instruction: at least one character after trimming, at most 32 KiB. */
-export const prompt = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(1, 'must not be empty')
-  .max(maxPromptChars, `must be at most ${maxPromptChars} characters`);
+export const prompt = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(maxPromptChars, `must be at most ${maxPromptChars} characters`);
 
 // What git accepts as a branch name, minus the odd corners no one needs here.
 const refName = z
@@ -18,7 +14,11 @@ const refName = z
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
-  model: z.string().max(200).regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id').optional(),
+  model: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id')
+    .optional(),
   asDraft: z.boolean().optional(),
 });
 export type CreateJob = z.infer<typeof createJobBody>;

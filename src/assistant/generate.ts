@@ -22,16 +22,18 @@ export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passa
     ? `\n\nThe user has selected this on the page (use it to understand the question; it is not documentation):\n` +
       input.context.map((c) => `<selection type="${c.type ?? 'textSelection'}"${c.path ? ` path="${c.path}"` : ''}>\n${c.value}\n</selection>`).join('\n')
     : '';
-  return [
-    `You are the documentation assistant for ${input.domain}.`,
-    'Answer the user only from the numbered documentation passages below. Do not use other knowledge.',
-    'After each statement, cite the passage(s) it comes from as [n]. Never cite a passage that does not support the statement.',
-    'If the passages do not answer the question, say that the documentation does not cover it, and suggest what to search for.',
-    'Be concise; use Markdown; quote commands and options exactly as the passages write them.',
-    '',
-    'Passages:',
-    passages || '(none were found)',
-  ].join('\n') + selection;
+  return (
+    [
+      `You are the documentation assistant for ${input.domain}.`,
+      'Answer the user only from the numbered documentation passages below. Do not use other knowledge.',
+      'After each statement, cite the passage(s) it comes from as [n]. Never cite a passage that does not support the statement.',
+      'If the passages do not answer the question, say that the documentation does not cover it, and suggest what to search for.',
+      'Be concise; use Markdown; quote commands and options exactly as the passages write them.',
+      '',
+      'Passages:',
+      passages || '(none were found)',
+    ].join('\n') + selection
+  );
 }
 
 /** Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. */
@@ -54,7 +56,10 @@ export async function* generateAnswer(model: LanguageModel, input: GenerationInp
 }
 
 const firstSentences = (text: string, maxChars: number) => {
-  const flat = text.replace(/```[\s\S]*?```/g, ' ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   const sentences = flat.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [flat];
   let out = '';
   for (const s of sentences) {

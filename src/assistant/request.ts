@@ -39,13 +39,19 @@ const atLeastOne = (what: string) => ({ message: `must hold at least one ${what}
 /** v2 (AI SDK 5+ UI messages): each message carries `parts`. */
 export const assistantRequestV2 = z.looseObject({
   ...common,
-  messages: z.array(z.looseObject({ id: z.string().optional(), role, parts: z.array(part).max(100) })).min(1, atLeastOne('message')).max(200),
+  messages: z
+    .array(z.looseObject({ id: z.string().optional(), role, parts: z.array(part).max(100) }))
+    .min(1, atLeastOne('message'))
+    .max(200),
 });
 
 /** v1 (AI SDK 4 messages): each message carries `content`, and from 4.2 on also `parts`. */
 export const assistantRequestV1 = z.looseObject({
   ...common,
-  messages: z.array(z.looseObject({ id: z.string().optional(), role, content: z.string().max(32_768), parts: z.array(part).max(100).optional() })).min(1, atLeastOne('message')).max(200),
+  messages: z
+    .array(z.looseObject({ id: z.string().optional(), role, content: z.string().max(32_768), parts: z.array(part).max(100).optional() }))
+    .min(1, atLeastOne('message'))
+    .max(200),
 });
 
 export type AssistantRequestV2 = z.infer<typeof assistantRequestV2>;
@@ -77,7 +83,10 @@ export interface AssistantQuestion {
 }
 
 const textOfParts = (parts: Array<{ type: string; text?: string }> | undefined) =>
-  (parts ?? []).filter((p) => p.type === 'text' && p.text).map((p) => p.text).join('\n');
+  (parts ?? [])
+    .filter((p) => p.type === 'text' && p.text)
+    .map((p) => p.text)
+    .join('\n');
 
 /** Reduces a validated v1 or v2 body to the question; the last message must be the user's, with text. */
 export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): AssistantQuestion {
@@ -94,7 +103,12 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
   const clientHistory = turns.slice(0, -1).filter((t): t is ChatTurn => t.role !== 'system' && t.text !== '');
   const f = body.filter;
   const filterValue: SearchFilter | undefined = f
-    ? { ...(f.version ? { version: f.version } : {}), ...(f.language ? { language: f.language } : {}), ...(f.groups?.length ? { groups: f.groups } : {}), ...(f.pathPrefix ? { pathPrefix: f.pathPrefix } : {}) }
+    ? {
+        ...(f.version ? { version: f.version } : {}),
+        ...(f.language ? { language: f.language } : {}),
+        ...(f.groups?.length ? { groups: f.groups } : {}),
+        ...(f.pathPrefix ? { pathPrefix: f.pathPrefix } : {}),
+      }
     : undefined;
   return {
     fp: body.fp,
@@ -115,4 +129,3 @@ export const searchRequest = z.looseObject({
   filter: filter.optional(),
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
-

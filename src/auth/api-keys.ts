@@ -95,7 +95,10 @@ export class ApiKeyStore {
 
   /** The keys of a project, newest first. */
   async list(filter: { projectId: string }): Promise<KeyInfo[]> {
-    const docs = await this.keys.find({ projectId: filter.projectId }, { projection: { hash: 0 } }).sort({ createdAt: -1 }).toArray();
+    const docs = await this.keys
+      .find({ projectId: filter.projectId }, { projection: { hash: 0 } })
+      .sort({ createdAt: -1 })
+      .toArray();
     return docs.map((d) => ({
       id: d._id,
       kind: d.kind,

@@ -1,14 +1,7 @@
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import {
-  DOCS_INGEST_PROGRESS_QUERY,
-  DOCS_TASK_QUEUE,
-  docsIngestWorkflowId,
-  taskQueueName,
-  type DocsIngestInput,
-  type DocsIngestProgress,
-} from '../../workflows/contracts';
+import { DOCS_INGEST_PROGRESS_QUERY, DOCS_TASK_QUEUE, docsIngestWorkflowId, taskQueueName, type DocsIngestInput, type DocsIngestProgress } from '../../workflows/contracts';
 import { loadConfig, type Config } from '../config';
 
 export const docsIngestUsage = `usage: docent docs ingest --domain <domain> [--base-url <url>] [--ref <branch>] [--docs-path <dir>] <folder or git URL>`;
@@ -68,7 +61,10 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     print(`ingesting ${input.source} for ${input.domain} (workflow ${handle.workflowId})`);
     const result = handle.result();
     let finished = false;
-    void result.then(() => (finished = true), () => (finished = true));
+    void result.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
     let last = '';
     while (!finished) {
       const line = await currentLine(handle).catch(() => null);
@@ -90,7 +86,10 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     await connection.close();
   }
 
-  async function currentLine(handle: { query<T>(name: string): Promise<T>; describe(): Promise<{ raw: { pendingActivities?: Array<{ heartbeatDetails?: { payloads?: unknown[] | null } | null }> | null } }> }) {
+  async function currentLine(handle: {
+    query<T>(name: string): Promise<T>;
+    describe(): Promise<{ raw: { pendingActivities?: Array<{ heartbeatDetails?: { payloads?: unknown[] | null } | null }> | null } }>;
+  }) {
     const p = await handle.query<DocsIngestProgress>(DOCS_INGEST_PROGRESS_QUERY);
     let indexed: { indexed: number; total: number } | undefined;
     if (p.phase === 'building') {

@@ -86,7 +86,11 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return { out: await withStores((s) => createOrg(s, positionals[0]!)), json: !!values.json };
   }
   if (group === 'project' && action === 'create') {
-    const { positionals, values } = parse(rest, { org: { type: 'string' }, repo: { type: 'string' }, ref: { type: 'string' }, domain: { type: 'string' }, origin: { type: 'string', multiple: true } }, 1);
+    const { positionals, values } = parse(
+      rest,
+      { org: { type: 'string' }, repo: { type: 'string' }, ref: { type: 'string' }, domain: { type: 'string' }, origin: { type: 'string', multiple: true } },
+      1,
+    );
     const input = {
       projectId: positionals[0]!,
       orgId: required(values, 'org'),
@@ -98,7 +102,11 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
   }
   if (group === 'project' && action === 'update') {
-    const { positionals, values } = parse(rest, { setup: { type: 'string', multiple: true }, check: { type: 'string', multiple: true }, 'clear-checks': { type: 'boolean' }, network: { type: 'string' } }, 1);
+    const { positionals, values } = parse(
+      rest,
+      { setup: { type: 'string', multiple: true }, check: { type: 'string', multiple: true }, 'clear-checks': { type: 'boolean' }, network: { type: 'string' } },
+      1,
+    );
     const network = values.network as string | undefined;
     if (network !== undefined && network !== 'on' && network !== 'off') throw new UsageError(`--network must be on or off, not ${network}`);
     const update = {

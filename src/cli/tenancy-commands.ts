@@ -21,10 +21,7 @@ export async function createOrg(s: Stores, orgId: string): Promise<Output> {
   return { text: `created organization ${org._id}`, json: { id: org._id, createdAt: org.createdAt } };
 }
 
-export async function createProject(
-  s: Stores,
-  p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] },
-): Promise<Output> {
+export async function createProject(s: Stores, p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] }): Promise<Output> {
   await s.checkRepository?.(p.repository);
   const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
   const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (only pages the gateway serves itself, such as /playground/, can call the assistant from a browser)';
@@ -83,6 +80,15 @@ export async function listKeys(s: Stores, projectId: string): Promise<Output> {
     ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt), k.groups?.join(',') ?? '-']),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const text = keys.length ? rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') : `project ${projectId} has no keys`;
+  const text = keys.length
+    ? rows
+        .map((r) =>
+          r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n')
+    : `project ${projectId} has no keys`;
   return { text, json: keys.map((k) => ({ ...k, status: statusOf(k, now) })) };
 }

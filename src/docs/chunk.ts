@@ -116,7 +116,15 @@ function splitLong(text: string, max: number): string[] {
 }
 
 const asString = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-const asList = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : v.split(',').map((s) => s.trim()).filter(Boolean));
+const asList = (v: string | string[] | undefined) =>
+  v === undefined
+    ? undefined
+    : Array.isArray(v)
+      ? v
+      : v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
 
 function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -2,7 +2,10 @@
 
 /** `commands/npm-ci.md` → `commands/npm-ci`; backslashes become slashes. */
 export function pagePath(relativeFile: string): string {
-  return relativeFile.replace(/\\/g, '/').replace(/^\/+/, '').replace(/\.(md|mdx|markdown)$/i, '');
+  return relativeFile
+    .replace(/\\/g, '/')
+    .replace(/^\/+/, '')
+    .replace(/\.(md|mdx|markdown)$/i, '');
 }
 
 /** The page URL: `index` pages are their folder's URL. */

@@ -49,7 +49,10 @@ export function phrasingText(node: Nodes): string {
 function listText(list: List): string {
   const items = list.children.map((item, i) => {
     const marker = list.ordered ? `${(list.start ?? 1) + i}. ` : '- ';
-    const body = item.children.map(blockText).filter(Boolean).join(item.spread ? '\n\n' : '\n');
+    const body = item.children
+      .map(blockText)
+      .filter(Boolean)
+      .join(item.spread ? '\n\n' : '\n');
     return marker + body.replace(/\n(?=.)/g, '\n  ');
   });
   return items.join(list.spread ? '\n\n' : '\n');

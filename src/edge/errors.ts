@@ -7,8 +7,7 @@ export const maxBodyBytes = 1024 * 1024;
 
 type FastifyValidationError = FastifyError & { validation: Array<{ instancePath: string; message?: string }>; validationContext?: string };
 
-const isValidationError = (err: unknown): err is FastifyValidationError =>
-  err instanceof Error && Array.isArray((err as Partial<FastifyValidationError>).validation);
+const isValidationError = (err: unknown): err is FastifyValidationError => err instanceof Error && Array.isArray((err as Partial<FastifyValidationError>).validation);
 
 /** A schema misfit as parseInput words it: up to three `field: problem` entries. */
 function validationMessage(err: FastifyValidationError): string {

@@ -8,6 +8,5 @@ export const clientIpKey = createContextKey<string>('unknown', { description: 'c
 
 /** Fills clientIpKey for every Connect request, trusting X-Forwarded-For only from the configured proxies. */
 export function clientIpContext(trustedProxies: readonly string[]) {
-  return (req: IncomingMessage | Http2ServerRequest) =>
-    createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress ?? 'unknown', req.headers['x-forwarded-for'], trustedProxies));
+  return (req: IncomingMessage | Http2ServerRequest) => createContextValues().set(clientIpKey, clientIp(req.socket?.remoteAddress ?? 'unknown', req.headers['x-forwarded-for'], trustedProxies));
 }

@@ -24,5 +24,8 @@ function ipv6Groups(address: string): number[] {
 export function ipLimitSubject(ip: string): string {
   const address = ip.split('%')[0]!; // a zone id (fe80::1%eth0) names an interface, not a host
   if (isIP(address) !== 6) return ip;
-  return `${ipv6Groups(address).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${ipv6Groups(address)
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }

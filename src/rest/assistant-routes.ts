@@ -39,8 +39,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       cors,
       body: assistantRequestV2,
       responses: { 200: { description: 'Server-sent events, ending with a finish event that carries threadId, then [DONE]', streamed: 'text/event-stream' } },
-      handler: (req) =>
-        answer(req, (s) => ({ status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) })),
+      handler: (req) => answer(req, (s) => ({ status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) })),
     }),
     route({
       method: 'POST',
@@ -50,8 +49,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       cors,
       body: assistantRequestV1,
       responses: { 200: { description: 'AI SDK 4 data stream lines, the last one (d:) carrying threadId', streamed: 'text/plain' } },
-      handler: (req) =>
-        answer(req, (s) => ({ status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) })),
+      handler: (req) => answer(req, (s) => ({ status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) })),
     }),
     route({
       method: 'POST',

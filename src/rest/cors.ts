@@ -11,8 +11,15 @@ const lowerCaseSet = (names: readonly string[]) => [...new Set(names.map((n) => 
 export const corsAllowHeaders = lowerCaseSet([...connectCors.allowedHeaders, 'authorization', 'content-type', 'idempotency-key', 'x-request-id']);
 export const corsExposeHeaders = lowerCaseSet([
   ...connectCors.exposedHeaders,
-  'x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-thread-id', 'location',
-  'x-vercel-ai-ui-message-stream', 'x-vercel-ai-data-stream',
+  'x-request-id',
+  'retry-after',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'x-thread-id',
+  'location',
+  'x-vercel-ai-ui-message-stream',
+  'x-vercel-ai-data-stream',
 ]);
 
 /** Any origin may read the route (public documents such as /openapi.json). */

@@ -7,8 +7,16 @@ import { z } from 'zod';
 export const documentedSchemas = z.registry<{ id: string }>();
 
 const errorCodes = [
-  'invalid_argument', 'failed_precondition', 'unauthenticated', 'permission_denied', 'not_found', 'already_exists',
-  'resource_exhausted', 'unimplemented', 'unavailable', 'internal',
+  'invalid_argument',
+  'failed_precondition',
+  'unauthenticated',
+  'permission_denied',
+  'not_found',
+  'already_exists',
+  'resource_exhausted',
+  'unimplemented',
+  'unavailable',
+  'internal',
 ] as const;
 
 /** The one error shape of every REST error. */
@@ -46,15 +54,11 @@ export const agentJobBody = z
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 
-export const agentJobPageBody = z
-  .object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() })
-  .register(documentedSchemas, { id: 'AgentJobPage' });
+export const agentJobPageBody = z.object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() }).register(documentedSchemas, { id: 'AgentJobPage' });
 
 export const searchResultsBody = z
   .object({
-    results: z.array(
-      z.object({ path: z.string(), url: z.string(), title: z.string(), headings: z.array(z.string()), content: z.string(), score: z.number() }),
-    ),
+    results: z.array(z.object({ path: z.string(), url: z.string(), title: z.string(), headings: z.array(z.string()), content: z.string(), score: z.number() })),
   })
   .register(documentedSchemas, { id: 'SearchResults' });
 

@@ -103,7 +103,8 @@ const undocumented: Record<number, ResponseDoc> = { 200: { description: 'Success
 function responseSchemas(r: Route) {
   const out: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(r.responses ?? undocumented)) {
-    out[status] = 'json' in doc ? { description: doc.description, content: { 'application/json': { schema: doc.json } } } : { description: doc.description, content: { [doc.streamed]: { schema: z.string() } } };
+    out[status] =
+      'json' in doc ? { description: doc.description, content: { 'application/json': { schema: doc.json } } } : { description: doc.description, content: { [doc.streamed]: { schema: z.string() } } };
   }
   out['4xx'] = errorResponse('The request was refused; the body says why');
   out['5xx'] = errorResponse('docent or a service it depends on failed');
@@ -186,7 +187,11 @@ function registerPathAnswers(app: FastifyInstance, path: string, routes: Route[]
     url: fastifyPath(path),
     config: { auth: 'none' },
     // The method alone decides, so the answer comes before any body is read.
-    onRequest: async (req, reply) => reply.code(405).header('allow', allow).send({ error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' }),
+    onRequest: async (req, reply) =>
+      reply
+        .code(405)
+        .header('allow', allow)
+        .send({ error: `method ${req.method} not allowed; use ${allow}`, code: 'unimplemented' }),
     handler: async () => undefined,
   });
 }

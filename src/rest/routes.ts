@@ -34,7 +34,13 @@ function healthRoutes(deps: Deps): Route[] {
       responses: { 200: { description: 'Prometheus text format', streamed: 'text/plain' } },
       handler: async () => {
         const text = await deps.metrics.registry.metrics();
-        return { status: 200, headers: { 'content-type': deps.metrics.registry.contentType }, stream: (async function* () { yield text; })() };
+        return {
+          status: 200,
+          headers: { 'content-type': deps.metrics.registry.contentType },
+          stream: (async function* () {
+            yield text;
+          })(),
+        };
       },
     }),
   ];

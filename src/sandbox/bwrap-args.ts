@@ -67,17 +67,7 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   a.push('--chdir', WORKSPACE);
 
   a.push('--', '/bin/sh', '-c', wrapperScript(fds.started), 'docent-sandbox');
-  a.push(
-    '/usr/bin/prlimit',
-    `--nproc=${limits.maxProcesses}`,
-    `--data=${limits.memoryBytes}`,
-    `--fsize=${limits.maxFileBytes}`,
-    '--core=0',
-    '--',
-    '/bin/sh',
-    '-c',
-    command,
-  );
+  a.push('/usr/bin/prlimit', `--nproc=${limits.maxProcesses}`, `--data=${limits.memoryBytes}`, `--fsize=${limits.maxFileBytes}`, '--core=0', '--', '/bin/sh', '-c', command);
   return a;
 }
 

@@ -13,8 +13,7 @@ const USERNS =
   'since the default profile blocks them';
 const SETPRIV = 'install util-linux (it provides setpriv and prlimit), or leave runAs unset when not running as root';
 const REACH =
-  'every parent directory of workspace, home and readOnlyPaths must be searchable (mode o+x, e.g. 0711) by the uid bwrap runs as, ' +
-  'and workspace/home must be owned by or writable for it';
+  'every parent directory of workspace, home and readOnlyPaths must be searchable (mode o+x, e.g. 0711) by the uid bwrap runs as, ' + 'and workspace/home must be owned by or writable for it';
 
 /** The likely fix for what bwrap (or spawning it) reported. */
 export function fixFor(detail: string): string {

@@ -114,7 +114,10 @@ export function normalizeCurrentPath(currentPath: string): { path: string; ancho
     // not a URL: read it as a path
   }
   const [pathPart, anchor] = p.split('#', 2) as [string, string | undefined];
-  const path = pathPart.split('?')[0]!.replace(/^\/+|\/+$/g, '').replace(/\.(md|mdx|markdown|html)$/i, '');
+  const path = pathPart
+    .split('?')[0]!
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/\.(md|mdx|markdown|html)$/i, '');
   return { path, anchor: anchor || undefined };
 }
 
@@ -215,7 +218,10 @@ async function retryOnSwap<T>(search: () => Promise<T>): Promise<T> {
 async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
   // Over-fetch so that one long page cannot take every slot (see diversify).
   const r = await es.search<StoredChunk>({ index, ignore_unavailable: true, size: Math.min(q.pageSize * 3, 100), query: buildRetrievalQuery(q), _source: storedFields }, { signal });
-  return diversify(r.hits.hits.map((h) => toPassage(h, h._score ?? 0)), q.pageSize);
+  return diversify(
+    r.hits.hits.map((h) => toPassage(h, h._score ?? 0)),
+    q.pageSize,
+  );
 }
 
 /** Undefined when the index holds no vectors (built with embeddings off, or before them). */
@@ -227,8 +233,10 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
   const header = { index, ignore_unavailable: true };
   const searches: estypes.MsearchRequestItem[] = [
-    header, { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: storedFields },
-    header, { size, query: strictKeywordQuery(q.query, hints, filter), _source: storedFields },
+    header,
+    { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: storedFields },
+    header,
+    { size, query: strictKeywordQuery(q.query, hints, filter), _source: storedFields },
     // The page the user is on is a source of candidates of its own, best matching passages first.
     ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: storedFields }] : []),
   ];
@@ -246,11 +254,13 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     return res && !('error' in res) ? res.hits.hits : [];
   };
   const stored = new Map<string, estypes.SearchHit<StoredChunk>>();
-  const lists = [0, 1, 2].filter((i) => i < responses.length).map((i) => {
-    const hits = hitsOf(i);
-    for (const h of hits) stored.set(h._id!, h);
-    return { ids: hits.map((h) => h._id!), weight: 1 };
-  });
+  const lists = [0, 1, 2]
+    .filter((i) => i < responses.length)
+    .map((i) => {
+      const hits = hitsOf(i);
+      for (const h of hits) stored.set(h._id!, h);
+      return { ids: hits.map((h) => h._id!), weight: 1 };
+    });
   const section = current ? sectionOf(current.path) : undefined;
   const bonus = (id: string) => {
     const h = stored.get(id)!._source!;
@@ -261,7 +271,10 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     if (current?.anchor && h.path === current.path && h.anchor === current.anchor) b += 0.5 / (rrfK + 1);
     return b;
   };
-  return diversify(fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)), q.pageSize);
+  return diversify(
+    fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)),
+    q.pageSize,
+  );
 }
 
 function toPassage(h: estypes.SearchHit<StoredChunk>, score: number): Passage {

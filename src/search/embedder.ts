@@ -102,7 +102,5 @@ export function embedderLoader(dir: string | undefined, threads = 1): (() => Pro
 
 function assertModelFiles(dir: string): void {
   if (existsSync(path.join(dir, modelFiles.model)) && existsSync(path.join(dir, modelFiles.tokenizer))) return;
-  throw new EmbeddingModelMissingError(
-    `no embedding model in ${dir}: run \`npm run stack -- install model\`, set DOCENT_EMBEDDING_MODEL_DIR, or set DOCENT_EMBEDDINGS=off`,
-  );
+  throw new EmbeddingModelMissingError(`no embedding model in ${dir}: run \`npm run stack -- install model\`, set DOCENT_EMBEDDING_MODEL_DIR, or set DOCENT_EMBEDDINGS=off`);
 }

@@ -37,7 +37,9 @@ function script(req: ChatRequest): ScriptedTurn {
     return afterTool(req) ? { text: ['Fix typo in README', '\n\nCorrected "wrold" to "world".'] } : { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] };
   }
   if (instruction.startsWith('add a contributing guide')) {
-    return afterTool(req) ? { text: 'Add CONTRIBUTING.md\n\nExplains how to send changes.' } : { toolCalls: [{ name: 'write_file', args: { path: 'CONTRIBUTING.md', content: '# Contributing\n\nOpen a pull request.\n' } }] };
+    return afterTool(req)
+      ? { text: 'Add CONTRIBUTING.md\n\nExplains how to send changes.' }
+      : { toolCalls: [{ name: 'write_file', args: { path: 'CONTRIBUTING.md', content: '# Contributing\n\nOpen a pull request.\n' } }] };
   }
   if (instruction.startsWith('escape the workspace')) {
     return afterTool(req) ? { text: 'Nothing changed\n\nThe path was refused.' } : { toolCalls: [{ name: 'write_file', args: { path: '../../etc/evil', content: 'x' } }] };
@@ -90,8 +92,7 @@ afterAll(async () => {
   await rm(workspaceDir, { recursive: true, force: true });
 });
 
-const api = (method: string, p: string, body?: unknown, key = adminKey, headers: Record<string, string> = {}): Promise<JsonResponse> =>
-  callApi(gw.url, key, method, p, body, headers);
+const api = (method: string, p: string, body?: unknown, key = adminKey, headers: Record<string, string> = {}): Promise<JsonResponse> => callApi(gw.url, key, method, p, body, headers);
 
 async function waitForJob(projectId: string, jobId: string, done: (job: any) => boolean, key = adminKey, timeoutMs = 90_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
@@ -156,7 +157,10 @@ describe('agent jobs over REST', () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'escape the workspace' })).json();
     const job = await waitForJob('widgets', created.id, finished);
     expect(job).toMatchObject({ status: 'completed', prLink: null });
-    const toolReply = model.requests.filter((q) => lastUser(q).includes('escape the workspace')).at(-1)!.messages.at(-1);
+    const toolReply = model.requests
+      .filter((q) => lastUser(q).includes('escape the workspace'))
+      .at(-1)!
+      .messages.at(-1);
     expect(JSON.stringify(toolReply)).toContain('outside the repository');
   });
 
@@ -194,9 +198,7 @@ describe('agent jobs over REST', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { jobs: Array<{ id: string }>; nextCursor: string | null } = await (
-        await api('GET', `/v2/agent/widgets/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
-      ).json();
+      const page: { jobs: Array<{ id: string }>; nextCursor: string | null } = await (await api('GET', `/v2/agent/widgets/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json();
       expect(page.jobs.length).toBeLessThanOrEqual(2);
       seen.push(...page.jobs.map((j) => j.id));
       cursor = page.nextCursor;

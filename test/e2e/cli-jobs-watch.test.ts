@@ -31,7 +31,15 @@ function watch(args: string[], env: Record<string, string>): Watch {
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   let read = 0;
   return {
-    nextLine: () => (read < stdout.length ? Promise.resolve(stdout[read++]!) : new Promise((r) => waiting.push((l) => { read++; r(l); }))),
+    nextLine: () =>
+      read < stdout.length
+        ? Promise.resolve(stdout[read++]!)
+        : new Promise((r) =>
+            waiting.push((l) => {
+              read++;
+              r(l);
+            }),
+          ),
     exited: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))),
   };
 }
@@ -41,8 +49,19 @@ const jobs = () => gw.deps.mongo.db.collection<JobDoc>('jobs');
 async function insertJob(id: string): Promise<void> {
   const now = new Date();
   await jobs().insertOne({
-    _id: id, projectId: 'watched', status: 'active', source: { repository: 'acme/watched', ref: 'main' }, model: 'scripted', branch: `docent/${id}`,
-    prLink: null, createdAt: now, updatedAt: now, archivedAt: null, turn: 1, prompts: [{ turn: 1, prompt: 'x', at: now }], asDraft: false,
+    _id: id,
+    projectId: 'watched',
+    status: 'active',
+    source: { repository: 'acme/watched', ref: 'main' },
+    model: 'scripted',
+    branch: `docent/${id}`,
+    prLink: null,
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+    turn: 1,
+    prompts: [{ turn: 1, prompt: 'x', at: now }],
+    asDraft: false,
   });
 }
 

@@ -52,9 +52,33 @@ describe('docent CLI', () => {
   });
 
   it('creates a project with its repository, domain and allowed origins', async () => {
-    const r = await docent('project', 'create', 'docs', '--org', 'acme', '--repo', 'acme/docs', '--ref', 'main', '--domain', 'docs.acme.dev', '--origin', 'https://acme.dev', '--origin', 'http://localhost:3000', '--json');
+    const r = await docent(
+      'project',
+      'create',
+      'docs',
+      '--org',
+      'acme',
+      '--repo',
+      'acme/docs',
+      '--ref',
+      'main',
+      '--domain',
+      'docs.acme.dev',
+      '--origin',
+      'https://acme.dev',
+      '--origin',
+      'http://localhost:3000',
+      '--json',
+    );
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ id: 'docs', orgId: 'acme', repository: 'acme/docs', ref: 'main', domain: 'docs.acme.dev', allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      id: 'docs',
+      orgId: 'acme',
+      repository: 'acme/docs',
+      ref: 'main',
+      domain: 'docs.acme.dev',
+      allowedOrigins: ['https://acme.dev', 'http://localhost:3000'],
+    });
     expect(await gw.deps.tenancy.getProjectByDomain('docs.acme.dev')).toMatchObject({ _id: 'docs', allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
   });
 
@@ -99,7 +123,14 @@ describe('docent CLI', () => {
       for (const secret of [adminKey, asst.key, ...hashes]) expect(out).not.toContain(secret);
       expect(out).toContain(asst.id);
     }
-    expect(JSON.parse(listedJson.stdout).map((k: { kind: string; status: string }) => [k.kind, k.status]).sort()).toEqual([['admin', 'active'], ['assistant', 'active']]);
+    expect(
+      JSON.parse(listedJson.stdout)
+        .map((k: { kind: string; status: string }) => [k.kind, k.status])
+        .sort(),
+    ).toEqual([
+      ['admin', 'active'],
+      ['assistant', 'active'],
+    ]);
 
     const adminId = JSON.parse(listedJson.stdout).find((k: { kind: string }) => k.kind === 'admin').id as string;
     expect(await docent('key', 'revoke', adminId)).toMatchObject({ code: 0, stdout: `revoked key ${adminId}\n` });
@@ -118,12 +149,21 @@ describe('docent CLI', () => {
     const listed = await docent('key', 'list', '--project', 'docs');
     expect(listed.stdout.split('\n')[0]).toContain('GROUPS');
     expect(listed.stdout).toMatch(new RegExp(`${created.id}\\s+assistant\\s+active.*staff,beta,ops`));
-    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'admin', '--groups', 'staff')).toMatchObject({ code: 2, stderr: expect.stringContaining('--groups applies to assistant keys only') });
-    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'staff,,beta')).toMatchObject({ code: 2, stderr: expect.stringContaining('comma-separated group names') });
-    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'x'.repeat(101))).toMatchObject({ code: 1, stderr: expect.stringContaining('must be 1-100 characters') });
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'admin', '--groups', 'staff')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--groups applies to assistant keys only'),
+    });
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'staff,,beta')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('comma-separated group names'),
+    });
+    expect(await docent('key', 'create', '--project', 'docs', '--kind', 'assistant', '--groups', 'x'.repeat(101))).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('must be 1-100 characters'),
+    });
   });
 
-  it('sets, replaces and clears a project\'s sandboxed setup and check commands', async () => {
+  it("sets, replaces and clears a project's sandboxed setup and check commands", async () => {
     const set = await docent('project', 'update', 'docs', '--setup', 'npm ci', '--check', 'npm test', '--check', 'npm run lint', '--network', 'on');
     expect(set).toMatchObject({ code: 0, stdout: 'updated project docs: setup: "npm ci"; checks: "npm test", "npm run lint"; network: on\n' });
     expect(await storedProjects().getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });

@@ -52,7 +52,12 @@ async function expectRefusedByLimit(r: JsonResponse, limit: number): Promise<str
 
 /** A Connect call refused by a limit: ResourceExhausted with the same headers as error metadata. */
 async function expectResourceExhausted(call: Promise<unknown>, limit: number) {
-  const err = ConnectError.from(await call.then(() => new Error('the call was admitted'), (e: unknown) => e));
+  const err = ConnectError.from(
+    await call.then(
+      () => new Error('the call was admitted'),
+      (e: unknown) => e,
+    ),
+  );
   expect(err.code).toBe(Code.ResourceExhausted);
   expect(err.metadata.get('ratelimit-limit')).toBe(String(limit));
   expect(err.metadata.get('ratelimit-remaining')).toBe('0');
@@ -66,8 +71,19 @@ beforeAll(async () => {
 afterAll(async () => {
   // The created jobs' workflows have no worker; terminate them so they do not linger in the shared dev server.
   for (const gw of gateways) {
-    const ids = (await jobsIn(gw).find({}, { projection: { _id: 1 } }).toArray()).map((j) => j._id);
-    await Promise.all(ids.map((id) => gw.deps.temporal.workflow.getHandle(`agent-job-${id}`).terminate('test cleanup').catch(() => undefined)));
+    const ids = (
+      await jobsIn(gw)
+        .find({}, { projection: { _id: 1 } })
+        .toArray()
+    ).map((j) => j._id);
+    await Promise.all(
+      ids.map((id) =>
+        gw.deps.temporal.workflow
+          .getHandle(`agent-job-${id}`)
+          .terminate('test cleanup')
+          .catch(() => undefined),
+      ),
+    );
     await gw.stop();
   }
   await model?.close();

@@ -156,9 +156,12 @@ describe('playground from an allowed origin', () => {
   it('creates an agent job and follows it live to completed with a pull request link', async () => {
     await page.fill('textarea[name=prompt]', 'fix the typo in the README');
     await page.getByRole('button', { name: 'Create job' }).click();
-    await page.locator('[data-testid=pr-link]').waitFor({ timeout: 90_000 }).catch(async (err: Error) => {
-      throw new Error(`${err.message}\njobs pane: ${await page.locator('.jobs').innerText()}\nworker: ${worker.output.slice(-20).join('\n')}`);
-    });
+    await page
+      .locator('[data-testid=pr-link]')
+      .waitFor({ timeout: 90_000 })
+      .catch(async (err: Error) => {
+        throw new Error(`${err.message}\njobs pane: ${await page.locator('.jobs').innerText()}\nworker: ${worker.output.slice(-20).join('\n')}`);
+      });
     expect(await page.locator('[data-testid=job-status]').textContent()).toBe('completed');
     expect(await page.locator('[data-testid=job-history]').textContent()).toBe('active → completed');
     expect(github.pulls).toHaveLength(1);
@@ -192,7 +195,10 @@ describe('playground from an origin the project does not allow', () => {
     expect((await preflight(`/discovery/v2/assistant/${domain}/message`)).status).toBe(403);
     expect((await preflight('/v2/agent/widgets/job')).status).toBe(403);
     expect((await preflight('/agent.v2.AgentService/WatchAgentJob')).status).toBe(403);
-    const allowed = await fetch(gw.url + '/agent.v2.AgentService/WatchAgentJob', { method: 'OPTIONS', headers: { origin: allowedPage.origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'connect-protocol-version, content-type' } });
+    const allowed = await fetch(gw.url + '/agent.v2.AgentService/WatchAgentJob', {
+      method: 'OPTIONS',
+      headers: { origin: allowedPage.origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'connect-protocol-version, content-type' },
+    });
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(allowedPage.origin);
     expect(allowed.headers.get('access-control-allow-headers')).toContain('connect-timeout-ms');

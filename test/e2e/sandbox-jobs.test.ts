@@ -55,7 +55,10 @@ const plans: Record<string, () => Array<{ name: string; args: unknown }>> = {
   ],
   'plant-fsmonitor': () => [
     { name: 'write_file', args: { path: 'gitdir/config', content: `[core]\n\tfsmonitor = touch ${outside}/fsmonitor-ran\n` } },
-    { name: 'run_command', args: { command: `printf '[core]\\n\\tfsmonitor = touch ${outside}/fsmonitor-ran-2\\n' >> .git/config; printf '[core]\\n\\thooksPath = hooks\\n' >> gitdir/config; echo done` } },
+    {
+      name: 'run_command',
+      args: { command: `printf '[core]\\n\\tfsmonitor = touch ${outside}/fsmonitor-ran-2\\n' >> .git/config; printf '[core]\\n\\thooksPath = hooks\\n' >> gitdir/config; echo done` },
+    },
     { name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } },
   ],
   'read-big': () => [
@@ -67,7 +70,7 @@ const plans: Record<string, () => Array<{ name: string; args: unknown }>> = {
     { name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } },
     { name: 'run_command', args: { command: 'git submodule update --init 2>&1; ls -A vendor/secret; cat vendor/secret/SECRET.txt 2>&1; echo listed' } },
   ],
-  'snoop': () => [
+  snoop: () => [
     { name: 'run_command', args: { command: "env; cat /proc/*/environ | tr '\\0' '\\n'; echo environ-done" } },
     { name: 'run_command', args: { command: `curl -sS -m 3 http://127.0.0.1:${(listener.address() as net.AddressInfo).port}/ 2>&1; echo curl-exit=$?` } },
     { name: 'run_command', args: { command: `touch /tmp/snoop-marker /root/snoop-marker ${outside}/snoop-marker 2>&1; ls -A /root ~ 2>&1; echo wrote` } },
@@ -310,7 +313,7 @@ describe('project checks', () => {
     expect(pr.draft).toBe(true);
     expect(pr.body).toMatch(/1 of 1 failed/);
     expect(pr.body).toContain('lint: 3 problems');
-    expect((await git.git('acme', 'widgets', 'show', `docent/${job.id}:README.md`))).toContain('Hello world');
+    expect(await git.git('acme', 'widgets', 'show', `docent/${job.id}:README.md`)).toContain('Hello world');
   });
 
   it('checks that hang, fork without end or fill the disk are stopped by the limits; the worker lives on', async () => {

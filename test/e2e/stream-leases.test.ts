@@ -21,8 +21,19 @@ let gw: RunningGateway;
 let model: ScriptedModel;
 
 const activeJob: JobDoc = {
-  _id: 'job_watched', projectId: 'proj-s', status: 'active', source: { repository: 'acme/s', ref: 'main' }, model: 'm', branch: 'docent/job_watched',
-  prLink: null, createdAt: new Date(), updatedAt: new Date(), archivedAt: null, turn: 1, prompts: [], asDraft: false,
+  _id: 'job_watched',
+  projectId: 'proj-s',
+  status: 'active',
+  source: { repository: 'acme/s', ref: 'main' },
+  model: 'm',
+  branch: 'docent/job_watched',
+  prLink: null,
+  createdAt: new Date(),
+  updatedAt: new Date(),
+  archivedAt: null,
+  turn: 1,
+  prompts: [],
+  asDraft: false,
 };
 
 beforeAll(async () => {
@@ -36,8 +47,14 @@ beforeAll(async () => {
   model = await startScriptedModel(() => ({ text: Array.from({ length: 40 }, (_, i) => `piece${i} `), chunkDelayMs: 100 }));
   gw = await startGateway(
     sameStack(config, {
-      DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey,
-      DOCENT_STREAM_KEY_RECHECK_MS: String(recheckMs), DOCENT_STREAMS_PER_ADMIN_KEY: '2', DOCENT_STREAMS_PER_ASSISTANT_KEY: '2', DOCENT_SHUTDOWN_GRACE_MS: '1000',
+      DOCENT_MODEL_PROVIDER: 'openai-compatible',
+      DOCENT_MODEL: model.modelId,
+      DOCENT_MODEL_BASE_URL: model.baseUrl,
+      DOCENT_MODEL_API_KEY: model.apiKey,
+      DOCENT_STREAM_KEY_RECHECK_MS: String(recheckMs),
+      DOCENT_STREAMS_PER_ADMIN_KEY: '2',
+      DOCENT_STREAMS_PER_ASSISTANT_KEY: '2',
+      DOCENT_SHUTDOWN_GRACE_MS: '1000',
     }),
   );
   await gw.deps.tenancy.createOrg('acme');
@@ -56,7 +73,9 @@ const watchClient = () => createClient(AgentService, createGrpcTransport({ baseU
 
 /** Starts a watch and waits for its first message (the job as it is). */
 async function startWatch(key: string, signal?: AbortSignal) {
-  const messages = watchClient().watchAgentJob({ projectId: 'proj-s', jobId: 'job_watched' }, { headers: { authorization: `Bearer ${key}` }, signal })[Symbol.asyncIterator]();
+  const messages = watchClient()
+    .watchAgentJob({ projectId: 'proj-s', jobId: 'job_watched' }, { headers: { authorization: `Bearer ${key}` }, signal })
+    [Symbol.asyncIterator]();
   const first = await messages.next();
   expect(first.value?.job?.status).toBe(AgentJobStatus.ACTIVE);
   return messages;
@@ -75,7 +94,10 @@ describe('WatchAgentJob', () => {
   it('ends with unauthenticated within the re-check bound once its key is revoked', async () => {
     const { id, key } = await adminKey();
     const messages = await startWatch(key);
-    const next = messages.next().then(() => null, (e: unknown) => ConnectError.from(e));
+    const next = messages.next().then(
+      () => null,
+      (e: unknown) => ConnectError.from(e),
+    );
     // While the key works, the watch of an unchanging job stays open across several re-checks.
     expect(await Promise.race([next, new Promise((r) => setTimeout(() => r('still open'), recheckMs * 3))])).toBe('still open');
     const revokedAt = performance.now();
@@ -90,7 +112,10 @@ describe('WatchAgentJob', () => {
     const { id, key } = await adminKey();
     const stops = [new AbortController(), new AbortController()];
     await Promise.all(stops.map((s) => startWatch(key, s.signal)));
-    const refused = await startWatch(key).then(() => null, (e: unknown) => ConnectError.from(e));
+    const refused = await startWatch(key).then(
+      () => null,
+      (e: unknown) => ConnectError.from(e),
+    );
     expect(refused?.code).toBe(Code.ResourceExhausted);
     expect(Number(refused?.metadata.get('retry-after'))).toBeGreaterThan(0);
 

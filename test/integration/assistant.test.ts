@@ -26,7 +26,12 @@ type Loose = any;
 const majors = ['ai-react-5', 'ai-react-6', 'ai-react-7'].map((pkg) => {
   const react: Loose = require(pkg);
   const ai: Loose = require(require.resolve('ai', { paths: [path.dirname(require.resolve(pkg))] }));
-  return { pkg, aiVersion: require(require.resolve('ai/package.json', { paths: [path.dirname(require.resolve(pkg))] })).version as string, Chat: react.Chat, DefaultChatTransport: ai.DefaultChatTransport };
+  return {
+    pkg,
+    aiVersion: require(require.resolve('ai/package.json', { paths: [path.dirname(require.resolve(pkg))] })).version as string,
+    Chat: react.Chat,
+    DefaultChatTransport: ai.DefaultChatTransport,
+  };
 });
 
 beforeAll(async () => {
@@ -42,9 +47,7 @@ beforeAll(async () => {
     return { text: ['Run ', '`npm ci` ', 'for a clean install [1].'], chunkDelayMs: 2 };
   });
   offline = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
-  online = await startGateway(
-    sameStack(config, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey }),
-  );
+  online = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey }));
   key = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   otherKey = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.other.test' })).key;
 });
@@ -61,7 +64,10 @@ const post = (gw: RunningGateway, version: 'v1' | 'v2', body: object, k = key, d
 const v1Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', content: text, parts: [{ type: 'text', text }] }], ...extra });
 
 describe('v2 UI message stream over the wire', () => {
-  it.each([['extractive', () => offline], ['model', () => online]])('%s: frames, headers and a last finish event with the thread id', async (_, gw) => {
+  it.each([
+    ['extractive', () => offline],
+    ['model', () => online],
+  ])('%s: frames, headers and a last finish event with the thread id', async (_, gw) => {
     const r = await post(gw(), 'v2', v2Body('How do I do a clean install in CI?', { id: 'chat-1', trigger: 'submit-message', messageId: undefined }));
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/event-stream');
@@ -96,7 +102,12 @@ describe('v1 data stream over the wire', () => {
     const lines = (await r.text()).trimEnd().split('\n');
     expect(lines[0]).toMatch(/^f:\{"messageId":"msg_/);
     expect(lines.filter((l) => l.startsWith('h:'))).toHaveLength(5);
-    expect(lines.filter((l) => l.startsWith('0:')).map((l) => JSON.parse(l.slice(2))).join('')).toBe('Run `npm ci` for a clean install [1].');
+    expect(
+      lines
+        .filter((l) => l.startsWith('0:'))
+        .map((l) => JSON.parse(l.slice(2)))
+        .join(''),
+    ).toBe('Run `npm ci` for a clean install [1].');
     expect(lines).toContain(`8:[{"threadId":"${threadId}"}]`);
     expect(JSON.parse(lines.at(-1)!.slice(2))).toEqual({ finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 3 }, threadId });
   });
@@ -126,7 +137,10 @@ describe('request validation and access', () => {
   });
 
   it('refuses a 60 KB question with 400 invalid_argument (v2 and v1 over REST, v2 over Connect)', async () => {
-    const halves = [{ type: 'text', text: 'q'.repeat(30_000) }, { type: 'text', text: 'q'.repeat(30_000) }];
+    const halves = [
+      { type: 'text', text: 'q'.repeat(30_000) },
+      { type: 'text', text: 'q'.repeat(30_000) },
+    ];
     const v2 = await post(offline, 'v2', { fp: 'anonymous', messages: [{ role: 'user', parts: halves }] });
     const v1 = await post(offline, 'v1', { fp: 'anonymous', messages: [{ role: 'user', content: '', parts: halves }] });
     for (const r of [v2, v1]) {
@@ -144,7 +158,7 @@ describe('request validation and access', () => {
     expect((await post(offline, 'v2', v2Body('x'), 'docent_asst_nope')).status).toBe(401);
     const r = await post(offline, 'v2', v2Body('x'), otherKey);
     expect(r.status).toBe(404);
-    expect(((await r.json()) as Loose).code).toBe("not_found");
+    expect(((await r.json()) as Loose).code).toBe('not_found');
   });
 
   it('starts a new thread for a thread id the domain does not know', async () => {
@@ -157,7 +171,9 @@ describe('request validation and access', () => {
     const r = await fetch(`${offline.url}/discovery/v2/assistant/${domain}/message`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(v2Body('what does this flag do?', { filter: { pathPrefix: 'commands/' }, currentPath: '/commands/npm-ci', context: [{ type: 'code', value: 'npm ci --omit=dev' }], retrievalPageSize: 3 })),
+      body: JSON.stringify(
+        v2Body('what does this flag do?', { filter: { pathPrefix: 'commands/' }, currentPath: '/commands/npm-ci', context: [{ type: 'code', value: 'npm ci --omit=dev' }], retrievalPageSize: 3 }),
+      ),
     });
     const sources = sseChunks(await r.text()).filter((c: Loose) => c.type === 'source-url');
     expect(sources).toHaveLength(3);
@@ -188,7 +204,15 @@ describe('history the model sees', () => {
     const first = await post(online, 'v2', v2Body('clean install in CI'));
     const threadId = first.headers.get('x-thread-id')!;
     await first.text();
-    const turn = (i: number) => ({ userMessage: marked(2 * i), answer: marked(2 * i + 1), status: 'completed' as const, sources: [], model: 'test', timings: { retrievalMs: 0, totalMs: 0 }, createdAt: new Date() });
+    const turn = (i: number) => ({
+      userMessage: marked(2 * i),
+      answer: marked(2 * i + 1),
+      status: 'completed' as const,
+      sources: [],
+      model: 'test',
+      timings: { retrievalMs: 0, totalMs: 0 },
+      createdAt: new Date(),
+    });
     await threads().updateOne({ _id: threadId }, { $set: { turns: Array.from({ length: 5 }, (_, i) => turn(i)) } });
     const before = model.requests.length;
     const r = await post(online, 'v2', v2Body('and with workspaces?', { threadId }));
@@ -202,14 +226,20 @@ describe('history the model sees', () => {
 });
 
 describe.each(majors)('AI SDK $aiVersion Chat ($pkg) reading v2', ({ Chat, DefaultChatTransport }) => {
-  it.each([['extractive', () => offline], ['model', () => online]])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
+  it.each([
+    ['extractive', () => offline],
+    ['model', () => online],
+  ])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
     const transport = new DefaultChatTransport({ api: `${gw().url}/discovery/v2/assistant/${domain}/message`, headers: { authorization: `Bearer ${key}` }, body: { fp: 'anonymous' } });
     const chat = new Chat({ transport });
     await chat.sendMessage({ text: 'How do I do a clean install in CI?' });
     expect(chat.error).toBeUndefined();
     expect(chat.status).toBe('ready');
     const answer = chat.messages.at(-1);
-    const text = answer.parts.filter((p: Loose) => p.type === 'text').map((p: Loose) => p.text).join('');
+    const text = answer.parts
+      .filter((p: Loose) => p.type === 'text')
+      .map((p: Loose) => p.text)
+      .join('');
     if (kind === 'model') expect(text).toBe('Run `npm ci` for a clean install [1].');
     else expect(text).toMatch(/^Here is what the documentation says:[\s\S]*\[1\]/);
     const sources = answer.parts.filter((p: Loose) => p.type === 'source-url');
@@ -255,7 +285,10 @@ describe('AI SDK 4 (@ai-sdk/ui-utils callChatApi) reading v1', () => {
       }).catch(reject);
     });
 
-  it.each([['extractive', () => offline], ['model', () => online]])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
+  it.each([
+    ['extractive', () => offline],
+    ['model', () => online],
+  ])('%s: ends with the answer, the sources and the thread id; a follow-up continues the thread', async (kind, gw) => {
     const { message, finishReason } = await ask(gw(), 'How do I do a clean install in CI?');
     expect(finishReason).toBe('stop');
     if (kind === 'model') expect(message.content).toBe('Run `npm ci` for a clean install [1].');

@@ -24,15 +24,16 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-const refusal = (promise: Promise<unknown>) => promise.then(
-  () => {
-    throw new Error('expected a refusal');
-  },
-  (err: unknown) => {
-    expect(err).toBeInstanceOf(PathRefused);
-    return (err as Error).message;
-  },
-);
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (err: unknown) => {
+      expect(err).toBeInstanceOf(PathRefused);
+      return (err as Error).message;
+    },
+  );
 const modeOf = async (rel: string) => (await stat(path.join(root, rel))).mode & 0o777;
 
 describe('CloneFs on plain files', () => {

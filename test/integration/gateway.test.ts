@@ -136,8 +136,7 @@ describe('Connect, gRPC and gRPC-web', () => {
 
   it.each(transports)('%s: errors carry the same code as REST', async (_, transport) => {
     const client = createClient(AgentService, transport());
-    const call = (key?: string) =>
-      client.getAgentJob({ projectId: 'proj-a', jobId: 'job_0001' }, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    const call = (key?: string) => client.getAgentJob({ projectId: 'proj-a', jobId: 'job_0001' }, { headers: key ? { authorization: `Bearer ${key}` } : {} });
     await expect(call()).rejects.toMatchObject({ code: Code.Unauthenticated });
     await expect(call(otherProjectKey)).rejects.toMatchObject({ code: Code.NotFound });
     const err = await call(assistantKey).catch((e: unknown) => ConnectError.from(e));

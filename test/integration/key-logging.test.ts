@@ -16,7 +16,17 @@ async function loggingGateway(overrides: Record<string, string> = {}) {
     {
       logDestination: destination,
       // A failure whose message carries the caller's Authorization header, as a careless library might build it.
-      extraRoutes: () => [route({ method: 'GET', path: '/test/fail', summary: 'test only', auth: 'admin', handler: async (req) => { throw new Error(`upstream refused ${req.headers.authorization}`); } })],
+      extraRoutes: () => [
+        route({
+          method: 'GET',
+          path: '/test/fail',
+          summary: 'test only',
+          auth: 'admin',
+          handler: async (req) => {
+            throw new Error(`upstream refused ${req.headers.authorization}`);
+          },
+        }),
+      ],
     },
   );
   return { gw, lines };

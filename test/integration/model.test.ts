@@ -13,11 +13,7 @@ describe('configured model', () => {
   });
 
   it('streams text and runs tool calls through an OpenAI-compatible endpoint', async () => {
-    const scripted = await startScriptedModel([
-      { toolCalls: [{ name: 'lookup', args: { term: 'docent' } }] },
-      { text: ['Docent ', 'is ready.'] },
-      { text: ['Hello', ' there'] },
-    ]);
+    const scripted = await startScriptedModel([{ toolCalls: [{ name: 'lookup', args: { term: 'docent' } }] }, { text: ['Docent ', 'is ready.'] }, { text: ['Hello', ' there'] }]);
     try {
       const config = loadConfig({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: scripted.modelId, DOCENT_MODEL_BASE_URL: scripted.baseUrl, DOCENT_MODEL_API_KEY: scripted.apiKey });
       const model = createLanguageModel(config.model)!;
@@ -25,11 +21,16 @@ describe('configured model', () => {
       const r = await generateText({
         model,
         prompt: 'What is docent?',
-        tools: { lookup: tool({ description: 'look a term up', inputSchema: z.object({ term: z.string() }), execute: async ({ term }) => {
-            looked.push(term);
-            return `${term}: a service`;
-          },
-        }), },
+        tools: {
+          lookup: tool({
+            description: 'look a term up',
+            inputSchema: z.object({ term: z.string() }),
+            execute: async ({ term }) => {
+              looked.push(term);
+              return `${term}: a service`;
+            },
+          }),
+        },
         stopWhen: stepCountIs(3),
       });
       expect(looked).toEqual(['docent']);

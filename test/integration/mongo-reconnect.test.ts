@@ -42,7 +42,11 @@ it('reports not ready while MongoDB is down, then serves once it is up, without 
 
   ferret = await startPrivateFerretDb(port);
 
-  await poll('readyz', async () => (await fetch(`${gw.url}/readyz`)).json() as Promise<{ dependencies: { mongodb: { ok: boolean } } }>, (r) => r.dependencies.mongodb.ok);
+  await poll(
+    'readyz',
+    async () => (await fetch(`${gw.url}/readyz`)).json() as Promise<{ dependencies: { mongodb: { ok: boolean } } }>,
+    (r) => r.dependencies.mongodb.ok,
+  );
   expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'p', orgId: 'acme', repository: 'acme/p', ref: 'main' });
@@ -51,5 +55,13 @@ it('reports not ready while MongoDB is down, then serves once it is up, without 
   expect(r.status).toBe(200);
   expect(await r.json()).toEqual({ jobs: [], nextCursor: null });
 
-  await poll('worker client', () => workerMongo.db.collection('jobs').countDocuments().catch((e: Error) => e.name), (n) => n === 0);
+  await poll(
+    'worker client',
+    () =>
+      workerMongo.db
+        .collection('jobs')
+        .countDocuments()
+        .catch((e: Error) => e.name),
+    (n) => n === 0,
+  );
 });

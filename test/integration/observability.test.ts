@@ -85,7 +85,11 @@ describe('tracing', () => {
   it('with an unreachable endpoint, traced work still answers and shutdown does not throw', async () => {
     const tracing = await startTracing('http://127.0.0.1:9/v1/traces', 'docent-test');
     expect(tracing.tracer).toBeDefined();
-    await expect(traced(tracing.tracer, 'failing work', {}, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      traced(tracing.tracer, 'failing work', {}, async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await traced(tracing.tracer, 'work', {}, async () => 'ok')).toBe('ok');
     await expect(tracing.shutdown()).resolves.toBeUndefined();
     trace.disable();

@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 const refusal = async (p: Promise<unknown>): Promise<AppError> => {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof AppError)) throw new Error(`expected a refusal, got ${String(err)}`);
   return err;
 };
@@ -84,9 +87,7 @@ describe('assistant message limits', () => {
 
   it('holds the organization limit exactly across keys under concurrency', async () => {
     const limits = limitsWith({ assistantPerOrgHour: 20 });
-    const results = await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => limits.consumeAssistantMessage({ keyId: `key_${i % 4}`, orgId: 'org_busy', ip: `10.1.0.${i}` })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => limits.consumeAssistantMessage({ keyId: `key_${i % 4}`, orgId: 'org_busy', ip: `10.1.0.${i}` })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     // Refused requests gave back their key and IP units.
     const keyUnits = await mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/key\|key_[0-3]\|/ } });

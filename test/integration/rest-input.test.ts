@@ -42,8 +42,7 @@ const expectErrorShape = async (r: Response, status: number, code: string) => {
   expect(body).toMatchObject({ code, error: expect.any(String) });
   return body;
 };
-const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-  fetch(gw.url + path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+const post = (path: string, body: string, headers: Record<string, string> = {}) => fetch(gw.url + path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
 describe('CORS for project origins', () => {
   const preflight = (domain: string, origin: string) =>
@@ -63,7 +62,11 @@ describe('CORS for project origins', () => {
   });
 
   it('refuses the preflight of another origin, and of an origin allowed only for another project', async () => {
-    for (const [domain, origin] of [['docs.acme.dev', 'https://evil.example'], ['other.acme.dev', allowed], ['nope.acme.dev', allowed]] as const) {
+    for (const [domain, origin] of [
+      ['docs.acme.dev', 'https://evil.example'],
+      ['other.acme.dev', allowed],
+      ['nope.acme.dev', allowed],
+    ] as const) {
       const r = await preflight(domain, origin);
       await expectErrorShape(r, 403, 'permission_denied');
       expect(r.headers.get('access-control-allow-origin')).toBeNull();
@@ -161,9 +164,15 @@ describe('input limits', () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
       let data = '';
-      const deadline = setTimeout(() => { socket.destroy(); reject(new Error(`no answer within 10 s; got: ${data}`)); }, 10_000);
+      const deadline = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no answer within 10 s; got: ${data}`));
+      }, 10_000);
       socket.on('data', (d) => (data += d.toString()));
-      socket.on('close', () => { clearTimeout(deadline); resolve(data); });
+      socket.on('close', () => {
+        clearTimeout(deadline);
+        resolve(data);
+      });
       socket.on('error', () => undefined);
       socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"text":`);
     });

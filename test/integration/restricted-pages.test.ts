@@ -47,7 +47,10 @@ async function answer(key: string, filter?: object): Promise<{ sources: string[]
   const chunks = sseChunks(await r.text());
   return {
     sources: chunks.filter((c) => c.type === 'source-url').map((c) => c.url as string),
-    text: chunks.filter((c) => c.type === 'text-delta').map((c) => c.delta as string).join(''),
+    text: chunks
+      .filter((c) => c.type === 'text-delta')
+      .map((c) => c.delta as string)
+      .join(''),
   };
 }
 

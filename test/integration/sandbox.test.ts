@@ -84,7 +84,12 @@ describe('sandbox: identity and isolation', () => {
       expect(r.exitCode).toBe(0);
       expect(r.output).not.toContain(secret);
       expect(r.output).not.toContain('DOCENT_TEST_SECRET');
-      const names = new Set(r.output.split('\n').filter((l) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l)).map((l) => l.slice(0, l.indexOf('='))));
+      const names = new Set(
+        r.output
+          .split('\n')
+          .filter((l) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l))
+          .map((l) => l.slice(0, l.indexOf('='))),
+      );
       // What we set, plus what the shell itself maintains.
       const allowed = new Set(['PATH', 'HOME', 'LANG', 'TMPDIR', 'CI', 'PWD', 'OLDPWD', 'SHLVL', '_']);
       expect([...names].filter((n) => !allowed.has(n))).toEqual([]);
@@ -175,7 +180,10 @@ describe('sandbox: filesystem', () => {
     expect(out).toMatch(/home-entries=sandbox \n/);
     expect(out).not.toContain('present:');
     expect(out).not.toContain('worker-cwd-visible');
-    const etc = out.match(/etc-entries=(.*)/)![1]!.trim().split(' ');
+    const etc = out
+      .match(/etc-entries=(.*)/)![1]!
+      .trim()
+      .split(' ');
     for (const e of etc) expect(['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'ssl']).toContain(e);
 
     expect(existsSync(path.join(os.tmpdir(), marker))).toBe(false);

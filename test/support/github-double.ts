@@ -33,8 +33,16 @@ export interface GitHubDoubleOptions {
 /** Repositories and branches as the test git server holds them, which is what GitHub reads from its own storage. */
 export function backedBy(git: GitServer): Omit<GitHubDoubleOptions, 'token'> {
   return {
-    repoExists: (owner, repo) => git.git(owner, repo, 'rev-parse', '--git-dir').then(() => true, () => false),
-    branchHead: (owner, repo, branch) => git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then((s) => s.trim(), () => null),
+    repoExists: (owner, repo) =>
+      git.git(owner, repo, 'rev-parse', '--git-dir').then(
+        () => true,
+        () => false,
+      ),
+    branchHead: (owner, repo, branch) =>
+      git.git(owner, repo, 'rev-parse', '--verify', `refs/heads/${branch}`).then(
+        (s) => s.trim(),
+        () => null,
+      ),
   };
 }
 
@@ -88,7 +96,11 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
       const state = url.searchParams.get('state') ?? 'open';
       if (!['open', 'closed', 'all'].includes(state)) return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field: 'state', code: 'invalid' }]);
       const found = pulls.filter((p) => state !== 'closed' && (!head || `${owner}:${p.head}` === head));
-      return json(res, 200, found.map((p) => toApi(p, owner, repo)));
+      return json(
+        res,
+        200,
+        found.map((p) => toApi(p, owner, repo)),
+      );
     }
     if (req.method !== 'POST') return refuse(res, 404, 'Not Found');
 

@@ -14,4 +14,8 @@ export const v2Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', 
 
 /** The data frames of a v2 UI message stream, JSON-parsed, with the final `[DONE]` as a string. */
 export const sseChunks = (raw: string): any[] =>
-  raw.split('\n\n').filter(Boolean).map((f) => f.replace(/^data: /, '')).map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
+  raw
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^data: /, ''))
+    .map((d) => (d === '[DONE]' ? d : JSON.parse(d)));

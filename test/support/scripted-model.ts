@@ -58,10 +58,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * A stand-in for a paid model provider: an OpenAI-compatible `/chat/completions` endpoint over real HTTP that
  * answers from a script and refuses what the real API would refuse (wrong key, unknown model, malformed messages).
  */
-export async function startScriptedModel(
-  script: ScriptedTurn[] | ((req: ChatRequest, index: number) => ScriptedTurn),
-  opts: { modelId?: string; apiKey?: string } = {},
-): Promise<ScriptedModel> {
+export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatRequest, index: number) => ScriptedTurn), opts: { modelId?: string; apiKey?: string } = {}): Promise<ScriptedModel> {
   const modelId = opts.modelId ?? 'scripted-model';
   const apiKey = opts.apiKey ?? 'sk-test-scripted';
   const requests: ChatRequest[] = [];

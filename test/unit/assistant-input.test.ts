@@ -3,8 +3,7 @@ import { assistantRequestV2, maxQuestionBytes, toQuestion, type ChatTurn } from 
 import { AppError } from '../../src/errors';
 import { visibleGroups, visibilityFilter } from '../../src/search/visibility';
 
-const body = (...texts: string[]) =>
-  assistantRequestV2.parse({ fp: 'anonymous', messages: [{ role: 'user', parts: texts.map((text) => ({ type: 'text', text })) }] });
+const body = (...texts: string[]) => assistantRequestV2.parse({ fp: 'anonymous', messages: [{ role: 'user', parts: texts.map((text) => ({ type: 'text', text })) }] });
 
 describe('question size', () => {
   it('accepts a question of 8 KiB and refuses one byte more with invalid_argument', () => {
@@ -50,7 +49,7 @@ describe('history budget', () => {
 });
 
 describe('restricted page visibility', () => {
-  it('is the key\'s groups, narrowed but never widened by the request\'s filter', () => {
+  it("is the key's groups, narrowed but never widened by the request's filter", () => {
     expect(visibleGroups(undefined, undefined)).toEqual([]);
     expect(visibleGroups(undefined, ['staff'])).toEqual([]);
     expect(visibleGroups(['staff', 'beta'], undefined)).toEqual(['staff', 'beta']);

@@ -32,7 +32,10 @@ describe('UI message stream (v2)', () => {
 
   it('reports a late failure as an error chunk without internal details', async () => {
     const out = await collect(encodeUiMessageStream(answer(true), ids));
-    const chunks = out.split('\n\n').filter((f) => f && f !== 'data: [DONE]').map((f) => JSON.parse(f.slice(6)));
+    const chunks = out
+      .split('\n\n')
+      .filter((f) => f && f !== 'data: [DONE]')
+      .map((f) => JSON.parse(f.slice(6)));
     expect(chunks.at(-1)).toEqual({ type: 'error', errorText: 'internal error' });
     expect(out.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(out).not.toContain('10.0.0.7');

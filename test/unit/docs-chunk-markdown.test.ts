@@ -1,7 +1,10 @@
 import { chunkPage, InvalidFrontMatterError } from '../../src/docs/chunk';
 
 const chunk = (file: string, source: string) => chunkPage(file, source, { baseUrl: 'https://docs.example.com' });
-const texts = (file: string, source: string) => chunk(file, source).map((c) => c.text).join('\n\n');
+const texts = (file: string, source: string) =>
+  chunk(file, source)
+    .map((c) => c.text)
+    .join('\n\n');
 
 describe('headings', () => {
   it('reads setext headings like ATX ones', () => {

@@ -15,7 +15,14 @@ describe('describeRestApi', () => {
         responses: { 201: { description: 'The new job', json: agentJobBody } },
         handler: async () => ({ status: 201 }),
       }),
-      route({ method: 'GET', path: '/x/{id}/events', summary: 'Events', auth: 'none', responses: { 200: { description: 'SSE', streamed: 'text/event-stream' } }, handler: async () => ({ status: 200 }) }),
+      route({
+        method: 'GET',
+        path: '/x/{id}/events',
+        summary: 'Events',
+        auth: 'none',
+        responses: { 200: { description: 'SSE', streamed: 'text/event-stream' } },
+        handler: async () => ({ status: 200 }),
+      }),
     ]);
     const paths = doc.paths as Record<string, Record<string, any>>;
     const create = paths['/v2/agent/{projectId}/job']!.post;
