@@ -1,11 +1,10 @@
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { SearchService } from '../../src/gen/discovery/v1/search_pb';
 import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
 import { testConfig } from '../support/config';
-import { deleteTestIndexes, miniDocsFolder, sameStack, startWorker } from '../support/docs';
+import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body, type JsonResponse } from '../support/http';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
@@ -172,12 +171,7 @@ describe('assistant message limit per key', () => {
   const post = (body: object, k = key) => callApi(gw.url, k, 'POST', `/discovery/v2/assistant/${domain}/message`, body);
 
   beforeAll(async () => {
-    const worker = await startWorker(config);
-    try {
-      await runDocsIngest(config, { domain, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
-    } finally {
-      await worker.stop();
-    }
+    await ingestMiniDocs(config, domain);
     // No model: the extractive answer.
     gw = await gateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '', DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: '5' }));
     key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;

@@ -1,10 +1,9 @@
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import type { JobDoc } from '../../src/agent/job';
-import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { testConfig } from '../support/config';
-import { deleteTestIndexes, miniDocsFolder, sameStack, startWorker } from '../support/docs';
+import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body } from '../support/http';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
@@ -37,12 +36,7 @@ const activeJob: JobDoc = {
 };
 
 beforeAll(async () => {
-  const worker = await startWorker(config);
-  try {
-    await runDocsIngest(config, { domain, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
-  } finally {
-    await worker.stop();
-  }
+  await ingestMiniDocs(config, domain);
   // A slow answer: 40 pieces, 100 ms apart, so a stream is still running when its key is revoked.
   model = await startScriptedModel(() => ({ text: Array.from({ length: 40 }, (_, i) => `piece${i} `), chunkDelayMs: 100 }));
   gw = await startGateway(

@@ -1,10 +1,9 @@
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { SearchService } from '../../src/gen/discovery/v1/search_pb';
 import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
 import { testConfig } from '../support/config';
-import { deleteTestIndexes, miniDocsFolder, sameStack, startWorker } from '../support/docs';
+import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body } from '../support/http';
 
@@ -17,12 +16,7 @@ let gw: RunningGateway;
 const keys: Record<'plain' | 'staff' | 'beta', string> = { plain: '', staff: '', beta: '' };
 
 beforeAll(async () => {
-  const worker = await startWorker(config);
-  try {
-    await runDocsIngest(config, { domain, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
-  } finally {
-    await worker.stop();
-  }
+  await ingestMiniDocs(config, domain);
   gw = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
   keys.plain = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   keys.staff = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain, groups: ['staff'] })).key;

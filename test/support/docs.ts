@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
@@ -29,6 +30,16 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
       await set.close();
     },
   };
+}
+
+/** Ingests the small fixture docs for a domain through a worker started for just that, then stops it. */
+export async function ingestMiniDocs(config: Config, domain: string): Promise<void> {
+  const worker = await startWorker(config);
+  try {
+    await runDocsIngest(config, { domain, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
+  } finally {
+    await worker.stop();
+  }
 }
 
 /** The overrides that make a gateway share a test config's database, indexes and task queues. */
