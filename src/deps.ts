@@ -64,5 +64,6 @@ export function createDeps(config: Config, log: Logger): Deps {
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.limits.close().catch(() => undefined); // before the database client closes
   await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);
 }

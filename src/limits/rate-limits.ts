@@ -41,6 +41,10 @@ class PublicKeyLimits {
     this.perIp = new FixedWindowCounter(db, `${name}/ip`, limits.perIpDay, 'day');
   }
 
+  get counters(): FixedWindowCounter[] {
+    return [this.perKey, this.perOrg, this.perIp];
+  }
+
   charges(who: PublicCaller, what: string): Charge[] {
     return [
       [this.perKey, who.keyId, `${what} for this key`],
@@ -80,8 +84,13 @@ export class RateLimits {
     return this.consume(this.search.charges(who, 'searches'));
   }
 
+  /** Hands back the units this process won ahead of use, for other replicas to take (at shutdown). */
+  async close(): Promise<void> {
+    await Promise.all([this.jobsPerProject, ...this.assistant.counters, ...this.search.counters].map((c) => c.releaseLeases()));
+  }
+
   /**
-   * Takes a unit of each limit in turn; when one refuses, the units already taken are given back before the 429. A limit
+   * Takes a unit of each limit at once; when one refuses, the units already taken are given back before the 429. A limit
    * this process already saw full refuses before anything is taken, so such a 429 costs no database round trip.
    */
   private async consume(charges: Charge[]): Promise<Admission> {
@@ -93,15 +102,18 @@ export class RateLimits {
     const releaseAll = async () => {
       await Promise.all(taken.splice(0).map((t) => t.counter.giveBack(t.slotId)));
     };
-    try {
-      for (const [counter, subject, what] of charges) {
-        const r = await counter.take(subject);
-        if (!r.ok) throw refusal(counter, what, r.state);
-        taken.push({ counter, slotId: r.slotId, state: r.state });
-      }
-    } catch (err) {
+    // All limits are asked concurrently (one round trip, not one per limit); any refusal gives back the others' units.
+    const results = await Promise.allSettled(charges.map(([counter, subject]) => counter.take(subject)));
+    let failure: unknown;
+    results.forEach((r, i) => {
+      const [counter, , what] = charges[i]!;
+      if (r.status === 'rejected') failure ??= r.reason;
+      else if (r.value.ok) taken.push({ counter, slotId: r.value.slotId, state: r.value.state });
+      else failure ??= refusal(counter, what, r.value.state);
+    });
+    if (failure !== undefined) {
       await releaseAll().catch(() => undefined);
-      throw err;
+      throw failure;
     }
     const tightest = taken.reduce((a, b) => (b.state.remaining < a.state.remaining ? b : a));
     return { headers: rateLimitHeaders(tightest.state), release: releaseAll };

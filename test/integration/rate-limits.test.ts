@@ -86,7 +86,8 @@ describe('assistant message limits', () => {
   });
 
   it('holds the organization limit exactly across keys under concurrency', async () => {
-    const limits = limitsWith({ assistantPerOrgHour: 20 });
+    // Key limits of 100 take one slot document per unit (no leases, see 'a busy window'), so documents count units.
+    const limits = limitsWith({ assistantPerOrgHour: 20, assistantPerKeyMonth: 100, assistantPerIpDay: 100 });
     const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => limits.consumeAssistantMessage({ keyId: `key_${i % 4}`, orgId: 'org_busy', ip: `10.1.0.${i}` })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     // Refused requests gave back their key and IP units.
@@ -131,7 +132,7 @@ describe('per-IP limits over IPv6', () => {
 });
 
 describe('a full window', () => {
-  it('is refused from memory until it ends: no database command, for any limit in the chain', async () => {
+  it('is refused from memory until it ends: after one read that finds it full, no database command, for any limit in the chain', async () => {
     // The driver's command monitoring sees every command this client sends.
     const monitored = new MongoClient(config.mongo.url, { monitorCommands: true });
     const commands: string[] = [];
@@ -151,8 +152,10 @@ describe('a full window', () => {
       expect(commands).toEqual([]);
       // The key was not charged by the refusals: another address still gets the key's third unit.
       await limits.consumeAssistantMessage({ ...who, ip: '10.4.0.2' });
-      commands.length = 0;
+      // The first refusal reads the key's window (other replicas may have given units back); the next ones read nothing.
       expect((await refusal(limits.consumeAssistantMessage({ ...who, ip: '10.4.0.3' }))).message).toContain('for this key');
+      commands.length = 0;
+      expect((await refusal(limits.consumeAssistantMessage({ ...who, ip: '10.4.0.4' }))).message).toContain('for this key');
       expect(commands).toEqual([]);
     } finally {
       await monitored.close();
@@ -165,5 +168,39 @@ describe('a full window', () => {
     await refusal(limits.consumeAgentJob('proj-full'));
     await admitted.release();
     await limits.consumeAgentJob('proj-full');
+  });
+});
+
+describe('a busy window', () => {
+  it('is claimed in batches, admits exactly its limit across replicas, and hands unused units back at shutdown', async () => {
+    const monitored = new MongoClient(config.mongo.url, { monitorCommands: true });
+    let inserts = 0;
+    monitored.on('commandStarted', (e) => {
+      if (e.commandName === 'insert') inserts++;
+    });
+    const limit = 2560; // large enough that a hot window leases slots ahead of use
+    const replicaA = new RateLimits(monitored.db(config.mongo.db), { ...config.limits, jobsPerProjectHour: limit });
+    const replicaB = limitsWith({ jobsPerProjectHour: limit });
+    try {
+      const firstWave = await Promise.allSettled(Array.from({ length: 300 }, (_, i) => (i % 2 ? replicaA : replicaB).consumeAgentJob('busy-leases')));
+      const admittedA = firstWave.filter((r, i) => i % 2 === 1 && r.status === 'fulfilled').length;
+      expect(firstWave.every((r) => r.status === 'fulfilled')).toBe(true);
+      expect(inserts).toBeLessThan(admittedA / 3); // one insert command wins many units
+      // Both replicas shut down; a third one can then take everything they did not use, and not one unit more.
+      await Promise.all([replicaA.close(), replicaB.close()]);
+      const replicaC = limitsWith({ jobsPerProjectHour: limit });
+      let more = 0;
+      for (;;) {
+        const r = await replicaC.consumeAgentJob('busy-leases').then(
+          () => true,
+          (e: unknown) => (e instanceof AppError && e.code === 'resource_exhausted' ? false : Promise.reject(e)),
+        );
+        if (!r) break;
+        more++;
+      }
+      expect(300 + more).toBe(limit);
+    } finally {
+      await monitored.close();
+    }
   });
 });
