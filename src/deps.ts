@@ -4,6 +4,7 @@ import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
 import { AssistantService } from './assistant/service';
 import { LlmsTxtService } from './docs/llms-service';
+import { GapService } from './gaps/gap-service';
 import { ApiKeyStore } from './auth/api-keys';
 import { StreamLeases } from './auth/stream-leases';
 import type { Config } from './config';
@@ -30,6 +31,8 @@ export interface Deps {
   assistant: AssistantService;
   /** llms.txt and llms-full.txt of each domain's public pages, cached per index version. */
   llms: LlmsTxtService;
+  /** The gap loop: failed questions to an agent job. */
+  gaps: GapService;
   /** Per-key caps and revocation checks of open streams. */
   streams: StreamLeases;
   /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
@@ -64,7 +67,8 @@ export function createDeps(config: Config, log: Logger): Deps {
   const streams = new StreamLeases(keys, { perKey: config.edge.streamsPerKey, recheckMs: config.edge.streamKeyRecheckMs }, log);
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, llms, streams, embedder, metrics };
+  const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -59,8 +59,18 @@ export async function analyticsReport(deps: { db: Db; embedder?: () => Promise<E
       ratedUp: turns.filter((t) => t.turn.feedback?.rating === 'up').length,
       ratedDown: down.length,
     },
-    topQuestions: (await groupQuestions(turns.map((t) => t.turn.userMessage), embedder)).slice(0, 20),
-    unanswered: (await groupQuestions(unanswered.map((t) => t.turn.userMessage), embedder)).slice(0, 50),
+    topQuestions: (
+      await groupQuestions(
+        turns.map((t) => t.turn.userMessage),
+        embedder,
+      )
+    ).slice(0, 20),
+    unanswered: (
+      await groupQuestions(
+        unanswered.map((t) => t.turn.userMessage),
+        embedder,
+      )
+    ).slice(0, 50),
     downRated: down.slice(0, 50).map(({ threadId, turn }) => ({
       question: turn.userMessage,
       answer: turn.answer.slice(0, 500),
@@ -75,7 +85,8 @@ export async function analyticsReport(deps: { db: Db; embedder?: () => Promise<E
 /** The report as text for a terminal. */
 export function analyticsText(r: AnalyticsReport): string {
   const v = r.volume;
-  const groups = (gs: QuestionGroup[]) => (gs.length ? gs.map((g) => `  ${String(g.count).padStart(5)}  ${g.question}${g.variants.length ? `  (also: ${g.variants.slice(0, 2).join(' | ')})` : ''}`) : ['  (none)']);
+  const groups = (gs: QuestionGroup[]) =>
+    gs.length ? gs.map((g) => `  ${String(g.count).padStart(5)}  ${g.question}${g.variants.length ? `  (also: ${g.variants.slice(0, 2).join(' | ')})` : ''}`) : ['  (none)'];
   return [
     `${r.domain} since ${r.since}${r.truncated ? ' (newest questions only)' : ''}`,
     `questions ${v.questions} in ${v.threads} threads: ${v.answered} answered, ${v.unanswered} not covered by the docs; rated up ${v.ratedUp}, down ${v.ratedDown}`,

@@ -97,7 +97,13 @@ describe('v2 UI message stream over the wire', () => {
 describe('honest answers: below the relevance floor the docs do not cover the question', () => {
   const sourcesAndText = async (gw: RunningGateway, question: string) => {
     const chunks = sseChunks(await (await post(gw, 'v2', v2Body(question))).text());
-    return { sources: chunks.filter((c: Loose) => c.type === 'source-url').length, text: chunks.filter((c: Loose) => c.type === 'text-delta').map((c: Loose) => c.delta).join('') };
+    return {
+      sources: chunks.filter((c: Loose) => c.type === 'source-url').length,
+      text: chunks
+        .filter((c: Loose) => c.type === 'text-delta')
+        .map((c: Loose) => c.delta)
+        .join(''),
+    };
   };
 
   // The bars are the rates measured when the floor was chosen (bench/relevance-floor.ts): 2 of 30 off-topic questions

@@ -142,7 +142,11 @@ describe('answer feedback', () => {
     const bad = await feedback({ threadId: 'thr_x', rating: 'meh' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: 'invalid_argument', error: expect.stringContaining('rating') });
-    const anonymous = await fetch(`${gw.url}/discovery/v1/assistant/${domain}/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 'thr_x', rating: 'up' }) });
+    const anonymous = await fetch(`${gw.url}/discovery/v1/assistant/${domain}/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ threadId: 'thr_x', rating: 'up' }),
+    });
     expect(anonymous.status).toBe(401);
   });
 });
