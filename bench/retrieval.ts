@@ -3,7 +3,7 @@
 // Run: npm run bench:retrieval (needs the local stack; DOCENT_EMBEDDINGS=off measures BM25 alone). Held-out misses
 // stay hidden unless --show-held-out is given, so that tuning cannot look at them.
 import { retrieveChunks } from '../src/search/docs-index';
-import { heldOutQuestions, heldOutQuestions2, identifierQueries, tuningQuestions } from '../test/support/retrieval-questions';
+import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions } from '../test/support/retrieval-questions';
 import { indexNpmDocs } from './lib/npm-docs';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -16,6 +16,7 @@ async function main() {
       ['tuning', tuningQuestions, true],
       ['held-out', heldOutQuestions, showHeldOut],
       ['held-out 2', heldOutQuestions2, showHeldOut],
+      ['held-out 3', heldOutQuestions3, showHeldOut],
       ['identifiers', identifierQueries, true],
     ] as const;
     for (const [name, set, show] of sets) {
