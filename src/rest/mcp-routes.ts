@@ -18,7 +18,12 @@ const forwardedHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp
 async function toRestResponse(res: Response): Promise<RestResponse> {
   const body = await res.text();
   if (res.status >= 400) {
-    const message = (JSON.parse(body || '{}') as { error?: { message?: string } }).error?.message ?? 'the MCP request is malformed';
+    let message = 'the MCP request is malformed';
+    try {
+      message = (JSON.parse(body) as { error?: { message?: string } }).error?.message ?? message;
+    } catch {
+      // not JSON-RPC: keep the generic message
+    }
     throw new AppError('invalid_argument', message.replace(/^[^:]*Error: /, ''));
   }
   const headers: Record<string, string> = {};
