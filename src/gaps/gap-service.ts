@@ -20,6 +20,8 @@ export interface GapFixInput {
   since: Date;
   /** Where the docs are in the project's repository; its root when absent. */
   docsPath?: string;
+  /** A retried request with the same key returns the first job instead of creating a second. */
+  idempotencyKey?: string;
   /** At most this many groups of questions go into one job. */
   maxQuestions?: number;
 }
@@ -37,7 +39,7 @@ export interface GapServiceDeps {
 export class GapService {
   constructor(private readonly deps: GapServiceDeps) {}
 
-  async fix(caller: Caller, input: GapFixInput): Promise<{ job: JobDoc; questions: GapQuestion[]; limitHeaders: Record<string, string> }> {
+  async fix(caller: Caller, input: GapFixInput): Promise<{ job: JobDoc; created: boolean; questions: GapQuestion[]; limitHeaders: Record<string, string> }> {
     const project = await adminProject(this.deps.tenancy, caller, input.projectId);
     const domain = project.domain;
     if (!domain) throw new AppError('failed_precondition', `project ${input.projectId} has no documentation domain`);
@@ -56,12 +58,14 @@ export class GapService {
     // Public pages only: the job's prompt reaches the model and the pull request.
     const questions = await Promise.all(groups.map(async (g) => ({ question: g.question, count: g.count, passages: await retrieveChunks(retrieval, { domain, query: g.question, pageSize: 3 }) })));
     const baseUrl = (await this.liveBaseUrl(domain)) ?? `https://${domain}`;
-    const { job, limitHeaders } = await this.deps.agentJobs.createJob(caller, {
+    const { job, created, limitHeaders } = await this.deps.agentJobs.createJob(caller, {
       projectId: input.projectId,
+      // Its own key space: a gaps request and a job create with the same header value stay apart.
+      ...(input.idempotencyKey ? { idempotencyKey: `gaps:${input.idempotencyKey}` } : {}),
       prompt: gapPrompt({ domain, docsPath: input.docsPath, questions }),
       gap: { domain, questions: questions.map((q) => q.question), threadIds: [...new Set(failed.map((t) => t.threadId))], baseUrl, ...(input.docsPath ? { docsPath: input.docsPath } : {}) },
     });
-    return { job, questions, limitHeaders };
+    return { job, created, questions, limitHeaders };
   }
 
   /** The base URL the live docs were ingested with, so the preview's passage URLs match. */

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { jobToJson } from '../agent/job';
 import { parseSince } from '../analytics/since';
+import { idempotencyKey } from '../agent/validation';
 import type { Deps } from '../deps';
+import { parseInput } from '../validate';
 import { projectOrigins } from './cors';
 import { agentJobBody, documentedSchemas } from './response-schemas';
 import { route, type Route } from './router';
@@ -35,18 +37,24 @@ export function gapsRoutes(deps: Deps): Route[] {
       auth: 'admin',
       cors: projectOrigins(deps.tenancy, deps.config.corsOrigins),
       body: gapFixBody,
-      responses: { 201: { description: 'The job, and the questions it was given', json: gapFixResponse } },
+      responses: {
+        201: { description: 'The job, and the questions it was given', json: gapFixResponse },
+        200: { description: 'The job an earlier request with the same Idempotency-Key created', json: gapFixResponse },
+      },
       handler: async (req) => {
         const projectId = req.params.projectId!;
-        const { job, questions, limitHeaders } = await deps.gaps.fix(req.caller, {
+        const header = req.headers['idempotency-key'];
+        const key = header === undefined ? undefined : parseInput(idempotencyKey, Array.isArray(header) ? header[0] : header);
+        const { job, created, questions, limitHeaders } = await deps.gaps.fix(req.caller, {
           projectId,
+          idempotencyKey: key,
           domain: req.body.domain,
           since: parseSince(req.body.since),
           docsPath: req.body.docsPath,
           maxQuestions: req.body.maxQuestions,
         });
         return {
-          status: 201,
+          status: created ? 201 : 200,
           headers: { location: `/v2/agent/${encodeURIComponent(projectId)}/job/${job._id}`, ...limitHeaders },
           body: { job: jobToJson(job), questions: questions.map((q) => ({ question: q.question, count: q.count, passages: q.passages.map((p) => ({ path: p.path, title: p.title })) })) },
         };

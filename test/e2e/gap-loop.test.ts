@@ -95,9 +95,13 @@ describe('the gap loop', () => {
     const thread = await gw.deps.mongo.db.collection<ThreadDoc>('threads').findOne({ _id: before.threadId });
     expect(thread!.turns[0]!.answered).toBe(false);
 
-    const r = await callApi(gw.url, admin, 'POST', '/v2/agent/kiln/gaps/fix', { since: '1d', docsPath: 'docs' });
+    const r = await callApi(gw.url, admin, 'POST', '/v2/agent/kiln/gaps/fix', { since: '1d', docsPath: 'docs' }, { 'idempotency-key': 'gaps-week-47' });
     expect(r.status).toBe(201);
     const created = await r.json();
+    // A retried request (same Idempotency-Key) gets the same job, never a second one.
+    const retried = await callApi(gw.url, admin, 'POST', '/v2/agent/kiln/gaps/fix', { since: '1d', docsPath: 'docs' }, { 'idempotency-key': 'gaps-week-47' });
+    expect(retried.status).toBe(200);
+    expect((await retried.json()).job.id).toBe(created.job.id);
     expect(created.questions).toEqual([expect.objectContaining({ question, count: 1 })]);
     expect(created.job.gap).toEqual({ domain, questions: [question], threadIds: [before.threadId] });
     expect(r.headers.get('location')).toBe(`/v2/agent/kiln/job/${created.job.id}`);
