@@ -1,4 +1,7 @@
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import type { ThreadDoc } from '../../src/assistant/threads';
+import { AssistantService } from '../../src/gen/discovery/v2/assistant_pb';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -148,5 +151,18 @@ describe('answer feedback', () => {
       body: JSON.stringify({ threadId: 'thr_x', rating: 'up' }),
     });
     expect(anonymous.status).toBe(401);
+  });
+
+  it('is the same over Connect: SendFeedback stores the rating, and an unknown thread is NOT_FOUND', async () => {
+    const { threadId, messageId } = await ask('How do I install kiln?');
+    const client = createClient(AssistantService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    const headers = { authorization: `Bearer ${key}` };
+    await client.sendFeedback({ domain, threadId, messageId, rating: 'down', comment: 'too short' }, { headers });
+    expect((await turnsOf(threadId))[0]!.feedback).toMatchObject({ rating: 'down', comment: 'too short' });
+    const missing = await client.sendFeedback({ domain, threadId: 'thr_unknown', rating: 'up' }, { headers }).catch((err: unknown) => ConnectError.from(err));
+    expect(missing).toBeInstanceOf(ConnectError);
+    expect((missing as ConnectError).code).toBe(Code.NotFound);
+    const bad = await client.sendFeedback({ domain, threadId, rating: 'sideways' }, { headers }).catch((err: unknown) => ConnectError.from(err));
+    expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
   });
 });
