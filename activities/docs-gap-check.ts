@@ -9,7 +9,7 @@ import type { JobDoc } from '../src/agent/job';
 import { resolveRepository } from '../src/agent/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import { OutboundRefused } from '../src/net/outbound';
-import { retrieveRanked, type Retrieval } from '../src/search/docs-index';
+import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import type { BuildDocsIndexResult, BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/contracts';
 import { previewDomain } from '../workflows/contracts';
@@ -85,6 +85,15 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
       await deps.db
         .collection<JobDoc>('jobs')
         .updateOne({ _id: input.jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: input.result.turn } }] }, { $set: { gapCheck: input.result, updatedAt: new Date() } });
+    },
+
+    /** Deletes a job's preview index and its alias; a preview already gone is fine. */
+    async removePreviewIndex(input: { domain: string }): Promise<void> {
+      const alias = docsAlias(deps.esIndexPrefix, input.domain);
+      const ours = versionedIndexPattern(alias);
+      const existing = Object.keys(await deps.es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }).catch(() => ({})));
+      const previews = existing.filter((i) => ours.test(i));
+      if (previews.length) await deps.es.indices.delete({ index: previews.join(',') }, { ignore: [404] });
     },
 
     /** Comments the result on the pull request, once per job turn. */

@@ -6,7 +6,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { simpleGit } from 'simple-git';
 import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } from '../src/docs/chunk';
-import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
+import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import { embedChunks } from './docs-embeddings';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/contracts';
@@ -167,7 +167,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         });
       }
       // Only this domain's versioned indexes: `<alias>-<16 hex>`, so a domain that extends this one is never matched.
-      const ours = new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{16}$`);
+      const ours = versionedIndexPattern(alias);
       const existing = Object.keys(await es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }));
       const stale = existing.filter((i) => ours.test(i) && i !== input.index);
       if (stale.length) await es.indices.delete({ index: stale.join(',') }, { ignore: [404] });

@@ -295,7 +295,7 @@ export interface GapAnswer {
 export interface GapCheckResult {
   turn: number;
   commit: string;
-  /** The preview alias the branch's docs were ingested into. */
+  /** The preview alias the branch's docs were ingested into (removed once the result is recorded). */
   previewIndex: string;
   checkedAt: string;
   questions: Array<{ question: string; before: GapAnswer; after: GapAnswer }>;

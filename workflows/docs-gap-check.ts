@@ -1,11 +1,11 @@
-import { proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { patched, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { previewDomain, type DocsGapCheckInput, type GapCheckResult } from './contracts';
 
 const retry: RetryPolicy = { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes: ['DocsSourceNotFound', 'NoDocsFound', 'InvalidDocsSource'] };
 // Cloning and indexing the branch's docs is the long step: it heartbeats like the docs ingestion.
 const { buildPreviewIndex } = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute', retry });
-const { publishDocsIndex, reAskQuestions, recordGapCheck, commentOnPullRequest } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
+const { publishDocsIndex, reAskQuestions, recordGapCheck, commentOnPullRequest, removePreviewIndex } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry });
 
 /**
  * The gap loop's proof: ingests the pushed branch's docs into a preview index (an alias of the job's own), re-asks the
@@ -33,5 +33,7 @@ export async function docsGapCheck(input: DocsGapCheckInput): Promise<GapCheckRe
   };
   await recordGapCheck({ jobId: input.jobId, result });
   await commentOnPullRequest({ repository: input.repository, pullRequest: input.pullRequest.number, jobId: input.jobId, result });
+  // Added after the first checks ran: the preview has served its purpose once the result is recorded.
+  if (patched('remove-preview-after-check')) await removePreviewIndex({ domain: preview });
   return result;
 }

@@ -17,6 +17,11 @@ export function docsAlias(prefix: string, domain: string): string {
   return `${prefix}-docs-${indexSafe(domain)}`;
 }
 
+/** Matches exactly the alias's own versioned indexes (`<alias>-<16 hex>`), so a domain that extends another is never matched. */
+export function versionedIndexPattern(alias: string): RegExp {
+  return new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{16}$`);
+}
+
 /** A versioned index behind the alias; the version is the content hash, so identical docs map to the same index. */
 export function docsIndexName(prefix: string, domain: string, version: string): string {
   return `${docsAlias(prefix, domain)}-${version}`;

@@ -123,6 +123,9 @@ describe('the gap loop', () => {
     expect(check.before).toMatchObject({ answered: false, topPath: null });
     expect(check.after).toMatchObject({ answered: true, topPath: 'guides/billing' });
     expect(check.after.relevance).toBeGreaterThan(check.before.relevance);
+    // The preview served the check and is gone: no index is left behind per job.
+    expect(await gw.deps.es.indices.existsAlias({ name: job.gapCheck.previewIndex })).toBe(false);
+    expect(Object.keys(await gw.deps.es.indices.get({ index: `${job.gapCheck.previewIndex}-*` }))).toEqual([]);
 
     // The pull request got one comment with the before/after, through the GitHub API.
     const pr = github.pulls.find((p) => job.prLink.endsWith(`/pull/${p.number}`))!;
