@@ -82,11 +82,14 @@ export async function analyticsReport(deps: { db: Db; embedder?: () => Promise<E
   };
 }
 
+// Readers typed the questions and comments: control characters (terminal escape sequences) never reach the terminal.
+const printable = (s: string) => s.replace(/\p{Cc}/gu, ' ');
+
 /** The report as text for a terminal. */
 export function analyticsText(r: AnalyticsReport): string {
   const v = r.volume;
   const groups = (gs: QuestionGroup[]) =>
-    gs.length ? gs.map((g) => `  ${String(g.count).padStart(5)}  ${g.question}${g.variants.length ? `  (also: ${g.variants.slice(0, 2).join(' | ')})` : ''}`) : ['  (none)'];
+    gs.length ? gs.map((g) => `  ${String(g.count).padStart(5)}  ${printable(g.question)}${g.variants.length ? `  (also: ${printable(g.variants.slice(0, 2).join(' | '))})` : ''}`) : ['  (none)'];
   return [
     `${r.domain} since ${r.since}${r.truncated ? ' (newest questions only)' : ''}`,
     `questions ${v.questions} in ${v.threads} threads: ${v.answered} answered, ${v.unanswered} not covered by the docs; rated up ${v.ratedUp}, down ${v.ratedDown}`,
@@ -98,6 +101,6 @@ export function analyticsText(r: AnalyticsReport): string {
     ...groups(r.unanswered),
     '',
     'rated down:',
-    ...(r.downRated.length ? r.downRated.map((d) => `  ${d.at}  ${d.question}${d.comment ? `\n      comment: ${d.comment}` : ''}`) : ['  (none)']),
+    ...(r.downRated.length ? r.downRated.map((d) => `  ${d.at}  ${printable(d.question)}${d.comment ? `\n      comment: ${printable(d.comment)}` : ''}`) : ['  (none)']),
   ].join('\n');
 }

@@ -35,7 +35,7 @@ beforeAll(async () => {
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'kiln' })).key;
   otherAdmin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;
 
-  for (const q of ['How do I install kiln?', 'How do I install kiln?', 'how can I install the kiln binary?', 'What is the capital of Australia?', 'capital city of Australia?']) await ask(q);
+  for (const q of ['How do I install kiln?', 'How do I install kiln?', 'how can I install the kiln binary?', 'What is the capital of Australia?', 'capital city of Australia?\u001b[2J']) await ask(q);
   const rated = await ask('How do I bake my site with kiln?');
   const r = await fetch(`${gw.url}/discovery/v1/assistant/${domain}/feedback`, {
     method: 'POST',
@@ -89,5 +89,7 @@ describe('docs analytics', () => {
     const text = await run('--domain', domain);
     expect(text.stdout).toContain('questions 6 in 6 threads: 4 answered, 2 not covered by the docs; rated up 0, down 1');
     expect(text.stdout).toMatch(/ {4}3 {2}How do I install kiln\?/);
+    // A reader's terminal escape sequence (here: clear screen) is printed as text, not run by the operator's terminal.
+    expect(text.stdout).not.toContain('\u001b');
   });
 });
