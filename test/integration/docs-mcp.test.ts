@@ -88,6 +88,16 @@ describe('MCP server of a docs domain', () => {
     expect(thread?.turns[0].userMessage).toBe('How do I install the kiln binary?');
   });
 
+  it('ask_docs says the docs do not cover an off-topic question, and cites nothing', async () => {
+    const client = await connect(key);
+    const r = await client.callTool({ name: 'ask_docs', arguments: { question: 'What is the capital of Australia?' } });
+    expect(r.isError).toBeFalsy();
+    const out = structured<{ answer: string; sources: unknown[] }>(r);
+    expect(out.sources).toEqual([]);
+    expect(out.answer).toMatch(/^The documentation does not cover this question/);
+    expect(textOf(r)).not.toContain('Sources:');
+  });
+
   it('keeps restricted pages from keys without their group, in every tool', async () => {
     const open = await connect(key);
     const search = structured<{ results: Array<{ path: string }> }>(await open.callTool({ name: 'search_docs', arguments: { query: 'install the signing key before a release' } }));
