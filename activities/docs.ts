@@ -6,7 +6,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { simpleGit } from 'simple-git';
 import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } from '../src/docs/chunk';
-import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT } from '../src/search/docs-index';
+import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import { embedChunks } from './docs-embeddings';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/contracts';
@@ -87,6 +87,59 @@ async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanu
   return { root, cleanup: async () => undefined };
 }
 
+/**
+ * Parses and chunks the docs under `root`, then fills the index named after their content hash. Idempotent: an index
+ * the alias already serves means nothing changed; a half-built one from an earlier attempt is rebuilt.
+ */
+export async function indexDocs(
+  deps: DocsActivityDeps,
+  root: string,
+  input: Pick<DocsIngestInput, 'domain' | 'source' | 'baseUrl' | 'docsPath'>,
+  /** Other domains whose served vectors may be reused (a preview reuses the live docs'). */
+  reuseFrom: string[] = [],
+): Promise<BuildDocsIndexResult> {
+  const { es, esIndexPrefix: prefix } = deps;
+  const files = await listDocs(root).catch(() => [] as string[]);
+  if (files.length === 0) throw docsIngestFailure('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
+  const baseUrl = input.baseUrl ?? `https://${input.domain}`;
+  const embedder = await deps.embedder?.();
+  // The model is part of the version: turning embeddings on, or changing the model, rebuilds the index.
+  const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nchunker ${CHUNKER_VERSION}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
+  const chunks: DocChunk[] = [];
+  for (const [i, file] of files.entries()) {
+    const source = await readFile(path.join(root, file), 'utf8');
+    hash.update(`${file}\n${source.length}\n${source}`);
+    chunks.push(...chunkPageOrFail(file, source, baseUrl));
+    // Parsing takes milliseconds per page, so a large docs set would outlast the heartbeat timeout.
+    heartbeat({ phase: 'parsing', parsed: i + 1, pages: files.length });
+  }
+  const version = hash.digest('hex').slice(0, 16);
+  const alias = docsAlias(prefix, input.domain);
+  const index = docsIndexName(prefix, input.domain, version);
+  const summary = { index, version, pages: files.length, chunks: chunks.length };
+
+  const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
+  if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
+
+  const reusable = [...Object.keys(served), ...(await Promise.all(reuseFrom.map(async (d) => Object.keys(await es.indices.getAlias({ name: docsAlias(prefix, d) }).catch(() => ({})))))).flat()];
+  const embedding = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: reusable }) : undefined;
+  const vectors = embedding?.vectors;
+  await es.indices.delete({ index }, { ignore: [404] });
+  const body = docsIndexBody(embedder?.dims);
+  await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
+  for (let i = 0; i < chunks.length; i += bulkBatch) {
+    const batch = chunks.slice(i, i + bulkBatch);
+    const r = await es.bulk({ operations: batch.flatMap((c, j) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c, vectors?.[i + j])]) });
+    if (r.errors) {
+      const first = r.items.find((it) => it.index?.error)?.index?.error;
+      throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
+    }
+    heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
+  }
+  await es.indices.refresh({ index });
+  return { ...summary, unchanged: false, embedded: embedding?.embedded };
+}
+
 export function createDocsActivities(deps: DocsActivityDeps) {
   const { es, esIndexPrefix: prefix } = deps;
 
@@ -98,44 +151,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
     async buildDocsIndex(input: DocsIngestInput): Promise<BuildDocsIndexResult> {
       const { root, cleanup } = await fetchDocs(input);
       try {
-        const files = await listDocs(root).catch(() => [] as string[]);
-        if (files.length === 0) throw docsIngestFailure('NoDocsFound', `no Markdown or MDX files under ${input.docsPath ?? input.source}`);
-        const baseUrl = input.baseUrl ?? `https://${input.domain}`;
-        const embedder = await deps.embedder?.();
-        // The model is part of the version: turning embeddings on, or changing the model, rebuilds the index.
-        const hash = createHash('sha256').update(`layout ${DOCS_INDEX_LAYOUT}\nchunker ${CHUNKER_VERSION}\nbase ${baseUrl}\nembedding ${embedder?.modelId ?? 'none'}\n`);
-        const chunks: DocChunk[] = [];
-        for (const [i, file] of files.entries()) {
-          const source = await readFile(path.join(root, file), 'utf8');
-          hash.update(`${file}\n${source.length}\n${source}`);
-          chunks.push(...chunkPageOrFail(file, source, baseUrl));
-          // Parsing takes milliseconds per page, so a large docs set would outlast the heartbeat timeout.
-          heartbeat({ phase: 'parsing', parsed: i + 1, pages: files.length });
-        }
-        const version = hash.digest('hex').slice(0, 16);
-        const alias = docsAlias(prefix, input.domain);
-        const index = docsIndexName(prefix, input.domain, version);
-        const summary = { index, version, pages: files.length, chunks: chunks.length };
-
-        const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
-        if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
-
-        const embedding = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: Object.keys(served) }) : undefined;
-        const vectors = embedding?.vectors;
-        await es.indices.delete({ index }, { ignore: [404] });
-        const body = docsIndexBody(embedder?.dims);
-        await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
-        for (let i = 0; i < chunks.length; i += bulkBatch) {
-          const batch = chunks.slice(i, i + bulkBatch);
-          const r = await es.bulk({ operations: batch.flatMap((c, j) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c, vectors?.[i + j])]) });
-          if (r.errors) {
-            const first = r.items.find((it) => it.index?.error)?.index?.error;
-            throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
-          }
-          heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
-        }
-        await es.indices.refresh({ index });
-        return { ...summary, unchanged: false, embedded: embedding?.embedded };
+        return await indexDocs(deps, root, input);
       } finally {
         await cleanup();
       }
@@ -151,7 +167,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
         });
       }
       // Only this domain's versioned indexes: `<alias>-<16 hex>`, so a domain that extends this one is never matched.
-      const ours = new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{16}$`);
+      const ours = versionedIndexPattern(alias);
       const existing = Object.keys(await es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }));
       const stale = existing.filter((i) => ours.test(i) && i !== input.index);
       if (stale.length) await es.indices.delete({ index: stale.join(',') }, { ignore: [404] });

@@ -5,6 +5,7 @@ import type { Logger } from '../src/log';
 import type { Embedder } from '../src/search/embedder';
 import { createAgentActivities } from './agent';
 import { createDocsActivities } from './docs';
+import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './git';
 import { createGitHubActivities } from './github';
 import { createJobStatusActivities } from './job-status';
@@ -33,6 +34,17 @@ export function createActivities(deps: ActivityDeps) {
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createJobStatusActivities(deps.db, deps.log),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, embedder: deps.embedder }),
+    ...createGapCheckActivities({
+      db: deps.db,
+      es: deps.es,
+      esIndexPrefix: config.elasticsearch.indexPrefix,
+      embedder: deps.embedder,
+      relevanceFloor: config.assistant.relevanceFloor,
+      gitBaseUrl: config.github.gitUrl,
+      token: config.github.token,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      githubApiUrl: config.github.apiUrl,
+    }),
   };
 }
 

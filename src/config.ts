@@ -145,6 +145,8 @@ const settings = z.object({
   DOCENT_LOOKUP_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   // Earlier turns of a conversation shown to the model, newest first, until this estimate of tokens is reached.
   DOCENT_ASSISTANT_HISTORY_TOKENS: z.coerce.number().int().min(0).max(1_000_000).default(4_000),
+  // Below this cosine between a question and its nearest passage the docs do not cover it (no citations); 0 turns it off.
+  DOCENT_RELEVANCE_FLOOR: z.coerce.number().min(0).max(1).default(0.35),
   // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
   DOCENT_TRUSTED_PROXY: z
     .string()
@@ -203,7 +205,7 @@ export interface Config {
   /** Milliseconds an API key, project or allowed-origin lookup may be reused; the bound on how late a revocation bites. */
   lookupCacheMs: number;
   /** The estimated tokens of earlier turns the model sees (src/assistant/history-budget.ts). */
-  assistant: { historyTokens: number };
+  assistant: { historyTokens: number; relevanceFloor: number };
   trustedProxies: string[];
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
   corsOrigins: string[];
@@ -292,7 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       searchPerIpDay: s.DOCENT_LIMIT_SEARCH_PER_IP_DAY,
     },
     lookupCacheMs: s.DOCENT_LOOKUP_CACHE_MS,
-    assistant: { historyTokens: s.DOCENT_ASSISTANT_HISTORY_TOKENS },
+    assistant: { historyTokens: s.DOCENT_ASSISTANT_HISTORY_TOKENS, relevanceFloor: s.DOCENT_RELEVANCE_FLOOR },
     trustedProxies: s.DOCENT_TRUSTED_PROXY,
     corsOrigins: s.DOCENT_CORS_ORIGINS,
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,

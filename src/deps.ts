@@ -3,6 +3,8 @@ import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
 import { AssistantService } from './assistant/service';
+import { LlmsTxtService } from './docs/llms-service';
+import { GapService } from './gaps/gap-service';
 import { ApiKeyStore } from './auth/api-keys';
 import { StreamLeases } from './auth/stream-leases';
 import type { Config } from './config';
@@ -27,6 +29,10 @@ export interface Deps {
   agentJobs: AgentJobService;
   limits: RateLimits;
   assistant: AssistantService;
+  /** llms.txt and llms-full.txt of each domain's public pages, cached per index version. */
+  llms: LlmsTxtService;
+  /** The gap loop: failed questions to an agent job. */
+  gaps: GapService;
   /** Per-key caps and revocation checks of open streams. */
   streams: StreamLeases;
   /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
@@ -60,7 +66,9 @@ export function createDeps(config: Config, log: Logger): Deps {
   });
   const streams = new StreamLeases(keys, { perKey: config.edge.streamsPerKey, recheckMs: config.edge.streamKeyRecheckMs }, log);
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, streams, embedder, metrics };
+  const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
+  const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

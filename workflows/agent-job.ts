@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, condition, isCancellation, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, executeChild, isCancellation, log, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { followUpSignal, NON_RETRYABLE_AGENT_ERRORS, progressQuery, type AgentJobInput, type AgentJobProgress, type Instruction } from './contracts';
+import { followUpSignal, NON_RETRYABLE_AGENT_ERRORS, progressQuery, type AgentJobInput, type AgentJobProgress, type DocsGapCheckInput, type Instruction } from './contracts';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 
@@ -96,6 +96,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             draft: input.asDraft || edit.checksPassed === false,
             checks: edit.checks,
           });
+          // Gap-loop jobs only (the field did not exist before): the job completes with the proof that its push answers the questions.
+          if (input.gapCheck && patched('gap-check-after-push'))
+            await checkGaps({ jobId: input.jobId, turn, repository: input.repository, branch: input.branch, commit, pullRequest: pr, spec: input.gapCheck });
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url, ...verified });
         }
       } catch (err) {
@@ -108,5 +111,15 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
     // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
     if (pending.length === 0) break;
+  }
+}
+
+/** Runs the gap check as a child workflow; its failure is logged and leaves the job as completed. */
+async function checkGaps(input: DocsGapCheckInput): Promise<void> {
+  try {
+    await executeChild('docsGapCheck', { workflowId: `docs-gap-check-${input.jobId}-${input.turn}`, args: [input] });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('gap check failed', { jobId: input.jobId, error: err instanceof Error ? err.message : String(err) });
   }
 }

@@ -1,7 +1,7 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
-import type { CheckResult } from '../../workflows/contracts';
+import type { CheckResult, GapCheckResult } from '../../workflows/contracts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 
@@ -29,6 +29,19 @@ export interface JobDoc {
   checks?: CheckResult[];
   /** Whether they all passed; null when the project has none (or the turn has not finished). */
   checksPassed?: boolean | null;
+  /** Gap-loop jobs: the questions they answer and the threads those came from (`docent gaps fix`). */
+  gap?: GapSpec;
+  /** Gap-loop jobs: the latest re-ask of the questions against the pushed branch's docs. */
+  gapCheck?: GapCheckResult;
+}
+
+/** What a gap-loop job answers: the questions, the threads they came from, and where the docs are. */
+export interface GapSpec {
+  domain: string;
+  questions: string[];
+  threadIds: string[];
+  docsPath?: string;
+  baseUrl: string;
 }
 
 /** The REST shape of an agent job (README "Agent jobs"; docs/decisions.md "Agent jobs"). */
@@ -46,6 +59,8 @@ export function jobToJson(doc: JobDoc) {
     checks: doc.checks ?? [],
     checksPassed: doc.checksPassed ?? null,
     ...(doc.error ? { error: doc.error } : {}),
+    ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
+    ...(doc.gapCheck ? { gapCheck: doc.gapCheck } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import type { Logger } from '../log';
 import { projectChecks, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
 import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
-import type { JobDoc, JobStatus } from './job';
+import type { GapSpec, JobDoc, JobStatus } from './job';
 import type { JobPage, JobStore } from './job-store';
 import type { CreateJob, ListJobs } from './validation';
 
@@ -63,7 +63,7 @@ export class AgentJobService {
   }
 
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
-  async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
+  async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string; gap?: GapSpec } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
@@ -91,6 +91,7 @@ export class AgentJobService {
       prompts: [{ turn: 1, prompt: input.prompt, at: now }],
       asDraft: input.asDraft ?? false,
       ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(input.gap ? { gap: input.gap } : {}),
     };
     const inserted = await this.d.jobs.insert(doc);
     if (!inserted.created) {
@@ -121,6 +122,7 @@ export class AgentJobService {
       first,
       heartbeatTimeoutMs: this.d.config.agent.heartbeatTimeoutMs,
       maxSteps: this.d.config.agent.maxSteps,
+      ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
     };
   }
 

@@ -129,3 +129,11 @@ export const searchRequest = z.looseObject({
   filter: filter.optional(),
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
+
+/** Feedback on an answer: the thread (and message) as the stream named them, a rating and an optional comment. */
+export const feedbackRequest = z.looseObject({
+  threadId: z.string().min(1).max(200),
+  messageId: z.string().min(1).max(200).optional(),
+  rating: z.enum(['up', 'down'], 'must be "up" or "down"'),
+  comment: z.string().max(2_000, 'must be at most 2000 characters').optional(),
+});

@@ -7,13 +7,15 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { createLanguageModel } from '../llm/model';
 import type { Logger } from '../log';
-import { retrieveChunks, type Passage, type Retrieval, type SearchFilter } from '../search/docs-index';
+import { docsAlias, retrieveChunks, retrieveRanked, type Passage, type Retrieval, type SearchFilter } from '../search/docs-index';
 import type { Embedder } from '../search/embedder';
+import { pageMarkdown, readPages } from '../search/pages';
 import { visibleGroups } from '../search/visibility';
 import type { AnswerEvent, AnswerSource } from './events';
 import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
+import { isAnswerable, notCoveredAnswer } from './relevance';
 import { historyOf, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
@@ -98,6 +100,30 @@ export class AssistantService {
     return { passages, headers: admission?.headers ?? {} };
   }
 
+  /** A page's Markdown, rebuilt from its passages; counted as a search. A page the key may not see is `not_found`. */
+  async getPage(caller: Caller, domain: string, path: string, opts: { remoteAddress?: string } = {}): Promise<{ markdown: string; url: string; title: string }> {
+    this.authorize(caller, domain);
+    await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
+    const wanted = path
+      .trim()
+      .replace(/^\/+|\/+$/g, '')
+      .replace(/\.(md|mdx|markdown)$/i, '');
+    const [page] = await readPages(this.deps.es, docsAlias(this.retrieval.indexPrefix, domain), { visibleGroups: visibleGroups(caller.groups, undefined), path: wanted });
+    if (!page) throw new AppError('not_found', `no page ${wanted.slice(0, 200)} in the documentation of ${domain}`);
+    return { markdown: pageMarkdown(page), url: page.url, title: page.title };
+  }
+
+  /**
+   * Stores a reader's rating on a turn of a thread of this domain: the turn with `messageId`, else the latest one.
+   * A thread (or message) unknown to the domain is `not_found`.
+   */
+  async recordFeedback(caller: Caller, domain: string, input: { threadId: string; messageId?: string; rating: 'up' | 'down'; comment?: string }): Promise<void> {
+    this.authorize(caller, domain);
+    const stored = await this.threads.setFeedback(domain, input.threadId, input.messageId, { rating: input.rating, ...(input.comment ? { comment: input.comment } : {}), at: new Date() });
+    if (stored === 'no-thread') throw new AppError('not_found', `no thread ${input.threadId.slice(0, 200)} in ${domain}`);
+    if (stored === 'no-message') throw new AppError('not_found', `no message ${String(input.messageId).slice(0, 200)} in thread ${input.threadId.slice(0, 200)}`);
+  }
+
   /**
    * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
    * then hands back the events, which generate the answer and store the turn as they are consumed.
@@ -113,25 +139,34 @@ export class AssistantService {
     // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
     const hints = [...q.context.map((c) => c.value), ...(previousQuestion ? [previousQuestion] : [])];
-    const passages = await retrieveChunks(
+    const retrieved = await retrieveRanked(
       this.retrieval,
       { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, visibleGroups: visibleGroups(req.caller.groups, q.filter?.groups), currentPath: q.currentPath, hints },
       req.signal,
     );
     const retrievalMs = performance.now() - started;
+    // Below the relevance floor the nearest passages are about something else: no citations, and no model call.
+    const answered = retrieved.passages.length > 0 && isAnswerable(retrieved.relevance, this.deps.config.assistant.relevanceFloor);
+    const passages = answered ? retrieved.passages : [];
     const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
-    const generation = this.model
-      ? generateAnswer(this.model, { domain: req.domain, question: q.question, history, passages, context: q.context, signal: req.signal })
-      : extractiveAnswer({ passages });
+    const generation = !answered
+      ? notCovered()
+      : this.model
+        ? generateAnswer(this.model, { domain: req.domain, question: q.question, history, passages, context: q.context, signal: req.signal })
+        : extractiveAnswer({ passages });
+    const messageId = `msg_${randomBytes(12).toString('base64url')}`;
 
-    const record = (turn: Omit<TurnDoc, 'userMessage' | 'sources' | 'model' | 'createdAt' | 'context' | 'currentPath'>) =>
+    const record = (turn: Omit<TurnDoc, 'userMessage' | 'sources' | 'model' | 'createdAt' | 'context' | 'currentPath' | 'messageId' | 'answered' | 'relevance'>) =>
       this.threads
         .appendTurn(thread._id, {
           userMessage: q.question,
           ...(q.context.length ? { context: q.context } : {}),
           ...(q.currentPath ? { currentPath: q.currentPath } : {}),
           sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
-          model: this.modelName,
+          model: answered ? this.modelName : 'not-covered',
+          messageId,
+          answered,
+          ...(retrieved.relevance.cosine === undefined ? {} : { relevance: retrieved.relevance.cosine }),
           createdAt: new Date(),
           ...turn,
         })
@@ -161,6 +196,12 @@ export class AssistantService {
         await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
       }
     }
-    return { threadId: thread._id, messageId: `msg_${randomBytes(12).toString('base64url')}`, limitHeaders: admission?.headers ?? {}, events: events() };
+    return { threadId: thread._id, messageId, limitHeaders: admission?.headers ?? {}, events: events() };
   }
+}
+
+/** The answer below the relevance floor, in both modes: it says so and cites nothing. */
+async function* notCovered(): AsyncGenerator<AnswerEvent> {
+  for (const piece of notCoveredAnswer.match(/\S+\s*/g) ?? []) yield { type: 'text', delta: piece };
+  yield { type: 'finish', finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
 }

@@ -10,8 +10,16 @@ export interface TurnDoc {
   currentPath?: string;
   sources: Array<{ id: string; path: string; url: string; title: string; score: number }>;
   answer: string;
-  /** `provider:model`, or `extractive` when no model is configured. */
+  /** `provider:model`, `extractive` when no model is configured, `not-covered` below the relevance floor. */
   model: string;
+  /** The id the answer was streamed under (absent on turns stored before issue 15). */
+  messageId?: string;
+  /** Whether some passage was above the relevance floor (absent on turns stored before issue 15). */
+  answered?: boolean;
+  /** Cosine of the question to its nearest passage, when the index has vectors. */
+  relevance?: number;
+  /** A reader's rating of the answer (POST …/feedback); the last rating counts. */
+  feedback?: { rating: 'up' | 'down'; comment?: string; at: Date };
   status: 'completed' | 'failed' | 'aborted';
   usage?: AnswerUsage;
   timings: { retrievalMs: number; firstTokenMs?: number; totalMs: number };
@@ -51,6 +59,17 @@ export class ThreadStore {
 
   async appendTurn(threadId: string, turn: TurnDoc): Promise<void> {
     await this.threads.updateOne({ _id: threadId }, { $push: { turns: turn }, $set: { updatedAt: new Date() } });
+  }
+
+  /** Sets the feedback of one turn: the one streamed as `messageId`, else the latest. */
+  async setFeedback(domain: string, threadId: string, messageId: string | undefined, feedback: NonNullable<TurnDoc['feedback']>): Promise<'stored' | 'no-thread' | 'no-message'> {
+    const thread = await this.threads.findOne({ _id: threadId, domain });
+    if (!thread || thread.turns.length === 0) return 'no-thread';
+    const i = messageId === undefined ? thread.turns.length - 1 : thread.turns.findIndex((t) => t.messageId === messageId);
+    if (i < 0) return 'no-message';
+    // Turns are only ever appended, so the position found stays the same turn.
+    await this.threads.updateOne({ _id: threadId, domain }, { $set: { [`turns.${i}.feedback`]: feedback } });
+    return 'stored';
   }
 
   get(domain: string, threadId: string): Promise<ThreadDoc | null> {

@@ -10,6 +10,8 @@ import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type Stores } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 import { jobsWatchCommand } from './jobs-watch';
+import { analyticsCommand } from './analytics';
+import { gapsFixCommand } from './gaps-fix';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -27,6 +29,11 @@ commands:
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
+  analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
+                                                grouped by meaning, answers rated down with their comments
+  gaps fix --domain <domain> --project <projectId> [--since 7d] [--docs-path <folder>]
+                                                turn the unanswered and down-rated questions into an agent job on the
+                                                docs repository, through the gateway (DOCENT_API_URL, DOCENT_API_KEY)
   jobs watch <projectId> <jobId>                print an agent job's status changes live until it ends, through the
                                                 gateway at DOCENT_API_URL with the admin key in DOCENT_API_KEY
 options:
@@ -148,6 +155,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
   if (command === 'jobs' && argv[1] === 'watch') return jobsWatchCommand(argv.slice(2));
+  if (command === 'analytics') return analyticsCommand(argv.slice(1));
+  if (command === 'gaps' && argv[1] === 'fix') return gapsFixCommand(argv.slice(2));
   if (command === 'check') {
     const config = loadConfig();
     const r = await runWorkerSelfCheck(config);

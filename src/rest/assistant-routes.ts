@@ -1,11 +1,12 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
 import type { AnswerSession } from '../assistant/service';
-import { assistantRequestV1, assistantRequestV2, searchRequest, toQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, feedbackRequest, searchRequest, toQuestion } from '../assistant/request';
 import { encodeUiMessageStream, uiMessageStreamHeaders } from '../assistant/ui-message-stream';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
-import { projectOrigins } from './cors';
+import type { LlmsFile } from '../docs/llms-service';
+import { projectOrigins, publicCors } from './cors';
 import { searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
@@ -65,5 +66,44 @@ export function assistantRoutes(deps: Deps): Route[] {
         return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) } };
       },
     }),
+    route({
+      method: 'POST',
+      path: '/discovery/v1/assistant/{domain}/feedback',
+      summary: "Rate an answer up or down, with an optional comment; stored on the thread's turn",
+      auth: 'assistant',
+      cors,
+      body: feedbackRequest,
+      responses: { 204: { description: 'Stored', streamed: 'text/plain' } },
+      handler: async (req) => {
+        await deps.assistant.recordFeedback(req.caller, req.params.domain!, req.body);
+        return { status: 204 };
+      },
+    }),
+    ...(['llms.txt', 'llms-full.txt'] as const).map((file) => llmsRoute(deps, file)),
   ];
+}
+
+/** `GET /discovery/v1/llms/{domain}/<file>`: public, so it lists public pages only (src/docs/llms-service.ts). */
+function llmsRoute(deps: Deps, file: LlmsFile): Route {
+  return route({
+    method: 'GET',
+    path: `/discovery/v1/llms/{domain}/${file}`,
+    summary: file === 'llms.txt' ? 'llms.txt (llmstxt.org) of the public docs: a link per page, by section' : 'llms-full.txt: the public docs pages themselves, as Markdown',
+    auth: 'none',
+    cors: publicCors,
+    responses: { 200: { description: 'Markdown, as llmstxt.org describes', streamed: 'text/plain' } },
+    handler: async (req) => {
+      const doc = await deps.llms.get(req.params.domain!, file);
+      const etag = `"${doc.version}"`;
+      const headers = { 'content-type': 'text/plain; charset=utf-8', etag, 'cache-control': 'public, max-age=300' };
+      if (req.headers['if-none-match'] === etag) return { status: 304, headers };
+      return {
+        status: 200,
+        headers,
+        stream: (async function* () {
+          yield doc.text;
+        })(),
+      };
+    },
+  });
 }

@@ -8,7 +8,16 @@ import type { BrowserAccess, CorsPolicy } from './router';
 const lowerCaseSet = (names: readonly string[]) => [...new Set(names.map((n) => n.toLowerCase()))];
 
 // Headers a browser may send to, and read from, docent: Connect's and gRPC-web's own lists plus the REST API's.
-export const corsAllowHeaders = lowerCaseSet([...connectCors.allowedHeaders, 'authorization', 'content-type', 'idempotency-key', 'x-request-id']);
+export const corsAllowHeaders = lowerCaseSet([
+  ...connectCors.allowedHeaders,
+  'authorization',
+  'content-type',
+  'idempotency-key',
+  'x-request-id',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'last-event-id',
+]);
 export const corsExposeHeaders = lowerCaseSet([
   ...connectCors.exposedHeaders,
   'x-request-id',
@@ -20,6 +29,8 @@ export const corsExposeHeaders = lowerCaseSet([
   'location',
   'x-vercel-ai-ui-message-stream',
   'x-vercel-ai-data-stream',
+  'mcp-session-id',
+  'etag',
 ]);
 
 /** Any origin may read the route (public documents such as /openapi.json). */

@@ -37,6 +37,16 @@ const checkResult = z.object({
   stoppedBy: z.enum(['timeout', 'disk', 'cancelled']).optional(),
 });
 
+const gapAnswer = z.object({ relevance: z.number().nullable(), answered: z.boolean(), topPath: z.string().nullable() });
+const gapCheckBody = z.object({
+  turn: z.number().int(),
+  commit: z.string(),
+  previewIndex: z.string(),
+  checkedAt: z.iso.datetime(),
+  questions: z.array(z.object({ question: z.string(), before: gapAnswer, after: gapAnswer })),
+  fixed: z.number().int().describe('Questions unanswered before and answered after'),
+});
+
 export const agentJobBody = z
   .object({
     id: z.string(),
@@ -51,6 +61,11 @@ export const agentJobBody = z
     checks: z.array(checkResult).describe("The latest turn's sandboxed setup and check commands"),
     checksPassed: z.boolean().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).optional().describe('Why a failed job failed'),
+    gap: z
+      .object({ domain: z.string(), questions: z.array(z.string()), threadIds: z.array(z.string()) })
+      .optional()
+      .describe('Gap-loop jobs: the questions they answer and their threads'),
+    gapCheck: gapCheckBody.optional().describe("Gap-loop jobs: the questions re-asked against the pushed branch's docs"),
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 

@@ -2,6 +2,9 @@ import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
 import { assistantRoutes } from './assistant-routes';
+import { analyticsRoutes } from './analytics-routes';
+import { gapsRoutes } from './gaps-routes';
+import { mcpRoutes } from './mcp-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
 
@@ -48,5 +51,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps)];
 }

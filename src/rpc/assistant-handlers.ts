@@ -1,6 +1,6 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AnswerEvent } from '../assistant/events';
-import { assistantRequestV1, assistantRequestV2, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, feedbackRequest, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
 import { parseInput } from '../validate';
 import type { Deps } from '../deps';
 import { whileLeased } from '../auth/stream-leases';
@@ -11,7 +11,7 @@ import type { AssistantService as AssistantServiceV2, SearchFilter as SearchFilt
 import { callerOf, type MethodAuth } from './caller';
 
 /** The assistant's methods need an assistant key of the domain they name. */
-export const assistantV2MethodAuth: MethodAuth<typeof AssistantServiceV2> = { sendMessage: 'assistant' };
+export const assistantV2MethodAuth: MethodAuth<typeof AssistantServiceV2> = { sendMessage: 'assistant', sendFeedback: 'assistant' };
 export const assistantV1MethodAuth: MethodAuth<typeof AssistantServiceV1> = { sendMessage: 'assistant' };
 export const searchMethodAuth: MethodAuth<typeof SearchService> = { search: 'assistant' };
 
@@ -53,6 +53,11 @@ export function assistantV2Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
         else if (e.type === 'source') yield { event: { case: 'source', value: e.source } };
       }
       yield { event: { case: 'finish', value: { threadId } } };
+    },
+    async sendFeedback(req, ctx) {
+      const body = parseInput(feedbackRequest, { threadId: req.threadId, messageId: req.messageId || undefined, rating: req.rating, comment: req.comment || undefined });
+      await deps.assistant.recordFeedback(callerOf(ctx), req.domain, body);
+      return {};
     },
   };
 }

@@ -17,6 +17,11 @@ export function docsAlias(prefix: string, domain: string): string {
   return `${prefix}-docs-${indexSafe(domain)}`;
 }
 
+/** Matches exactly the alias's own versioned indexes (`<alias>-<16 hex>`), so a domain that extends another is never matched. */
+export function versionedIndexPattern(alias: string): RegExp {
+  return new RegExp(`^${alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{16}$`);
+}
+
 /** A versioned index behind the alias; the version is the content hash, so identical docs map to the same index. */
 export function docsIndexName(prefix: string, domain: string, version: string): string {
   return `${docsAlias(prefix, domain)}-${version}`;
@@ -195,14 +200,45 @@ export interface Retrieval {
 }
 
 /**
+ * How well the docs match a question, whatever the ranks: the relevance floor (src/assistant/relevance.ts) reads it.
+ * `cosine` is the question's similarity to its nearest passage (absent without vectors); `keywordMatch` says whether
+ * some passage contains every content word of the question.
+ */
+export interface Relevance {
+  cosine?: number;
+  keywordMatch: boolean;
+}
+
+/** Passages best first, and how relevant the best of them is. */
+export interface Retrieved {
+  passages: Passage[];
+  relevance: Relevance;
+}
+
+/**
  * The passages for a question: hybrid (vectors and strict keywords, fused by rank) when the model is on and the index
  * has vectors, BM25 otherwise. A domain with no docs yet has no passages.
  */
 export async function retrieveChunks(r: Retrieval, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[]> {
+  return (await retrieveRanked(r, q, signal)).passages;
+}
+
+/** retrieveChunks, with the relevance of the best match. */
+export async function retrieveRanked(r: Retrieval, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved> {
   const embedder = await r.embedder?.();
   const alias = docsAlias(r.indexPrefix, q.domain);
   const hybrid = embedder ? await hybridRetrieve(r.es, alias, embedder, q, signal) : undefined;
-  return hybrid ?? retryOnSwap(() => keywordRetrieve(r.es, alias, q, signal));
+  if (hybrid) return hybrid;
+  const passages = await retryOnSwap(() => keywordRetrieve(r.es, alias, q, signal));
+  return { passages, relevance: { keywordMatch: await hasStrictMatch(r.es, alias, q, signal) } };
+}
+
+async function hasStrictMatch(es: EsClient, index: string, q: RetrievalQuery, signal?: AbortSignal): Promise<boolean> {
+  const r = await es.count({ index, ignore_unavailable: true, query: strictKeywordQuery(q.query, [], filtersOf(q)) }, { signal }).catch((err: unknown) => {
+    if (isIndexNotFound(err)) return { count: 0 };
+    throw err;
+  });
+  return r.count > 0;
 }
 
 // The old index can vanish between alias resolution and the search during a swap; the alias is already new.
@@ -225,7 +261,7 @@ async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, s
 }
 
 /** Undefined when the index holds no vectors (built with embeddings off, or before them). */
-async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Passage[] | undefined> {
+async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
   const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
   const filter = filtersOf(q);
@@ -271,10 +307,13 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     if (current?.anchor && h.path === current.path && h.anchor === current.anchor) b += 0.5 / (rrfK + 1);
     return b;
   };
-  return diversify(
+  const passages = diversify(
     fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)),
     q.pageSize,
   );
+  // Elasticsearch scores dot_product vectors as (1 + cosine) / 2.
+  const nearest = hitsOf(0)[0]?._score;
+  return { passages, relevance: { cosine: nearest == null ? undefined : 2 * nearest - 1, keywordMatch: hitsOf(1).length > 0 } };
 }
 
 function toPassage(h: estypes.SearchHit<StoredChunk>, score: number): Passage {

@@ -11,6 +11,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, npmDocsFolder, sameStack, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { sseChunks, v2Body } from '../support/http';
+import { offTopicQuestions, onTopicQuestions } from '../support/relevance-questions';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 const config = testConfig();
@@ -84,12 +85,62 @@ describe('v2 UI message stream over the wire', () => {
   });
 
   it('puts a model failure after the first byte in the stream as an error chunk', async () => {
-    const r = await post(online, 'v2', v2Body('FAIL please'));
+    const r = await post(online, 'v2', v2Body('How do I do a clean install in CI? FAIL'));
     expect(r.status).toBe(200);
     const chunks = sseChunks(await r.text());
     expect(chunks.at(-1)).toBe('[DONE]');
     expect(chunks.at(-2)).toMatchObject({ type: 'error' });
     expect(JSON.stringify(chunks)).not.toContain(model.baseUrl);
+  });
+});
+
+describe('honest answers: below the relevance floor the docs do not cover the question', () => {
+  const sourcesAndText = async (gw: RunningGateway, question: string) => {
+    const chunks = sseChunks(await (await post(gw, 'v2', v2Body(question))).text());
+    return {
+      sources: chunks.filter((c: Loose) => c.type === 'source-url').length,
+      text: chunks
+        .filter((c: Loose) => c.type === 'text-delta')
+        .map((c: Loose) => c.delta)
+        .join(''),
+    };
+  };
+
+  // The bars are the rates measured when the floor was chosen (bench/relevance-floor.ts): 2 of 30 off-topic questions
+  // still get citations, no on-topic question is refused. Raise them, never lower.
+  it('cites nothing for off-topic questions and says the docs do not cover them (extractive)', async () => {
+    let cited = 0;
+    for (const q of offTopicQuestions) {
+      const { sources, text } = await sourcesAndText(offline, q);
+      if (sources > 0) cited++;
+      else expect(text).toMatch(/^The documentation does not cover this question/);
+    }
+    expect(cited).toBeLessThanOrEqual(2);
+  });
+
+  it('still answers every on-topic question with citations', async () => {
+    const refused: string[] = [];
+    for (const q of onTopicQuestions) if ((await sourcesAndText(offline, q)).sources === 0) refused.push(q);
+    expect(refused).toEqual([]);
+  });
+
+  it('does the same with a model, which is not asked at all below the floor', async () => {
+    const before = model.requests.length;
+    const off = await sourcesAndText(online, 'what is the capital of Australia?');
+    expect(off.sources).toBe(0);
+    expect(off.text).toMatch(/^The documentation does not cover this question/);
+    expect(model.requests.length).toBe(before);
+    const on = await sourcesAndText(online, 'how do I install a package only for development?');
+    expect(on.sources).toBe(5);
+    expect(model.requests.length).toBe(before + 1);
+  });
+
+  it('records on the thread whether the question was answered, and how relevant the nearest passage was', async () => {
+    const r = await post(offline, 'v2', v2Body('how do I bake sourdough bread?'));
+    await r.text();
+    const thread = await threads().findOne({ _id: r.headers.get('x-thread-id')! });
+    expect(thread!.turns[0]).toMatchObject({ answered: false, model: 'not-covered', sources: [] });
+    expect(thread!.turns[0]!.relevance).toBeLessThan(offline.deps.config.assistant.relevanceFloor);
   });
 });
 
@@ -113,7 +164,7 @@ describe('v1 data stream over the wire', () => {
   });
 
   it('ends with a 3: line when the model fails after streaming began', async () => {
-    const lines = (await (await post(online, 'v1', v1Body('FAIL please'))).text()).trimEnd().split('\n');
+    const lines = (await (await post(online, 'v1', v1Body('How do I do a clean install in CI? FAIL'))).text()).trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(/^3:"/);
   });
 });

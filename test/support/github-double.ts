@@ -13,10 +13,18 @@ export interface PullRequest {
   html_url: string;
 }
 
+export interface IssueComment {
+  id: number;
+  /** The pull request (an issue, to GitHub's comments API) the comment is on. */
+  issue: number;
+  body: string;
+}
+
 export interface GitHubDouble {
   /** Configure as DOCENT_GITHUB_API_URL. */
   apiUrl: string;
   pulls: PullRequest[];
+  comments: IssueComment[];
   /** Requests GitHub would have refused, with the reason; tests expect none unless they provoke one. */
   rejected: string[];
   close(): Promise<void>;
@@ -52,6 +60,7 @@ export function backedBy(git: GitServer): Omit<GitHubDoubleOptions, 'token'> {
  */
 export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitHubDouble> {
   const pulls: PullRequest[] = [];
+  const comments: IssueComment[] = [];
   const rejected: string[] = [];
   let nextNumber = 1;
 
@@ -78,6 +87,38 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     merged: false,
   });
 
+  // docs.github.com/rest/issues/comments: GET and POST /repos/{owner}/{repo}/issues/{issue_number}/comments; a pull
+  // request is an issue to this API. POST needs `body`, a string.
+  async function issueComments(req: http.IncomingMessage, res: http.ServerResponse, url: URL, owner: string, repo: string, issue: number, raw: Buffer) {
+    if (!(await opts.repoExists(owner, repo)) || !pulls.some((p) => p.number === issue)) return refuse(res, 404, 'Not Found');
+    const toApi = (c: IssueComment) => ({
+      id: c.id,
+      body: c.body,
+      html_url: `https://github.test/${owner}/${repo}/pull/${issue}#issuecomment-${c.id}`,
+      issue_url: `${apiUrl}/repos/${owner}/${repo}/issues/${issue}`,
+      user: { login: 'docent-bot' },
+      created_at: new Date().toISOString(),
+    });
+    if (req.method === 'GET') {
+      const perPage = Number(url.searchParams.get('per_page') ?? 30);
+      if (!Number.isInteger(perPage) || perPage < 1 || perPage > 100) return refuse(res, 422, 'Validation Failed', [{ resource: 'IssueComment', field: 'per_page', code: 'invalid' }]);
+      return json(res, 200, comments.filter((x) => x.issue === issue).map(toApi));
+    }
+    if (req.method !== 'POST') return refuse(res, 404, 'Not Found');
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return refuse(res, 400, 'Problems parsing JSON');
+    }
+    if (typeof body.body !== 'string' || body.body === '') return refuse(res, 422, 'Validation Failed', [{ resource: 'IssueComment', field: 'body', code: 'missing_field' }]);
+    if (body.body.length > 65_536)
+      return refuse(res, 422, 'Validation Failed', [{ resource: 'IssueComment', field: 'body', code: 'custom', message: 'Body is too long (maximum is 65536 characters)' }]);
+    const comment: IssueComment = { id: 5000 + comments.length, issue, body: body.body };
+    comments.push(comment);
+    return json(res, 201, toApi(comment));
+  }
+
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -85,6 +126,8 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     if (auth !== `token ${opts.token}` && auth !== `Bearer ${opts.token}`) return refuse(res, 401, 'Bad credentials');
     if (!/application\/(vnd\.github|json)/.test(String(req.headers.accept ?? ''))) return refuse(res, 415, 'Unsupported Accept header');
     const url = new URL(req.url ?? '/', 'http://x');
+    const c = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
+    if (c) return issueComments(req, res, url, c[1]!, c[2]!, Number(c[3]), Buffer.concat(chunks));
     const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls$/.exec(url.pathname);
     if (!m) return refuse(res, 404, 'Not Found');
     const [, owner, repo] = m as unknown as [string, string, string];
@@ -142,6 +185,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   return {
     apiUrl,
     pulls,
+    comments,
     rejected,
     close: () =>
       new Promise<void>((r) => {

@@ -100,3 +100,34 @@ export const identifierQueries: Array<[string, string[]]> = [
   ['bundleDependencies', ['configuring-npm/package-json']],
   ['--sbom-format cyclonedx', ['commands/npm-sbom']],
 ];
+
+/**
+ * A third held-out set, written in issue 15's session before any retrieval change of that session was tried, across
+ * pages old and new to the other sets. Counted, never looked into.
+ */
+export const heldOutQuestions3: Array<[string, string[]]> = [
+  ['list packages that appear more than once in my node_modules', ['commands/npm-find-dupes', 'commands/npm-dedupe']],
+  ['get help on a particular npm command from the terminal', ['commands/npm-help']],
+  ['stop my running application using the stop script', ['commands/npm-stop']],
+  ['start the app with the start script from package.json', ['commands/npm-start']],
+  ['see which packages I have starred on the registry', ['commands/npm-stars']],
+  ['remove my star from a package', ['commands/npm-unstar']],
+  ['read a single configuration value', ['commands/npm-get', 'commands/npm-config']],
+  ['write a configuration value to my user config', ['commands/npm-set', 'commands/npm-config']],
+  ['install dependencies and then run the tests in one go', ['commands/npm-install-test', 'commands/npm-install-ci-test']],
+  ['do a clean install and run tests for continuous integration', ['commands/npm-install-ci-test', 'commands/npm-ci']],
+  ['show more details for every installed package, like the long listing', ['commands/npm-ll', 'commands/npm-ls']],
+  ['where does npm put executables of local packages?', ['configuring-npm/folders']],
+  ['what happens to the lockfile when I publish a library?', ['configuring-npm/npm-shrinkwrap-json', 'configuring-npm/package-lock-json']],
+  ['specify which Node versions my package supports', ['configuring-npm/package-json']],
+  ['keep some files out of the published tarball', ['configuring-npm/package-json', 'using-npm/developers', 'commands/npm-publish']],
+  ['run something automatically after npm install finishes', ['using-npm/scripts']],
+  ['install packages for one workspace only', ['using-npm/workspaces', 'commands/npm-install']],
+  ['environment variables that override npm settings', ['using-npm/config', 'configuring-npm/npmrc']],
+  ['save logs to a file so I can share them when reporting a bug', ['using-npm/logging']],
+  ['which versions does a caret range like ^2.1.0 allow?', ['using-npm/package-spec', 'configuring-npm/package-json', 'commands/npm-install']],
+  ['list the versions of a package that are published', ['commands/npm-view']],
+  ['what does the npm command itself do and how is it organised?', ['commands/npm']],
+  ['submit a package version for review before it goes live', ['commands/npm-stage']],
+  ['set up a publish token that can only read packages', ['commands/npm-token']],
+];

@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client as EsClient } from '@elastic/elasticsearch';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { Octokit } from '@octokit/rest';
+import type { Db } from 'mongodb';
+import type { JobDoc } from '../src/agent/job';
+import { resolveRepository } from '../src/agent/repository';
+import { isAnswerable } from '../src/assistant/relevance';
+import { OutboundRefused } from '../src/net/outbound';
+import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
+import type { Embedder } from '../src/search/embedder';
+import type { BuildDocsIndexResult, BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/contracts';
+import { previewDomain } from '../workflows/contracts';
+import { indexDocs } from './docs';
+import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
+import { hardenedGit, remoteAccess } from './git-hardening';
+
+export interface GapCheckDeps {
+  db: Db;
+  es: EsClient;
+  esIndexPrefix: string;
+  embedder?: () => Promise<Embedder>;
+  relevanceFloor: number;
+  gitBaseUrl: string;
+  token?: string;
+  allowPrivateNetworks: string[];
+  githubApiUrl: string;
+}
+
+export function createGapCheckActivities(deps: GapCheckDeps) {
+  const retrieval: Retrieval = { es: deps.es, indexPrefix: deps.esIndexPrefix, embedder: deps.embedder };
+  const octokit = new Octokit({ auth: deps.token, baseUrl: deps.githubApiUrl, userAgent: 'docent', request: { retries: 0 } });
+
+  const ask = async (domain: string, question: string): Promise<GapAnswer> => {
+    // Public pages only, like llms.txt: the check's result is shown on the pull request.
+    const r = await retrieveRanked(retrieval, { domain, query: question, pageSize: 5 });
+    const answered = r.passages.length > 0 && isAnswerable(r.relevance, deps.relevanceFloor);
+    return { relevance: r.relevance.cosine ?? null, answered, topPath: answered ? r.passages[0]!.path : null };
+  };
+
+  return {
+    /** Clones the pushed commit (with the git host's token) and indexes its docs into the job's preview index. */
+    async buildPreviewIndex(input: BuildPreviewIndexInput): Promise<BuildDocsIndexResult> {
+      const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
+      const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-preview-'));
+      const dir = path.join(parent, 'repo');
+      try {
+        const access = await remoteAccess(cloneUrl, deps).catch((err: unknown) => {
+          throw err instanceof OutboundRefused ? ApplicationFailure.create({ type: 'InvalidDocsSource', message: `the repository URL is refused: ${err.message}`, nonRetryable: true }) : err;
+        });
+        heartbeat({ phase: 'cloning' });
+        await hardenedGit(parent, parent, access.config).clone(cloneUrl, dir, ['--no-checkout']);
+        await hardenedGit(dir, parent).raw(['checkout', '--force', '--detach', input.commit]);
+        const root = path.join(dir, input.docsPath ?? '');
+        // The docs path comes from the admin, the tree from the repository: neither may lead out of the clone.
+        if (path.relative(dir, root).startsWith('..'))
+          throw ApplicationFailure.create({ type: 'InvalidDocsSource', message: `docs path ${input.docsPath} is outside the repository`, nonRetryable: true });
+        return await indexDocs(
+          { es: deps.es, esIndexPrefix: deps.esIndexPrefix, embedder: deps.embedder },
+          root,
+          {
+            domain: previewDomain(input.jobId),
+            source: `${input.repository}@${input.commit}`,
+            baseUrl: input.baseUrl,
+            docsPath: input.docsPath,
+          },
+          [input.domain],
+        );
+      } finally {
+        await rm(parent, { recursive: true, force: true });
+      }
+    },
+
+    /** Each question against the live docs (before) and the job's preview (after). */
+    async reAskQuestions(input: ReAskInput): Promise<GapCheckResult['questions']> {
+      const out: GapCheckResult['questions'] = [];
+      for (const question of input.questions) out.push({ question, before: await ask(input.domain, question), after: await ask(input.previewDomain, question) });
+      return out;
+    },
+
+    /** Stores the result on the job; an older turn's result never replaces a newer one. */
+    async recordGapCheck(input: { jobId: string; result: GapCheckResult }): Promise<void> {
+      await deps.db
+        .collection<JobDoc>('jobs')
+        .updateOne({ _id: input.jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: input.result.turn } }] }, { $set: { gapCheck: input.result, updatedAt: new Date() } });
+    },
+
+    /** Deletes a job's preview index and its alias; a preview already gone is fine. */
+    async removePreviewIndex(input: { domain: string }): Promise<void> {
+      const alias = docsAlias(deps.esIndexPrefix, input.domain);
+      const ours = versionedIndexPattern(alias);
+      const existing = Object.keys(await deps.es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }).catch(() => ({})));
+      const previews = existing.filter((i) => ours.test(i));
+      if (previews.length) await deps.es.indices.delete({ index: previews.join(',') }, { ignore: [404] });
+    },
+
+    /** Comments the result on the pull request, once per job turn. */
+    async commentOnPullRequest(input: { repository: string; pullRequest: number; jobId: string; result: GapCheckResult }): Promise<void> {
+      const { owner, name: repo } = resolveRepository(input.repository, deps.gitBaseUrl);
+      const marker = gapCommentMarker(input.jobId, input.result.turn);
+      try {
+        const { data } = await octokit.rest.issues.listComments({ owner, repo, issue_number: input.pullRequest, per_page: 100 });
+        if (data.some((c) => c.body?.startsWith(marker))) return;
+        await octokit.rest.issues.createComment({ owner, repo, issue_number: input.pullRequest, body: gapCheckComment(input.jobId, input.result) });
+      } catch (err) {
+        const status = (err as { status?: number }).status;
+        if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
+          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused the gap check comment (HTTP ${status})`, nonRetryable: true });
+        }
+        throw err;
+      }
+    },
+  };
+}

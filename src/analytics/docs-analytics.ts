@@ -1,0 +1,106 @@
+import type { Db } from 'mongodb';
+import type { ThreadDoc, TurnDoc } from '../assistant/threads';
+import type { Embedder } from '../search/embedder';
+import { groupQuestions, type QuestionGroup } from './question-groups';
+
+/** What readers asked a docs domain since a date, and where the docs fell short. */
+export interface AnalyticsReport {
+  domain: string;
+  since: string;
+  volume: { questions: number; threads: number; answered: number; unanswered: number; ratedUp: number; ratedDown: number };
+  /** Most asked questions, grouped by meaning. */
+  topQuestions: QuestionGroup[];
+  /** Questions with no passage above the relevance floor, grouped by meaning. */
+  unanswered: QuestionGroup[];
+  /** Answers rated down, newest first, with the reader's comment. */
+  downRated: Array<{ question: string; answer: string; comment?: string; threadId: string; at: string }>;
+  /** True when only the newest `maxTurns` questions were read. */
+  truncated: boolean;
+}
+
+/** A turn with its thread, as analytics and the gap loop read them. */
+export interface AskedTurn {
+  threadId: string;
+  turn: TurnDoc;
+}
+
+// Enough for a busy docs site's week; beyond it the report says it read only the newest.
+const maxTurns = 20_000;
+
+/** The domain's turns since a date, newest first. */
+export async function turnsSince(db: Db, domain: string, since: Date): Promise<{ turns: AskedTurn[]; threads: number; truncated: boolean }> {
+  const threads = await db
+    .collection<ThreadDoc>('threads')
+    .find({ domain, updatedAt: { $gte: since } })
+    .sort({ updatedAt: -1 })
+    .limit(maxTurns)
+    .toArray();
+  const turns = threads.flatMap((t) => t.turns.filter((turn) => turn.createdAt >= since).map((turn) => ({ threadId: t._id, turn })));
+  turns.sort((a, b) => b.turn.createdAt.getTime() - a.turn.createdAt.getTime());
+  return { turns: turns.slice(0, maxTurns), threads: threads.length, truncated: turns.length > maxTurns };
+}
+
+/** Whether a turn's question went unanswered; turns stored before the relevance floor existed count as answered. */
+export const isUnanswered = (t: TurnDoc) => t.answered === false;
+
+export async function analyticsReport(deps: { db: Db; embedder?: () => Promise<Embedder> }, domain: string, since: Date): Promise<AnalyticsReport> {
+  const { turns, threads, truncated } = await turnsSince(deps.db, domain, since);
+  const embedder = await deps.embedder?.();
+  const unanswered = turns.filter((t) => isUnanswered(t.turn));
+  const down = turns.filter((t) => t.turn.feedback?.rating === 'down');
+  return {
+    domain,
+    since: since.toISOString(),
+    volume: {
+      questions: turns.length,
+      threads,
+      answered: turns.length - unanswered.length,
+      unanswered: unanswered.length,
+      ratedUp: turns.filter((t) => t.turn.feedback?.rating === 'up').length,
+      ratedDown: down.length,
+    },
+    topQuestions: (
+      await groupQuestions(
+        turns.map((t) => t.turn.userMessage),
+        embedder,
+      )
+    ).slice(0, 20),
+    unanswered: (
+      await groupQuestions(
+        unanswered.map((t) => t.turn.userMessage),
+        embedder,
+      )
+    ).slice(0, 50),
+    downRated: down.slice(0, 50).map(({ threadId, turn }) => ({
+      question: turn.userMessage,
+      answer: turn.answer.slice(0, 500),
+      ...(turn.feedback?.comment ? { comment: turn.feedback.comment } : {}),
+      threadId,
+      at: turn.feedback!.at.toISOString(),
+    })),
+    truncated,
+  };
+}
+
+// Readers typed the questions and comments: control characters (terminal escape sequences) never reach the terminal.
+const printable = (s: string) => s.replace(/\p{Cc}/gu, ' ');
+
+/** The report as text for a terminal. */
+export function analyticsText(r: AnalyticsReport): string {
+  const v = r.volume;
+  const groups = (gs: QuestionGroup[]) =>
+    gs.length ? gs.map((g) => `  ${String(g.count).padStart(5)}  ${printable(g.question)}${g.variants.length ? `  (also: ${printable(g.variants.slice(0, 2).join(' | '))})` : ''}`) : ['  (none)'];
+  return [
+    `${r.domain} since ${r.since}${r.truncated ? ' (newest questions only)' : ''}`,
+    `questions ${v.questions} in ${v.threads} threads: ${v.answered} answered, ${v.unanswered} not covered by the docs; rated up ${v.ratedUp}, down ${v.ratedDown}`,
+    '',
+    'top questions (grouped by meaning):',
+    ...groups(r.topQuestions),
+    '',
+    'unanswered (no passage above the relevance floor):',
+    ...groups(r.unanswered),
+    '',
+    'rated down:',
+    ...(r.downRated.length ? r.downRated.map((d) => `  ${d.at}  ${printable(d.question)}${d.comment ? `\n      comment: ${printable(d.comment)}` : ''}`) : ['  (none)']),
+  ].join('\n');
+}
