@@ -22,7 +22,9 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000): Pr
   const model = await ctx.model();
   const run = runId();
   const domain = `docs-${run}.bench.test`;
-  const gw = await startGateway(benchEnv(run, model.env));
+  // The corpus is synthetic text, which no question is close to: without a floor of 0 every answer would be the
+  // "not covered" reply, and the model (whose stream these benchmarks measure) would never be called.
+  const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0' }));
   const prefix = gw.deps.config.elasticsearch.indexPrefix;
   await indexCorpus(gw.deps.es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);
   const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
