@@ -31,7 +31,7 @@ async function main() {
   const run = randomBytes(4).toString('hex');
   const config = loadConfig({ ...process.env, DOCENT_ES_INDEX_PREFIX: `bench-${run}`, DOCENT_LOG_LEVEL: 'silent' });
   const prefix = config.elasticsearch.indexPrefix;
-  const es = new EsClient({ node: config.elasticsearch.url });
+  const es = new EsClient({ nodes: config.elasticsearch.nodes });
   const embeddings = embedderLoader(config.embeddingModelDir, 0);
   const retrieval = { es, indexPrefix: prefix, embedder: embeddings };
   const index = docsIndexName(prefix, domain, run);

@@ -7,8 +7,9 @@ import type { BrowserAccess, CorsPolicy } from './router';
 
 const lowerCaseSet = (names: readonly string[]) => [...new Set(names.map((n) => n.toLowerCase()))];
 
-// Headers a browser may send to, and read from, docent: Connect's and gRPC-web's own lists plus the REST API's.
-export const corsAllowHeaders = lowerCaseSet([...connectCors.allowedHeaders, 'authorization', 'content-type', 'idempotency-key', 'x-request-id']);
+// Headers a browser may send to, and read from, docent: Connect's and gRPC-web's own lists plus the REST API's
+// (x-namespace: the Temporal Web UI sends it to the codec endpoint).
+export const corsAllowHeaders = lowerCaseSet([...connectCors.allowedHeaders, 'authorization', 'content-type', 'idempotency-key', 'x-request-id', 'x-namespace']);
 export const corsExposeHeaders = lowerCaseSet([
   ...connectCors.exposedHeaders,
   'x-request-id',

@@ -2,6 +2,7 @@ import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
 import { assistantRoutes } from './assistant-routes';
+import { codecRoutes } from './codec-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
 
@@ -48,5 +49,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps), ...codecRoutes(deps)];
 }
