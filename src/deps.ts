@@ -39,7 +39,7 @@ export interface Deps {
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
-  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   // Temporal owns retries of the work; the gateway's own clients fail fast and report.
   const es = createEsClient(config.elasticsearch, { maxRetries: 1, requestTimeout: 30_000 });
   const temporalConnection = Connection.lazy(temporalConnectionOptions(config.temporal));

@@ -57,7 +57,7 @@ export function installTemporalRuntime(config: Config, log: Logger): void {
 export async function buildWorkers(config: Config, options: BuildWorkersOptions = {}): Promise<WorkerSet> {
   const identity = options.identity ?? `docent-worker@${os.hostname()}:${process.pid}`;
   const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
-  const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   const es = createEsClient(config.elasticsearch, { maxRetries: 0, requestTimeout: 30_000 });
   const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0) });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
