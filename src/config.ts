@@ -62,7 +62,10 @@ const keyId = /^[A-Za-z0-9._-]{1,64}$/;
 // `id:base64key,…`: the first key encrypts, every key decrypts (rotation: put the new key first, keep the old ones).
 const payloadKeys = z.string().transform((v, ctx) => {
   const keys = new Map<string, Buffer>();
-  for (const entry of v.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [id, material, ...rest] = entry.split(':');
     const key = Buffer.from(material ?? '', 'base64');
     // The key itself never appears in the message: only its id and position.
@@ -316,7 +319,9 @@ export class ConfigError extends Error {
 type Settings = z.infer<typeof settings>;
 
 function temporalConfig(s: Settings): TemporalConfig {
-  const tlsAsked = s.DOCENT_TEMPORAL_TLS === 'on' || (s.DOCENT_TEMPORAL_TLS !== 'off' && Boolean(s.DOCENT_TEMPORAL_TLS_CERT || s.DOCENT_TEMPORAL_TLS_CA || s.DOCENT_TEMPORAL_TLS_SERVER_NAME || s.DOCENT_TEMPORAL_API_KEY));
+  const tlsAsked =
+    s.DOCENT_TEMPORAL_TLS === 'on' ||
+    (s.DOCENT_TEMPORAL_TLS !== 'off' && Boolean(s.DOCENT_TEMPORAL_TLS_CERT || s.DOCENT_TEMPORAL_TLS_CA || s.DOCENT_TEMPORAL_TLS_SERVER_NAME || s.DOCENT_TEMPORAL_API_KEY));
   return {
     address: s.DOCENT_TEMPORAL_ADDRESS,
     namespace: s.DOCENT_TEMPORAL_NAMESPACE,

@@ -50,7 +50,11 @@ describe('settings for a production topology', () => {
 
   it('connects in clear by default, and over TLS once an API key or a CA is set', () => {
     expect(temporalConnectionOptions(loadConfig({}).temporal)).toEqual({ address: '127.0.0.1:7233' });
-    expect(temporalConnectionOptions(loadConfig({ DOCENT_TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', DOCENT_TEMPORAL_API_KEY: 'k' }).temporal)).toEqual({ address: 'ns.acct.tmprl.cloud:7233', tls: {}, apiKey: 'k' });
+    expect(temporalConnectionOptions(loadConfig({ DOCENT_TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', DOCENT_TEMPORAL_API_KEY: 'k' }).temporal)).toEqual({
+      address: 'ns.acct.tmprl.cloud:7233',
+      tls: {},
+      apiKey: 'k',
+    });
     const pem = '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n';
     expect(temporalConnectionOptions(loadConfig({ DOCENT_TEMPORAL_TLS_CA: pem }).temporal).tls).toEqual({ serverRootCACertificate: Buffer.from(pem) });
     expect(temporalConnectionOptions(loadConfig({ DOCENT_TEMPORAL_API_KEY: 'k', DOCENT_TEMPORAL_TLS: 'off' }).temporal)).toEqual({ address: '127.0.0.1:7233', apiKey: 'k' });
