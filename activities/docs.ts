@@ -14,6 +14,8 @@ import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, Publis
 export interface DocsActivityDeps {
   es: EsClient;
   esIndexPrefix: string;
+  /** Copies of each index on other nodes (DOCENT_ES_REPLICAS); 0 on one node. */
+  esReplicas?: number;
   /** The passage-embedding model; undefined when embeddings are off. */
   embedder?: () => Promise<Embedder>;
 }
@@ -87,6 +89,16 @@ async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanu
   return { root, cleanup: async () => undefined };
 }
 
+/** Waits until every copy of the index is allocated, heartbeating; a cluster too small for them fails and is retried. */
+async function waitForCopies(es: EsClient, index: string): Promise<void> {
+  for (let waited = 0; ; waited += 5) {
+    heartbeat({ phase: 'replicating' });
+    const health = await es.cluster.health({ index, wait_for_status: 'green', timeout: '5s' }, { ignore: [408] });
+    if (health.status === 'green') return;
+    if (waited >= 120) throw new Error(`index ${index} has unassigned copies after ${waited} s: DOCENT_ES_REPLICAS may exceed the nodes available`);
+  }
+}
+
 /**
  * Parses and chunks the docs under `root`, then fills the index named after their content hash. Idempotent: an index
  * the alias already serves means nothing changed; a half-built one from an earlier attempt is rebuilt.
@@ -125,7 +137,8 @@ export async function indexDocs(
   const embedding = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: reusable }) : undefined;
   const vectors = embedding?.vectors;
   await es.indices.delete({ index }, { ignore: [404] });
-  const body = docsIndexBody(embedder?.dims);
+  const replicas = deps.esReplicas ?? 0;
+  const body = docsIndexBody(embedder?.dims, replicas);
   await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
   for (let i = 0; i < chunks.length; i += bulkBatch) {
     const batch = chunks.slice(i, i + bulkBatch);
@@ -137,6 +150,8 @@ export async function indexDocs(
     heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
   }
   await es.indices.refresh({ index });
+  // Published only once its copies exist, so losing a node right after the swap loses no passage.
+  if (replicas > 0) await waitForCopies(es, index);
   return { ...summary, unchanged: false, embedded: embedding?.embedded };
 }
 

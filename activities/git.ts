@@ -6,6 +6,7 @@ import { resolveRepository } from '../src/agent/repository';
 import { OutboundRefused } from '../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit, remoteAccess } from './git-hardening';
+import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
 
@@ -19,7 +20,7 @@ export interface GitDeps {
 }
 
 /** The job's working copy; one per job, so concurrent jobs never share a tree. */
-export const workspacePath = (deps: GitDeps, jobId: string) => path.join(deps.workspaceDir, jobId);
+export const workspacePath = (deps: GitDeps, jobId: string) => jobFolder(deps.workspaceDir, jobId);
 
 function fail(type: AgentErrorType | 'GitFailed', message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: type !== 'GitFailed' });

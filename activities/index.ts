@@ -33,7 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createJobStatusActivities(deps.db, deps.log),
-    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, embedder: deps.embedder }),
+    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
     ...createGapCheckActivities({
       db: deps.db,
       es: deps.es,

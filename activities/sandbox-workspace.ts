@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { SandboxConfig } from '../src/config';
 import { probeSandbox, runInSandbox, type CommandResult, type SandboxSpec } from '../src/sandbox';
 import type { FileOwner } from './clone-fs';
+import { jobFolder } from './job-paths';
 
 /** One turn's sandbox: the clone writable, a private HOME, and the project's network choice. */
 export interface TurnSandbox {
@@ -14,7 +15,7 @@ export interface TurnSandbox {
 }
 
 /** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
-export const sandboxHomePath = (workspaceDir: string, jobId: string) => path.join(workspaceDir, `${jobId}.home`);
+export const sandboxHomePath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.home');
 
 /** Hands the worktree (but not .git, which stays the worker's) to the sandbox's user. */
 async function chownWorktree(dir: string, owner: FileOwner, top = true): Promise<void> {

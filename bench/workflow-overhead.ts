@@ -78,7 +78,7 @@ export const workflowOverhead: Benchmark = {
     }
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
-    const es = new EsClient({ node: config.elasticsearch.url });
+    const es = new EsClient({ nodes: config.elasticsearch.nodes });
     const taskQueue = taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE);
     const t = performance.now();
     const worker = await Worker.create({

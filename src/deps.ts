@@ -1,4 +1,4 @@
-import { Client as EsClient } from '@elastic/elasticsearch';
+import type { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
 import { JobStore } from './agent/job-store';
@@ -13,6 +13,8 @@ import type { Logger } from './log';
 import { createMetrics, type Metrics } from './metrics';
 import type { Tracer } from '@opentelemetry/api';
 import { embedderLoader, type Embedder } from './search/embedder';
+import { createEsClient } from './search/es-client';
+import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 
@@ -43,11 +45,11 @@ export interface Deps {
 }
 
 export function createDeps(config: Config, log: Logger): Deps {
-  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   // Temporal owns retries of the work; the gateway's own clients fail fast and report.
-  const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 1, requestTimeout: 30_000 });
-  const temporalConnection = Connection.lazy({ address: config.temporal.address });
-  const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace });
+  const es = createEsClient(config.elasticsearch, { maxRetries: 1, requestTimeout: 30_000 });
+  const temporalConnection = Connection.lazy(temporalConnectionOptions(config.temporal));
+  const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
   const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const limits = new RateLimits(mongo.db, config.limits);

@@ -1,5 +1,4 @@
 import os from 'node:os';
-import { Client as EsClient } from '@elastic/elasticsearch';
 import type { Tracer } from '@opentelemetry/api';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -7,6 +6,8 @@ import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
 import type { Config } from './config';
 import type { Logger } from './log';
 import { embedderLoader } from './search/embedder';
+import { createEsClient } from './search/es-client';
+import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
 import { createMongo, type Mongo } from './store/mongo';
 import { traced } from './tracing';
 
@@ -55,9 +56,9 @@ export function installTemporalRuntime(config: Config, log: Logger): void {
 /** Connects to Temporal and creates one worker per task queue, all sharing the same clients. */
 export async function buildWorkers(config: Config, options: BuildWorkersOptions = {}): Promise<WorkerSet> {
   const identity = options.identity ?? `docent-worker@${os.hostname()}:${process.pid}`;
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
-  const es = new EsClient({ node: config.elasticsearch.url, maxRetries: 0, requestTimeout: 30_000 });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
+  const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
+  const es = createEsClient(config.elasticsearch, { maxRetries: 0, requestTimeout: 30_000 });
   const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0) });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
@@ -70,6 +71,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
         workflowBundle,
         activities,
         identity,
+        dataConverter: temporalDataConverter(config.temporal),
         interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
       }),
     ),

@@ -70,7 +70,7 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
     await mongo.close();
   }
 
-  const es = new EsClient({ node: config.elasticsearch.url });
+  const es = new EsClient({ nodes: config.elasticsearch.nodes });
   try {
     // Not es.info(): the local node built from the integ-test distribution answers GET / with 405.
     const nodes = await es.nodes.info({ metric: ['jvm'] });

@@ -33,7 +33,7 @@ export async function indexNpmDocs(log: (line: string) => void = console.log): P
   const domain = 'retrieval.bench.test';
   const config = loadConfig({ ...process.env, DOCENT_ES_INDEX_PREFIX: `bench-${run}`, DOCENT_LOG_LEVEL: 'silent' });
   const prefix = config.elasticsearch.indexPrefix;
-  const es = new EsClient({ node: config.elasticsearch.url });
+  const es = new EsClient({ nodes: config.elasticsearch.nodes });
   const embeddings = embedderLoader(config.embeddingModelDir, 0);
   const index = docsIndexName(prefix, domain, run);
   const close = async () => {

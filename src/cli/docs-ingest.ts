@@ -3,6 +3,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DOCS_INGEST_PROGRESS_QUERY, DOCS_TASK_QUEUE, docsIngestWorkflowId, taskQueueName, type DocsIngestInput, type DocsIngestProgress } from '../../workflows/contracts';
 import { loadConfig, type Config } from '../config';
+import { decodeRawPayload, temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 
 export const docsIngestUsage = `usage: docent docs ingest --domain <domain> [--base-url <url>] [--ref <branch>] [--docs-path <dir>] <folder or git URL>`;
 
@@ -48,9 +49,9 @@ function describeProgress(p: DocsIngestProgress, indexed?: { indexed: number; to
 
 /** Starts (or joins) `docs-ingest-<domain>` and prints its progress until it ends. */
 export async function runDocsIngest(config: Config, input: DocsIngestInput, print: (line: string) => void = console.log): Promise<DocsIngestProgress> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
   try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
     const handle = await client.workflow.start('docsIngest', {
       taskQueue: taskQueueName(config.temporal.taskQueuePrefix, DOCS_TASK_QUEUE),
       workflowId: docsIngestWorkflowId(config.temporal.taskQueuePrefix, input.domain),
@@ -95,7 +96,7 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     if (p.phase === 'building') {
       const d = await handle.describe();
       const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-      const details = payload ? (defaultPayloadConverter.fromPayload(payload as never) as { total?: number; indexed?: number }) : undefined;
+      const details = payload ? (defaultPayloadConverter.fromPayload(await decodeRawPayload(config.temporal, payload as never)) as { total?: number; indexed?: number }) : undefined;
       if (details?.total !== undefined) indexed = { indexed: details.indexed ?? 0, total: details.total };
     }
     return describeProgress(p, indexed);

@@ -68,7 +68,7 @@ function required(values: Record<string, unknown>, name: string): string {
 /** Connects to MongoDB for one command and closes the client afterwards. */
 async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
-  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   try {
     await ensureIndexes(mongo.db);
     const guard = new OutboundGuard(config.allowPrivateNetworks);

@@ -2,12 +2,13 @@ import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { AGENT_TASK_QUEUE, taskQueueName, type WorkerSelfCheckResult } from '../../workflows/contracts';
 import type { Config } from '../config';
+import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 
 /** Runs the workerSelfCheck workflow on the agent queue and waits for a worker to answer it. */
 export async function runWorkerSelfCheck(config: Config, timeoutMs = 30_000): Promise<WorkerSelfCheckResult> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
   try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
     return await client.workflow.execute('workerSelfCheck', {
       taskQueue: taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
       workflowId: `worker-self-check-${randomUUID()}`,

@@ -5,6 +5,7 @@ import { fastifyConnectPlugin } from '@connectrpc/connect-fastify';
 import fastifyCors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { operatorTokenCheck } from '../auth/operator-token';
 import type { Deps } from '../deps';
 import { clientIpContext } from '../limits/client-context';
 import { playground } from '../playground';
@@ -85,7 +86,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   });
   await app.register(fastifyCors, { delegator: corsOptionsFor });
   await registerOpenApi(app);
-  registerRestRoutes(app, [...declared.routes, openApiRoute(() => app.swagger())], authenticate);
+  registerRestRoutes(app, [...declared.routes, openApiRoute(() => app.swagger())], authenticate, operatorTokenCheck(deps.config.temporal.codecToken));
   await app.register(connectPaths(deps, declared.rpc, authenticate));
   await app.register(playground(deps.config.playgroundDir));
   await app.ready();

@@ -7,7 +7,8 @@ import type { BrowserAccess, CorsPolicy } from './router';
 
 const lowerCaseSet = (names: readonly string[]) => [...new Set(names.map((n) => n.toLowerCase()))];
 
-// Headers a browser may send to, and read from, docent: Connect's and gRPC-web's own lists plus the REST API's.
+// Headers a browser may send to, and read from, docent: Connect's and gRPC-web's own lists plus the REST API's
+// (x-namespace: the Temporal Web UI sends it to the codec endpoint).
 export const corsAllowHeaders = lowerCaseSet([
   ...connectCors.allowedHeaders,
   'authorization',
@@ -17,6 +18,7 @@ export const corsAllowHeaders = lowerCaseSet([
   'mcp-protocol-version',
   'mcp-session-id',
   'last-event-id',
+  'x-namespace',
 ]);
 export const corsExposeHeaders = lowerCaseSet([
   ...connectCors.exposedHeaders,

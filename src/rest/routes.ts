@@ -5,6 +5,7 @@ import { assistantRoutes } from './assistant-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { gapsRoutes } from './gaps-routes';
 import { mcpRoutes } from './mcp-routes';
+import { codecRoutes } from './codec-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
 
@@ -51,5 +52,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps), ...codecRoutes(deps)];
 }

@@ -27,10 +27,10 @@ export function docsIndexName(prefix: string, domain: string, version: string): 
   return `${docsAlias(prefix, domain)}-${version}`;
 }
 
-/** Settings and mapping of a docs index; `dims` adds the passage vectors of hybrid retrieval. */
-export function docsIndexBody(dims?: number) {
+/** Settings and mapping of a docs index; `dims` adds the passage vectors, `replicas` copies on other nodes of a cluster. */
+export function docsIndexBody(dims?: number, replicas = 0) {
   return {
-    settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '-1' },
+    settings: { number_of_shards: 1, number_of_replicas: replicas, refresh_interval: '-1' },
     mappings: {
       dynamic: 'strict' as const,
       properties: {

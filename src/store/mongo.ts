@@ -1,4 +1,5 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
 
 export interface Mongo {
@@ -36,9 +37,21 @@ class ReconnectingMongoClient extends MongoClient {
   }
 }
 
+/** Read and write concerns for a replica set (DOCENT_MONGO_READ_CONCERN, DOCENT_MONGO_WRITE_CONCERN); unset keeps the URL's. */
+export interface MongoConcerns {
+  readConcern?: ReadConcernLevel;
+  writeConcern?: 'majority' | number;
+}
+
 /** Creates the client without waiting for the server, so the gateway starts (and reports not ready) while MongoDB is down. */
-export function createMongo(url: string, dbName: string, timeoutMs: number): Mongo {
-  const client = new ReconnectingMongoClient(url, { serverSelectionTimeoutMS: timeoutMs, appName: 'docent' }, Math.min(timeoutMs, 1_000));
+export function createMongo(url: string, dbName: string, timeoutMs: number, concerns: MongoConcerns = {}): Mongo {
+  const options: MongoClientOptions = {
+    serverSelectionTimeoutMS: timeoutMs,
+    appName: 'docent',
+    ...(concerns.readConcern && { readConcern: { level: concerns.readConcern } }),
+    ...(concerns.writeConcern !== undefined && { writeConcern: { w: concerns.writeConcern } }),
+  };
+  const client = new ReconnectingMongoClient(url, options, Math.min(timeoutMs, 1_000));
   return { client, db: client.db(dbName) };
 }
 

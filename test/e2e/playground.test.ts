@@ -94,7 +94,7 @@ afterAll(async () => {
   await worker?.stop('SIGKILL');
   const c = gw?.deps.config;
   if (c) {
-    const es = new EsClient({ node: c.elasticsearch.url });
+    const es = new EsClient({ nodes: c.elasticsearch.nodes });
     const indexes = Object.keys(await es.indices.get({ index: `${c.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
     if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
     await es.close();

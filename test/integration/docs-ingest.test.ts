@@ -12,7 +12,7 @@ import { simpleGit } from 'simple-git';
 
 const config = testConfig();
 const domain = 'docs.npm.test';
-const es = new EsClient({ node: config.elasticsearch.url });
+const es = new EsClient({ nodes: config.elasticsearch.nodes });
 let worker: RunningWorker;
 let gw: RunningGateway;
 let key: string;

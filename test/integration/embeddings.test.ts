@@ -50,7 +50,7 @@ describe('the embedding model', () => {
 });
 
 describe('retrieval over an index built without vectors', () => {
-  const es = new EsClient({ node: config.elasticsearch.url });
+  const es = new EsClient({ nodes: config.elasticsearch.nodes });
   const prefix = config.elasticsearch.indexPrefix;
   const domain = 'docs.novectors.test';
   const index = docsIndexName(prefix, domain, '0000000000000000');

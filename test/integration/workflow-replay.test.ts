@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
 
 // Histories recorded from real runs (test/fixtures/histories, `temporal workflow show -o json`). Replaying them
 // against today's workflow code fails if a change altered a running workflow's command sequence without patched().
@@ -21,5 +23,12 @@ describe('workflow determinism', () => {
   it.each(histories)('replays the recorded history %s', async (name) => {
     const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
     await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, name)).resolves.toBeUndefined();
+  });
+
+  // Turning encryption on must not strand workflows started before: their clear payloads pass through the codec.
+  it.each(histories)('replays the recorded history %s with payload encryption turned on', async (name) => {
+    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
+    const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
+    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, name)).resolves.toBeUndefined();
   });
 });

@@ -54,7 +54,7 @@ export function sameStack(config: Config, extra: Record<string, string> = {}): R
 
 /** Deletes the Elasticsearch indexes a test config's ingestion created. */
 export async function deleteTestIndexes(config: Config): Promise<void> {
-  const es = new EsClient({ node: config.elasticsearch.url });
+  const es = new EsClient({ nodes: config.elasticsearch.nodes });
   const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
   if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
   await es.close();

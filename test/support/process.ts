@@ -9,15 +9,32 @@ export interface Started {
   output: string[];
   /** Resolves with the first JSON log line that matches, or rejects when the process exits or the deadline passes. */
   waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  /** Sends a signal and resolves with the exit code. */
+  /** Sends a signal (to the whole process group for npm scripts) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+const root = path.resolve(__dirname, '../..');
+
 /** Runs a compiled entry point (dist/…) as its own process, the way `npm start` does. */
 export function startProcess(entry: string, env: Record<string, string>): Started {
-  const file = path.resolve(__dirname, '../../dist', entry);
+  const file = path.join(root, 'dist', entry);
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does)`);
-  const child = spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return watch(spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), false);
+}
+
+/**
+ * Runs `npm run <script>` as an operator would, in a process group of its own so that a signal reaches npm, its shell
+ * and the node process it starts alike.
+ */
+export function startNpmScript(script: string, env: Record<string, string>): Started {
+  if (!existsSync(path.join(root, 'dist', 'src', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
+  // npm finds node through PATH: the project's Node 24 first, as `npm run` itself arranges.
+  const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+  const child = spawn('npm', ['run', '--silent', script], { cwd: root, env: { ...process.env, ...env, PATH }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  return watch(child, true);
+}
+
+function watch(child: ChildProcess, group: boolean): Started {
   const output: string[] = [];
   const waiters = new Set<(line: string) => void>();
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -53,7 +70,10 @@ export function startProcess(entry: string, env: Record<string, string>): Starte
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        if (group) process.kill(-child.pid!, signal);
+        else child.kill(signal);
+      }
       return exited;
     },
   };

@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     expect(c.httpPort).toBe(8080);
     expect(c.grpcPort).toBe(8081);
     expect(c.mongo.url).toBe('mongodb://127.0.0.1:27017');
-    expect(c.elasticsearch.url).toBe('http://127.0.0.1:9200');
+    expect(c.elasticsearch.nodes).toEqual(['http://127.0.0.1:9200']);
     expect(c.temporal.address).toBe('127.0.0.1:7233');
     expect(c.model.provider).toBeUndefined();
   });

@@ -1,0 +1,10 @@
+import { Client as EsClient } from '@elastic/elasticsearch';
+import type { Config } from '../config';
+
+/**
+ * The Elasticsearch client of every docent process. With several nodes a request that finds its node down is retried
+ * on the next one, so each process allows at least one retry per other node whatever its own retry budget.
+ */
+export function createEsClient(es: Config['elasticsearch'], options: { maxRetries: number; requestTimeout: number }): EsClient {
+  return new EsClient({ nodes: es.nodes, maxRetries: Math.max(options.maxRetries, es.nodes.length - 1), requestTimeout: options.requestTimeout });
+}

@@ -1,0 +1,18 @@
+import type { DataConverter, Payload } from '@temporalio/common';
+import type { TemporalConfig } from '../config';
+import { AesGcmPayloadCodec } from './payload-codec';
+
+/** Address, TLS (mTLS with a client pair) and API key, in the shape both the client's and the worker's connections take. */
+export function temporalConnectionOptions(t: TemporalConfig) {
+  return { address: t.address, ...(t.tls && { tls: t.tls }), ...(t.apiKey && { apiKey: t.apiKey }) };
+}
+
+/** Encrypts payloads when DOCENT_PAYLOAD_KEYS is set; every client and worker of one deployment uses the same. */
+export function temporalDataConverter(t: TemporalConfig): DataConverter | undefined {
+  return t.payloadKeys ? { payloadCodecs: [new AesGcmPayloadCodec(t.payloadKeys)] } : undefined;
+}
+
+/** Decodes a payload read raw from Temporal (describe() answers: heartbeat details), as the client would have. */
+export async function decodeRawPayload(t: TemporalConfig, payload: Payload): Promise<Payload> {
+  return t.payloadKeys ? (await new AesGcmPayloadCodec(t.payloadKeys).decode([payload]))[0]! : payload;
+}

@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client as EsClient } from '@elastic/elasticsearch';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { docsAlias } from '../../src/search/docs-index';
+import { testConfig } from '../support/config';
+import { deleteTestIndexes, miniDocsFolder, startWorker, type RunningWorker } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { sseChunks, v2Body } from '../support/http';
+
+// A 3-node Elasticsearch cluster from infra/stack.sh (DOCENT_ES_NODES=3) on ports of its own, beside the shared
+// single node. One node is stopped: search and the assistant keep answering, and a re-ingest still swaps its alias.
+
+const run = promisify(execFile);
+const port = Number(process.env.DOCENT_TEST_ES_CLUSTER_PORT ?? 9250);
+const clusterEnv = { ...process.env, DOCENT_ES_NODES: '3', DOCENT_ES_PORT: String(port), DOCENT_ES_HEAP: '512m', DOCENT_RUN_DIR: path.join(os.tmpdir(), `docent-es-cluster-${port}`) };
+const stack = (...args: string[]) => run('bash', [path.resolve(__dirname, '../../infra/stack.sh'), ...args], { env: clusterEnv });
+const nodes = [0, 1, 2].map((i) => `http://127.0.0.1:${port + i}`);
+const domain = 'kiln.cluster.test';
+const config = testConfig({ DOCENT_ES_URL: nodes.join(','), DOCENT_ES_REPLICAS: '1' });
+
+let es: EsClient;
+let gw: RunningGateway;
+let worker: RunningWorker;
+let key: string;
+let docs: string;
+
+beforeAll(async () => {
+  await stack('start', 'elasticsearch');
+  es = new EsClient({ nodes, maxRetries: 2 });
+  docs = await mkdtemp(path.join(os.tmpdir(), 'docent-cluster-docs-'));
+  await cp(miniDocsFolder, docs, { recursive: true });
+  worker = await startWorker(config);
+  await runDocsIngest(config, { domain, source: docs, baseUrl: 'https://kiln.example' }, () => undefined);
+  gw = await startGateway({ DOCENT_MONGO_DB: config.mongo.db, DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix, DOCENT_ES_URL: nodes.join(','), DOCENT_MODEL_PROVIDER: '' });
+  key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+}, 240_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await gw?.stop();
+  await deleteTestIndexes(config).catch(() => undefined);
+  await es?.close();
+  await rm(docs, { recursive: true, force: true });
+  await stack('stop', 'elasticsearch');
+}, 120_000);
+
+const search = (query: string) =>
+  fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+const servedIndex = async () => Object.keys(await es.indices.getAlias({ name: docsAlias(config.elasticsearch.indexPrefix, domain) }))[0]!;
+
+describe('a 3-node Elasticsearch cluster losing one node', () => {
+  it('keeps answering searches and the assistant, and a re-ingest still swaps the alias', async () => {
+    const first = await servedIndex();
+    const [shards] = [(await es.cat.shards({ index: first, format: 'json' })) as Array<{ prirep: string; node: string; state: string }>];
+    // One primary and one replica, on two different nodes.
+    expect(shards.map((s) => s.state)).toEqual(['STARTED', 'STARTED']);
+    expect(new Set(shards.map((s) => s.node)).size).toBe(2);
+
+    // Stop the node that holds the primary: the worst one to lose.
+    const primaryNode = shards.find((s) => s.prirep === 'p')!.node;
+    await stack('stop-node', primaryNode.replace('node-', ''));
+
+    const found = await search('quickstart');
+    expect(found.status).toBe(200);
+    expect(((await found.json()) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+
+    const answer = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(v2Body('How do I start with Kiln?')),
+    });
+    expect(answer.status).toBe(200);
+    const chunks = sseChunks(await answer.text());
+    expect(chunks.some((c) => c.type === 'source-url')).toBe(true);
+    expect(chunks.at(-1)).toBe('[DONE]');
+    expect(chunks.at(-2)).toMatchObject({ type: 'finish' });
+
+    // New content on two nodes: a new index with its replica, and the alias moves to it.
+    await writeFile(path.join(docs, 'guides', 'glazing.md'), '# Glazing\n\nKiln glazes every page with a marmoset theme.\n');
+    const progress = await runDocsIngest(config, { domain, source: docs, baseUrl: 'https://kiln.example' }, () => undefined);
+    expect(progress.phase).toBe('done');
+    const second = await servedIndex();
+    expect(second).not.toBe(first);
+    const glazing = (await (await search('marmoset theme')).json()) as { results: Array<{ path: string }> };
+    expect(glazing.results[0]?.path).toBe('guides/glazing');
+  });
+});
