@@ -2,3 +2,4 @@
 export { agentJob } from './agent-job';
 export { workerSelfCheck } from './worker-self-check';
 export { docsIngest } from './docs-ingest';
+export { webhookDelivery } from './webhook-delivery';
