@@ -1,7 +1,9 @@
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
+import { JobEventStore } from './agent/job-events';
 import { JobStore } from './agent/job-store';
+import { TurnStore } from './agent/job-turns';
 import { AssistantService } from './assistant/service';
 import { ApiKeyStore } from './auth/api-keys';
 import { StreamLeases } from './auth/stream-leases';
@@ -13,6 +15,10 @@ import type { Tracer } from '@opentelemetry/api';
 import { embedderLoader, type Embedder } from './search/embedder';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
+import { OutboundGuard } from './net/outbound';
+import type { Notifier } from './webhooks/notify';
+import { SecretBox } from './webhooks/secret-box';
+import { WebhookStore } from './webhooks/store';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */
 export interface Deps {
@@ -25,6 +31,9 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  webhooks: WebhookStore;
+  /** Starts webhook deliveries (the gateway sends agent_job.archived and redeliveries). */
+  notifier: Notifier;
   limits: RateLimits;
   assistant: AssistantService;
   /** Per-key caps and revocation checks of open streams. */
@@ -45,7 +54,19 @@ export function createDeps(config: Config, log: Logger): Deps {
   const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const limits = new RateLimits(mongo.db, config.limits);
-  const agentJobs = new AgentJobService({ config, log, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
+  const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), new OutboundGuard(config.allowPrivateNetworks));
+  const notifier: Notifier = { webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const agentJobs = new AgentJobService({
+    config,
+    log,
+    tenancy,
+    jobs: new JobStore(mongo.db),
+    temporal,
+    quota: limits,
+    turns: new TurnStore(mongo.db),
+    events: new JobEventStore(mongo.db),
+    notifier,
+  });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
   const embedder = embedderLoader(config.embeddingModelDir, 1);
   const assistant = new AssistantService({
@@ -60,7 +81,7 @@ export function createDeps(config: Config, log: Logger): Deps {
   });
   const streams = new StreamLeases(keys, { perKey: config.edge.streamsPerKey, recheckMs: config.edge.streamKeyRecheckMs }, log);
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, webhooks, notifier, limits, assistant, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -4,6 +4,7 @@ import { agentRoutes } from './agent-routes';
 import { assistantRoutes } from './assistant-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
+import { webhookRoutes } from './webhook-routes';
 
 function healthRoutes(deps: Deps): Route[] {
   return [
@@ -48,5 +49,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...webhookRoutes(deps), ...assistantRoutes(deps)];
 }
