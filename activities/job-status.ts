@@ -62,7 +62,12 @@ export function createJobStatusActivities(deps: JobStatusDeps) {
         const view = await jobWithTurns(job, deps.turns);
         const message = `msg_${input.jobId}_${input.turn}_${turn?.attempt ?? 1}`;
         await notifyWebhooks(deps.notifier, { messageId: `${message}_turn`, projectId: job.projectId, type: 'agent_job.turn_finished', job: view });
-        await notifyWebhooks(deps.notifier, { messageId: `${message}_${input.status}`, projectId: job.projectId, type: input.status === 'completed' ? 'agent_job.completed' : 'agent_job.failed', job: view });
+        await notifyWebhooks(deps.notifier, {
+          messageId: `${message}_${input.status}`,
+          projectId: job.projectId,
+          type: input.status === 'completed' ? 'agent_job.completed' : 'agent_job.failed',
+          job: view,
+        });
       }
       return { recorded: r.modifiedCount === 1 };
     },

@@ -48,7 +48,8 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
       tokens += usage.inputTokens + usage.outputTokens;
       cost += price ?? 0;
       if (caps.maxTurnTokens !== undefined && tokens >= caps.maxTurnTokens) exceeded = `the turn used ${tokens} tokens, reaching the project's cap of ${caps.maxTurnTokens}`;
-      if (caps.maxJobCostUsd !== undefined && jobCostBefore + cost >= caps.maxJobCostUsd) exceeded = `the job cost $${(jobCostBefore + cost).toFixed(4)}, reaching the project's cap of $${caps.maxJobCostUsd}`;
+      if (caps.maxJobCostUsd !== undefined && jobCostBefore + cost >= caps.maxJobCostUsd)
+        exceeded = `the job cost $${(jobCostBefore + cost).toFixed(4)}, reaching the project's cap of $${caps.maxJobCostUsd}`;
       if (!journal) return;
       await journal.turns.addUsage(jobId, turn, { ...usage, ...(price !== undefined ? { costUsd: price } : {}) });
       for (const [i, call] of step.toolCalls.entries()) {

@@ -31,15 +31,20 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
     benchEnv(run, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: 'bench-model', DOCENT_MODEL_BASE_URL: 'http://127.0.0.1:9/' }),
     {
       prepare: (deps: Deps) =>
-        opts.limits ? deps : { ...deps, agentJobs: new AgentJobService({
-              config: deps.config,
-              log: deps.log,
-              tenancy: deps.tenancy,
-              jobs: new JobStore(deps.mongo.db),
-              temporal: deps.temporal,
-              turns: new TurnStore(deps.mongo.db),
-              events: new JobEventStore(deps.mongo.db),
-            }) },
+        opts.limits
+          ? deps
+          : {
+              ...deps,
+              agentJobs: new AgentJobService({
+                config: deps.config,
+                log: deps.log,
+                tenancy: deps.tenancy,
+                jobs: new JobStore(deps.mongo.db),
+                temporal: deps.temporal,
+                turns: new TurnStore(deps.mongo.db),
+                events: new JobEventStore(deps.mongo.db),
+              }),
+            },
     },
   );
   await gw.deps.tenancy.createOrg(`org-${run}`);

@@ -5,7 +5,14 @@ import type { JobStore } from './job-store';
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 // After the job stops being active, how many more polls wait for the event that says so (it is written just after).
@@ -15,7 +22,13 @@ const settlePolls = 20;
  * A job's stored events after `after`, then its live events until the job is no longer active and its final status
  * event has been sent. MongoDB here has no change streams (FerretDB), so it polls; ids make a resume exact.
  */
-export async function* followJobEvents(d: { events: JobEventStore; jobs: JobStore }, job: { projectId: string; jobId: string }, after: number, signal: AbortSignal, pollMs = 250): AsyncGenerator<JobEvent> {
+export async function* followJobEvents(
+  d: { events: JobEventStore; jobs: JobStore },
+  job: { projectId: string; jobId: string },
+  after: number,
+  signal: AbortSignal,
+  pollMs = 250,
+): AsyncGenerator<JobEvent> {
   for await (const item of followJob(d, job, after, signal, pollMs)) if ('event' in item) yield item.event;
 }
 

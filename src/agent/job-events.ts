@@ -48,7 +48,11 @@ export class JobEventStore {
     for (let attempt = 0; attempt < 50; attempt++) {
       const existing = await this.events.findOne({ jobId, key: e.key }, { projection: { seq: 1 } });
       if (existing) return existing.seq;
-      const last = await this.events.find({ jobId }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
+      const last = await this.events
+        .find({ jobId }, { projection: { seq: 1 } })
+        .sort({ seq: -1 })
+        .limit(1)
+        .next();
       const seq = (last?.seq ?? 0) + 1;
       try {
         await this.events.insertOne({ _id: `${jobId}:${seq}`, jobId, seq, key: e.key, type: e.type, turn: e.turn, at: new Date(), data: e.data });
@@ -62,6 +66,10 @@ export class JobEventStore {
 
   /** Events with an id above `after`, oldest first. */
   after(jobId: string, after: number, limit = 500): Promise<JobEventDoc[]> {
-    return this.events.find({ jobId, seq: { $gt: after } }).sort({ seq: 1 }).limit(limit).toArray();
+    return this.events
+      .find({ jobId, seq: { $gt: after } })
+      .sort({ seq: 1 })
+      .limit(limit)
+      .toArray();
   }
 }

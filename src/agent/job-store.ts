@@ -98,11 +98,7 @@ export class JobStore {
 
   /** Makes a failed job active again at the same turn, for a retry; null when it is not failed at that turn. */
   reactivate(projectId: string, jobId: string, turn: number): Promise<JobDoc | null> {
-    return this.jobs.findOneAndUpdate(
-      { _id: jobId, projectId, turn, status: 'failed' },
-      { $set: { status: 'active', updatedAt: new Date() }, $unset: { error: '' } },
-      { returnDocument: 'after' },
-    );
+    return this.jobs.findOneAndUpdate({ _id: jobId, projectId, turn, status: 'failed' }, { $set: { status: 'active', updatedAt: new Date() }, $unset: { error: '' } }, { returnDocument: 'after' });
   }
 
   async archive(projectId: string, jobId: string): Promise<{ job: JobDoc; wasActive: boolean } | null> {

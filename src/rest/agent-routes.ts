@@ -51,7 +51,7 @@ export function agentRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/v2/agent/{projectId}/job/{jobId}/events',
-      summary: "Server-sent events of a job: stored ones after Last-Event-ID (or ?after=), then live ones until it is no longer active",
+      summary: 'Server-sent events of a job: stored ones after Last-Event-ID (or ?after=), then live ones until it is no longer active',
       auth: 'admin',
       cors,
       responses: { 200: { description: 'text/event-stream: `id`, `event` (the type) and `data` (an AgentJobEvent) per event', streamed: 'text/event-stream' } },

@@ -64,7 +64,7 @@ const turnBody = z
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime().nullable(),
     filesChanged: z.array(fileStat).describe('Lines added and deleted per file by the commit the turn pushed'),
-    usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().optional().describe("From DOCENT_MODEL_PRICES; absent when the model has no price") }),
+    usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().optional().describe('From DOCENT_MODEL_PRICES; absent when the model has no price') }),
     checks: z.array(checkResult),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     prLink: z.string().nullable().describe('The pull request this turn opened or updated'),
@@ -79,7 +79,9 @@ export const jobEventBody = z
     type: z.enum(['status', 'turn.started', 'step', 'check', 'commit', 'pull_request', 'turn.finished']),
     turn: z.number().int(),
     at: z.iso.datetime(),
-    data: z.record(z.string(), z.unknown()).describe('status: {status}; step: {tool, path}; check: {kind, command, exitCode}; commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}'),
+    data: z
+      .record(z.string(), z.unknown())
+      .describe('status: {status}; step: {tool, path}; check: {kind, command, exitCode}; commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}'),
   })
   .register(documentedSchemas, { id: 'AgentJobEvent' });
 

@@ -174,7 +174,11 @@ export class TenancyStore {
       if (v === 0) unset[k] = '';
       else set[k] = v;
     }
-    const updated = await this.projects.findOneAndUpdate({ _id: projectId }, { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) }, { returnDocument: 'after' });
+    const updated = await this.projects.findOneAndUpdate(
+      { _id: projectId },
+      { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+      { returnDocument: 'after' },
+    );
     this.forgetProjects();
     if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
     return updated;
