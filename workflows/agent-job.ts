@@ -55,11 +55,17 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
 
   const pending: Instruction[] = input.first ? [input.first] : [];
   let progress: AgentJobProgress = { turn: input.first?.turn ?? 0, stage: 'waiting' };
-  setHandler(followUpSignal, (instruction) => void pending.push(instruction));
+  // Turns a client asked to stop: one that has not begun yet ends stopped as soon as it would begin.
+  const stopRequested = new Set<number>();
+  setHandler(followUpSignal, (instruction) => {
+    stopRequested.delete(instruction.turn); // a retry of a stopped turn runs again
+    pending.push(instruction);
+  });
   setHandler(progressQuery, () => progress);
   // Each turn runs in a scope of its own, so a stop cancels that turn and leaves the job (and its workflow) alive.
   let turnScope: { turn: number; scope: CancellationScope } | undefined;
   setHandler(stopTurnSignal, ({ turn }) => {
+    stopRequested.add(turn);
     if (turnScope?.turn === turn) turnScope.scope.cancel();
   });
 
@@ -75,6 +81,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       };
       const scope = new CancellationScope();
       turnScope = { turn, scope };
+      if (stopRequested.has(turn)) scope.cancel();
       try {
         await scope.run(async () => {
           // A retry of a turn whose push succeeded resumes after it: only the pull request is opened again.

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { CheckResult } from '../../workflows/contracts';
+import { isDuplicateKey } from '../store/mongo';
 
 export type TurnStatus = 'active' | 'completed' | 'failed' | 'stopped';
 
@@ -52,11 +53,11 @@ export function turnToJson(t: TurnDoc) {
     status: t.status,
     startedAt: t.startedAt.toISOString(),
     finishedAt: t.finishedAt?.toISOString() ?? null,
-    filesChanged: t.filesChanged,
-    usage: t.usage,
+    filesChanged: t.filesChanged ?? [],
+    usage: t.usage ?? { inputTokens: 0, outputTokens: 0 },
     checks: t.checks ?? [],
     error: t.error ?? null,
-    prLink: t.prLink,
+    prLink: t.prLink ?? null,
   };
 }
 
@@ -69,26 +70,24 @@ export class TurnStore {
 
   /** Records an accepted instruction; a repeated call for the same turn changes nothing. */
   async begin(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<void> {
-    await this.turns.updateOne(
-      { _id: turnId(t.jobId, t.turn) },
-      {
-        $setOnInsert: {
-          jobId: t.jobId,
-          projectId: t.projectId,
-          model: t.model,
-          turn: t.turn,
-          prompt: t.prompt,
-          status: 'active',
-          startedAt: t.at,
-          finishedAt: null,
-          filesChanged: [],
-          usage: { inputTokens: 0, outputTokens: 0 },
-          prLink: null,
-          attempt: 1,
-        },
-      },
-      { upsert: true },
-    );
+    const doc: TurnDoc = {
+      _id: turnId(t.jobId, t.turn),
+      jobId: t.jobId,
+      projectId: t.projectId,
+      model: t.model,
+      turn: t.turn,
+      prompt: t.prompt,
+      status: 'active',
+      startedAt: t.at,
+      finishedAt: null,
+      filesChanged: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      prLink: null,
+      attempt: 1,
+    };
+    await this.turns.insertOne(doc).catch((err: unknown) => {
+      if (!isDuplicateKey(err)) throw err;
+    });
   }
 
   get(jobId: string, turn: number): Promise<TurnDoc | null> {
