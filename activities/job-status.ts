@@ -25,6 +25,19 @@ export function createJobStatusActivities(deps: JobStatusDeps) {
      * crash finishes what the first attempt began.
      */
     async recordJobStatus(input: RecordJobStatusInput): Promise<{ recorded: boolean }> {
+      const turnStatus = input.turnStatus ?? input.status;
+      // The turn's record ends first, so a client that sees the job end (and retries it) finds the turn ended too.
+      const before = await jobs.findOne({ _id: input.jobId });
+      // Read now: a retry accepted right after the job update below must not lend this turn its attempt number.
+      const attempt = (await deps.turns.get(input.jobId, input.turn))?.attempt ?? 1;
+      if (before?.turn === input.turn && before.status === 'active') {
+        await deps.turns.finish(input.jobId, input.turn, {
+          status: turnStatus,
+          prLink: input.prLink ?? null,
+          ...(input.error ? { error: input.error } : {}),
+          ...(input.checks !== undefined ? { checks: input.checks } : {}),
+        });
+      }
       const set: Partial<JobDoc> = { status: input.status, updatedAt: new Date() };
       if (input.prLink !== undefined) set.prLink = input.prLink;
       if (input.error) set.error = input.error;
@@ -36,31 +49,24 @@ export function createJobStatusActivities(deps: JobStatusDeps) {
       if (r.modifiedCount === 1) deps.log?.info({ jobId: input.jobId, turn: input.turn, status: input.status, errorCode: input.error?.code, prLink: input.prLink }, 'agent job turn finished');
       if (!ours || !job) return { recorded: false };
 
-      const turnStatus = input.turnStatus ?? input.status;
-      await deps.turns.finish(input.jobId, input.turn, {
-        status: turnStatus,
-        prLink: input.prLink ?? null,
-        ...(input.error ? { error: input.error } : {}),
-        ...(input.checks !== undefined ? { checks: input.checks } : {}),
-      });
       const turnKey = `t${input.turn}`;
       const turn = await deps.turns.get(input.jobId, input.turn);
-      if (input.prLink) await deps.events.append(input.jobId, { key: `${turnKey}:pull_request:${turn?.attempt ?? 1}`, type: 'pull_request', turn: input.turn, data: { url: input.prLink } });
+      if (input.prLink) await deps.events.append(input.jobId, { key: `${turnKey}:pull_request:${attempt}`, type: 'pull_request', turn: input.turn, data: { url: input.prLink } });
       await deps.events.append(input.jobId, {
-        key: `${turnKey}:finished:${turn?.attempt ?? 1}`,
+        key: `${turnKey}:finished:${attempt}`,
         type: 'turn.finished',
         turn: input.turn,
         data: { status: turnStatus, usage: turn?.usage ?? null, prLink: input.prLink ?? null, ...(input.error ? { error: input.error } : {}) },
       });
       await deps.events.append(input.jobId, {
-        key: `${turnKey}:status:${input.status}:${turn?.attempt ?? 1}`,
+        key: `${turnKey}:status:${input.status}:${attempt}`,
         type: 'status',
         turn: input.turn,
         data: { status: input.status, prLink: job.prLink, ...(input.error ? { error: input.error } : {}) },
       });
       if (deps.notifier) {
         const view = await jobWithTurns(job, deps.turns);
-        const message = `msg_${input.jobId}_${input.turn}_${turn?.attempt ?? 1}`;
+        const message = `msg_${input.jobId}_${input.turn}_${attempt}`;
         await notifyWebhooks(deps.notifier, { messageId: `${message}_turn`, projectId: job.projectId, type: 'agent_job.turn_finished', job: view });
         await notifyWebhooks(deps.notifier, {
           messageId: `${message}_${input.status}`,

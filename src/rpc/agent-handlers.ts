@@ -67,10 +67,13 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       // A watch holds one of the key's stream slots, and ends with 401 once the key is revoked.
       const lease = deps.streams.acquire(caller, ctx.signal);
       try {
-        const after = req.afterEventId === undefined ? 0 : Number(req.afterEventId);
+        // Events only for clients that ask for them: older clients read every message's job.
+        const wantsEvents = req.afterEventId !== undefined;
+        const after = wantsEvents ? Number(req.afterEventId) : 0;
         if (!Number.isSafeInteger(after) || after < 0) throw new AppError('invalid_argument', 'after_event_id must be an event id');
         for await (const item of whileLeased(jobs.watchJob(caller, { projectId: req.projectId, jobId: req.jobId, after }, lease.signal), lease)) {
-          yield 'job' in item ? { job: jobToMessage(item.job) } : { event: eventToMessage(item.event) };
+          if ('job' in item) yield { job: jobToMessage(item.job) };
+          else if (wantsEvents) yield { event: eventToMessage(item.event) };
         }
       } finally {
         lease.release();

@@ -159,7 +159,7 @@ describe('turns and the event stream', () => {
       createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1', interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${adminKey}`), next(req))] }),
     );
     const seen: Array<{ id: number; type: string }> = [];
-    for await (const m of client.watchAgentJob({ projectId: 'widgets', jobId })) if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type });
+    for await (const m of client.watchAgentJob({ projectId: 'widgets', jobId, afterEventId: 0n })) if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type });
     expect(seen).toEqual(all.map((e) => ({ id: e.id, type: e.type })));
   });
 

@@ -4,7 +4,15 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 
 // Histories recorded from real runs (test/fixtures/histories, `temporal workflow show -o json`). Replaying them
 // against today's workflow code fails if a change altered a running workflow's command sequence without patched().
-const histories = ['agent-job-edit-and-pr', 'agent-job-follow-up', 'agent-job-worker-killed', 'agent-job-remove-workspace', 'agent-job-checks-failed'];
+const histories = [
+  'agent-job-edit-and-pr',
+  'agent-job-follow-up',
+  'agent-job-worker-killed',
+  'agent-job-remove-workspace',
+  'agent-job-checks-failed',
+  'agent-job-stop-mid-turn',
+  'agent-job-retry-after-push',
+];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
 

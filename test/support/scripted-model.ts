@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 export interface ScriptedTurn {
   text?: string | string[];
   toolCalls?: Array<{ name: string; args: unknown }>;
-  /** Wait before the first chunk, as a slow provider would. */
+  /** Wait before the first chunk (or, unstreamed, before the answer), as a slow provider would. */
   firstChunkDelayMs?: number;
   /** Wait between chunks. */
   chunkDelayMs?: number;
@@ -97,6 +97,9 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     const usage = { prompt_tokens: 10, completion_tokens: pieces.length + toolCalls.length, total_tokens: 10 + pieces.length + toolCalls.length };
 
     if (!body.stream) {
+      // A slow provider is slow whether or not the client streams.
+      if (turn.firstChunkDelayMs) await sleep(turn.firstChunkDelayMs);
+      if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
