@@ -146,7 +146,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       caps,
     };
     if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && !anyCap) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or a --max-… cap');
+      throw new UsageError('project update needs --setup, --check, --clear-checks or --network (or a --max-… cap)');
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }

@@ -41,7 +41,13 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
   const p = await s.tenancy.updateChecks(projectId, update);
   return {
     text: `updated project ${p._id}: ${describeChecks(p)}`,
-    json: { id: p._id, setupCommands: p.setupCommands ?? [], checkCommands: p.checkCommands ?? [], sandboxNetwork: p.sandboxNetwork ?? false, caps: projectCaps(p) },
+    json: {
+      id: p._id,
+      setupCommands: p.setupCommands ?? [],
+      checkCommands: p.checkCommands ?? [],
+      sandboxNetwork: p.sandboxNetwork ?? false,
+      ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
+    },
   };
 }
 

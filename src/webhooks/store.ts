@@ -107,7 +107,9 @@ export class WebhookStore {
       throw new AppError('invalid_argument', 'url must be an absolute https URL');
     }
     if (url.username || url.password) throw new AppError('invalid_argument', 'url must not carry credentials');
+    // A name this machine cannot resolve is checked again at every delivery, where the worker resolves it.
     await this.guard.check(url).catch((err: unknown) => {
+      if (err instanceof OutboundRefused && err.unresolved) return;
       throw err instanceof OutboundRefused ? new AppError('invalid_argument', `url is refused: ${err.message}`) : err;
     });
     if ((await this.endpoints.countDocuments({ projectId })) >= maxEndpointsPerProject) throw new AppError('failed_precondition', `a project has at most ${maxEndpointsPerProject} webhook endpoints`);

@@ -18,6 +18,8 @@ const bodies: Record<string, unknown> = {
   'POST /discovery/v2/assistant/{domain}/message': v2Body('how do I install?'),
   'POST /discovery/v1/assistant/{domain}/message': { fp: 'anonymous', messages: [{ role: 'user', content: 'how do I install?' }] },
   'POST /discovery/v1/search/{domain}': { query: 'install' },
+  'POST /v2/agent/{projectId}/webhooks': { url: 'https://hooks.example.com/docent' },
+  'POST /v2/agent/{projectId}/webhooks/{webhookId}/redeliver': { messageId: 'msg_0001' },
 };
 
 beforeAll(async () => {
@@ -67,7 +69,7 @@ describe('credentials on every authenticated route', () => {
     const checked: string[] = [];
     for (const r of routes) {
       const name = `${r.method} ${r.path}`;
-      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test');
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001');
       const right = r.auth; // 'admin' or 'assistant'
       const wrong = right === 'admin' ? 'assistant' : 'admin';
       const cases: Array<[string, string | undefined, number, string]> = [
