@@ -154,13 +154,17 @@ describe('turns and the event stream', () => {
   });
 
   it('WatchAgentJob sends the same events', async () => {
-    const client = createClient(
-      AgentService,
-      createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1', interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${adminKey}`), next(req))] }),
-    );
+    const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
     const seen: Array<{ id: number; type: string }> = [];
-    for await (const m of client.watchAgentJob({ projectId: 'widgets', jobId, afterEventId: 0n })) if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type });
+    for await (const m of client.watchAgentJob({ projectId: 'widgets', jobId, afterEventId: 0n }, { headers: { authorization: `Bearer ${adminKey}` } }))
+      if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type });
     expect(seen).toEqual(all.map((e) => ({ id: e.id, type: e.type })));
+  });
+
+  it("names the job's workflow in the Temporal UI by its project and the prompt's first line", async () => {
+    const description = await gw.deps.temporal.workflow.getHandle(`agent-job-${jobId}`).describe();
+    expect(await description.staticSummary()).toBe('widgets: write docs/GUIDE.md slowly');
+    expect(await description.staticDetails()).toContain('**Project** widgets');
   });
 
   it('refuses a Last-Event-ID that is not an event id, and another project cannot read the stream', async () => {
