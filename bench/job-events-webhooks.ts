@@ -175,7 +175,9 @@ export const jobEventsWebhooks: Benchmark = {
         webhook.subject.push(median(jobs.map((j) => j.webhookMs)));
         stream.subject.push(median(jobs.map((j) => j.sseMs)));
         stream.floor.push(median(jobs.map((j) => j.pollMs)));
-        ctx.log(`round ${round + 1}: webhook ${jobs.map((j) => j.webhookMs).join(', ')} ms vs floor ${floors.join(', ')} ms; SSE ${jobs.map((j) => j.sseMs).join(', ')} ms vs poller ${jobs.map((j) => j.pollMs).join(', ')} ms`);
+        ctx.log(
+          `round ${round + 1}: webhook ${jobs.map((j) => j.webhookMs).join(', ')} ms vs floor ${floors.join(', ')} ms; SSE ${jobs.map((j) => j.sseMs).join(', ')} ms vs poller ${jobs.map((j) => j.pollMs).join(', ')} ms`,
+        );
       }
       const webhookRatio = medianRatio(webhook.subject, webhook.floor);
       const streamAdded = medianDifference(stream.subject, stream.floor);
