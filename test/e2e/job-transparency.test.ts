@@ -231,6 +231,9 @@ describe('webhooks', () => {
       const [first, second] = receiver.received;
       expect(second!.id).toBe(first!.id);
       expect(second!.body).toEqual(first!.body);
+      // The delivery workflow's history names the endpoint, never its secret.
+      const history = await gw.deps.temporal.workflow.getHandle(`webhook-${first!.id}`).fetchHistory();
+      expect(JSON.stringify(history)).not.toContain(endpoint.secret.slice(6));
       expect(second!.body).toMatchObject({ type: 'agent_job.completed', data: { job: { id: jobId, status: 'completed', turns: [{ turn: 1, status: 'completed' }] } } });
 
       const log = await (await api('GET', `/v2/agent/widgets/webhooks/${endpoint.id}/deliveries`)).json();
