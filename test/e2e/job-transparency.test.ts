@@ -323,4 +323,17 @@ describe('stop, retry and caps', () => {
       await gw.deps.tenancy.updateChecks('widgets', { caps: { maxTurnTokens: 0 } });
     }
   });
+
+  it('a job cost cap stops the agent with budget_exceeded once the priced usage reaches it', async () => {
+    // One model step costs (10 × $3 + 1 × $15) per million tokens = $0.000045.
+    await gw.deps.tenancy.updateChecks('widgets', { caps: { maxJobCostUsd: 0.00004 } });
+    try {
+      const jobId = await create('write PRICEY.md');
+      const job = await waitForJob(jobId, finished);
+      expect(job).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded', message: expect.stringContaining('cap of $0.00004') } });
+      expect(job.turns[0].usage.costUsd).toBeCloseTo(0.000045, 12);
+    } finally {
+      await gw.deps.tenancy.updateChecks('widgets', { caps: { maxJobCostUsd: 0 } });
+    }
+  });
 });
