@@ -251,9 +251,16 @@ export class AgentJobService {
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status !== 'failed') throw new AppError('failed_precondition', `the job is ${current.status}; only a failed or stopped turn can be retried`);
     const turn = await this.d.turns.get(current._id, current.turn);
+    if (!turn) throw new AppError('failed_precondition', 'this turn was recorded before retries existed; send a follow-up instead');
+    // The turn moves first and only from failed or stopped: of two racing retries, one wins.
+    const reopened = await this.d.turns.reopen(current._id, current.turn);
+    if (!reopened) throw new AppError('failed_precondition', 'the turn is being retried already, or changed meanwhile; read the job again');
     const job = await this.d.jobs.reactivate(input.projectId, input.jobId, current.turn);
-    const reopened = job && (await this.d.turns.reopen(current._id, current.turn));
-    if (!job || !reopened || !turn) throw new AppError('failed_precondition', 'the job changed meanwhile; read it again');
+    if (!job) {
+      // The job moved on meanwhile (archived, a follow-up): the turn ends as it was.
+      await this.d.turns.finish(current._id, current.turn, { status: turn.status, ...(turn.error ? { error: turn.error } : {}) });
+      throw new AppError('failed_precondition', 'the job changed meanwhile; read it again');
+    }
     const resume =
       turn.commit && turn.startCommit && turn.title !== undefined
         ? { resume: { startCommit: turn.startCommit, commit: turn.commit, title: turn.title, summary: turn.summary ?? turn.title, checks: turn.checks, checksPassed: turn.checksPassed } }
@@ -293,6 +300,15 @@ export class AgentJobService {
     if (!idShape.test(input.jobId)) throw new AppError('not_found', 'job not found');
     const r = await this.d.jobs.archive(input.projectId, input.jobId);
     if (!r) throw new AppError('not_found', 'job not found');
+    if (r.wasActive) {
+      await this.d.temporal.workflow
+        .getHandle(agentJobWorkflowId(input.jobId))
+        .cancel()
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId: input.jobId }, 'could not cancel the archived job');
+        });
+    }
+    // After the cancel, so a failure here cannot leave a workflow running; a repeated archive sends them once.
     if (r.job.archivedAt && r.job.status === 'archived') {
       const at = r.job.archivedAt.getTime();
       await this.d.events.append(r.job._id, { key: `archived:${at}`, type: 'status', turn: r.job.turn, data: { status: 'archived' } });
@@ -302,14 +318,6 @@ export class AgentJobService {
           this.d.log.warn({ err, jobId: r.job._id }, 'could not send the archived webhook'),
         );
       }
-    }
-    if (r.wasActive) {
-      await this.d.temporal.workflow
-        .getHandle(agentJobWorkflowId(input.jobId))
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId: input.jobId }, 'could not cancel the archived job');
-        });
     }
     return r.job;
   }

@@ -255,6 +255,26 @@ describe('webhooks', () => {
     }
   });
 
+  it('sends agent_job.archived when a job is archived, and its event stream ends with that status', async () => {
+    const receiver = await startReceiver(() => 204);
+    try {
+      const endpoint = await (await api('POST', '/v2/agent/widgets/webhooks', { url: receiver.url, events: ['agent_job.archived'] })).json();
+      receiver.setSecret(endpoint.secret);
+      const jobId = await create('check nothing here');
+      await waitForJob(jobId, finished);
+      expect((await api('POST', `/v2/agent/widgets/job/${jobId}/archive`)).status).toBe(200);
+      const deadline = Date.now() + 60_000;
+      while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(receiver.received).toEqual([expect.objectContaining({ verified: true, status: 204 })]);
+      expect(receiver.received[0]!.body).toMatchObject({ type: 'agent_job.archived', data: { job: { id: jobId, status: 'archived', archivedAt: expect.any(String) } } });
+      const stream = await readEventStream(eventsUrl(jobId), adminKey);
+      expect(stream.events.at(-1)).toMatchObject({ type: 'status', data: { status: 'archived' } });
+      await api('DELETE', `/v2/agent/widgets/webhooks/${endpoint.id}`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it.each([
     ['a link-local address', 'http://169.254.169.254/latest/meta-data'],
     ['a private address', 'https://10.1.2.3/hook'],
