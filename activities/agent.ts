@@ -12,6 +12,7 @@ import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
+import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
@@ -19,6 +20,8 @@ export interface AgentDeps extends GitDeps {
   /** Undefined when DOCENT_SANDBOX=off: no run_command, and projects with checks fail their turns. */
   sandbox?: SandboxConfig;
   repairRounds: number;
+  /** Where steps, usage and check results are recorded as they happen (absent in unit tests). */
+  journal?: TurnJournal;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -106,7 +109,11 @@ export function createAgentActivities(deps: AgentDeps) {
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
       const root = workspacePath(deps, input.jobId);
       const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), project.network) : undefined;
-      const signal = ctx.cancellationSignal;
+      const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt);
+      // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
+      const maxMinutes = input.instruction.caps?.maxTurnMinutes;
+      const timeCap = maxMinutes === undefined ? undefined : AbortSignal.timeout(maxMinutes * 60_000);
+      const signal = timeCap ? AbortSignal.any([ctx.cancellationSignal, timeCap]) : ctx.cancellationSignal;
 
       let steps = 0;
       // The model may think, and commands may run, for longer than the heartbeat timeout: beat all along.
@@ -126,31 +133,41 @@ export function createAgentActivities(deps: AgentDeps) {
             system: systemPrompt,
             messages,
             tools,
-            stopWhen: stepCountIs(input.maxSteps),
+            stopWhen: [stepCountIs(input.maxSteps), follow.overBudget],
             maxRetries: 0, // Temporal retries the activity
             abortSignal: signal,
-            onStepFinish: () => {
+            onStepFinish: async (step) => {
               steps += 1;
+              await follow.onStep(step);
             },
           });
 
+        await follow.onChecks(setup);
         let result = await ask();
+        follow.assertWithinBudget();
         let text = result.text;
         const files = new CloneFs(root, { owner: sandbox?.owner });
         let changes = await collectChanges(git, files, root);
         let checks = sandbox ? await verify(project.check, changes, git, root, sandbox, signal) : [];
+        await follow.onChecks(checks);
         for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
           messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks) });
           result = await ask();
+          follow.assertWithinBudget();
           if (result.text.trim()) text = result.text;
           changes = await collectChanges(git, files, root);
           checks = await verify(project.check, changes, git, root, sandbox, signal);
+          await follow.onChecks(checks);
         }
 
         const ran = [...setup, ...checks];
         const { title, summary } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
-        return { changes, title, summary, checks: ran, checksPassed: ran.length ? failed(ran).length === 0 : null };
+        const checksPassed = ran.length ? failed(ran).length === 0 : null;
+        // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
+        await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });
+        return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
+        if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);
         if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429) {
           throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model provider refused the request (HTTP ${err.statusCode})`, nonRetryable: true });
         }

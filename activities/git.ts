@@ -8,6 +8,8 @@ import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit, remoteAccess } from './git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
+import type { TurnJournal } from './turn-journal';
+import type { FileStat } from '../src/agent/job-turns';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
 
 export interface GitDeps {
@@ -99,7 +101,27 @@ async function revParse(git: SimpleGit, ref: string): Promise<string | null> {
   }
 }
 
-export function createGitActivities(deps: GitDeps) {
+/** Lines added and deleted per file between two commits (binary files count 0). */
+async function filesChanged(git: SimpleGit, from: string, to: string): Promise<FileStat[]> {
+  const out = await git.raw(['diff', '--numstat', '-z', '--no-renames', from, to]);
+  return out
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => {
+      const [additions = '0', deletions = '0', ...rest] = entry.split('\t');
+      return { path: rest.join('\t'), additions: Number(additions) || 0, deletions: Number(deletions) || 0 };
+    });
+}
+
+export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
+  /** The pushed commit is the turn's durable step: a retry resumes after it. Written again by a retried attempt, harmlessly. */
+  async function recordPush(git: SimpleGit, input: CommitAndPushInput, commit: string): Promise<void> {
+    if (!journal) return;
+    const files = await filesChanged(git, input.startCommit, commit);
+    await journal.turns.update(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
+    await journal.events.append(input.jobId, { key: `t${input.turn}:commit:${commit}`, type: 'commit', turn: input.turn, data: { sha: commit, filesChanged: files } });
+  }
+
   return {
     /** Clones (or refreshes) the job's workspace and says where the agent starts: the job branch if pushed before, else the base ref. */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PrepareWorkspaceResult> {
@@ -124,7 +146,10 @@ export function createGitActivities(deps: GitDeps) {
       const remoteHead = await revParse(git, `refs/remotes/origin/${input.branch}`);
       if (remoteHead && remoteHead !== input.startCommit) {
         const [parent, message] = [await revParse(git, `${remoteHead}^`), await git.raw(['log', '-1', '--format=%B', remoteHead])];
-        if (parent === input.startCommit && message.includes(marker)) return { commit: remoteHead };
+        if (parent === input.startCommit && message.includes(marker)) {
+          await recordPush(git, input, remoteHead);
+          return { commit: remoteHead };
+        }
       }
       const root = workspacePath(deps, input.jobId);
       await applyChanges(root, input.changes);
@@ -141,6 +166,7 @@ export function createGitActivities(deps: GitDeps) {
       } catch (err) {
         classifyGitError(err, 'pushing the job branch');
       }
+      await recordPush(git, input, commit);
       return { commit };
     },
   };

@@ -1,8 +1,14 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
+import type { Client as TemporalClient } from '@temporalio/client';
 import type { Db } from 'mongodb';
+import { JobEventStore } from '../src/agent/job-events';
+import { TurnStore } from '../src/agent/job-turns';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
+import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
+import { SecretBox } from '../src/webhooks/secret-box';
+import { WebhookStore } from '../src/webhooks/store';
 import { createAgentActivities } from './agent';
 import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
@@ -10,6 +16,7 @@ import { createGitActivities } from './git';
 import { createGitHubActivities } from './github';
 import { createJobStatusActivities } from './job-status';
 import { createSelfCheckActivities } from './self-check';
+import { createWebhookActivities } from './webhooks';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {
@@ -21,18 +28,25 @@ export interface ActivityDeps {
   embedder?: () => Promise<Embedder>;
   /** The worker's JSON logger (tests may leave it out). */
   log?: Logger;
+  /** Starts webhook deliveries when a turn ends; without it no webhooks are sent. */
+  temporal?: TemporalClient;
 }
 
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
   const git = { gitBaseUrl: config.github.gitUrl, token: config.github.token, workspaceDir: config.agent.workspaceDir, allowPrivateNetworks: config.allowPrivateNetworks };
+  const journal = { events: new JobEventStore(deps.db), turns: new TurnStore(deps.db), prices: config.agent.prices };
+  const guard = new OutboundGuard(config.allowPrivateNetworks);
+  const webhooks = new WebhookStore(deps.db, config.secretKey && new SecretBox(config.secretKey), guard);
+  const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
   return {
     ...createSelfCheckActivities(deps),
-    ...createGitActivities(git),
-    ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds }),
+    ...createGitActivities(git, journal),
+    ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds, journal }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
-    ...createJobStatusActivities(deps.db, deps.log),
+    ...createJobStatusActivities({ db: deps.db, events: journal.events, turns: journal.turns, notifier, log: deps.log }),
+    ...createWebhookActivities({ webhooks, guard }),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
     ...createGapCheckActivities({
       db: deps.db,

@@ -8,6 +8,7 @@ import { assistantTtft } from './assistant-ttft';
 import { docsSearchLatency } from './docs-search-latency';
 import { jobCreateLatency } from './job-create-latency';
 import { jobCreateThroughput } from './job-create-throughput';
+import { jobEventsWebhooks } from './job-events-webhooks';
 import type { Benchmark } from './lib/bench';
 import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
@@ -17,7 +18,7 @@ import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead];
+const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead, jobEventsWebhooks];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { priceTableSchema, type PriceTable } from './agent/prices';
 import type { SandboxLimits } from './sandbox';
 
 // The checkout or install folder: config.ts runs from src/ under jest and from dist/src/ when compiled.
@@ -160,6 +161,24 @@ const settings = z.object({
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
+  // USD per million tokens by model id, e.g. {"gpt-4o":{"input":2.5,"output":10}}: turns show costUsd for these models.
+  DOCENT_MODEL_PRICES: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(priceTableSchema)
+    .default({}),
+  // 32 bytes, base64: encrypts webhook secrets at rest (`openssl rand -base64 32`); webhooks need it.
+  DOCENT_SECRET_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)')
+    .optional(),
   // Rounds the agent gets to fix the project's checks after they fail (docs/decisions.md, "Sandbox").
   DOCENT_AGENT_REPAIR_ROUNDS: z.coerce.number().int().min(0).max(10).default(2),
   // bubblewrap sandbox for repository code: `off` runs no repository code at all (no run_command, no checks).
@@ -251,7 +270,9 @@ export interface Config {
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
-  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number };
+  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number; prices: PriceTable };
+  /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
+  secretKey?: Buffer;
   /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
   sandbox?: SandboxConfig;
   /** CIDRs outbound URLs may reach although private, loopback or link-local. */
@@ -375,7 +396,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxSteps: s.DOCENT_AGENT_MAX_STEPS,
       heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
       repairRounds: s.DOCENT_AGENT_REPAIR_ROUNDS,
+      prices: s.DOCENT_MODEL_PRICES,
     },
+    secretKey: s.DOCENT_SECRET_KEY === undefined ? undefined : Buffer.from(s.DOCENT_SECRET_KEY, 'base64'),
     sandbox:
       s.DOCENT_SANDBOX === 'off'
         ? undefined

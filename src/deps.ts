@@ -1,7 +1,9 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
+import { JobEventStore } from './agent/job-events';
 import { JobStore } from './agent/job-store';
+import { TurnStore } from './agent/job-turns';
 import { AssistantService } from './assistant/service';
 import { LlmsTxtService } from './docs/llms-service';
 import { GapService } from './gaps/gap-service';
@@ -17,6 +19,10 @@ import { createEsClient } from './search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
 import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
+import { OutboundGuard } from './net/outbound';
+import type { Notifier } from './webhooks/notify';
+import { SecretBox } from './webhooks/secret-box';
+import { WebhookStore } from './webhooks/store';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */
 export interface Deps {
@@ -29,6 +35,9 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  webhooks: WebhookStore;
+  /** Starts webhook deliveries (the gateway sends agent_job.archived and redeliveries). */
+  notifier: Notifier;
   limits: RateLimits;
   assistant: AssistantService;
   /** llms.txt and llms-full.txt of each domain's public pages, cached per index version. */
@@ -53,7 +62,19 @@ export function createDeps(config: Config, log: Logger): Deps {
   const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const limits = new RateLimits(mongo.db, config.limits);
-  const agentJobs = new AgentJobService({ config, log, tenancy, jobs: new JobStore(mongo.db), temporal, quota: limits });
+  const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), new OutboundGuard(config.allowPrivateNetworks));
+  const notifier: Notifier = { webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const agentJobs = new AgentJobService({
+    config,
+    log,
+    tenancy,
+    jobs: new JobStore(mongo.db),
+    temporal,
+    quota: limits,
+    turns: new TurnStore(mongo.db),
+    events: new JobEventStore(mongo.db),
+    notifier,
+  });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
   const embedder = embedderLoader(config.embeddingModelDir, 1);
   const assistant = new AssistantService({
@@ -70,7 +91,7 @@ export function createDeps(config: Config, log: Logger): Deps {
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, limits, assistant, llms, gaps, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -29,6 +29,39 @@ export function createMetrics(db: Db, timeoutMs: number): Metrics {
       for (const g of groups) this.set({ status: g._id }, g.n);
     },
   });
+  // Usage of agent turns by project and model, summed in MongoDB at scrape time like the job counts above.
+  const usage = () =>
+    db
+      .collection('job_turns')
+      .aggregate<{ _id: { projectId: string; model: string }; input: number; output: number; cost: number }>(
+        [{ $group: { _id: { projectId: '$projectId', model: '$model' }, input: { $sum: '$usage.inputTokens' }, output: { $sum: '$usage.outputTokens' }, cost: { $sum: '$usage.costUsd' } } }],
+        { maxTimeMS: timeoutMs },
+      )
+      .toArray()
+      .catch(() => []);
+  new Gauge({
+    name: 'docent_agent_tokens',
+    help: 'Tokens agent turns have used, by project, model and direction (input or output)',
+    labelNames: ['project', 'model', 'direction'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const g of await usage()) {
+        this.set({ project: g._id.projectId, model: g._id.model, direction: 'input' }, g.input);
+        this.set({ project: g._id.projectId, model: g._id.model, direction: 'output' }, g.output);
+      }
+    },
+  });
+  new Gauge({
+    name: 'docent_agent_cost_usd',
+    help: 'What agent turns have cost in USD, by project and model (models priced in DOCENT_MODEL_PRICES)',
+    labelNames: ['project', 'model'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const g of await usage()) this.set({ project: g._id.projectId, model: g._id.model }, g.cost ?? 0);
+    },
+  });
   return {
     registry,
     requests: new Counter({ name: 'docent_http_requests_total', help: 'Requests by method, route template and status', labelNames, registers: [registry] }),

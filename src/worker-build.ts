@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Tracer } from '@opentelemetry/api';
+import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
@@ -59,7 +60,9 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
   const mongo: Mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   const es = createEsClient(config.elasticsearch, { maxRetries: 0, requestTimeout: 30_000 });
-  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0) });
+  // Activities start webhook deliveries over the worker's own connection.
+  const temporal = new TemporalClient({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
+  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0), temporal });
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(

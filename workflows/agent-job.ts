@@ -1,6 +1,16 @@
-import { ActivityFailure, ApplicationFailure, condition, executeChild, isCancellation, log, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, executeChild, isCancellation, log, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { followUpSignal, NON_RETRYABLE_AGENT_ERRORS, progressQuery, type AgentJobInput, type AgentJobProgress, type DocsGapCheckInput, type Instruction } from './contracts';
+import {
+  followUpSignal,
+  NON_RETRYABLE_AGENT_ERRORS,
+  progressQuery,
+  stopTurnSignal,
+  type AgentJobInput,
+  type AgentJobProgress,
+  type DocsGapCheckInput,
+  type Instruction,
+  type RunAgentResult,
+} from './contracts';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 
@@ -14,7 +24,10 @@ const errorCodes: Record<string, string> = {
   PullRequestRejected: 'pull_request_rejected',
   RepositoryUrlRefused: 'repository_url_refused',
   SandboxUnavailable: 'sandbox_unavailable',
+  BudgetExceeded: 'budget_exceeded',
 };
+
+const stoppedError = { code: 'stopped', message: 'the turn was stopped; send a follow-up or retry it to continue' };
 
 function describeFailure(err: unknown): { code: string; message: string } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -52,8 +65,19 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
 
   const pending: Instruction[] = input.first ? [input.first] : [];
   let progress: AgentJobProgress = { turn: input.first?.turn ?? 0, stage: 'waiting' };
-  setHandler(followUpSignal, (instruction) => void pending.push(instruction));
+  // Turns a client asked to stop: one that has not begun yet ends stopped as soon as it would begin.
+  const stopRequested = new Set<number>();
+  setHandler(followUpSignal, (instruction) => {
+    stopRequested.delete(instruction.turn); // a retry of a stopped turn runs again
+    pending.push(instruction);
+  });
   setHandler(progressQuery, () => progress);
+  // Each turn runs in a scope of its own, so a stop cancels that turn and leaves the job (and its workflow) alive.
+  let turnScope: { turn: number; scope: CancellationScope } | undefined;
+  setHandler(stopTurnSignal, ({ turn }) => {
+    stopRequested.add(turn);
+    if (turnScope?.turn === turn) turnScope.scope.cancel();
+  });
 
   // A restart by signal-with-start delivers its instruction with the first activation.
   await condition(() => pending.length > 0, '1 minute');
@@ -65,45 +89,66 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       const stage = (s: AgentJobProgress['stage']) => {
         progress = { turn, stage: s };
       };
+      const scope = new CancellationScope();
+      turnScope = { turn, scope };
+      if (stopRequested.has(turn)) scope.cancel();
       try {
-        stage('preparing');
-        const { startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch });
-        stage('editing');
-        const edit = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
-        stage('pushing');
-        const { commit } = await git.commitAndPush({
-          jobId: input.jobId,
-          repository: input.repository,
-          branch: input.branch,
-          startCommit,
-          changes: edit.changes,
-          title: edit.title,
-          turn,
+        await scope.run(async () => {
+          // A retry of a turn whose push succeeded resumes after it: only the pull request is opened again.
+          const resume = instruction.resume;
+          let startCommit = resume?.startCommit;
+          let pushed: string | null | undefined = resume?.commit;
+          let edit: Pick<RunAgentResult, 'title' | 'summary' | 'checks' | 'checksPassed'> | undefined = resume;
+          if (!resume) {
+            stage('preparing');
+            ({ startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch }));
+            stage('editing');
+            const edited = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
+            edit = edited;
+            stage('pushing');
+            ({ commit: pushed } = await git.commitAndPush({
+              jobId: input.jobId,
+              repository: input.repository,
+              branch: input.branch,
+              startCommit,
+              changes: edited.changes,
+              title: edited.title,
+              turn,
+            }));
+          }
+          const verified = { checks: edit!.checks, checksPassed: edit!.checksPassed };
+          if (pushed === null) {
+            // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
+            await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
+          } else {
+            stage('opening-pull-request');
+            const pr = await github.openPullRequest({
+              repository: input.repository,
+              branch: input.branch,
+              baseRef: input.baseRef,
+              title: edit!.title,
+              body: edit!.summary,
+              // A change whose checks still fail is not ready for review.
+              draft: input.asDraft || edit!.checksPassed === false,
+              checks: edit!.checks,
+            });
+            // Gap-loop jobs only (the field did not exist before): the job completes with the proof that its push answers the questions.
+            if (input.gapCheck && patched('gap-check-after-push'))
+              await checkGaps({ jobId: input.jobId, turn, repository: input.repository, branch: input.branch, commit: pushed!, pullRequest: pr, spec: input.gapCheck });
+            await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url, ...verified });
+          }
         });
-        const verified = { checks: edit.checks, checksPassed: edit.checksPassed };
-        if (commit === null) {
-          // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
-          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
-        } else {
-          stage('opening-pull-request');
-          const pr = await github.openPullRequest({
-            repository: input.repository,
-            branch: input.branch,
-            baseRef: input.baseRef,
-            title: edit.title,
-            body: edit.summary,
-            // A change whose checks still fail is not ready for review.
-            draft: input.asDraft || edit.checksPassed === false,
-            checks: edit.checks,
-          });
-          // Gap-loop jobs only (the field did not exist before): the job completes with the proof that its push answers the questions.
-          if (input.gapCheck && patched('gap-check-after-push'))
-            await checkGaps({ jobId: input.jobId, turn, repository: input.repository, branch: input.branch, commit, pullRequest: pr, spec: input.gapCheck });
-          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url, ...verified });
-        }
       } catch (err) {
-        if (isCancellation(err)) throw err; // archived: the gateway has recorded it
-        await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
+        if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
+          // Stopped by a client: the turn ends `stopped`, the workflow lives on for follow-ups.
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', turnStatus: 'stopped', error: stoppedError });
+        } else if (isCancellation(err)) {
+          throw err; // archived: the gateway has recorded it
+        } else {
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
+        }
+      } finally {
+        turnScope = undefined;
       }
       stage('done');
     }

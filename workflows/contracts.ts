@@ -5,8 +5,10 @@ import { defineQuery, defineSignal } from '@temporalio/workflow';
 export const AGENT_TASK_QUEUE = 'docent-agent';
 /** Task queue of documentation ingestion workflows and their activities. */
 export const DOCS_TASK_QUEUE = 'docent-docs';
+/** Task queue of webhook delivery workflows and their activities: outbound HTTP apart from the agent's work. */
+export const WEBHOOK_TASK_QUEUE = 'docent-webhooks';
 /** Every queue a docent worker serves. */
-export const TASK_QUEUES = [AGENT_TASK_QUEUE, DOCS_TASK_QUEUE] as const;
+export const TASK_QUEUES = [AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, WEBHOOK_TASK_QUEUE] as const;
 
 /** Deployments (or test runs) sharing one Temporal namespace keep apart by a queue prefix. */
 export function taskQueueName(prefix: string, queue: (typeof TASK_QUEUES)[number]): string {
@@ -47,7 +49,33 @@ export interface Instruction {
   history: string[];
   /** The project's sandbox commands as they were when the instruction was accepted; absent in older histories. */
   checks?: ProjectChecks;
+  /** The project's caps when the instruction was accepted; absent in older histories and when none is set. */
+  caps?: TurnCaps;
+  /** 1 for the first run of a turn, one more for each retry; absent in older histories. */
+  attempt?: number;
+  /** A retry of a turn whose push succeeded: what it pushed, so only the pull request step runs again. */
+  resume?: ResumePoint;
 }
+
+/** Per-project caps (`docent project update --max-turn-tokens/--max-turn-minutes/--max-job-cost-usd`). */
+export interface TurnCaps {
+  maxTurnTokens?: number;
+  maxTurnMinutes?: number;
+  maxJobCostUsd?: number;
+}
+
+/** The durable steps of a failed turn that a retry does not run again. */
+export interface ResumePoint {
+  startCommit: string;
+  commit: string;
+  title: string;
+  summary: string;
+  checks?: CheckResult[];
+  checksPassed?: boolean | null;
+}
+
+/** Stops the running turn (if it is this one); the job keeps its branch and takes follow-ups. */
+export const stopTurnSignal = defineSignal<[{ turn: number }]>('stopTurn');
 
 /** What a project runs in the sandbox around the agent's edit (`docent project update --setup/--check/--network`). */
 export interface ProjectChecks {
@@ -111,6 +139,7 @@ export const NON_RETRYABLE_AGENT_ERRORS = [
   'PullRequestRejected',
   'RepositoryUrlRefused',
   'SandboxUnavailable',
+  'BudgetExceeded',
 ] as const;
 export type AgentErrorType = (typeof NON_RETRYABLE_AGENT_ERRORS)[number];
 
@@ -177,6 +206,9 @@ export interface OpenPullRequestInput {
   draft: boolean;
   /** Listed in the body; failing ones named first. */
   checks?: CheckResult[];
+  /** Absent in older histories. */
+  jobId?: string;
+  turn?: number;
 }
 export interface OpenPullRequestResult {
   url: string;
@@ -187,12 +219,37 @@ export interface RecordJobStatusInput {
   jobId: string;
   turn: number;
   status: 'completed' | 'failed';
+  /** The turn's own status when it differs from the job's: `stopped` (the job reads failed, code stopped). */
+  turnStatus?: 'stopped';
   /** Set on completion with a pull request; left as it was when undefined. */
   prLink?: string;
   error?: { code: string; message: string };
   checks?: CheckResult[];
   checksPassed?: boolean | null;
 }
+
+// ---- webhooks ------------------------------------------------------------------------------------
+
+/** One webhook message (Standard Webhooks): its id is the `webhook-id` every attempt sends. */
+export interface WebhookDeliveryInput {
+  messageId: string;
+  projectId: string;
+  type: string;
+  /** The JSON body, exactly as signed and sent. */
+  payload: string;
+  /** The endpoints subscribed when the event happened. */
+  endpointIds: string[];
+}
+
+export interface DeliverWebhookInput {
+  messageId: string;
+  endpointId: string;
+  type: string;
+  payload: string;
+}
+
+/** The workflow id of a message's delivery, so an event recorded twice is delivered once. */
+export const webhookDeliveryWorkflowId = (messageId: string) => `webhook-${messageId}`;
 
 // ---- documentation ingestion -----------------------------------------------------------------
 

@@ -3,3 +3,4 @@ export { agentJob } from './agent-job';
 export { workerSelfCheck } from './worker-self-check';
 export { docsIngest } from './docs-ingest';
 export { docsGapCheck } from './docs-gap-check';
+export { webhookDelivery } from './webhook-delivery';

@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { JobDoc } from '../../src/agent/job';
+import { JobEventStore } from '../../src/agent/job-events';
+import { TurnStore } from '../../src/agent/job-turns';
 import { JobStore } from '../../src/agent/job-store';
 import { AgentJobService } from '../../src/agent/service';
 import type { Deps } from '../../src/deps';
@@ -29,7 +31,20 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
     benchEnv(run, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: 'bench-model', DOCENT_MODEL_BASE_URL: 'http://127.0.0.1:9/' }),
     {
       prepare: (deps: Deps) =>
-        opts.limits ? deps : { ...deps, agentJobs: new AgentJobService({ config: deps.config, log: deps.log, tenancy: deps.tenancy, jobs: new JobStore(deps.mongo.db), temporal: deps.temporal }) },
+        opts.limits
+          ? deps
+          : {
+              ...deps,
+              agentJobs: new AgentJobService({
+                config: deps.config,
+                log: deps.log,
+                tenancy: deps.tenancy,
+                jobs: new JobStore(deps.mongo.db),
+                temporal: deps.temporal,
+                turns: new TurnStore(deps.mongo.db),
+                events: new JobEventStore(deps.mongo.db),
+              }),
+            },
     },
   );
   await gw.deps.tenancy.createOrg(`org-${run}`);

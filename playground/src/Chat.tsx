@@ -1,6 +1,7 @@
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, type UIMessage } from 'ai';
 import { useState, type RefObject } from 'react';
+import { Markdown } from './Markdown';
 import type { Settings } from './settings';
 
 type DocsMessage = UIMessage<{ threadId?: string }>;
@@ -33,7 +34,11 @@ export function Chat({ settings }: { settings: RefObject<Settings> }) {
       <ol className="messages">
         {messages.map((m) => (
           <li key={m.id} className={m.role} data-role={m.role}>
-            <p className="text">{m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}</p>
+            {m.role === 'assistant' ? (
+              <Markdown text={m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')} />
+            ) : (
+              <p className="text">{m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}</p>
+            )}
             <ul className="sources">
               {m.parts.flatMap((p) =>
                 p.type === 'source-url'

@@ -1,7 +1,8 @@
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-web';
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { AgentJobStatus, AgentService, type AgentJob } from '../../src/gen/agent/v2/agent_pb';
+import { agentCall, describeEvent, type JobSummary } from './job-api';
 import type { Settings } from './settings';
 
 const statusName = (s: AgentJobStatus) => AgentJobStatus[s].toLowerCase();
@@ -9,79 +10,138 @@ const statusName = (s: AgentJobStatus) => AgentJobStatus[s].toLowerCase();
 interface Watched {
   projectId: string;
   jobId: string;
+  /** Bumped to watch the same job again (after a follow-up, a stop or a retry). */
+  round: number;
 }
 
-/** Follows one job through the Connect WatchAgentJob stream: one entry per status change, until a final status. */
+interface ShownEvent {
+  id: number;
+  type: string;
+  text: string;
+}
+
+/**
+ * Follows one job through the Connect WatchAgentJob stream with its events: a status history and the live event
+ * list. A new round resumes after the last event seen, so no event is shown twice or missed.
+ */
 function useJobWatch(settings: Settings, watched: Watched | undefined) {
   const [job, setJob] = useState<AgentJob>();
   const [history, setHistory] = useState<string[]>([]);
+  const [events, setEvents] = useState<ShownEvent[]>([]);
   const [error, setError] = useState<string>();
-  // The watch restarts only for another job, not when a key is edited.
+  // The last event id shown: a new round of the watch resumes after it.
+  const lastEventId = useRef(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: resets only for another job, not for another round
+  useEffect(() => {
+    setHistory([]);
+    setEvents([]);
+    lastEventId.current = 0;
+  }, [watched?.jobId]);
+  // The watch restarts only for another job or round, not when a key is edited.
   // biome-ignore lint/correctness/useExhaustiveDependencies: settings are read when the watch starts
   useEffect(() => {
     if (!watched) return;
     const abort = new AbortController();
     const client = createClient(AgentService, createConnectTransport({ baseUrl: settings.apiUrl }));
-    setHistory([]);
     setError(undefined);
     void (async () => {
       try {
         const headers = { authorization: `Bearer ${settings.adminKey}` };
-        for await (const res of client.watchAgentJob(watched, { headers, signal: abort.signal })) {
-          if (!res.job) continue;
-          const next = res.job;
-          setJob(next);
-          setHistory((h) => (h.at(-1) === statusName(next.status) ? h : [...h, statusName(next.status)]));
+        const after = BigInt(lastEventId.current);
+        for await (const res of client.watchAgentJob({ projectId: watched.projectId, jobId: watched.jobId, afterEventId: after }, { headers, signal: abort.signal })) {
+          if (res.event) {
+            const e = res.event;
+            const shown = { id: Number(e.id), type: e.type, text: describeEvent(e.type, JSON.parse(e.dataJson) as Record<string, unknown>) };
+            lastEventId.current = Math.max(lastEventId.current, shown.id);
+            setEvents((list) => (list.some((x) => x.id === shown.id) ? list : [...list, shown]));
+          }
+          if (res.job) {
+            const next = res.job;
+            setJob(next);
+            setHistory((h) => (h.at(-1) === statusName(next.status) ? h : [...h, statusName(next.status)]));
+          }
         }
       } catch (err) {
         if (!abort.signal.aborted) setError(err instanceof Error ? err.message : String(err));
       }
     })();
     return () => abort.abort();
-  }, [watched]);
-  return { job, history, error };
+  }, [watched?.jobId, watched?.round]);
+  return { job, history, events, error };
+}
+
+/** The project's latest jobs, newest first; refreshed on demand. */
+function useJobList(settings: Settings) {
+  const [jobs, setJobs] = useState<JobSummary[]>([]);
+  const refresh = useCallback(async () => {
+    if (!settings.projectId || !settings.adminKey) return;
+    const page = await agentCall<{ jobs: JobSummary[] }>(settings, 'GET', '/jobs?limit=20').catch(() => ({ jobs: [] }));
+    setJobs(page.jobs);
+  }, [settings]);
+  return { jobs, refresh };
 }
 
 export function Jobs({ settings }: { settings: Settings }) {
   const [prompt, setPrompt] = useState('');
+  const [followUp, setFollowUp] = useState('');
   const [watched, setWatched] = useState<Watched>();
-  const [createError, setCreateError] = useState<string>();
-  const { job, history, error } = useJobWatch(settings, watched);
+  const [actionError, setActionError] = useState<string>();
+  const { job, history, events, error } = useJobWatch(settings, watched);
+  const { jobs, refresh } = useJobList(settings);
+  const status = job ? statusName(job.status) : undefined;
 
-  async function create() {
-    setCreateError(undefined);
-    const r = await fetch(`${settings.apiUrl}/v2/agent/${encodeURIComponent(settings.projectId)}/job`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${settings.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt }),
-    }).catch((err: Error) => err);
-    if (r instanceof Error) return setCreateError(`could not reach ${settings.apiUrl}: ${r.message}`);
-    const body = (await r.json().catch(() => ({}))) as { id?: string; error?: string };
-    if (!r.ok || !body.id) return setCreateError(body.error ?? `HTTP ${r.status}`);
-    setWatched({ projectId: settings.projectId, jobId: body.id });
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list follows the watched job's status
+  useEffect(() => {
+    void refresh();
+  }, [refresh, status]);
+
+  const watch = (jobId: string) => setWatched((w) => ({ projectId: settings.projectId, jobId, round: (w?.round ?? 0) + 1 }));
+
+  /** Runs an action on the agent API, shows its error if any, and watches the job again (it may be active anew). */
+  async function act(run: () => Promise<{ id?: string }>) {
+    setActionError(undefined);
+    try {
+      const r = await run();
+      if (r.id) watch(r.id);
+    } catch (err) {
+      setActionError(err instanceof Error ? err.message : String(err));
+    }
   }
 
+  const jobPath = watched ? `/job/${encodeURIComponent(watched.jobId)}` : '';
   return (
     <section className="jobs" aria-label="Agent jobs">
       <h2>Run an agent job</h2>
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (prompt.trim()) void create();
+          if (prompt.trim()) void act(() => agentCall(settings, 'POST', '/job', { prompt }));
         }}
       >
         <textarea name="prompt" rows={3} placeholder="What should the agent change?" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
         <button type="submit">Create job</button>
       </form>
-      {createError && (
+      {actionError && (
         <p role="alert" className="error">
-          {createError}
+          {actionError}
         </p>
+      )}
+      {jobs.length > 0 && (
+        <ul className="job-list" data-testid="job-list">
+          {jobs.map((j) => (
+            <li key={j.id}>
+              <button type="button" className="link" onClick={() => watch(j.id)}>
+                {j.id}
+              </button>{' '}
+              {j.status}
+            </li>
+          ))}
+        </ul>
       )}
       {watched && (
         <div className="job">
           <p>
-            Job <code data-testid="job-id">{watched.jobId}</code>: <strong data-testid="job-status">{job ? statusName(job.status) : 'starting'}</strong>
+            Job <code data-testid="job-id">{watched.jobId}</code>: <strong data-testid="job-status">{status ?? 'starting'}</strong>
           </p>
           <p className="meta" data-testid="job-history">
             {history.join(' → ')}
@@ -99,6 +159,37 @@ export function Jobs({ settings }: { settings: Settings }) {
               {job.error.code}: {job.error.message}
             </p>
           )}
+          <div className="actions">
+            <button type="button" disabled={status !== 'active'} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/stop`))}>
+              Stop
+            </button>
+            <button type="button" disabled={status !== 'failed'} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/retry`))}>
+              Retry
+            </button>
+            <button type="button" disabled={!status || status === 'archived'} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/archive`))}>
+              Archive
+            </button>
+          </div>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (!followUp.trim()) return;
+              void act(() => agentCall(settings, 'POST', `${jobPath}/message`, { prompt: followUp }));
+              setFollowUp('');
+            }}
+          >
+            <input name="follow-up" placeholder="A follow-up instruction" value={followUp} onChange={(e) => setFollowUp(e.target.value)} />
+            <button type="submit" disabled={!status || status === 'archived'}>
+              Send follow-up
+            </button>
+          </form>
+          <ol className="events" data-testid="job-events" aria-label="Job events">
+            {events.map((e) => (
+              <li key={e.id} data-type={e.type}>
+                <span className="meta">#{e.id}</span> {e.text}
+              </li>
+            ))}
+          </ol>
           {error && (
             <p role="alert" className="error">
               {error}

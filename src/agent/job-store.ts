@@ -96,6 +96,11 @@ export class JobStore {
     await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: { status: 'failed', error, updatedAt: new Date() } });
   }
 
+  /** Makes a failed job active again at the same turn, for a retry; null when it is not failed at that turn. */
+  reactivate(projectId: string, jobId: string, turn: number): Promise<JobDoc | null> {
+    return this.jobs.findOneAndUpdate({ _id: jobId, projectId, turn, status: 'failed' }, { $set: { status: 'active', updatedAt: new Date() }, $unset: { error: '' } }, { returnDocument: 'after' });
+  }
+
   async archive(projectId: string, jobId: string): Promise<{ job: JobDoc; wasActive: boolean } | null> {
     const now = new Date();
     const before = await this.jobs.findOneAndUpdate(

@@ -1,7 +1,9 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
-import { AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
+import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
 import type { CheckResult, GapCheckResult } from '../../workflows/contracts';
+import type { JobEvent } from './job-events';
+import type { TurnDoc } from './job-turns';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 
@@ -71,7 +73,30 @@ const statusToProto: Record<JobStatus, AgentJobStatus> = {
   failed: AgentJobStatus.FAILED,
 };
 
-export function jobToMessage(doc: JobDoc): AgentJob {
+const checkToMessage = (c: CheckResult) => ({ ...c, durationMs: BigInt(c.durationMs) });
+
+function turnToMessage(t: TurnDoc) {
+  return {
+    turn: t.turn,
+    prompt: t.prompt,
+    status: t.status,
+    startedAt: timestampFromDate(t.startedAt),
+    finishedAt: t.finishedAt ? timestampFromDate(t.finishedAt) : undefined,
+    filesChanged: t.filesChanged,
+    inputTokens: BigInt(t.usage.inputTokens),
+    outputTokens: BigInt(t.usage.outputTokens),
+    costUsd: t.usage.costUsd,
+    checks: (t.checks ?? []).map(checkToMessage),
+    error: t.error,
+    prLink: t.prLink ?? undefined,
+  };
+}
+
+export function eventToMessage(e: JobEvent) {
+  return create(AgentJobEventSchema, { id: BigInt(e.id), type: e.type, turn: e.turn, at: timestampFromDate(new Date(e.at)), dataJson: JSON.stringify(e.data) });
+}
+
+export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
   return create(AgentJobSchema, {
     id: doc._id,
     status: statusToProto[doc.status],
@@ -83,7 +108,8 @@ export function jobToMessage(doc: JobDoc): AgentJob {
     updatedAt: timestampFromDate(doc.updatedAt),
     branch: doc.branch,
     error: doc.error,
-    checks: (doc.checks ?? []).map((c) => ({ ...c, durationMs: BigInt(c.durationMs) })),
+    checks: (doc.checks ?? []).map(checkToMessage),
     checksPassed: doc.checksPassed ?? undefined,
+    turns: turns.map(turnToMessage),
   });
 }

@@ -7,11 +7,16 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
 import type { Logger } from '../log';
-import { projectChecks, type TenancyStore } from '../tenancy/store';
+import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
+import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { agentJob } from '../../workflows/agent-job';
-import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, stopTurnSignal, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
+import { followJob, followJobEvents } from './event-stream';
 import type { GapSpec, JobDoc, JobStatus } from './job';
+import type { JobEvent, JobEventStore } from './job-events';
 import type { JobPage, JobStore } from './job-store';
+import type { TurnStore } from './job-turns';
+import { jobWithTurns } from './job-view';
 import type { CreateJob, ListJobs } from './validation';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -31,6 +36,19 @@ export interface AgentJobServiceDeps {
   tenancy: TenancyStore;
   temporal: TemporalClient;
   quota?: JobQuota;
+  turns: TurnStore;
+  events: JobEventStore;
+  /** Sends agent_job.archived; undefined in setups without webhooks. */
+  notifier?: Notifier;
+}
+
+/** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
+function workflowSummary(job: JobDoc, prompt: string): { staticSummary: string; staticDetails: string } {
+  const firstLine = prompt.trim().split('\n')[0]!.slice(0, 120);
+  return {
+    staticSummary: `${job.projectId}: ${firstLine}`,
+    staticDetails: `**Project** ${job.projectId}  \n**Repository** ${job.source.repository} at ${job.source.ref}  \n**Branch** ${job.branch}  \n**Instruction** ${firstLine}`,
+  };
 }
 
 /** Agent job operations, shared by the REST routes and the Connect handlers. */
@@ -55,6 +73,16 @@ export class AgentJobService {
   async getJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
     return this.mustGet(input.projectId, input.jobId);
+  }
+
+  /** The job with its turns, as GET shows it. */
+  async getJobView(caller: Caller, input: { projectId: string; jobId: string }) {
+    return jobWithTurns(await this.getJob(caller, input), this.d.turns);
+  }
+
+  /** The job's turns, oldest first. */
+  turnsOf(job: JobDoc) {
+    return this.d.turns.list(job._id);
   }
 
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
@@ -99,7 +127,8 @@ export class AgentJobService {
       return { ...inserted, limitHeaders: {} };
     }
     try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project) });
+      await this.beginTurnRecord(doc, 1, input.prompt, now);
+      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.jobs.remove(id), admission.release()]);
@@ -108,6 +137,18 @@ export class AgentJobService {
     }
     this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
     return { ...inserted, limitHeaders: admission.headers };
+  }
+
+  private capsOf(project: ProjectDoc): Pick<Instruction, 'caps'> {
+    const caps = projectCaps(project);
+    return Object.keys(caps).length ? { caps } : {};
+  }
+
+  /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
+  private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date, attempt = 1): Promise<void> {
+    await this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at });
+    await this.d.events.append(job._id, { key: `t${turn}:started:${attempt}`, type: 'turn.started', turn, data: { prompt, attempt } });
+    await this.d.events.append(job._id, { key: `t${turn}:status:active:${attempt}`, type: 'status', turn, data: { status: 'active' } });
   }
 
   private workflowInput(job: JobDoc, first?: Instruction): AgentJobInput {
@@ -137,6 +178,7 @@ export class AgentJobService {
   private async startWorkflow(job: JobDoc, first: Instruction): Promise<void> {
     await this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
       ...this.startOptions(job),
+      ...workflowSummary(job, first.prompt),
       args: [this.workflowInput(job, first)],
       // A repeated start (a retried request) joins the running workflow instead of failing or starting another.
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -162,20 +204,96 @@ export class AgentJobService {
       turn: job.turn,
       history: job.prompts.filter((p) => p.turn < job.turn).map((p) => p.prompt),
       checks: projectChecks(project),
+      ...this.capsOf(project),
     };
     try {
-      await this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-        ...this.startOptions(job),
-        args: [this.workflowInput(job)],
-        signal: followUpSignal,
-        signalArgs: [instruction],
-      });
+      await this.beginTurnRecord(job, job.turn, input.prompt, job.updatedAt);
+      await this.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
       await Promise.all([this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
       throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
     }
     return { job, limitHeaders: admission.headers };
+  }
+
+  /** A signal to the job's workflow, which restarts if it had finished. */
+  private async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
+    await this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
+      ...this.startOptions(job),
+      ...workflowSummary(job, instruction.prompt),
+      args: [this.workflowInput(job)],
+      signal: followUpSignal,
+      signalArgs: [instruction],
+    });
+  }
+
+  /** Stops the running turn: the job keeps its branch and pull request, and takes follow-ups and retries. */
+  async stopJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+    await this.authorize(caller, input.projectId);
+    const job = await this.mustGet(input.projectId, input.jobId);
+    if (job.status !== 'active') throw new AppError('failed_precondition', `the job is ${job.status}; only an active job can be stopped`);
+    try {
+      await this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).signal(stopTurnSignal, { turn: job.turn });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Nobody is working on it: end the turn here, as the workflow would have.
+      await this.d.jobs.failTurn(job._id, job.turn, { code: 'stopped', message: 'the turn was stopped; send a follow-up or retry it to continue' });
+      await this.d.turns.finish(job._id, job.turn, { status: 'stopped', error: { code: 'stopped', message: 'the turn was stopped' } });
+    }
+    return job;
+  }
+
+  /**
+   * Runs the job's failed (or stopped) last turn again. Steps that finished are not run again: a turn whose push
+   * succeeded resumes at the pull request.
+   */
+  async retryJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+    const project = await this.authorize(caller, input.projectId);
+    const current = await this.mustGet(input.projectId, input.jobId);
+    if (current.status !== 'failed') throw new AppError('failed_precondition', `the job is ${current.status}; only a failed or stopped turn can be retried`);
+    const turn = await this.d.turns.get(current._id, current.turn);
+    if (!turn) throw new AppError('failed_precondition', 'this turn was recorded before retries existed; send a follow-up instead');
+    // The turn moves first and only from failed or stopped: of two racing retries, one wins.
+    const reopened = await this.d.turns.reopen(current._id, current.turn);
+    if (!reopened) throw new AppError('failed_precondition', 'the turn is being retried already, or changed meanwhile; read the job again');
+    const job = await this.d.jobs.reactivate(input.projectId, input.jobId, current.turn);
+    if (!job) {
+      // The job moved on meanwhile (archived, a follow-up): the turn ends as it was.
+      await this.d.turns.finish(current._id, current.turn, { status: turn.status, ...(turn.error ? { error: turn.error } : {}) });
+      throw new AppError('failed_precondition', 'the job changed meanwhile; read it again');
+    }
+    const resume =
+      turn.commit && turn.startCommit && turn.title !== undefined
+        ? { resume: { startCommit: turn.startCommit, commit: turn.commit, title: turn.title, summary: turn.summary ?? turn.title, checks: turn.checks, checksPassed: turn.checksPassed } }
+        : {};
+    const instruction: Instruction = {
+      prompt: turn.prompt,
+      turn: turn.turn,
+      history: job.prompts.filter((p) => p.turn < turn.turn).map((p) => p.prompt),
+      checks: projectChecks(project),
+      ...this.capsOf(project),
+      attempt: reopened.attempt,
+      ...resume,
+    };
+    try {
+      await this.d.events.append(job._id, { key: `t${turn.turn}:started:${reopened.attempt}`, type: 'turn.started', turn: turn.turn, data: { prompt: turn.prompt, attempt: reopened.attempt } });
+      await this.d.events.append(job._id, { key: `t${turn.turn}:status:active:${reopened.attempt}`, type: 'status', turn: turn.turn, data: { status: 'active' } });
+      await this.deliverInstruction(job, instruction);
+    } catch (err) {
+      this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');
+      await this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });
+      await this.d.turns.finish(job._id, job.turn, { status: 'failed', error: { code: 'unavailable', message: 'the retry could not be delivered' } });
+      throw new AppError('unavailable', 'the retry could not be delivered; try again shortly');
+    }
+    return job;
+  }
+
+  /** The job's events after `after`, then live ones until it is no longer active. */
+  async *jobEvents(caller: Caller, input: { projectId: string; jobId: string; after: number }, signal: AbortSignal): AsyncGenerator<JobEvent> {
+    await this.authorize(caller, input.projectId);
+    await this.mustGet(input.projectId, input.jobId);
+    yield* followJobEvents({ events: this.d.events, jobs: this.d.jobs }, input, input.after, signal);
   }
 
   /** Archives the job and cancels its workflow if it was working; archiving twice is harmless. */
@@ -192,23 +310,25 @@ export class AgentJobService {
           if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId: input.jobId }, 'could not cancel the archived job');
         });
     }
+    // After the cancel, so a failure here cannot leave a workflow running; a repeated archive sends them once.
+    if (r.job.archivedAt && r.job.status === 'archived') {
+      const at = r.job.archivedAt.getTime();
+      await this.d.events.append(r.job._id, { key: `archived:${at}`, type: 'status', turn: r.job.turn, data: { status: 'archived' } });
+      if (this.d.notifier) {
+        const job = await jobWithTurns(r.job, this.d.turns);
+        await notifyWebhooks(this.d.notifier, { messageId: `msg_${r.job._id}_archived_${at}`, projectId: r.job.projectId, type: 'agent_job.archived', job }).catch((err: unknown) =>
+          this.d.log.warn({ err, jobId: r.job._id }, 'could not send the archived webhook'),
+        );
+      }
+    }
     return r.job;
   }
 
-  /** Yields the job now and after every change until it is no longer active (MongoDB here has no change streams: it polls). */
-  async *watchJob(caller: Caller, input: { projectId: string; jobId: string }, signal: AbortSignal, pollMs = 300): AsyncGenerator<JobDoc> {
+  /** Yields the job now and after every change, and the job's events after `after`, until it is no longer active. */
+  async *watchJob(caller: Caller, input: { projectId: string; jobId: string; after?: number }, signal: AbortSignal, pollMs = 300): AsyncGenerator<{ job: JobDoc } | { event: JobEvent }> {
     await this.authorize(caller, input.projectId);
-    let last = '';
-    while (!signal.aborted) {
-      const job = await this.mustGet(input.projectId, input.jobId);
-      const version = `${job.status}|${job.updatedAt.getTime()}|${job.turn}`;
-      if (version !== last) {
-        last = version;
-        yield job;
-      }
-      if (job.status !== 'active') return;
-      await new Promise((r) => setTimeout(r, pollMs));
-    }
+    await this.mustGet(input.projectId, input.jobId);
+    yield* followJob({ events: this.d.events, jobs: this.d.jobs }, input, input.after ?? 0, signal, pollMs);
   }
 }
 

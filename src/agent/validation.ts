@@ -33,3 +33,10 @@ export const listJobsQuery = z.strictObject({
   cursor: z.string().max(500).optional(),
 });
 export type ListJobs = z.infer<typeof listJobsQuery>;
+
+/** Where an event stream resumes: after this event id (0: from the start). */
+export const lastEventId = z.coerce.number({ error: 'Last-Event-ID must be an event id' }).int('Last-Event-ID must be an event id').min(0, 'Last-Event-ID must be an event id');
+
+export const eventsQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).optional(),
+});

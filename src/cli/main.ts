@@ -7,11 +7,14 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
-import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type Stores } from './tenancy-commands';
+import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 import { jobsWatchCommand } from './jobs-watch';
 import { analyticsCommand } from './analytics';
 import { gapsFixCommand } from './gaps-fix';
+import { createWebhook, deleteWebhook, listWebhooks, parseEvents, redeliverWebhook, webhookDeliveries, type WebhookStores } from './webhook-commands';
+import { SecretBox } from '../webhooks/secret-box';
+import { WebhookStore } from '../webhooks/store';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -20,9 +23,18 @@ commands:
   project create <projectId> --org <orgId> --repo <git URL or owner/name> --ref <branch> --domain <docs domain>
                  [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
+                 [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
-                                                list); --clear-checks removes both; --network lets them reach it
+                                                list); --clear-checks removes both; --network lets them reach it;
+                                                the caps stop a turn with budget_exceeded (0 removes a cap)
+  webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
+                                                add a Standard Webhooks endpoint; prints its signing secret once
+                                                (events: agent_job.completed, .failed, .archived, .turn_finished)
+  webhook list --project <projectId>            list the project's webhook endpoints
+  webhook delete --project <projectId> <webhookId>
+  webhook deliveries --project <projectId> <webhookId>   the endpoint's delivery attempts, newest first
+  webhook redeliver --project <projectId> <webhookId> <messageId>   send a message again (same webhook-id)
   key create --project <projectId> --kind admin|assistant [--groups <group>[,<group>...]]
                                                 create a key (assistant keys are bound to the project's domain); prints it once;
                                                 --groups lets an assistant key see pages whose front matter lists one of them
@@ -66,7 +78,7 @@ function required(values: Record<string, unknown>, name: string): string {
 }
 
 /** Connects to MongoDB for one command and closes the client afterwards. */
-async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> {
+async function withStores(run: (s: WebhookStores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   try {
@@ -80,7 +92,8 @@ async function withStores(run: (s: Stores) => Promise<Output>): Promise<Output> 
         throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;
       });
     };
-    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository });
+    const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), guard);
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks });
   } finally {
     await mongo.client.close();
   }
@@ -111,9 +124,25 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
   if (group === 'project' && action === 'update') {
     const { positionals, values } = parse(
       rest,
-      { setup: { type: 'string', multiple: true }, check: { type: 'string', multiple: true }, 'clear-checks': { type: 'boolean' }, network: { type: 'string' } },
+      {
+        setup: { type: 'string', multiple: true },
+        check: { type: 'string', multiple: true },
+        'clear-checks': { type: 'boolean' },
+        network: { type: 'string' },
+        'max-turn-tokens': { type: 'string' },
+        'max-turn-minutes': { type: 'string' },
+        'max-job-cost-usd': { type: 'string' },
+      },
       1,
     );
+    const cap = (name: 'max-turn-tokens' | 'max-turn-minutes' | 'max-job-cost-usd') => {
+      const v = values[name];
+      if (v === undefined) return undefined;
+      if (!/^\d+(\.\d+)?$/.test(v)) throw new UsageError(`--${name} must be a number (0 removes the cap)`);
+      return Number(v);
+    };
+    const caps = { maxTurnTokens: cap('max-turn-tokens'), maxTurnMinutes: cap('max-turn-minutes'), maxJobCostUsd: cap('max-job-cost-usd') };
+    const anyCap = Object.values(caps).some((v) => v !== undefined);
     const network = values.network as string | undefined;
     if (network !== undefined && network !== 'on' && network !== 'off') throw new UsageError(`--network must be on or off, not ${network}`);
     const update = {
@@ -121,8 +150,11 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       check: values.check as string[] | undefined,
       clearChecks: values['clear-checks'] === true,
       network: network === undefined ? undefined : network === 'on',
+      caps,
     };
-    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined) throw new UsageError('project update needs --setup, --check, --clear-checks or --network');
+    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && !anyCap) {
+      throw new UsageError('project update needs --setup, --check, --clear-checks or --network (or a --max-… cap)');
+    }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }
   if (group === 'key' && action === 'create') {
@@ -144,7 +176,34 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     const projectId = required(values, 'project');
     return { out: await withStores((s) => listKeys(s, projectId)), json: !!values.json };
   }
+  if (group === 'webhook') return webhookCommand(action, rest);
   throw new UsageError(`unknown command: ${words.filter(Boolean).join(' ')}`);
+}
+
+async function webhookCommand(action: string | undefined, rest: string[]): Promise<{ out: Output; json: boolean }> {
+  if (action === 'create') {
+    const { values } = parse(rest, { project: { type: 'string' }, url: { type: 'string' }, events: { type: 'string', multiple: true } }, 0);
+    const [projectId, url] = [required(values, 'project'), required(values, 'url')];
+    const events = parseEvents(values.events as string[] | undefined);
+    return { out: await withStores((s) => createWebhook(s, projectId, url, events)), json: !!values.json };
+  }
+  if (action === 'list') {
+    const { values } = parse(rest, { project: { type: 'string' } }, 0);
+    const projectId = required(values, 'project');
+    return { out: await withStores((s) => listWebhooks(s, projectId)), json: !!values.json };
+  }
+  if (action === 'delete' || action === 'deliveries') {
+    const { values, positionals } = parse(rest, { project: { type: 'string' } }, 1);
+    const projectId = required(values, 'project');
+    const run = action === 'delete' ? deleteWebhook : webhookDeliveries;
+    return { out: await withStores((s) => run(s, projectId, positionals[0]!)), json: !!values.json };
+  }
+  if (action === 'redeliver') {
+    const { values, positionals } = parse(rest, { project: { type: 'string' } }, 2);
+    const projectId = required(values, 'project');
+    return { out: await withStores((s) => redeliverWebhook(s, loadConfig(), projectId, positionals[0]!, positionals[1]!)), json: !!values.json };
+  }
+  throw new UsageError(`unknown command: webhook ${action ?? ''}`);
 }
 
 async function main(argv: string[]): Promise<number> {

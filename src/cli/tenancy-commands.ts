@@ -1,6 +1,6 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
-import type { ProjectChecksUpdate, ProjectDoc, TenancyStore } from '../tenancy/store';
+import { projectCaps, type ProjectChecksUpdate, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 
 /** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
 export interface Output {
@@ -33,14 +33,21 @@ export async function createProject(s: Stores, p: { projectId: string; orgId: st
 
 function describeChecks(p: ProjectDoc): string {
   const list = (label: string, commands: string[] | undefined) => `${label}: ${commands?.length ? commands.map((c) => `"${c}"`).join(', ') : 'none'}`;
-  return [list('setup', p.setupCommands), list('checks', p.checkCommands), `network: ${p.sandboxNetwork ? 'on' : 'off'}`].join('; ');
+  const caps = Object.entries(projectCaps(p)).map(([k, v]) => `${k} ${v}`);
+  return [list('setup', p.setupCommands), list('checks', p.checkCommands), `network: ${p.sandboxNetwork ? 'on' : 'off'}`, ...(caps.length ? [`caps: ${caps.join(', ')}`] : [])].join('; ');
 }
 
 export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate): Promise<Output> {
   const p = await s.tenancy.updateChecks(projectId, update);
   return {
     text: `updated project ${p._id}: ${describeChecks(p)}`,
-    json: { id: p._id, setupCommands: p.setupCommands ?? [], checkCommands: p.checkCommands ?? [], sandboxNetwork: p.sandboxNetwork ?? false },
+    json: {
+      id: p._id,
+      setupCommands: p.setupCommands ?? [],
+      checkCommands: p.checkCommands ?? [],
+      sandboxNetwork: p.sandboxNetwork ?? false,
+      ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
+    },
   };
 }
 

@@ -1,9 +1,11 @@
 import { jobToJson } from '../agent/job';
-import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
 import { projectOrigins } from './cors';
-import { agentJobBody, agentJobPageBody } from './response-schemas';
+import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody } from './response-schemas';
+import { encodeJobEvents } from './job-event-stream';
 import { route, type Route } from './router';
 
 const theJob = { 200: { description: 'The job', json: agentJobBody } };
@@ -37,12 +39,64 @@ export function agentRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/v2/agent/{projectId}/job/{jobId}',
-      summary: 'Get an agent job',
+      summary: 'Get an agent job with its turns (what each instruction changed, used and cost)',
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'The job and its turns, oldest first', json: agentJobWithTurnsBody } },
+      handler: async (req) => {
+        const job = await jobs.getJobView(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
+        return { status: 200, body: job };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/agent/{projectId}/job/{jobId}/events',
+      summary: 'Server-sent events of a job: stored ones after Last-Event-ID (or ?after=), then live ones until it is no longer active',
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'text/event-stream: `id`, `event` (the type) and `data` (an AgentJobEvent) per event', streamed: 'text/event-stream' } },
+      handler: async (req) => {
+        const query = parseInput(eventsQuery, Object.fromEntries(req.query));
+        const header = req.headers['last-event-id'];
+        const resumeFrom = header === undefined ? undefined : parseInput(lastEventId, Array.isArray(header) ? header[0] : header);
+        if (resumeFrom !== undefined && query.after !== undefined && resumeFrom !== query.after) throw new AppError('invalid_argument', 'Last-Event-ID and ?after= disagree; send one');
+        const input = { projectId: req.params.projectId!, jobId: req.params.jobId!, after: resumeFrom ?? query.after ?? 0 };
+        // A watch holds one of the key's stream slots, like WatchAgentJob.
+        const lease = deps.streams.acquire(req.caller, req.signal);
+        const events = jobs.jobEvents(req.caller, input, lease.signal);
+        // The first read happens before the answer starts, so an unknown job is a 404, not an empty stream.
+        const first = await events.next().catch((err: unknown) => {
+          lease.release();
+          throw err;
+        });
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+          stream: encodeJobEvents(first, events, lease),
+        };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/agent/{projectId}/job/{jobId}/stop',
+      summary: 'Stop the running turn: the job keeps its branch and pull request, its turn ends stopped, and it takes follow-ups',
+      auth: 'admin',
+      cors,
+      responses: { 202: { description: 'The job; the turn stops within moments (watch its events)', json: agentJobBody } },
+      handler: async (req) => {
+        const job = await jobs.stopJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
+        return { status: 202, body: jobToJson(job) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/agent/{projectId}/job/{jobId}/retry',
+      summary: 'Retry the failed or stopped last turn from its last durable step (a pushed turn only opens its pull request again)',
       auth: 'admin',
       cors,
       responses: theJob,
       handler: async (req) => {
-        const job = await jobs.getJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
+        const job = await jobs.retryJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
         return { status: 200, body: jobToJson(job) };
       },
     }),

@@ -69,6 +69,58 @@ export const agentJobBody = z
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 
+const fileStat = z.object({ path: z.string(), additions: z.number().int(), deletions: z.number().int() });
+
+const turnBody = z
+  .object({
+    turn: z.number().int(),
+    prompt: z.string(),
+    status: z.enum(['active', 'completed', 'failed', 'stopped']),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+    filesChanged: z.array(fileStat).describe('Lines added and deleted per file by the commit the turn pushed'),
+    usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().optional().describe('From DOCENT_MODEL_PRICES; absent when the model has no price') }),
+    checks: z.array(checkResult),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    prLink: z.string().nullable().describe('The pull request this turn opened or updated'),
+  })
+  .register(documentedSchemas, { id: 'AgentJobTurn' });
+
+export const agentJobWithTurnsBody = agentJobBody.extend({ turns: z.array(turnBody) }).register(documentedSchemas, { id: 'AgentJobWithTurns' });
+
+export const jobEventBody = z
+  .object({
+    id: z.number().int().describe('Grows by one per event of the job: the SSE id to resume after'),
+    type: z.enum(['status', 'turn.started', 'step', 'check', 'commit', 'pull_request', 'turn.finished']),
+    turn: z.number().int(),
+    at: z.iso.datetime(),
+    data: z
+      .record(z.string(), z.unknown())
+      .describe('status: {status}; step: {tool, path}; check: {kind, command, exitCode}; commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}'),
+  })
+  .register(documentedSchemas, { id: 'AgentJobEvent' });
+
+const webhookEndpointBody = z.object({ id: z.string(), url: z.string(), events: z.array(z.string()), createdAt: z.iso.datetime() }).register(documentedSchemas, { id: 'WebhookEndpoint' });
+
+export const createdWebhookBody = webhookEndpointBody.extend({ secret: z.string().describe('The whsec_… signing secret: shown only in this answer') });
+export const webhookListBody = z.object({ webhooks: z.array(webhookEndpointBody) });
+export const webhookDeliveriesBody = z.object({
+  deliveries: z.array(
+    z.object({
+      messageId: z.string().describe('The webhook-id header of every attempt of this message'),
+      type: z.string(),
+      attempt: z.number().int(),
+      at: z.iso.datetime(),
+      status: z.number().int().nullable(),
+      ok: z.boolean(),
+      durationMs: z.number(),
+      error: z.string().optional(),
+    }),
+  ),
+});
+export const redeliveryBody = z.object({ messageId: z.string(), endpointId: z.string(), redelivering: z.literal(true) });
+export const deletedBody = z.object({ id: z.string(), deleted: z.literal(true) });
+
 export const agentJobPageBody = z.object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() }).register(documentedSchemas, { id: 'AgentJobPage' });
 
 export const searchResultsBody = z

@@ -8,6 +8,7 @@ import { mcpRoutes } from './mcp-routes';
 import { codecRoutes } from './codec-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
+import { webhookRoutes } from './webhook-routes';
 
 function healthRoutes(deps: Deps): Route[] {
   return [
@@ -52,5 +53,5 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps), ...codecRoutes(deps)];
+  return [...healthRoutes(deps), ...agentRoutes(deps), ...webhookRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps), ...codecRoutes(deps)];
 }

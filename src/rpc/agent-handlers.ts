@@ -1,9 +1,10 @@
 import type { ServiceImpl } from '@connectrpc/connect';
-import { jobToMessage, type JobStatus } from '../agent/job';
+import { eventToMessage, jobToMessage, type JobStatus } from '../agent/job';
 import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
+import { AppError } from '../errors';
 import { AgentJobStatus, type AgentService } from '../gen/agent/v2/agent_pb';
 import { callerOf, type MethodAuth } from './caller';
 
@@ -22,6 +23,8 @@ export const agentMethodAuth: MethodAuth<typeof AgentService> = {
   sendAgentJobMessage: 'admin',
   archiveAgentJob: 'admin',
   watchAgentJob: 'admin',
+  stopAgentJob: 'admin',
+  retryAgentJob: 'admin',
 };
 
 /** Connect handlers of agent.v2.AgentService over the same service as the REST routes. */
@@ -36,12 +39,19 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       return { job: jobToMessage(job) };
     },
     async getAgentJob(req, ctx) {
-      return { job: jobToMessage(await jobs.getJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
+      const job = await jobs.getJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId });
+      return { job: jobToMessage(job, await jobs.turnsOf(job)) };
+    },
+    async stopAgentJob(req, ctx) {
+      return { job: jobToMessage(await jobs.stopJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
+    },
+    async retryAgentJob(req, ctx) {
+      return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async listAgentJobs(req, ctx) {
       const query = parseInput(listJobsQuery, { status: statusFromProto[req.status], limit: req.limit, cursor: req.cursor });
       const page = await jobs.listJobs(callerOf(ctx), { projectId: req.projectId, ...query });
-      return { jobs: page.jobs.map(jobToMessage), nextCursor: page.nextCursor ?? undefined };
+      return { jobs: page.jobs.map((j) => jobToMessage(j)), nextCursor: page.nextCursor ?? undefined };
     },
     async sendAgentJobMessage(req, ctx) {
       const { prompt } = parseInput(sendMessageBody, { prompt: req.prompt });
@@ -57,8 +67,13 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       // A watch holds one of the key's stream slots, and ends with 401 once the key is revoked.
       const lease = deps.streams.acquire(caller, ctx.signal);
       try {
-        for await (const job of whileLeased(jobs.watchJob(caller, { projectId: req.projectId, jobId: req.jobId }, lease.signal), lease)) {
-          yield { job: jobToMessage(job) };
+        // Events only for clients that ask for them: older clients read every message's job.
+        const wantsEvents = req.afterEventId !== undefined;
+        const after = wantsEvents ? Number(req.afterEventId) : 0;
+        if (!Number.isSafeInteger(after) || after < 0) throw new AppError('invalid_argument', 'after_event_id must be an event id');
+        for await (const item of whileLeased(jobs.watchJob(caller, { projectId: req.projectId, jobId: req.jobId, after }, lease.signal), lease)) {
+          if ('job' in item) yield { job: jobToMessage(item.job) };
+          else if (wantsEvents) yield { event: eventToMessage(item.event) };
         }
       } finally {
         lease.release();

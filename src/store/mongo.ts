@@ -1,6 +1,8 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { ensureJobEventIndexes } from '../agent/job-events';
 import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
+import { ensureWebhookIndexes } from '../webhooks/store';
 
 export interface Mongo {
   client: MongoClient;
@@ -64,6 +66,10 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await db.collection('projects').createIndex({ domain: 1 }, { unique: true, sparse: true });
   await db.collection('api_keys').createIndex({ projectId: 1 });
   await ensureLimitIndexes(db);
+  await ensureJobEventIndexes(db);
+  await db.collection('job_turns').createIndex({ jobId: 1, turn: 1 });
+  await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
+  await ensureWebhookIndexes(db);
 }
 
 /** MongoDB's (and FerretDB's) duplicate-key error, the signal that a unique index refused an insert. */

@@ -26,6 +26,10 @@ export interface ProjectDoc {
   checkCommands?: string[];
   /** Whether sandboxed commands may use the network (default: none). */
   sandboxNetwork?: boolean;
+  /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
+  maxTurnTokens?: number;
+  maxTurnMinutes?: number;
+  maxJobCostUsd?: number;
   createdAt: Date;
 }
 
@@ -35,6 +39,8 @@ export interface ProjectChecksUpdate {
   check?: string[];
   clearChecks?: boolean;
   network?: boolean;
+  /** A cap of 0 removes it. */
+  caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
 }
 
 const maxCommands = 20;
@@ -74,6 +80,13 @@ function checkCommands(flag: string, commands: string[]): string[] {
     if (c.trim() === '' || c.length > maxCommandLength || c.includes('\0')) throw new AppError('invalid_argument', `each ${flag} command must be 1-${maxCommandLength} characters`);
   }
   return commands;
+}
+
+/** The project's caps on a turn, as it holds them now (unset ones absent). */
+export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number } {
+  const caps: Record<string, number> = {};
+  for (const k of ['maxTurnTokens', 'maxTurnMinutes', 'maxJobCostUsd'] as const) if (p[k] !== undefined) caps[k] = p[k];
+  return caps;
 }
 
 /** The commands a job's turn runs in the sandbox, as the project holds them now. */
@@ -154,7 +167,18 @@ export class TenancyStore {
     if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
-    const updated = await this.projects.findOneAndUpdate({ _id: projectId }, { $set: set }, { returnDocument: 'after' });
+    const unset: Record<string, ''> = {};
+    for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
+      if (v === undefined) continue;
+      if (!Number.isFinite(v) || v < 0) throw new AppError('invalid_argument', `${k} must be a number of at least 0 (0 removes the cap)`);
+      if (v === 0) unset[k] = '';
+      else set[k] = v;
+    }
+    const updated = await this.projects.findOneAndUpdate(
+      { _id: projectId },
+      { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+      { returnDocument: 'after' },
+    );
     this.forgetProjects();
     if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
     return updated;

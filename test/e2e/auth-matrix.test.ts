@@ -21,6 +21,8 @@ const bodies: Record<string, unknown> = {
   'POST /discovery/v1/assistant/{domain}/feedback': { threadId: 'thr_x', rating: 'up' },
   'POST /mcp/{domain}': { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   'POST /v2/agent/{projectId}/gaps/fix': {},
+  'POST /v2/agent/{projectId}/webhooks': { url: 'https://hooks.example.com/docent' },
+  'POST /v2/agent/{projectId}/webhooks/{webhookId}/redeliver': { messageId: 'msg_0001' },
 };
 
 beforeAll(async () => {
@@ -70,7 +72,7 @@ describe('credentials on every authenticated route', () => {
     const checked: string[] = [];
     for (const r of routes) {
       const name = `${r.method} ${r.path}`;
-      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test');
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001');
       const right = r.auth; // 'admin' or 'assistant'
       const wrong = right === 'admin' ? 'assistant' : 'admin';
       const cases: Array<[string, string | undefined, number, string]> = [

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { TenancyStore } from '../../src/tenancy/store';
@@ -14,12 +15,20 @@ interface Run {
   stderr: string;
 }
 
+const secretKey = randomBytes(32).toString('base64');
+let extraEnv: Record<string, string> = {};
+
 function docent(...args: string[]): Promise<Run> {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` (npm test does)`);
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, ...extraEnv }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -175,6 +184,47 @@ describe('docent CLI', () => {
     expect(await docent('project', 'update', 'docs', '--network', 'maybe')).toMatchObject({ code: 2, stderr: expect.stringContaining('--network must be on or off') });
     expect(await docent('project', 'update', 'docs', '--check', ' ')).toMatchObject({ code: 1, stderr: expect.stringContaining('each --check command must be') });
     expect(await docent('project', 'update', 'ghost', '--check', 'true')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
+  });
+
+  it("sets and removes a project's caps", async () => {
+    const set = JSON.parse((await docent('project', 'update', 'docs', '--max-turn-tokens', '50000', '--max-job-cost-usd', '2.5', '--json')).stdout);
+    expect(set.caps).toEqual({ maxTurnTokens: 50000, maxJobCostUsd: 2.5 });
+    expect(await storedProjects().getProject('docs')).toMatchObject({ maxTurnTokens: 50000, maxJobCostUsd: 2.5 });
+    const removed = JSON.parse((await docent('project', 'update', 'docs', '--max-turn-tokens', '0', '--max-job-cost-usd', '0', '--json')).stdout);
+    expect(removed.caps).toBeUndefined();
+    expect(await docent('project', 'update', 'docs', '--max-turn-minutes', 'lots')).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-turn-minutes must be a number') });
+  });
+
+  it('creates, lists and deletes webhook endpoints; the secret is printed once and stored sealed', async () => {
+    const created = await docent('webhook', 'create', '--project', 'docs', '--url', 'https://hooks.docent.invalid/in', '--events', 'agent_job.completed,agent_job.failed');
+    expect(created.code).toBe(0);
+    const secret = created.stdout.trim();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
+    expect(created.stderr).toContain('shown only once');
+    const stored = await gw.deps.mongo.db.collection('webhook_endpoints').find().toArray();
+    expect(stored).toHaveLength(1);
+    expect(JSON.stringify(stored)).not.toContain(secret.slice(6));
+    const listed = JSON.parse((await docent('webhook', 'list', '--project', 'docs', '--json')).stdout);
+    expect(listed).toEqual([expect.objectContaining({ url: 'https://hooks.docent.invalid/in', events: ['agent_job.completed', 'agent_job.failed'] })]);
+    expect(JSON.stringify(listed)).not.toContain(secret.slice(6));
+    expect((await docent('webhook', 'delete', '--project', 'docs', listed[0].id)).stdout).toBe(`deleted webhook ${listed[0].id}\n`);
+    expect(JSON.parse((await docent('webhook', 'list', '--project', 'docs', '--json')).stdout)).toEqual([]);
+  });
+
+  it('refuses webhook URLs on private networks, unknown events, and webhooks without DOCENT_SECRET_KEY', async () => {
+    expect(await docent('webhook', 'create', '--project', 'docs', '--url', 'http://127.0.0.1:9/hook')).toMatchObject({ code: 1, stderr: expect.stringContaining('loopback address') });
+    expect(await docent('webhook', 'create', '--project', 'docs', '--url', 'https://169.254.169.254/')).toMatchObject({ code: 1, stderr: expect.stringContaining('link-local address') });
+    expect(await docent('webhook', 'create', '--project', 'docs', '--url', 'https://hooks.docent.invalid/in', '--events', 'job.done')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('unknown event job.done'),
+    });
+    extraEnv = { DOCENT_SECRET_KEY: '' };
+    try {
+      expect(await docent('webhook', 'create', '--project', 'docs', '--url', 'https://hooks.docent.invalid/in')).toMatchObject({ code: 1, stderr: expect.stringContaining('DOCENT_SECRET_KEY') });
+    } finally {
+      extraEnv = {};
+    }
+    expect(await docent('webhook', 'list', '--project', 'ghost')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
   });
 
   it('refuses repositories the worker could not safely clone', async () => {

@@ -22,6 +22,8 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 const token = 'ghs_docentplaygroundtoken012345';
 const domain = 'docs.widgets.test';
 const answer = ['Run ', '`npm ci` ', 'for a clean, ', 'repeatable install [1].'];
+// An answer a prompt injection could produce: markup, script and a script link, which the page must show as text.
+const rawHtmlAnswer = '**Bold** <img src=x onerror="window.__injected=1"> <script>window.__injected=2</script> [click](javascript:window.__injected=3)';
 let git: GitServer;
 let github: GitHubDouble;
 let model: ScriptedModel;
@@ -55,9 +57,13 @@ const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) =>
 
 /** Agent requests carry tools: edit the README, then title the change. Assistant requests get a slow streamed answer. */
 function script(req: ChatRequest): ScriptedTurn {
+  if (!req.tools?.length && lastUser(req).includes('raw html')) return { text: rawHtmlAnswer };
   if (!req.tools?.length) return { text: answer, chunkDelayMs: 250 };
   if (req.messages.at(-1)?.role === 'tool') return { text: 'Fix typo in README\n\nCorrected "wrold" to "world".' };
-  return lastUser(req).includes('fix the typo') ? { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] } : { text: 'No change needed\n\nNothing to do.' };
+  // The edit waits a moment, so the page shows events while the job is still active.
+  return lastUser(req).includes('fix the typo')
+    ? { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }], firstChunkDelayMs: 1500 }
+    : { text: 'No change needed\n\nNothing to do.' };
 }
 
 beforeAll(async () => {
@@ -138,7 +144,9 @@ describe('playground from an allowed origin', () => {
       return ${chatStatusIs('streaming')} && text.length > 0 && !text.endsWith('[1].');
     })()`);
     await page.waitForFunction(chatStatusIs('ready'));
-    expect(await assistantTexts(page)).toEqual([answer.join('')]);
+    // Markdown: the backticks become a code element.
+    expect(await assistantTexts(page)).toEqual([answer.join('').replaceAll('`', '')]);
+    expect(await page.locator('li.assistant .text code').first().textContent()).toBe('npm ci');
     const links = page.locator('li.assistant').first().locator('.sources a');
     expect(await links.count()).toBe(5);
     const hrefs = await Promise.all((await links.all()).map((a) => a.getAttribute('href')));
@@ -153,9 +161,24 @@ describe('playground from an allowed origin', () => {
     expect(stored?.turns.map((t) => t.userMessage)).toEqual(['How do I do a clean install in CI?', 'And how is it different from npm install?']);
   });
 
+  it('renders an answer as Markdown and shows raw HTML as text, never as markup', async () => {
+    await ask(page, 'show me raw html');
+    await page.waitForFunction(`document.querySelectorAll('li.assistant').length === 3 && ${chatStatusIs('ready')}`);
+    const last = page.locator('li.assistant').last();
+    expect(await last.locator('strong').textContent()).toBe('Bold');
+    expect(await last.locator('img, script').count()).toBe(0);
+    expect(await last.locator('.text a').count()).toBe(0);
+    expect(await last.locator('.text').textContent()).toContain('<img src=x onerror="window.__injected=1">');
+    expect(await page.evaluate('window.__injected')).toBeUndefined();
+  });
+
   it('creates an agent job and follows it live to completed with a pull request link', async () => {
     await page.fill('textarea[name=prompt]', 'fix the typo in the README');
     await page.getByRole('button', { name: 'Create job' }).click();
+    // The event list fills while the job runs.
+    await page.waitForFunction(`document.querySelectorAll('[data-testid=job-events] li').length > 0 && document.querySelector('[data-testid=job-status]')?.textContent === 'active'`, undefined, {
+      timeout: 60_000,
+    });
     await page
       .locator('[data-testid=pr-link]')
       .waitFor({ timeout: 90_000 })
@@ -168,8 +191,25 @@ describe('playground from an allowed origin', () => {
     expect(await page.locator('[data-testid=pr-link]').getAttribute('href')).toBe(github.pulls[0]!.html_url);
     const jobId = await page.locator('[data-testid=job-id]').textContent();
     expect(github.pulls[0]!.head).toBe(`docent/${jobId}`);
+    const events = await page.locator('[data-testid=job-events] li').allTextContents();
+    expect(events.some((e) => e.endsWith('step edit_file README.md'))).toBe(true);
+    expect(events.at(-1)).toMatch(/status completed$/);
+    // The ids the page shows are the stream's: one per event, in order.
+    expect(events.map((e) => Number(/^#(\d+)/.exec(e)?.[1]))).toEqual(events.map((_, i) => i + 1));
+    expect(await page.locator('[data-testid=job-list]').textContent()).toContain(jobId!);
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/playground.png', fullPage: true });
+  });
+
+  it('sends a follow-up, then archives the job, from the page', async () => {
+    await page.fill('input[name=follow-up]', 'check the README is fine');
+    await page.getByRole('button', { name: 'Send follow-up' }).click();
+    await page.waitForFunction(`document.querySelectorAll('[data-testid=job-events] li[data-type="turn.started"]').length === 2`, undefined, { timeout: 60_000 });
+    await page.waitForFunction(`document.querySelector('[data-testid=job-status]')?.textContent === 'completed'`, undefined, { timeout: 60_000 });
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.waitForFunction(`document.querySelector('[data-testid=job-status]')?.textContent === 'archived'`, undefined, { timeout: 30_000 });
+    const jobId = await page.locator('[data-testid=job-id]').textContent();
+    expect((await gw.deps.mongo.db.collection('jobs').findOne({ _id: jobId as never }))?.status).toBe('archived');
   });
 });
 
@@ -228,7 +268,9 @@ describe('playground served by the gateway', () => {
     try {
       await ask(page, 'How do I do a clean install in CI?');
       await page.waitForFunction(`document.querySelectorAll('li.assistant .sources a').length === 5 && ${chatStatusIs('ready')}`);
-      expect(await assistantTexts(page)).toEqual([answer.join('')]);
+      // Markdown: the backticks become a code element.
+      expect(await assistantTexts(page)).toEqual([answer.join('').replaceAll('`', '')]);
+      expect(await page.locator('li.assistant .text code').first().textContent()).toBe('npm ci');
     } finally {
       await page.close();
     }

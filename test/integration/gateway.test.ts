@@ -87,6 +87,8 @@ describe('REST', () => {
       // A job whose project runs no checks.
       checks: [],
       checksPassed: null,
+      // Written before turns were recorded: none to show.
+      turns: [],
     });
   });
 

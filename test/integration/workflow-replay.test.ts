@@ -15,6 +15,8 @@ const histories = [
   'agent-job-gap-check',
   'docs-gap-check',
   'docs-gap-check-remove-preview',
+  'agent-job-stop-mid-turn',
+  'agent-job-retry-after-push',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -21,6 +21,8 @@ export interface GitServer {
   git(owner: string, name: string, ...args: string[]): Promise<string>;
   /** Every Authorization header the server saw, for secret-handling checks. */
   authHeaders: string[];
+  /** Pushes received (authenticated `git-receive-pack` requests), by repository path such as `/acme/widgets.git`. */
+  pushes: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ const gitEnv = { GIT_AUTHOR_NAME: 'fixture', GIT_AUTHOR_EMAIL: 'fixture@example.
 export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitServer> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'docent-git-'));
   const authHeaders: string[] = [];
+  const pushes = new Map<string, number>();
   const expected = 'Basic ' + Buffer.from(`x-access-token:${token}`).toString('base64');
 
   const server = http.createServer((req, res) => {
@@ -43,6 +46,8 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
       return res.end('unauthorized');
     }
     const url = new URL(req.url ?? '/', 'http://x');
+    const push = /^(.*\.git)\/git-receive-pack$/.exec(url.pathname);
+    if (req.method === 'POST' && push) pushes.set(push[1]!, (pushes.get(push[1]!) ?? 0) + 1);
     const cgi = spawn('git', ['http-backend'], {
       env: {
         PATH: process.env.PATH,
@@ -90,6 +95,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     url,
     token,
     authHeaders,
+    pushes,
     async createRepo(owner, name, files, prepare) {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-seed-'));
       await run('git', ['init', '--quiet', '--initial-branch=main', work]);

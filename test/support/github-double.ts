@@ -27,6 +27,8 @@ export interface GitHubDouble {
   comments: IssueComment[];
   /** Requests GitHub would have refused, with the reason; tests expect none unless they provoke one. */
   rejected: string[];
+  /** The next create-pull-request call is refused as GitHub refuses a token without the permission (403). */
+  refuseNextCreate(): void;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   const comments: IssueComment[] = [];
   const rejected: string[] = [];
   let nextNumber = 1;
+  let refuseCreate = false;
 
   const json = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3; format=json' });
@@ -159,6 +162,10 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     }
     if (body.body !== undefined && typeof body.body !== 'string') return refuse(res, 422, 'Invalid request: body is not a string');
     if (body.draft !== undefined && typeof body.draft !== 'boolean') return refuse(res, 422, 'Invalid request: draft is not a boolean');
+    if (refuseCreate) {
+      refuseCreate = false;
+      return refuse(res, 403, 'Resource not accessible by integration');
+    }
     const head = String(body.head).replace(new RegExp(`^${owner}:`), '');
     const headSha = await opts.branchHead(owner, repo, head);
     if (!headSha) return refuse(res, 422, 'Validation Failed', [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
@@ -187,6 +194,9 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     pulls,
     comments,
     rejected,
+    refuseNextCreate: () => {
+      refuseCreate = true;
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 export interface ScriptedTurn {
   text?: string | string[];
   toolCalls?: Array<{ name: string; args: unknown }>;
-  /** Wait before the first chunk, as a slow provider would. */
+  /** Wait before the first chunk (or, unstreamed, before the answer), as a slow provider would. */
   firstChunkDelayMs?: number;
   /** Wait between chunks. */
   chunkDelayMs?: number;
@@ -54,6 +54,17 @@ function validate(body: ChatRequest, modelId: string): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits like a slow provider, but stops waiting when the client hangs up (a cancelled call, a closed server). */
+function stall(ms: number, res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    res.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /**
  * A stand-in for a paid model provider: an OpenAI-compatible `/chat/completions` endpoint over real HTTP that
  * answers from a script and refuses what the real API would refuse (wrong key, unknown model, malformed messages).
@@ -97,6 +108,9 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     const usage = { prompt_tokens: 10, completion_tokens: pieces.length + toolCalls.length, total_tokens: 10 + pieces.length + toolCalls.length };
 
     if (!body.stream) {
+      // A slow provider is slow whether or not the client streams.
+      if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
+      if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
@@ -114,7 +128,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (delta: object, finish: string | null = null, extra: object = {}) =>
       res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
-    if (turn.firstChunkDelayMs) await sleep(turn.firstChunkDelayMs);
+    if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
     send({ role: 'assistant', content: '' });
     for (const [i, piece] of pieces.entries()) {
       if (i > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);

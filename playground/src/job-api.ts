@@ -1,0 +1,42 @@
+import type { Settings } from './settings';
+
+/** One REST call of the agent API with the admin key; resolves with the JSON body or throws its error message. */
+export async function agentCall<T>(settings: Settings, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${settings.apiUrl}/v2/agent/${encodeURIComponent(settings.projectId)}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${settings.adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  }).catch((err: Error) => {
+    throw new Error(`could not reach ${settings.apiUrl}: ${err.message}`);
+  });
+  const json = (await r.json().catch(() => ({}))) as T & { error?: string };
+  if (!r.ok) throw new Error(json.error ?? `HTTP ${r.status}`);
+  return json;
+}
+
+export interface JobSummary {
+  id: string;
+  status: string;
+  createdAt: string;
+  prLink: string | null;
+}
+
+/** How an event reads in the list: a step names its tool and path, never file contents. */
+export function describeEvent(type: string, data: Record<string, unknown>): string {
+  switch (type) {
+    case 'step':
+      return `step ${String(data.tool)}${data.path ? ` ${String(data.path)}` : ''}`;
+    case 'status':
+      return `status ${String(data.status)}`;
+    case 'check':
+      return `check ${String(data.command)} → exit ${String(data.exitCode)}`;
+    case 'commit':
+      return `commit ${String(data.sha).slice(0, 8)}`;
+    case 'pull_request':
+      return `pull request ${String(data.url)}`;
+    case 'turn.finished':
+      return `turn finished ${String(data.status)}`;
+    default:
+      return type;
+  }
+}

@@ -1,0 +1,132 @@
+import type { Db } from 'mongodb';
+import type { CheckResult } from '../../workflows/contracts';
+import { isDuplicateKey } from '../store/mongo';
+
+export type TurnStatus = 'active' | 'completed' | 'failed' | 'stopped';
+
+export interface FileStat {
+  path: string;
+  additions: number;
+  deletions: number;
+}
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Absent when the model has no price in DOCENT_MODEL_PRICES. */
+  costUsd?: number;
+}
+
+/** One instruction of a job and what came of it (README "Turns"). */
+export interface TurnDoc {
+  _id: string;
+  jobId: string;
+  projectId: string;
+  model: string;
+  turn: number;
+  prompt: string;
+  status: TurnStatus;
+  startedAt: Date;
+  finishedAt: Date | null;
+  filesChanged: FileStat[];
+  usage: TurnUsage;
+  checks?: CheckResult[];
+  error?: { code: string; message: string };
+  prLink: string | null;
+  /** The durable steps a retry resumes after: the commit the turn started from and the one it pushed. */
+  startCommit?: string;
+  commit?: string;
+  title?: string;
+  summary?: string;
+  /** Set by the checks result, for the pull request's draft flag on a retry. */
+  checksPassed?: boolean | null;
+  /** 1, then one more for each retry. */
+  attempt: number;
+}
+
+export const turnId = (jobId: string, turn: number) => `${jobId}:${turn}`;
+
+export function turnToJson(t: TurnDoc) {
+  return {
+    turn: t.turn,
+    prompt: t.prompt,
+    status: t.status,
+    startedAt: t.startedAt.toISOString(),
+    finishedAt: t.finishedAt?.toISOString() ?? null,
+    filesChanged: t.filesChanged ?? [],
+    usage: t.usage ?? { inputTokens: 0, outputTokens: 0 },
+    checks: t.checks ?? [],
+    error: t.error ?? null,
+    prLink: t.prLink ?? null,
+  };
+}
+
+export class TurnStore {
+  constructor(private readonly db: Db) {}
+
+  private get turns() {
+    return this.db.collection<TurnDoc>('job_turns');
+  }
+
+  /** Records an accepted instruction; a repeated call for the same turn changes nothing. */
+  async begin(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<void> {
+    const doc: TurnDoc = {
+      _id: turnId(t.jobId, t.turn),
+      jobId: t.jobId,
+      projectId: t.projectId,
+      model: t.model,
+      turn: t.turn,
+      prompt: t.prompt,
+      status: 'active',
+      startedAt: t.at,
+      finishedAt: null,
+      filesChanged: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      prLink: null,
+      attempt: 1,
+    };
+    await this.turns.insertOne(doc).catch((err: unknown) => {
+      if (!isDuplicateKey(err)) throw err;
+    });
+  }
+
+  get(jobId: string, turn: number): Promise<TurnDoc | null> {
+    return this.turns.findOne({ _id: turnId(jobId, turn) });
+  }
+
+  list(jobId: string): Promise<TurnDoc[]> {
+    return this.turns.find({ jobId }).sort({ turn: 1 }).toArray();
+  }
+
+  /** Adds what one model call used; every attempt counts, since every attempt was paid for. */
+  async addUsage(jobId: string, turn: number, usage: TurnUsage): Promise<void> {
+    const inc: Record<string, number> = { 'usage.inputTokens': usage.inputTokens, 'usage.outputTokens': usage.outputTokens };
+    if (usage.costUsd !== undefined) inc['usage.costUsd'] = usage.costUsd;
+    await this.turns.updateOne({ _id: turnId(jobId, turn) }, { $inc: inc });
+  }
+
+  /** What every turn of the job has cost so far, in USD (turns without a price count 0). */
+  async jobCostUsd(jobId: string): Promise<number> {
+    const turns = await this.turns.find({ jobId }, { projection: { usage: 1 } }).toArray();
+    return turns.reduce((sum, t) => sum + (t.usage.costUsd ?? 0), 0);
+  }
+
+  async update(jobId: string, turn: number, set: Partial<TurnDoc>): Promise<void> {
+    await this.turns.updateOne({ _id: turnId(jobId, turn) }, { $set: set });
+  }
+
+  /** Ends the turn once: only an active turn moves, so a late or repeated write never changes a finished one. */
+  async finish(jobId: string, turn: number, set: Partial<TurnDoc> & { status: TurnStatus }): Promise<boolean> {
+    const r = await this.turns.updateOne({ _id: turnId(jobId, turn), status: 'active' }, { $set: { ...set, finishedAt: new Date() } });
+    return r.modifiedCount === 1;
+  }
+
+  /** Makes a failed turn active again for a retry; null when it is not the failed turn it should be. */
+  async reopen(jobId: string, turn: number): Promise<TurnDoc | null> {
+    return this.turns.findOneAndUpdate(
+      { _id: turnId(jobId, turn), status: { $in: ['failed', 'stopped'] } },
+      { $set: { status: 'active', finishedAt: null }, $unset: { error: '' }, $inc: { attempt: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+}
