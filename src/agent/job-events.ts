@@ -32,36 +32,88 @@ export async function ensureJobEventIndexes(db: Db): Promise<void> {
   await db.collection('job_events').createIndex({ jobId: 1, key: 1 }, { unique: true });
 }
 
+/** How many jobs' next-id hints a process keeps; a forgotten one is found again with a few `_id` lookups. */
+const maxHints = 10_000;
+
+type NewEvent = { key: string; type: JobEventType; turn: number; data: Record<string, unknown> };
+
+const eventId = (jobId: string, seq: number) => `${jobId}:${seq}`;
+
 /**
  * A job's events, appended with ids that only grow. An append takes the next id after the last one stored and
- * retries on a clash, so an id becomes visible only after every smaller one: a reader resuming after N misses nothing.
+ * retries on a clash, so ids form a prefix 1..N with no holes. Every read on the common path is by `_id`: FerretDB
+ * uses no other index for queries, so a query by `jobId` would read every job's events (docs/decisions-tenancy.md).
  */
 export class JobEventStore {
+  /** jobId → the next id to try: one insert per append, with no read, while this process knows the job. */
+  private readonly nextSeq = new Map<string, number>();
+
   constructor(private readonly db: Db) {}
 
   private get events() {
     return this.db.collection<JobEventDoc>('job_events');
   }
 
+  private remember(jobId: string, next: number): void {
+    this.nextSeq.delete(jobId); // re-inserted last: least recently used first
+    this.nextSeq.set(jobId, next);
+    if (this.nextSeq.size > maxHints) this.nextSeq.delete(this.nextSeq.keys().next().value!);
+  }
+
+  /** The first free id of a job, found by `_id` lookups (doubling, then halving), since ids have no holes. */
+  private async firstFree(jobId: string): Promise<number> {
+    const taken = async (seq: number) => (await this.events.findOne({ _id: eventId(jobId, seq) }, { projection: { _id: 1 } })) !== null;
+    let lo = 0; // taken (0 stands for "before the first")
+    let hi = 1;
+    while (await taken(hi)) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await taken(mid)) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+
   /** Stores the event once per `key`; returns its id (also when an earlier attempt stored it). */
-  async append(jobId: string, e: { key: string; type: JobEventType; turn: number; data: Record<string, unknown> }): Promise<number> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const existing = await this.events.findOne({ jobId, key: e.key }, { projection: { seq: 1 } });
-      if (existing) return existing.seq;
-      const last = await this.events
-        .find({ jobId }, { projection: { seq: 1 } })
-        .sort({ seq: -1 })
-        .limit(1)
-        .next();
-      const seq = (last?.seq ?? 0) + 1;
+  async append(jobId: string, e: NewEvent): Promise<number> {
+    let seq = this.nextSeq.get(jobId) ?? (await this.firstFree(jobId));
+    for (let attempt = 0; attempt < 200; attempt++, seq++) {
       try {
-        await this.events.insertOne({ _id: `${jobId}:${seq}`, jobId, seq, key: e.key, type: e.type, turn: e.turn, at: new Date(), data: e.data });
+        await this.events.insertOne({ _id: eventId(jobId, seq), jobId, seq, key: e.key, type: e.type, turn: e.turn, at: new Date(), data: e.data });
+        this.remember(jobId, seq + 1);
         return seq;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
       }
+      // A clash on the id (another writer took it) or on the key (an earlier attempt stored this event).
+      const holder = await this.events.findOne({ _id: eventId(jobId, seq) }, { projection: { key: 1 } });
+      if (holder?.key === e.key) return seq;
+      if (holder) {
+        seq = (await this.firstFree(jobId)) - 1; // other writers appended since this process last did: skip past them
+        continue;
+      }
+      const stored = await this.events.findOne({ jobId, key: e.key }, { projection: { seq: 1 } }); // rare: a retried write
+      if (stored) return stored.seq;
     }
     throw new Error(`could not store an event of job ${jobId}: too many concurrent writers`);
+  }
+
+  /** The first events of a job just created: ids 1, 2, … in one command, falling back to `append` on any clash. */
+  async appendFirst(jobId: string, events: NewEvent[]): Promise<void> {
+    const at = new Date();
+    try {
+      await this.events.insertMany(
+        events.map((e, i) => ({ _id: eventId(jobId, i + 1), jobId, seq: i + 1, key: e.key, type: e.type, turn: e.turn, at, data: e.data })),
+        { ordered: true },
+      );
+      this.remember(jobId, events.length + 1);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      for (const e of events) await this.append(jobId, e);
+    }
   }
 
   /** Events with an id above `after`, oldest first. */

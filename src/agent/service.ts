@@ -126,15 +126,19 @@ export class AgentJobService {
       await admission.release(); // a racing retry with the same key: the first request counted
       return { ...inserted, limitHeaders: {} };
     }
-    try {
-      await this.beginTurnRecord(doc, 1, input.prompt, now);
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
-    } catch (err) {
+    // The turn's record is written while the workflow starts; the workflow's own events come after its first task.
+    const [recorded, started] = await Promise.allSettled([
+      this.beginTurnRecord(doc, 1, input.prompt, now),
+      this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) }),
+    ]);
+    if (started.status === 'rejected') {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.jobs.remove(id), admission.release()]);
-      this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
+      this.d.log.error({ err: started.reason, jobId: id }, 'could not start the agent job workflow');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
     }
+    // The workflow runs: the job stands, and only its first turn's record and events are missing.
+    if (recorded.status === 'rejected') this.d.log.error({ err: recorded.reason, jobId: id }, 'could not record the first turn of the job');
     this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
     return { ...inserted, limitHeaders: admission.headers };
   }
@@ -146,9 +150,15 @@ export class AgentJobService {
 
   /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
   private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date, attempt = 1): Promise<void> {
-    await this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at });
-    await this.d.events.append(job._id, { key: `t${turn}:started:${attempt}`, type: 'turn.started', turn, data: { prompt, attempt } });
-    await this.d.events.append(job._id, { key: `t${turn}:status:active:${attempt}`, type: 'status', turn, data: { status: 'active' } });
+    const events = [
+      { key: `t${turn}:started:${attempt}`, type: 'turn.started' as const, turn, data: { prompt, attempt } },
+      { key: `t${turn}:status:active:${attempt}`, type: 'status' as const, turn, data: { status: 'active' } },
+    ];
+    // A job's first turn has no events yet: both go in one insert, beside the turn's own record.
+    await Promise.all([
+      this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at }),
+      turn === 1 && attempt === 1 ? this.d.events.appendFirst(job._id, events) : events.reduce((p, e) => p.then(() => this.d.events.append(job._id, e)), Promise.resolve(0)),
+    ]);
   }
 
   private workflowInput(job: JobDoc, first?: Instruction): AgentJobInput {
