@@ -58,6 +58,7 @@ export function jobToJson(doc: JobDoc) {
     archivedAt: doc.archivedAt?.toISOString() ?? null,
     updatedAt: doc.updatedAt.toISOString(),
     branch: doc.branch,
+    turn: doc.turn,
     checks: doc.checks ?? [],
     checksPassed: doc.checksPassed ?? null,
     ...(doc.error ? { error: doc.error } : {}),

@@ -144,6 +144,16 @@ export class AgentJobService {
     return Object.keys(caps).length ? { caps } : {};
   }
 
+  /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
+  private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
+    const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
+    for (const t of await this.d.turns.list(job._id)) byTurn.set(t.turn, t.prompt);
+    return [...byTurn]
+      .filter(([n]) => n < turn)
+      .sort(([a], [b]) => a - b)
+      .map(([, p]) => p);
+  }
+
   /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
   private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date, attempt = 1): Promise<void> {
     await this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at });
@@ -202,7 +212,7 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: input.prompt,
       turn: job.turn,
-      history: job.prompts.filter((p) => p.turn < job.turn).map((p) => p.prompt),
+      history: await this.historyBefore(job, job.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
     };
@@ -270,7 +280,7 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: turn.prompt,
       turn: turn.turn,
-      history: job.prompts.filter((p) => p.turn < turn.turn).map((p) => p.prompt),
+      history: await this.historyBefore(job, turn.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
       attempt: reopened.attempt,
