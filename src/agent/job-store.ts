@@ -113,6 +113,19 @@ export class JobStore {
     return { ...after, turn, updatedAt: now };
   }
 
+  /** Ends the job's turn (the worker's recordJobStatus): only an active job at this very turn moves; an archive or a newer turn that raced it wins. */
+  async finishTurn(jobId: string, turn: number, set: Partial<JobDoc>): Promise<boolean> {
+    const r = await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: set });
+    await this.state.settle(jobId);
+    return r.modifiedCount === 1;
+  }
+
+  /** Stores a gap-loop check on the job; an older turn's result never replaces a newer one. */
+  async recordGapCheck(jobId: string, result: NonNullable<JobDoc['gapCheck']>): Promise<void> {
+    await this.jobs.updateOne({ _id: jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: result.turn } }] }, { $set: { gapCheck: result, updatedAt: new Date() } });
+    await this.state.settle(jobId); // on FerretDB this write rewrites the whole job: an archive or a newer turn it raced wins
+  }
+
   /** Marks a turn failed when its workflow could not be reached, so no job stays active with nobody working on it. */
   async failTurn(jobId: string, turn: number, error: { code: string; message: string }): Promise<void> {
     await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: { status: 'failed', error, updatedAt: new Date() } });
