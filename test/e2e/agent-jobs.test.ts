@@ -302,4 +302,19 @@ describe('durability', () => {
     expect(commits).toHaveLength(1);
     expect(await git.git('acme', 'widgets', 'show', `docent/${created.id}:NOTES.md`)).toBe('durable\n');
   });
+
+  it('a repository slower to clone and fetch than the heartbeat timeout (3 s here) still gets its pull request', async () => {
+    const prsBefore = github.pulls.length;
+    // Issue 12 part 2: every clone and fetch of this repository is held 4 s; git steps heartbeat while they wait.
+    git.slowDown('/acme/widgets.git', 4_000);
+    try {
+      const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'add a contributing guide, slowly' })).json();
+      const job = await waitForJob('widgets', created.id, finished);
+      expect({ status: job.status, error: job.error }).toEqual({ status: 'completed', error: undefined });
+      expect(github.pulls.length).toBe(prsBefore + 1);
+      expect(await git.git('acme', 'widgets', 'show', `docent/${created.id}:CONTRIBUTING.md`)).toContain('Open a pull request.');
+    } finally {
+      git.slowDown('/acme/widgets.git', 0);
+    }
+  });
 });
