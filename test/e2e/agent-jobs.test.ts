@@ -225,6 +225,8 @@ describe('agent jobs over REST', () => {
     const handle = gw.deps.temporal.workflow.getHandle(`agent-job-${created.id}`);
     await expect(handle.result()).rejects.toThrow();
     expect((await handle.describe()).status.name).toBe('CANCELLED');
+    // The cancelled workflow still removed the clone, in a scope the cancellation does not reach.
+    await expect(stat(path.join(workspaceDir, created.id))).rejects.toThrow(/ENOENT/);
     expect((await waitForJob('widgets', created.id, () => true)).status).toBe('archived');
     const followUp = await api('POST', `/v2/agent/widgets/job/${created.id}/message`, { prompt: 'more' });
     expect(followUp.status).toBe(400);
