@@ -5,7 +5,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
 import type { Db } from 'mongodb';
-import type { JobDoc } from '../src/agent/job';
+import { JobStore } from '../src/agent/job-store';
 import { resolveRepository } from '../src/agent/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import { OutboundRefused } from '../src/net/outbound';
@@ -82,9 +82,7 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
 
     /** Stores the result on the job; an older turn's result never replaces a newer one. */
     async recordGapCheck(input: { jobId: string; result: GapCheckResult }): Promise<void> {
-      await deps.db
-        .collection<JobDoc>('jobs')
-        .updateOne({ _id: input.jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: input.result.turn } }] }, { $set: { gapCheck: input.result, updatedAt: new Date() } });
+      await new JobStore(deps.db).recordGapCheck(input.jobId, input.result);
     },
 
     /** Deletes a job's preview index and its alias; a preview already gone is fine. */

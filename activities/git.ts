@@ -41,13 +41,39 @@ function classifyGitError(err: unknown, what: string): never {
 export const localGit = (deps: GitDeps, dir: string): SimpleGit => hardenedGit(dir, deps.workspaceDir);
 
 /** Git for clone, fetch and push: the only calls that get credentials (scoped to the configured git host). */
-async function remoteGit(deps: GitDeps, dir: string, cloneUrl: string): Promise<SimpleGit> {
+async function remoteGit(deps: GitDeps, dir: string, cloneUrl: string, signal?: AbortSignal): Promise<SimpleGit> {
   try {
     const access = await remoteAccess(cloneUrl, deps);
-    return hardenedGit(dir, deps.workspaceDir, access.config);
+    return hardenedGit(dir, deps.workspaceDir, access.config, signal);
   } catch (err) {
     if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     throw err;
+  }
+}
+
+/** The activity running this code, or undefined outside one (a helper called from a test). */
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs a network git step (clone, fetch, push) while heartbeating, so a repository slower than the heartbeat timeout
+ * still succeeds, and gives it the activity's cancellation signal, so an archived job's git is killed, not waited for.
+ */
+async function heartbeating<T>(what: string, step: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = activityContext();
+  if (!ctx) return step();
+  const everyMs = Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 3000) / 3));
+  ctx.heartbeat(what);
+  const beat = setInterval(() => ctx.heartbeat(what), everyMs);
+  try {
+    return await step(ctx.cancellationSignal);
+  } finally {
+    clearInterval(beat);
   }
 }
 
@@ -62,21 +88,21 @@ async function exists(p: string): Promise<boolean> {
 async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Promise<SimpleGit> {
   const dir = workspacePath(deps, jobId);
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
-    const fetcher = await remoteGit(deps, dir, cloneUrl);
     try {
-      await fetcher.fetch(['origin', '--prune', '--force']);
+      await heartbeating('fetching', async (signal) => (await remoteGit(deps, dir, cloneUrl, signal)).fetch(['origin', '--prune', '--force']));
       return localGit(deps, dir);
-    } catch {
+    } catch (err) {
+      if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
       await rm(dir, { recursive: true, force: true });
     }
   }
   await rm(dir, { recursive: true, force: true });
   await mkdir(deps.workspaceDir, { recursive: true });
-  const cloner = await remoteGit(deps, deps.workspaceDir, cloneUrl);
   try {
-    await cloner.clone(cloneUrl, dir, ['--no-checkout']);
+    await heartbeating('cloning', async (signal) => (await remoteGit(deps, deps.workspaceDir, cloneUrl, signal)).clone(cloneUrl, dir, ['--no-checkout']));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
+    if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
     classifyGitError(err, 'cloning the repository');
   }
   return localGit(deps, dir);
@@ -158,12 +184,11 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       if (!staged) return { commit: null };
       await git.raw(['commit', '--quiet', '-m', input.title, '-m', `Docent-Job: ${input.jobId}\n${marker}`]);
       const commit = (await git.raw(['rev-parse', 'HEAD'])).trim();
-      Context.current().heartbeat('pushing');
       const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
-      const pusher = await remoteGit(deps, root, cloneUrl);
       try {
-        await pusher.raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]);
+        await heartbeating('pushing', async (signal) => (await remoteGit(deps, root, cloneUrl, signal)).raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]));
       } catch (err) {
+        if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
         classifyGitError(err, 'pushing the job branch');
       }
       await recordPush(git, input, commit);

@@ -14,6 +14,7 @@ import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './git';
 import { createGitHubActivities } from './github';
+import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './job-status';
 import { createSelfCheckActivities } from './self-check';
 import { createWebhookActivities } from './webhooks';
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createGitActivities(git, journal),
     ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds, journal }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
+    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ db: deps.db, events: journal.events, turns: journal.turns, notifier, log: deps.log }),
     ...createWebhookActivities({ webhooks, guard }),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { jobWithTurns } from '../src/agent/job-view';
 import type { JobDoc } from '../src/agent/job';
+import { JobStore } from '../src/agent/job-store';
 import type { JobEventStore } from '../src/agent/job-events';
 import type { TurnStore } from '../src/agent/job-turns';
 import type { Logger } from '../src/log';
@@ -18,6 +19,7 @@ export interface JobStatusDeps {
 
 export function createJobStatusActivities(deps: JobStatusDeps) {
   const jobs = deps.db.collection<JobDoc>('jobs');
+  const store = new JobStore(deps.db);
   return {
     /**
      * Ends a turn: only an active job at this very turn moves, so a retry or a late write never moves a job backwards.
@@ -42,11 +44,11 @@ export function createJobStatusActivities(deps: JobStatusDeps) {
       if (input.prLink !== undefined) set.prLink = input.prLink;
       if (input.error) set.error = input.error;
       if (input.checks !== undefined) Object.assign(set, { checks: input.checks, checksPassed: input.checksPassed ?? null });
-      const r = await jobs.updateOne({ _id: input.jobId, turn: input.turn, status: 'active' }, { $set: set });
+      const moved = await store.finishTurn(input.jobId, input.turn, set);
       const job = await jobs.findOne({ _id: input.jobId });
       // A repeated attempt finds the job already where the first one put it, and finishes the rest.
-      const ours = r.modifiedCount === 1 || (job !== null && job.turn === input.turn && job.status === input.status && job.archivedAt === null);
-      if (r.modifiedCount === 1) deps.log?.info({ jobId: input.jobId, turn: input.turn, status: input.status, errorCode: input.error?.code, prLink: input.prLink }, 'agent job turn finished');
+      const ours = job !== null && job.status !== 'archived' && (moved || (job.turn === input.turn && job.status === input.status));
+      if (moved) deps.log?.info({ jobId: input.jobId, turn: input.turn, status: input.status, errorCode: input.error?.code, prLink: input.prLink }, 'agent job turn finished');
       if (!ours || !job) return { recorded: false };
 
       const turnKey = `t${input.turn}`;
@@ -75,7 +77,7 @@ export function createJobStatusActivities(deps: JobStatusDeps) {
           job: view,
         });
       }
-      return { recorded: r.modifiedCount === 1 };
+      return { recorded: moved };
     },
   };
 }

@@ -161,6 +161,7 @@ const settings = z.object({
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
+  DOCENT_RECONCILER: z.enum(['on', 'off']).default('on'),
   // USD per million tokens by model id, e.g. {"gpt-4o":{"input":2.5,"output":10}}: turns show costUsd for these models.
   DOCENT_MODEL_PRICES: z
     .string()
@@ -270,7 +271,7 @@ export interface Config {
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
-  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number; prices: PriceTable };
+  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
   /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
@@ -395,6 +396,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workspaceDir: s.DOCENT_WORKSPACE_DIR,
       maxSteps: s.DOCENT_AGENT_MAX_STEPS,
       heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
+      // Off in tests that spawn workers with a throwaway queue prefix: each would leave a schedule in the shared server.
+      reconciler: s.DOCENT_RECONCILER === 'on',
       repairRounds: s.DOCENT_AGENT_REPAIR_ROUNDS,
       prices: s.DOCENT_MODEL_PRICES,
     },

@@ -3,7 +3,9 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { sweepStaleWorkspaces } from '../activities/workspace-sweep';
 import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
+import { ensureReconcileSchedule } from './agent/reconcile-schedule';
 import type { Config } from './config';
 import type { Logger } from './log';
 import { embedderLoader } from './search/embedder';
@@ -26,6 +28,10 @@ export interface BuildWorkersOptions {
   log?: Logger;
   /** Traces each activity execution when set (DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT); no interceptor at all otherwise. */
   tracer?: Tracer;
+  /** Creates the job reconciler's schedule if it is missing (src/worker.ts; tests run the reconciler themselves). */
+  reconcileSchedule?: boolean;
+  /** Removes clones of jobs that are no longer active before polling (src/worker.ts; tests share no workspace folder with it). */
+  sweepWorkspaces?: boolean;
 }
 
 /** One span per activity execution, named by its type and carrying the workflow id (`agent-job-<jobId>`). */
@@ -63,6 +69,11 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   // Activities start webhook deliveries over the worker's own connection.
   const temporal = new TemporalClient({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
   const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0), temporal });
+  if (options.sweepWorkspaces) {
+    const swept = await sweepStaleWorkspaces(mongo.db, config.agent.workspaceDir);
+    if (swept.length) options.log?.info({ jobIds: swept }, 'removed the clones of jobs that are no longer active');
+  }
+  if (options.reconcileSchedule) await ensureReconcileSchedule(temporal, config.temporal.taskQueuePrefix);
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const workers = await Promise.all(

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   if (config.sandbox) await probeWorkerSandbox(config.sandbox, config.agent.workspaceDir);
   else log.warn('DOCENT_SANDBOX=off: agent jobs get no run_command tool, and projects with checks fail their turns');
   const tracing = await startTracing(config.otlpEndpoint, 'docent-worker');
-  const set = await buildWorkers(config, { tracer: tracing.tracer, log });
+  const set = await buildWorkers(config, { tracer: tracing.tracer, log, reconcileSchedule: config.agent.reconciler, sweepWorkspaces: true });
   log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), temporal: config.temporal.address }, 'worker polling');
   try {
     await set.run();

@@ -143,7 +143,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           // Stopped by a client: the turn ends `stopped`, the workflow lives on for follow-ups.
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', turnStatus: 'stopped', error: stoppedError });
         } else if (isCancellation(err)) {
-          throw err; // archived: the gateway has recorded it
+          // Archived (the gateway has recorded it): the clone of a possibly private repository goes even so.
+          if (patched('remove-workspace-when-archived')) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
+          throw err;
         } else {
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
         }

@@ -4,3 +4,4 @@ export { workerSelfCheck } from './worker-self-check';
 export { docsIngest } from './docs-ingest';
 export { docsGapCheck } from './docs-gap-check';
 export { webhookDelivery } from './webhook-delivery';
+export { reconcileJobs } from './reconcile-jobs';

@@ -2,6 +2,8 @@ import type { Db, Filter } from 'mongodb';
 import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/mongo';
 import type { JobDoc, JobStatus } from './job';
+import { JobState } from './job-state';
+import { TurnStore } from './job-turns';
 
 export interface JobPage {
   jobs: JobDoc[];
@@ -23,8 +25,17 @@ function decodeCursor(cursor: string): [number, string] {
   throw new AppError('invalid_argument', 'cursor is not one this API returned');
 }
 
+/** How many turn numbers a follow-up tries past the one it read before giving up (others claimed them first). */
+const maxTurnClaims = 64;
+
 export class JobStore {
-  constructor(private readonly db: Db) {}
+  private readonly state: JobState;
+  private readonly turns: TurnStore;
+
+  constructor(private readonly db: Db) {
+    this.state = new JobState(db);
+    this.turns = new TurnStore(db);
+  }
 
   private get jobs() {
     return this.db.collection<JobDoc>('jobs');
@@ -73,43 +84,75 @@ export class JobStore {
     return { jobs, nextCursor: docs.length > opts.limit ? encodeCursor(jobs[jobs.length - 1]!) : null };
   }
 
-  /** Accepts a follow-up as the next turn, active again; null when the job is missing or archived. */
+  /**
+   * Accepts a follow-up as the next free turn, active again; null when the job is missing or archived. The turn is
+   * claimed by inserting its record (an atomic insert, unlike a conditional update on FerretDB), so each of many
+   * racing follow-ups gets its own turn and none is lost.
+   */
   async beginTurn(projectId: string, jobId: string, prompt: string): Promise<JobDoc | null> {
-    // Optimistic: the update applies only to the turn just read, so two racing follow-ups get distinct turns.
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.get(projectId, jobId);
-      if (!current || current.status === 'archived') return null;
-      const now = new Date();
-      const turn = current.turn + 1;
-      const next = await this.jobs.findOneAndUpdate(
-        { _id: jobId, projectId, turn: current.turn, status: { $ne: 'archived' } },
-        { $set: { turn, status: 'active', updatedAt: now }, $unset: { error: '', checks: '', checksPassed: '' }, $push: { prompts: { turn, prompt, at: now } } },
-        { returnDocument: 'after' },
-      );
-      if (next) return next;
+    const current = await this.get(projectId, jobId);
+    if (!current || current.status === 'archived' || (await this.state.archivedAt(jobId))) return null;
+    const now = new Date();
+    let turn = current.turn + 1;
+    for (let claimed = false; !claimed; ) {
+      if (turn > current.turn + maxTurnClaims) throw new AppError('unavailable', 'the job is changing too often; send the message again');
+      claimed = await this.turns.claim({ jobId, projectId, model: current.model, turn, prompt, at: now });
+      if (!claimed) turn++;
     }
-    throw new AppError('unavailable', 'the job is changing too often; send the message again');
+    await this.jobs.updateOne(
+      { _id: jobId, turn: { $lt: turn }, status: { $ne: 'archived' } },
+      { $set: { turn, status: 'active', updatedAt: now }, $unset: { error: '', checks: '', checksPassed: '' } },
+    );
+    await this.state.settle(jobId);
+    const after = await this.get(projectId, jobId);
+    if (!after || after.status === 'archived') {
+      // Archived meanwhile: the claimed turn never runs.
+      await this.turns.finish(jobId, turn, { status: 'stopped', error: { code: 'failed_precondition', message: 'the job was archived' } });
+      return null;
+    }
+    return { ...after, turn, updatedAt: now };
+  }
+
+  /** Ends the job's turn (the worker's recordJobStatus): only an active job at this very turn moves; an archive or a newer turn that raced it wins. */
+  async finishTurn(jobId: string, turn: number, set: Partial<JobDoc>): Promise<boolean> {
+    const r = await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: set });
+    await this.state.settle(jobId);
+    return r.modifiedCount === 1;
+  }
+
+  /** Stores a gap-loop check on the job; an older turn's result never replaces a newer one. */
+  async recordGapCheck(jobId: string, result: NonNullable<JobDoc['gapCheck']>): Promise<void> {
+    await this.jobs.updateOne({ _id: jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: result.turn } }] }, { $set: { gapCheck: result, updatedAt: new Date() } });
+    await this.state.settle(jobId); // on FerretDB this write rewrites the whole job: an archive or a newer turn it raced wins
   }
 
   /** Marks a turn failed when its workflow could not be reached, so no job stays active with nobody working on it. */
   async failTurn(jobId: string, turn: number, error: { code: string; message: string }): Promise<void> {
     await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: { status: 'failed', error, updatedAt: new Date() } });
+    await this.state.settle(jobId);
   }
 
   /** Makes a failed job active again at the same turn, for a retry; null when it is not failed at that turn. */
-  reactivate(projectId: string, jobId: string, turn: number): Promise<JobDoc | null> {
-    return this.jobs.findOneAndUpdate({ _id: jobId, projectId, turn, status: 'failed' }, { $set: { status: 'active', updatedAt: new Date() }, $unset: { error: '' } }, { returnDocument: 'after' });
+  async reactivate(projectId: string, jobId: string, turn: number): Promise<JobDoc | null> {
+    const job = await this.jobs.findOneAndUpdate(
+      { _id: jobId, projectId, turn, status: 'failed' },
+      { $set: { status: 'active', updatedAt: new Date() }, $unset: { error: '' } },
+      { returnDocument: 'after' },
+    );
+    if (!job) return null;
+    await this.state.settle(jobId);
+    const after = await this.get(projectId, jobId);
+    return after && after.status === 'active' && after.turn === turn ? after : null;
   }
 
+  /** Archives the job for good: the marker insert decides the first archive, and no later write can undo it. */
   async archive(projectId: string, jobId: string): Promise<{ job: JobDoc; wasActive: boolean } | null> {
-    const now = new Date();
-    const before = await this.jobs.findOneAndUpdate(
-      { _id: jobId, projectId, status: { $ne: 'archived' } },
-      { $set: { status: 'archived', archivedAt: now, updatedAt: now } },
-      { returnDocument: 'before' },
-    );
-    if (before) return { job: { ...before, status: 'archived', archivedAt: now, updatedAt: now }, wasActive: before.status === 'active' };
-    const current = await this.get(projectId, jobId);
-    return current ? { job: current, wasActive: false } : null;
+    const before = await this.get(projectId, jobId);
+    if (!before) return null;
+    const { at, first } = await this.state.markArchived(jobId, new Date());
+    // Set after the marker: a completion that wrote before it is overwritten here, one that wrote after it settles back.
+    await this.jobs.updateOne({ _id: jobId, status: { $ne: 'archived' } }, { $set: { status: 'archived', archivedAt: at, updatedAt: new Date() } });
+    const job = (await this.get(projectId, jobId)) ?? before;
+    return { job, wasActive: first && before.status === 'active' };
   }
 }

@@ -70,6 +70,11 @@ export class TurnStore {
 
   /** Records an accepted instruction; a repeated call for the same turn changes nothing. */
   async begin(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<void> {
+    await this.claim(t);
+  }
+
+  /** Inserts the turn's record; false when it exists, so of racing follow-ups exactly one gets each turn number. */
+  async claim(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<boolean> {
     const doc: TurnDoc = {
       _id: turnId(t.jobId, t.turn),
       jobId: t.jobId,
@@ -85,9 +90,13 @@ export class TurnStore {
       prLink: null,
       attempt: 1,
     };
-    await this.turns.insertOne(doc).catch((err: unknown) => {
+    try {
+      await this.turns.insertOne(doc);
+      return true;
+    } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-    });
+      return false;
+    }
   }
 
   get(jobId: string, turn: number): Promise<TurnDoc | null> {

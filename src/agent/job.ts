@@ -20,9 +20,9 @@ export interface JobDoc {
   updatedAt: Date;
   archivedAt: Date | null;
   error?: { code: string; message: string };
-  /** Incremented by each follow-up; status writes name the turn they finish. */
+  /** The latest claimed turn (a cache of the turn records; src/agent/job-state.ts); status writes name the turn they finish. */
   turn: number;
-  /** Every instruction, oldest first. */
+  /** The first instruction (and, for jobs older than insert-claimed turns, the follow-ups); later ones live in job_turns. */
   prompts: Array<{ turn: number; prompt: string; at: Date }>;
   asDraft: boolean;
   /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
@@ -58,6 +58,7 @@ export function jobToJson(doc: JobDoc) {
     archivedAt: doc.archivedAt?.toISOString() ?? null,
     updatedAt: doc.updatedAt.toISOString(),
     branch: doc.branch,
+    turn: doc.turn,
     checks: doc.checks ?? [],
     checksPassed: doc.checksPassed ?? null,
     ...(doc.error ? { error: doc.error } : {}),

@@ -98,7 +98,10 @@ export class AgentJobService {
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.jobs.findByIdempotencyKey(idempotencyKey);
-      if (existing) return { job: existing, created: false, limitHeaders: {} };
+      if (existing) {
+        await this.startIfUnstarted(existing, project);
+        return { job: existing, created: false, limitHeaders: {} };
+      }
     }
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
 
@@ -124,6 +127,7 @@ export class AgentJobService {
     const inserted = await this.d.jobs.insert(doc);
     if (!inserted.created) {
       await admission.release(); // a racing retry with the same key: the first request counted
+      await this.startIfUnstarted(inserted.job, project);
       return { ...inserted, limitHeaders: {} };
     }
     // The turn's record is written while the workflow starts; the workflow's own events come after its first task.
@@ -134,6 +138,11 @@ export class AgentJobService {
     if (started.status === 'rejected') {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.jobs.remove(id), admission.release()]);
+      // A start that timed out may have started it after all: end that workflow too (best effort; Temporal may be down).
+      await this.d.temporal.workflow
+        .getHandle(agentJobWorkflowId(id))
+        .terminate('the job could not be created')
+        .catch(() => undefined);
       this.d.log.error({ err: started.reason, jobId: id }, 'could not start the agent job workflow');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
     }
@@ -143,9 +152,43 @@ export class AgentJobService {
     return { ...inserted, limitHeaders: admission.headers };
   }
 
+  /**
+   * Starts the first turn of an active job that has no workflow: a gateway that died between the insert and the start
+   * left it so, and a retried create with the same Idempotency-Key repairs it. The start joins a running workflow
+   * (USE_EXISTING), so racing with the first request starts one workflow.
+   */
+  private async startIfUnstarted(job: JobDoc, project: ProjectDoc): Promise<void> {
+    if (job.status !== 'active' || job.turn !== 1) return;
+    try {
+      await this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).describe();
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly');
+    }
+    const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
+    try {
+      await this.beginTurnRecord(job, 1, prompt, job.createdAt);
+      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+    } catch (err) {
+      this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
+      throw new AppError('unavailable', 'the job could not be started; try again shortly');
+    }
+    this.d.log.warn({ jobId: job._id }, 'started an agent job that had no workflow');
+  }
+
   private capsOf(project: ProjectDoc): Pick<Instruction, 'caps'> {
     const caps = projectCaps(project);
     return Object.keys(caps).length ? { caps } : {};
+  }
+
+  /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
+  private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
+    const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
+    for (const t of await this.d.turns.list(job._id)) byTurn.set(t.turn, t.prompt);
+    return [...byTurn]
+      .filter(([n]) => n < turn)
+      .sort(([a], [b]) => a - b)
+      .map(([, p]) => p);
   }
 
   /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
@@ -212,7 +255,7 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: input.prompt,
       turn: job.turn,
-      history: job.prompts.filter((p) => p.turn < job.turn).map((p) => p.prompt),
+      history: await this.historyBefore(job, job.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
     };
@@ -280,7 +323,7 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: turn.prompt,
       turn: turn.turn,
-      history: job.prompts.filter((p) => p.turn < turn.turn).map((p) => p.prompt),
+      history: await this.historyBefore(job, turn.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
       attempt: reopened.attempt,

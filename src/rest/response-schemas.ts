@@ -58,6 +58,7 @@ export const agentJobBody = z
     archivedAt: z.iso.datetime().nullable(),
     updatedAt: z.iso.datetime(),
     branch: z.string(),
+    turn: z.number().int().describe('The latest turn: 1 for the first instruction, one more per follow-up. A follow-up answers with the turn it got'),
     checks: z.array(checkResult).describe("The latest turn's sandboxed setup and check commands"),
     checksPassed: z.boolean().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).optional().describe('Why a failed job failed'),

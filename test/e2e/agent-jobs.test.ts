@@ -225,6 +225,8 @@ describe('agent jobs over REST', () => {
     const handle = gw.deps.temporal.workflow.getHandle(`agent-job-${created.id}`);
     await expect(handle.result()).rejects.toThrow();
     expect((await handle.describe()).status.name).toBe('CANCELLED');
+    // The cancelled workflow still removed the clone, in a scope the cancellation does not reach.
+    await expect(stat(path.join(workspaceDir, created.id))).rejects.toThrow(/ENOENT/);
     expect((await waitForJob('widgets', created.id, () => true)).status).toBe('archived');
     const followUp = await api('POST', `/v2/agent/widgets/job/${created.id}/message`, { prompt: 'more' });
     expect(followUp.status).toBe(400);
@@ -301,5 +303,20 @@ describe('durability', () => {
     const commits = (await git.git('acme', 'widgets', 'rev-list', `main..docent/${created.id}`)).trim().split('\n');
     expect(commits).toHaveLength(1);
     expect(await git.git('acme', 'widgets', 'show', `docent/${created.id}:NOTES.md`)).toBe('durable\n');
+  });
+
+  it('a repository slower to clone and fetch than the heartbeat timeout (3 s here) still gets its pull request', async () => {
+    const prsBefore = github.pulls.length;
+    // Issue 12 part 2: every clone and fetch of this repository is held 4 s; git steps heartbeat while they wait.
+    git.slowDown('/acme/widgets.git', 4_000);
+    try {
+      const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'add a contributing guide, slowly' })).json();
+      const job = await waitForJob('widgets', created.id, finished);
+      expect({ status: job.status, error: job.error }).toEqual({ status: 'completed', error: undefined });
+      expect(github.pulls.length).toBe(prsBefore + 1);
+      expect(await git.git('acme', 'widgets', 'show', `docent/${created.id}:CONTRIBUTING.md`)).toContain('Open a pull request.');
+    } finally {
+      git.slowDown('/acme/widgets.git', 0);
+    }
   });
 });

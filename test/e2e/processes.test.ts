@@ -1,10 +1,12 @@
 import { Code, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { Client, Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
 import { runWorkerSelfCheck } from '../../src/cli/self-check';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { testConfig } from '../support/config';
 import { startProcess, type Started } from '../support/process';
+import { reconcileScheduleId } from '../../workflows/contracts';
 
 // The gateway and the worker as `npm start` runs them: compiled, in their own processes, configured by environment.
 const config = testConfig();
@@ -28,8 +30,19 @@ beforeAll(async () => {
   grpcUrl = `http://127.0.0.1:${listening.grpcPort}`;
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });
+/** The reconciler's schedule, which the worker process creates at start. */
+async function withSchedule<T>(use: (handle: ReturnType<Client['schedule']['getHandle']>) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: config.temporal.address });
+  try {
+    return await use(new Client({ connection, namespace: config.temporal.namespace }).schedule.getHandle(reconcileScheduleId(config.temporal.taskQueuePrefix)));
+  } finally {
+    await connection.close();
+  }
+}
+
 afterAll(async () => {
   await Promise.all([gateway?.stop('SIGKILL'), worker?.stop('SIGKILL')]);
+  await withSchedule((h) => h.delete()).catch(() => undefined);
   const mongo = new MongoClient(config.mongo.url);
   await mongo.db(config.mongo.db).dropDatabase();
   await mongo.close();
@@ -54,6 +67,11 @@ describe('gateway and worker processes', () => {
     const r = await runWorkerSelfCheck(config);
     expect(r.workerIdentity).toContain(`:${worker.child.pid}`);
     expect(r.mongodb.ok && r.elasticsearch.ok).toBe(true);
+  });
+
+  it('the worker creates the job reconciler schedule for its queues', async () => {
+    const schedule = await withSchedule((h) => h.describe());
+    expect(schedule.action).toMatchObject({ type: 'startWorkflow', workflowType: 'reconcileJobs' });
   });
 
   it('stop cleanly on SIGTERM', async () => {

@@ -48,6 +48,8 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
   DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix,
   DOCENT_LOG_LEVEL: 'info',
+  // Each run's task-queue prefix would leave a reconciler schedule on the shared dev server (test/e2e/processes.test.ts covers it).
+  DOCENT_RECONCILER: 'off',
   DOCENT_MODEL_PROVIDER: 'openai-compatible',
   DOCENT_MODEL: model.modelId,
   DOCENT_MODEL_BASE_URL: model.baseUrl,

@@ -84,6 +84,7 @@ describe('REST', () => {
       archivedAt: null,
       updatedAt: '2026-11-01T10:05:00.000Z',
       branch: 'docent/job_0001',
+      turn: 1,
       // A job whose project runs no checks.
       checks: [],
       checksPassed: null,

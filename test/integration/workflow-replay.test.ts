@@ -17,6 +17,7 @@ const histories = [
   'docs-gap-check-remove-preview',
   'agent-job-stop-mid-turn',
   'agent-job-retry-after-push',
+  'agent-job-archived',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

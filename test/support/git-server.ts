@@ -23,6 +23,8 @@ export interface GitServer {
   authHeaders: string[];
   /** Pushes received (authenticated `git-receive-pack` requests), by repository path such as `/acme/widgets.git`. */
   pushes: Map<string, number>;
+  /** Holds every fetch or clone of a repository (`/owner/name.git`) for `ms` before serving it: a slow, large repository. */
+  slowDown(repoPath: string, ms: number): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
   const root = await mkdtemp(path.join(os.tmpdir(), 'docent-git-'));
   const authHeaders: string[] = [];
   const pushes = new Map<string, number>();
+  const slow = new Map<string, number>();
   const expected = 'Basic ' + Buffer.from(`x-access-token:${token}`).toString('base64');
 
   const server = http.createServer((req, res) => {
@@ -48,6 +51,13 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     const url = new URL(req.url ?? '/', 'http://x');
     const push = /^(.*\.git)\/git-receive-pack$/.exec(url.pathname);
     if (req.method === 'POST' && push) pushes.set(push[1]!, (pushes.get(push[1]!) ?? 0) + 1);
+    const fetch = /^(.*\.git)\/git-upload-pack$/.exec(url.pathname);
+    const holdMs = req.method === 'POST' && fetch ? (slow.get(fetch[1]!) ?? 0) : 0;
+    if (holdMs > 0) return void setTimeout(() => serve(req, res, url), holdMs);
+    serve(req, res, url);
+  });
+
+  function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
     const cgi = spawn('git', ['http-backend'], {
       env: {
         PATH: process.env.PATH,
@@ -86,7 +96,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     });
     cgi.stdout.on('end', () => res.end());
     cgi.on('error', () => res.destroy());
-  });
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const bare = (owner: string, name: string) => path.join(root, owner, `${name}.git`);
@@ -96,6 +106,9 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     token,
     authHeaders,
     pushes,
+    slowDown(repoPath, ms) {
+      slow.set(repoPath, ms);
+    },
     async createRepo(owner, name, files, prepare) {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-seed-'));
       await run('git', ['init', '--quiet', '--initial-branch=main', work]);

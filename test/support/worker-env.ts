@@ -18,5 +18,7 @@ export function agentWorkerEnv(p: { gw: RunningGateway; model: ScriptedModel; gi
     DOCENT_GITHUB_GIT_URL: p.git.url,
     DOCENT_GITHUB_TOKEN: p.token,
     DOCENT_WORKSPACE_DIR: p.workspaceDir,
+    // The test's queue prefix is thrown away afterwards; its reconciler schedule would outlive it.
+    DOCENT_RECONCILER: 'off',
   };
 }

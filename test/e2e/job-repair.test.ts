@@ -1,0 +1,74 @@
+import type { JobDoc } from '../../src/agent/job';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { callApi } from '../support/http';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+
+// Issue 12 part 3: a gateway killed between the job insert and the workflow start leaves an active job with no
+// workflow; a retried create with the same Idempotency-Key starts it. Real gateway and Temporal; no worker runs, so the
+// workflow stays running where the test can see it.
+
+let model: ScriptedModel;
+let gw: RunningGateway;
+let key: string;
+
+beforeAll(async () => {
+  model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
+  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+});
+
+afterAll(async () => {
+  const ids = (
+    await gw.deps.mongo.db
+      .collection<{ _id: string }>('jobs')
+      .find({}, { projection: { _id: 1 } })
+      .toArray()
+  ).map((j) => j._id);
+  await Promise.all(
+    ids.map((id) =>
+      gw.deps.temporal.workflow
+        .getHandle(`agent-job-${id}`)
+        .terminate('test cleanup')
+        .catch(() => undefined),
+    ),
+  );
+  await gw?.stop();
+  await model?.close();
+});
+
+it('a retried create with the same Idempotency-Key starts the job a killed gateway left unstarted', async () => {
+  // What the first gateway wrote before it died: the job, and no workflow.
+  const at = new Date();
+  const orphan: JobDoc = {
+    _id: `job_orphan${Date.now()}`,
+    projectId: 'widgets',
+    status: 'active',
+    source: { repository: 'acme/widgets', ref: 'main' },
+    model: model.modelId,
+    branch: 'docent/job_orphan',
+    prLink: null,
+    createdAt: at,
+    updatedAt: at,
+    archivedAt: null,
+    turn: 1,
+    prompts: [{ turn: 1, prompt: 'fix the typo', at }],
+    asDraft: false,
+    idempotencyKey: 'widgets:retry-me',
+  };
+  await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(orphan);
+  const handle = gw.deps.temporal.workflow.getHandle(`agent-job-${orphan._id}`);
+  await expect(handle.describe()).rejects.toThrow();
+
+  const r = await callApi(gw.url, key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' });
+  expect(r.status).toBe(200);
+  expect((await r.json()).id).toBe(orphan._id);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  // The job shows its first turn, and a second retry starts nothing new.
+  const job = await (await callApi(gw.url, key, 'GET', `/v2/agent/widgets/job/${orphan._id}`)).json();
+  expect(job.turns.map((t: { turn: number; prompt: string; status: string }) => [t.turn, t.prompt, t.status])).toEqual([[1, 'fix the typo', 'active']]);
+  const runId = (await handle.describe()).runId;
+  expect((await callApi(gw.url, key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' })).status).toBe(200);
+  expect((await handle.describe()).runId).toBe(runId);
+});

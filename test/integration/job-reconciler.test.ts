@@ -1,0 +1,82 @@
+import type { JobDoc } from '../../src/agent/job';
+import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
+import { createLogger } from '../../src/log';
+import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { AGENT_TASK_QUEUE, reconcileScheduleId, taskQueueName, type ReconcileJobsResult } from '../../workflows/contracts';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { callApi } from '../support/http';
+
+// Issue 12 part 3: active jobs that no workflow is running are found and ended by the reconciler, a Temporal workflow
+// the worker's schedule runs. Real gateway, worker, Temporal and database; the test runs the workflow itself.
+
+let gw: RunningGateway;
+let set: WorkerSet;
+let running: Promise<void>;
+let key: string;
+const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000);
+
+function activeJob(id: string, updatedAt: Date): JobDoc {
+  return {
+    _id: id,
+    projectId: 'widgets',
+    status: 'active',
+    source: { repository: 'acme/widgets', ref: 'main' },
+    model: 'm',
+    branch: `docent/${id}`,
+    prLink: null,
+    createdAt: updatedAt,
+    updatedAt,
+    archivedAt: null,
+    turn: 1,
+    prompts: [{ turn: 1, prompt: 'fix the typo', at: updatedAt }],
+    asDraft: false,
+  };
+}
+
+beforeAll(async () => {
+  gw = await startGateway();
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
+  set = await buildWorkers(gw.deps.config, { identity: 'reconciler-under-test' });
+  running = set.run();
+});
+
+afterAll(async () => {
+  await gw.deps.temporal.schedule
+    .getHandle(reconcileScheduleId(gw.deps.config.temporal.taskQueuePrefix))
+    .delete()
+    .catch(() => undefined);
+  set?.shutdown();
+  await running;
+  await set?.close();
+  await gw?.stop();
+});
+
+it('fails an active job left without a workflow, with an error that says to retry, and leaves a job still starting alone', async () => {
+  // A gateway killed between the insert and the start, ten minutes ago; and a create in flight right now.
+  const jobs = gw.deps.mongo.db.collection<JobDoc>('jobs');
+  await jobs.insertMany([activeJob('job_orphan', minutesAgo(10)), activeJob('job_starting', new Date())]);
+
+  const result: ReconcileJobsResult = await gw.deps.temporal.workflow.execute('reconcileJobs', {
+    workflowId: `reconcile-test-${Date.now()}`,
+    taskQueue: taskQueueName(gw.deps.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
+    args: [{ olderThanMs: 60_000 }],
+  });
+  expect(result.failed).toEqual(['job_orphan']);
+
+  const orphan = await (await callApi(gw.url, key, 'GET', '/v2/agent/widgets/job/job_orphan')).json();
+  expect(orphan.status).toBe('failed');
+  expect(orphan.error).toEqual({ code: 'unavailable', message: expect.stringContaining('retry it') });
+  expect(orphan.turns.map((t: { turn: number; status: string; prompt: string }) => [t.turn, t.status, t.prompt])).toEqual([[1, 'failed', 'fix the typo']]);
+  expect(await (await callApi(gw.url, key, 'GET', '/v2/agent/widgets/job/job_starting')).json()).toMatchObject({ status: 'active' });
+});
+
+it('the worker creates the reconciler schedule once, however many workers start', async () => {
+  const prefix = gw.deps.config.temporal.taskQueuePrefix;
+  await ensureReconcileSchedule(gw.deps.temporal, prefix);
+  await ensureReconcileSchedule(gw.deps.temporal, prefix);
+  const schedule = await gw.deps.temporal.schedule.getHandle(reconcileScheduleId(prefix)).describe();
+  expect(schedule.action).toMatchObject({ type: 'startWorkflow', workflowType: 'reconcileJobs', taskQueue: taskQueueName(prefix, AGENT_TASK_QUEUE) });
+});
