@@ -1,7 +1,8 @@
 import type { JobDoc } from '../../src/agent/job';
-import { startGateway, type RunningGateway } from '../support/gateway';
+import type { RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import type { ScriptedModel } from '../support/scripted-model';
+import { startWorkerlessGateway, terminateJobWorkflows } from '../support/workerless-jobs';
 
 // Issue 12 part 3: a gateway killed between the job insert and the workflow start leaves an active job with no
 // workflow; a retried create with the same Idempotency-Key starts it. Real gateway and Temporal; no worker runs, so the
@@ -12,28 +13,11 @@ let gw: RunningGateway;
 let key: string;
 
 beforeAll(async () => {
-  model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  ({ gw, model, key } = await startWorkerlessGateway());
 });
 
 afterAll(async () => {
-  const ids = (
-    await gw.deps.mongo.db
-      .collection<{ _id: string }>('jobs')
-      .find({}, { projection: { _id: 1 } })
-      .toArray()
-  ).map((j) => j._id);
-  await Promise.all(
-    ids.map((id) =>
-      gw.deps.temporal.workflow
-        .getHandle(`agent-job-${id}`)
-        .terminate('test cleanup')
-        .catch(() => undefined),
-    ),
-  );
+  if (gw) await terminateJobWorkflows(gw);
   await gw?.stop();
   await model?.close();
 });

@@ -1,9 +1,10 @@
 import { JobEventStore } from '../../src/agent/job-events';
 import { TurnStore } from '../../src/agent/job-turns';
 import { createJobStatusActivities } from '../../activities/job-status';
-import { startGateway, type RunningGateway } from '../support/gateway';
+import type { RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import type { ScriptedModel } from '../support/scripted-model';
+import { startWorkerlessGateway, terminateJobWorkflows } from '../support/workerless-jobs';
 
 // Issue 12 part 4: the job-state guards hold on the default stack (FerretDB/SQLite, whose conditional updates are not
 // isolated). Through the real gateway over sockets; no worker runs, so turns stay where the requests put them, and a
@@ -21,29 +22,11 @@ async function createJob(prompt: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  ({ gw, model, key } = await startWorkerlessGateway());
 });
 
 afterAll(async () => {
-  // The jobs' workflows have no worker; terminate them so they do not linger in the shared dev server.
-  const ids = (
-    await gw.deps.mongo.db
-      .collection<{ _id: string }>('jobs')
-      .find({}, { projection: { _id: 1 } })
-      .toArray()
-  ).map((j) => j._id);
-  await Promise.all(
-    ids.map((id) =>
-      gw.deps.temporal.workflow
-        .getHandle(`agent-job-${id}`)
-        .terminate('test cleanup')
-        .catch(() => undefined),
-    ),
-  );
+  if (gw) await terminateJobWorkflows(gw);
   await gw?.stop();
   await model?.close();
 });

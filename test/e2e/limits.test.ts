@@ -8,6 +8,7 @@ import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body, type JsonResponse } from '../support/http';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { terminateJobWorkflows } from '../support/workerless-jobs';
 
 // README "Keys and limits" at the endpoints: through the real gateway over sockets, with counters in the real
 // database. Agent jobs need a configured model to be accepted, but no worker: the test only counts admissions.
@@ -70,19 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // The created jobs' workflows have no worker; terminate them so they do not linger in the shared dev server.
   for (const gw of gateways) {
-    const ids = (
-      await jobsIn(gw)
-        .find({}, { projection: { _id: 1 } })
-        .toArray()
-    ).map((j) => j._id);
-    await Promise.all(
-      ids.map((id) =>
-        gw.deps.temporal.workflow
-          .getHandle(`agent-job-${id}`)
-          .terminate('test cleanup')
-          .catch(() => undefined),
-      ),
-    );
+    await terminateJobWorkflows(gw);
     await gw.stop();
   }
   await model?.close();

@@ -1,0 +1,28 @@
+import { startGateway, type RunningGateway } from './gateway';
+import { startScriptedModel, type ScriptedModel } from './scripted-model';
+
+/** A gateway with a configured model and project `widgets` of org `acme`, and no worker: workflows wait where tests see them. */
+export async function startWorkerlessGateway(): Promise<{ gw: RunningGateway; model: ScriptedModel; key: string }> {
+  const model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
+  const gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  const key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  return { gw, model, key };
+}
+
+/** Terminates the workflows of every job in the gateway's database: with no worker they would linger on the shared dev server. */
+export async function terminateJobWorkflows(gw: RunningGateway): Promise<void> {
+  const jobs = await gw.deps.mongo.db
+    .collection<{ _id: string }>('jobs')
+    .find({}, { projection: { _id: 1 } })
+    .toArray();
+  await Promise.all(
+    jobs.map((j) =>
+      gw.deps.temporal.workflow
+        .getHandle(`agent-job-${j._id}`)
+        .terminate('test cleanup')
+        .catch(() => undefined),
+    ),
+  );
+}
