@@ -109,7 +109,7 @@ export function createAgentActivities(deps: AgentDeps) {
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
       const root = workspacePath(deps, input.jobId);
       const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), project.network) : undefined;
-      const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt);
+      const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
       const timeCap = maxMinutes === undefined ? undefined : AbortSignal.timeout(maxMinutes * 60_000);

@@ -5,7 +5,7 @@ import type { SimpleGit } from 'simple-git';
 import { resolveRepository } from '../src/agent/repository';
 import { OutboundRefused } from '../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
-import { hardenedGit, remoteAccess } from './git-hardening';
+import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
@@ -19,6 +19,8 @@ export interface GitDeps {
   workspaceDir: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
   allowPrivateNetworks: string[];
+  /** This worker's own task queue (activities/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
+  workspaceQueue?: string;
 }
 
 /** The job's working copy; one per job, so concurrent jobs never share a tree. */
@@ -37,18 +39,20 @@ function classifyGitError(err: unknown, what: string): never {
   fail('GitFailed', `${what} failed: ${lastLine}`);
 }
 
-/** Git for local work in the clone: no token, hardened settings. */
-export const localGit = (deps: GitDeps, dir: string): SimpleGit => hardenedGit(dir, deps.workspaceDir);
-
-/** Git for clone, fetch and push: the only calls that get credentials (scoped to the configured git host). */
-async function remoteGit(deps: GitDeps, dir: string, cloneUrl: string, signal?: AbortSignal): Promise<SimpleGit> {
+/** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
+async function accessTo(deps: GitDeps, cloneUrl: string): Promise<RemoteAccess> {
   try {
-    const access = await remoteAccess(cloneUrl, deps);
-    return hardenedGit(dir, deps.workspaceDir, access.config, signal);
+    return await remoteAccess(cloneUrl, deps);
   } catch (err) {
     if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     throw err;
   }
+}
+
+/** A job's clone: git in it with the remote's access settings, and the same with a step's cancellation signal. */
+interface Clone {
+  git: SimpleGit;
+  remote(signal?: AbortSignal): SimpleGit;
 }
 
 /** The activity running this code, or undefined outside one (a helper called from a test). */
@@ -84,13 +88,21 @@ async function exists(p: string): Promise<boolean> {
   );
 }
 
-/** Clones once per job and fetches afterwards; a broken clone (killed mid-way) is replaced. */
-async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Promise<SimpleGit> {
+/**
+ * Clones once per job and fetches afterwards; a broken clone (killed mid-way) is replaced. The clone is partial
+ * (`--filter=blob:none`): history without file contents, which git fetches for the commits checked out. So the git
+ * returned keeps the remote's access settings: any later step may fetch contents the clone left out.
+ */
+async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Promise<Clone> {
   const dir = workspacePath(deps, jobId);
+  const access = await accessTo(deps, cloneUrl);
+  const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
+  // Built once the folder exists: simple-git refuses a missing one.
+  const clone = (): Clone => ({ git: remote(), remote });
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
     try {
-      await heartbeating('fetching', async (signal) => (await remoteGit(deps, dir, cloneUrl, signal)).fetch(['origin', '--prune', '--force']));
-      return localGit(deps, dir);
+      await heartbeating('fetching', async (signal) => remote(signal).fetch(['origin', '--prune', '--force']));
+      return clone();
     } catch (err) {
       if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
       await rm(dir, { recursive: true, force: true });
@@ -99,24 +111,30 @@ async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Prom
   await rm(dir, { recursive: true, force: true });
   await mkdir(deps.workspaceDir, { recursive: true });
   try {
-    await heartbeating('cloning', async (signal) => (await remoteGit(deps, deps.workspaceDir, cloneUrl, signal)).clone(cloneUrl, dir, ['--no-checkout']));
+    await heartbeating('cloning', async (signal) => hardenedGit(deps.workspaceDir, deps.workspaceDir, access.config, signal).clone(cloneUrl, dir, ['--no-checkout', '--filter=blob:none']));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
     classifyGitError(err, 'cloning the repository');
   }
-  return localGit(deps, dir);
+  return clone();
 }
 
 /** Puts the working tree exactly at `commit`, whatever an earlier attempt left there. */
-export async function checkoutClean(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<SimpleGit> {
+async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<Clone> {
   const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
-  const git = await ensureClone(deps, jobId, cloneUrl);
-  await git.raw(['checkout', '--force', '--detach', commit]);
-  await git.raw(['reset', '--hard', commit]);
+  const clone = await ensureClone(deps, jobId, cloneUrl);
+  // The checkout downloads the commit's file contents: a network step like the clone.
+  await heartbeating('checking out', async (signal) => clone.remote(signal).raw(['checkout', '--force', '--detach', commit]));
+  await clone.git.raw(['reset', '--hard', commit]);
   // -ff: also nested repositories a sandboxed command may have created.
-  await git.raw(['clean', '-ffdx']);
-  return git;
+  await clone.git.raw(['clean', '-ffdx']);
+  return clone;
+}
+
+/** Git in the job's clone with its working tree exactly at `commit`. */
+export async function checkoutClean(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<SimpleGit> {
+  return (await checkout(deps, jobId, repository, commit)).git;
 }
 
 async function revParse(git: SimpleGit, ref: string): Promise<string | null> {
@@ -153,10 +171,10 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PrepareWorkspaceResult> {
       const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
       Context.current().heartbeat('cloning');
-      const git = await ensureClone(deps, input.jobId, cloneUrl);
+      const { git } = await ensureClone(deps, input.jobId, cloneUrl);
       const startCommit = (await revParse(git, `refs/remotes/origin/${input.branch}`)) ?? (await revParse(git, `refs/remotes/origin/${input.baseRef}`)) ?? (await revParse(git, input.baseRef));
       if (!startCommit) fail('RefNotFound', `the base ref "${input.baseRef}" does not exist in the repository`);
-      return { startCommit };
+      return { startCommit, ...(deps.workspaceQueue ? { workspaceQueue: deps.workspaceQueue } : {}) };
     },
 
     /** Deletes the job's working copy and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
@@ -167,7 +185,8 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
 
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */
     async commitAndPush(input: CommitAndPushInput): Promise<CommitAndPushResult> {
-      const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
+      const clone = await checkout(deps, input.jobId, input.repository, input.startCommit);
+      const { git } = clone;
       const marker = `Docent-Turn: ${input.jobId}/${input.turn}`;
       const remoteHead = await revParse(git, `refs/remotes/origin/${input.branch}`);
       if (remoteHead && remoteHead !== input.startCommit) {
@@ -184,9 +203,8 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       if (!staged) return { commit: null };
       await git.raw(['commit', '--quiet', '-m', input.title, '-m', `Docent-Job: ${input.jobId}\n${marker}`]);
       const commit = (await git.raw(['rev-parse', 'HEAD'])).trim();
-      const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
       try {
-        await heartbeating('pushing', async (signal) => (await remoteGit(deps, root, cloneUrl, signal)).raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]));
+        await heartbeating('pushing', async (signal) => clone.remote(signal).raw(['push', 'origin', `HEAD:refs/heads/${input.branch}`]));
       } catch (err) {
         if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
         classifyGitError(err, 'pushing the job branch');

@@ -18,6 +18,7 @@ import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './job-status';
 import { createSelfCheckActivities } from './self-check';
 import { createWebhookActivities } from './webhooks';
+import { workspaceQueueName } from './workspace-queue';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {
@@ -36,7 +37,13 @@ export interface ActivityDeps {
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
-  const git = { gitBaseUrl: config.github.gitUrl, token: config.github.token, workspaceDir: config.agent.workspaceDir, allowPrivateNetworks: config.allowPrivateNetworks };
+  const git = {
+    gitBaseUrl: config.github.gitUrl,
+    token: config.github.token,
+    workspaceDir: config.agent.workspaceDir,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
+  };
   const journal = { events: new JobEventStore(deps.db), turns: new TurnStore(deps.db), prices: config.agent.prices };
   const guard = new OutboundGuard(config.allowPrivateNetworks);
   const webhooks = new WebhookStore(deps.db, config.secretKey && new SecretBox(config.secretKey), guard);

@@ -28,11 +28,13 @@ export function budgetExceeded(message: string): never {
  * Follows one attempt of an agent turn: records each model step's tool calls and usage as it happens, and says when a
  * cap is reached, so the tool loop can stop after the step that crossed it.
  */
-export async function followTurn(journal: TurnJournal | undefined, jobId: string, model: string, instruction: Instruction, activityAttempt: number) {
+export async function followTurn(journal: TurnJournal | undefined, jobId: string, model: string, instruction: Instruction, activityAttempt: number, move = 1) {
   const caps: TurnCaps = instruction.caps ?? {};
   const turn = instruction.turn;
-  const keyPrefix = `t${turn}:r${instruction.attempt ?? 1}:a${activityAttempt}`;
+  const keyPrefix = `t${turn}:r${instruction.attempt ?? 1}:a${activityAttempt}${move > 1 ? `:m${move}` : ''}`;
   const before = journal ? await journal.turns.get(jobId, turn) : null;
+  // Every accepted turn has a record or is implied by its job: this one's create was refused (its start landed anyway).
+  if (journal && !before) throw ApplicationFailure.create({ type: 'TurnNotAccepted', message: `job ${jobId} has no turn ${turn}: its instruction was refused`, nonRetryable: true });
   const jobCostBefore = journal && caps.maxJobCostUsd !== undefined ? await journal.turns.jobCostUsd(jobId) : 0;
   let tokens = (before?.usage.inputTokens ?? 0) + (before?.usage.outputTokens ?? 0);
   let cost = 0;

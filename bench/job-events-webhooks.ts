@@ -13,6 +13,7 @@ import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { createActivities } from '../activities';
+import { workspaceQueueName } from '../activities/workspace-queue';
 import { JobEventStore } from '../src/agent/job-events';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';
@@ -111,6 +112,16 @@ export const jobEventsWebhooks: Benchmark = {
     const webhookQueue = taskQueueName(config.temporal.taskQueuePrefix, WEBHOOK_TASK_QUEUE);
     const workers = await Promise.all(
       [agentQueue, webhookQueue].map((taskQueue) => Worker.create({ connection, namespace: config.temporal.namespace, taskQueue, workflowBundle, activities, identity: 'bench-worker' })),
+    );
+    // A turn's steps after its clone go to the worker's own queue, as in src/worker-build.ts.
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: config.temporal.namespace,
+        taskQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
+        activities,
+        identity: 'bench-worker',
+      }),
     );
     const running = Promise.all(workers.map((w) => w.run()));
     try {

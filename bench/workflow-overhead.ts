@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { workspaceQueueName } from '../activities/workspace-queue';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';
 import { installTemporalRuntime } from '../src/worker-build';
@@ -81,15 +82,24 @@ export const workflowOverhead: Benchmark = {
     const es = new EsClient({ nodes: config.elasticsearch.nodes });
     const taskQueue = taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE);
     const t = performance.now();
+    const activities = { ...createActivities({ config, db: mongo.db, es, workerIdentity: 'bench-worker' }), benchNoop: async () => undefined };
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
       taskQueue,
       workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./lib/overhead-workflows'), logger: Runtime.instance().logger }),
-      activities: { ...createActivities({ config, db: mongo.db, es, workerIdentity: 'bench-worker' }), benchNoop: async () => undefined },
+      activities,
       identity: 'bench-worker',
     });
-    const running = worker.run();
+    // A turn's steps after its clone go to the worker's own queue, as in src/worker-build.ts.
+    const own = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
+      activities,
+      identity: 'bench-worker',
+    });
+    const running = Promise.all([worker.run(), own.run()]);
     ctx.log(`worker ready in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     try {
       const projectId = `bench-${run}`;
@@ -180,6 +190,7 @@ export const workflowOverhead: Benchmark = {
       };
     } finally {
       worker.shutdown();
+      own.shutdown();
       await running.catch(() => undefined);
       await Promise.allSettled([connection.close(), mongo.client.close(), es.close()]);
       await gw.stop();

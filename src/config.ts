@@ -132,6 +132,8 @@ const settings = z.object({
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+  // How long a create or follow-up waits for Temporal to take its instruction (the client's own retries included) before 503.
+  DOCENT_TEMPORAL_START_TIMEOUT_MS: positiveInt.default(5_000),
   // TLS to Temporal (README, "Temporal Cloud, mTLS and encryption"): a client pair for mTLS, a CA for a private one.
   DOCENT_TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
   DOCENT_TEMPORAL_TLS_CERT: pem.optional(),
@@ -161,6 +163,8 @@ const settings = z.object({
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
+  // How long a turn's step waits for the worker holding the clone (a restart) before the turn starts over elsewhere.
+  DOCENT_AGENT_CLONE_WAIT_MS: positiveInt.min(1000).default(60_000),
   DOCENT_RECONCILER: z.enum(['on', 'off']).default('on'),
   // USD per million tokens by model id, e.g. {"gpt-4o":{"input":2.5,"output":10}}: turns show costUsd for these models.
   DOCENT_MODEL_PRICES: z
@@ -271,7 +275,7 @@ export interface Config {
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
-  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
+  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
   /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
@@ -314,6 +318,8 @@ export interface TemporalConfig {
   address: string;
   namespace: string;
   uiUrl: string;
+  /** The most a create or follow-up waits for a workflow start or signal; then it answers 503 and undoes what it wrote. */
+  startTimeoutMs: number;
   taskQueuePrefix: string;
   /** Set when the connection uses TLS; `clientCertPair` makes it mTLS. */
   tls?: { serverRootCACertificate?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer }; serverNameOverride?: string };
@@ -350,6 +356,7 @@ function temporalConfig(s: Settings): TemporalConfig {
     address: s.DOCENT_TEMPORAL_ADDRESS,
     namespace: s.DOCENT_TEMPORAL_NAMESPACE,
     uiUrl: s.DOCENT_TEMPORAL_UI_URL,
+    startTimeoutMs: s.DOCENT_TEMPORAL_START_TIMEOUT_MS,
     taskQueuePrefix: s.DOCENT_TASK_QUEUE_PREFIX,
     tls: tlsAsked
       ? {
@@ -396,6 +403,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workspaceDir: s.DOCENT_WORKSPACE_DIR,
       maxSteps: s.DOCENT_AGENT_MAX_STEPS,
       heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
+      cloneWaitMs: s.DOCENT_AGENT_CLONE_WAIT_MS,
       // Off in tests that spawn workers with a throwaway queue prefix: each would leave a schedule in the shared server.
       reconciler: s.DOCENT_RECONCILER === 'on',
       repairRounds: s.DOCENT_AGENT_REPAIR_ROUNDS,

@@ -4,6 +4,7 @@ import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { sweepStaleWorkspaces } from '../activities/workspace-sweep';
+import { workspaceQueueName } from '../activities/workspace-queue';
 import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
 import type { Config } from './config';
@@ -76,20 +77,18 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   if (options.reconcileSchedule) await ensureReconcileSchedule(temporal, config.temporal.taskQueuePrefix);
   // One bundle serves every queue: bundling is the slow part of a worker's start.
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
-  const workers = await Promise.all(
-    TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) =>
-      Worker.create({
-        connection,
-        namespace: config.temporal.namespace,
-        taskQueue,
-        workflowBundle,
-        activities,
-        identity,
-        dataConverter: temporalDataConverter(config.temporal),
-        interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
-      }),
-    ),
-  );
+  const common = {
+    connection,
+    namespace: config.temporal.namespace,
+    activities,
+    identity,
+    dataConverter: temporalDataConverter(config.temporal),
+    interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
+  };
+  const shared = TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) => Worker.create({ ...common, taskQueue, workflowBundle }));
+  // A turn's steps after its clone come through this worker's own queue (workflows/clone-route.ts): activities only.
+  const own = Worker.create({ ...common, taskQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir) });
+  const workers = await Promise.all([...shared, own]);
   return {
     workers,
     async run() {

@@ -1,8 +1,23 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, executeChild, isCancellation, log, patched, proxyActivities, setHandler, TimeoutFailure } from '@temporalio/workflow';
+import {
+  type ActivityOptions,
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  executeChild,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { CloneRoute, cloneWorkerGone } from './clone-route';
 import {
   followUpSignal,
   NON_RETRYABLE_AGENT_ERRORS,
+  PLAIN_JOB_ID,
   progressQuery,
   stopTurnSignal,
   type AgentJobInput,
@@ -13,6 +28,8 @@ import {
 } from './contracts';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
+/** Workers a turn may start over on when the one holding its clone vanishes, before it fails. */
+const maxWorkerMoves = 3;
 
 // Error types of our activities, as the codes a client reads in `error.code`.
 const errorCodes: Record<string, string> = {
@@ -43,17 +60,23 @@ function describeFailure(err: unknown): { code: string; message: string } {
  * status. Follow-ups arrive as signals while it runs; a finished job is restarted by signal-with-start.
  */
 export async function agentJob(input: AgentJobInput): Promise<void> {
-  const git = proxyActivities<Activities>({
+  // Anyone who can reach Temporal can start this by hand: a job id that could name a path fails before any step.
+  if (!PLAIN_JOB_ID.test(input.jobId)) throw ApplicationFailure.create({ type: 'InvalidJobId', message: 'the job id is not a plain name', nonRetryable: true });
+  const gitOptions: ActivityOptions = {
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: { maximumAttempts: 5, nonRetryableErrorTypes },
-  });
+  };
   // The agent's tool loop, the project's setup and checks, and the repair rounds all run in this one activity.
-  const agent = proxyActivities<Activities>({
+  const agentOptions: ActivityOptions = {
     startToCloseTimeout: '60 minutes',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: { maximumAttempts: 3, nonRetryableErrorTypes },
-  });
+  };
+  const git = proxyActivities<Activities>(gitOptions);
+  const agent = proxyActivities<Activities>(agentOptions);
+  // Workflows started before turns ran where their clone is replay without it (and clone on any worker per step).
+  const route = patched('turn-on-clone-worker') ? new CloneRoute(input.cloneWaitMs ?? 60_000) : undefined;
   const github = proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
     retry: { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes },
@@ -79,6 +102,28 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     if (turnScope?.turn === turn) turnScope.scope.cancel();
   });
 
+  /** Clone, edit, commit and push on the one worker that holds the clone; a turn whose worker is gone starts over on another. */
+  async function editOnOneWorker(route: CloneRoute, instruction: Instruction, stage: (s: AgentJobProgress['stage']) => void) {
+    const { jobId, repository, branch } = input;
+    for (let move = 1; ; move++) {
+      try {
+        stage('preparing');
+        const prepared = await route.on(gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch });
+        route.settle(prepared.workspaceQueue);
+        const { startCommit } = prepared;
+        stage('editing');
+        const edit = await route.on(agentOptions).runAgent({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, ...(move > 1 ? { move } : {}) });
+        stage('pushing');
+        const { commit: pushed } = await route.on(gitOptions).commitAndPush({ jobId, repository, branch, startCommit, changes: edit.changes, title: edit.title, turn: instruction.turn });
+        return { startCommit, edit, pushed };
+      } catch (err) {
+        if (!cloneWorkerGone(err) || move >= maxWorkerMoves) throw err;
+        log.warn('the worker holding the clone is gone; the turn starts over on another', { jobId, turn: instruction.turn, move });
+        route.forget();
+      }
+    }
+  }
+
   // A restart by signal-with-start delivers its instruction with the first activation.
   await condition(() => pending.length > 0, '1 minute');
 
@@ -99,7 +144,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           let startCommit = resume?.startCommit;
           let pushed: string | null | undefined = resume?.commit;
           let edit: Pick<RunAgentResult, 'title' | 'summary' | 'checks' | 'checksPassed'> | undefined = resume;
-          if (!resume) {
+          if (!resume && route) {
+            ({ startCommit, edit, pushed } = await editOnOneWorker(route, instruction, stage));
+          } else if (!resume) {
             stage('preparing');
             ({ startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch }));
             stage('editing');
@@ -144,7 +191,8 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', turnStatus: 'stopped', error: stoppedError });
         } else if (isCancellation(err)) {
           // Archived (the gateway has recorded it): the clone of a possibly private repository goes even so.
-          if (patched('remove-workspace-when-archived')) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
+          if (route) await CancellationScope.nonCancellable(() => route.removeClones(input.jobId, gitOptions));
+          else if (patched('remove-workspace-when-archived')) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
           throw err;
         } else {
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
@@ -155,7 +203,8 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       stage('done');
     }
     // Added after jobs were already running: histories without this step replay without it.
-    if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
+    if (route) await route.removeClones(input.jobId, gitOptions);
+    else if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
     // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
     if (pending.length === 0) break;
   }

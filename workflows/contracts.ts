@@ -40,6 +40,8 @@ export interface WorkerSelfCheckResult {
 
 /** The workflow id of a job, so a repeated start or a follow-up always finds the same workflow. */
 export const agentJobWorkflowId = (jobId: string) => `agent-job-${jobId}`;
+/** Job ids as the gateway makes them (job_<hex>), and any plain name: never a separator, never a dot segment. */
+export const PLAIN_JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 /** One instruction for the agent; `turn` orders instructions and guards status writes. */
 export interface Instruction {
@@ -113,6 +115,8 @@ export interface AgentJobInput {
   /** The first instruction; absent when a follow-up restarts a finished job (the instruction comes as a signal). */
   first?: Instruction;
   heartbeatTimeoutMs: number;
+  /** How long a step waits for the worker holding the job's clone before the turn starts over on another (absent: 60 s). */
+  cloneWaitMs?: number;
   maxSteps: number;
   /** Set on jobs the gap loop created: after each push, the questions are re-asked against the branch's docs. */
   gapCheck?: GapCheckSpec;
@@ -161,6 +165,8 @@ export interface PrepareWorkspaceInput {
 export interface PrepareWorkspaceResult {
   /** The commit the agent starts from: the job branch's head if it exists, else the base ref's. */
   startCommit: string;
+  /** The task queue only the worker holding this clone polls (absent from workers older than it): the turn's next steps go there. */
+  workspaceQueue?: string;
 }
 
 export interface RunAgentInput {
@@ -170,6 +176,8 @@ export interface RunAgentInput {
   instruction: Instruction;
   model: string;
   maxSteps: number;
+  /** Which worker of the turn this is (absent: the first); a turn moved off a vanished worker records its steps apart. */
+  move?: number;
 }
 export interface RunAgentResult {
   changes: FileChange[];

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/mongo';
+import { firstTurnOf, impliedFirstTurnOf, turnOpening, type FirstTurnSource } from './first-turn';
 
 /** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
 export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'commit' | 'pull_request' | 'turn.finished';
@@ -38,6 +39,12 @@ const maxHints = 10_000;
 type NewEvent = { key: string; type: JobEventType; turn: number; data: Record<string, unknown> };
 
 const eventId = (jobId: string, seq: number) => `${jobId}:${seq}`;
+
+/** The opening events a job implies, as they are stored once a writer stores them. */
+function openingOf(job: FirstTurnSource): JobEventDoc[] {
+  const first = firstTurnOf(job);
+  return turnOpening(1, first.prompt).map((e, i) => ({ _id: eventId(job._id, i + 1), jobId: job._id, seq: i + 1, at: job.createdAt, ...e }));
+}
 
 /**
  * A job's events, appended with ids that only grow. An append takes the next id after the last one stored and
@@ -80,9 +87,25 @@ export class JobEventStore {
   /** Stores the event once per `key`; returns its id (also when an earlier attempt stored it). */
   async append(jobId: string, e: NewEvent): Promise<number> {
     let seq = this.nextSeq.get(jobId) ?? (await this.firstFree(jobId));
+    // A job with no stored event may imply its first turn's opening events: they keep ids 1 and 2.
+    if (seq === 1 && (await this.storeOpening(jobId))) seq = this.nextSeq.get(jobId) ?? (await this.firstFree(jobId));
+    return this.insertFrom(jobId, seq, e, new Date());
+  }
+
+  /** Stores the opening events a job implies (with the create's time, as they were shown); false when it implies none. */
+  private async storeOpening(jobId: string): Promise<boolean> {
+    const job = await impliedFirstTurnOf(this.db, jobId);
+    if (!job) return false;
+    await this.appendFirst(jobId, openingOf(job), job.createdAt);
+    return true;
+  }
+
+  /** Inserts the event at `seq` or the next free id after it. */
+  private async insertFrom(jobId: string, from: number, e: NewEvent, at: Date): Promise<number> {
+    let seq = from;
     for (let attempt = 0; attempt < 200; attempt++, seq++) {
       try {
-        await this.events.insertOne({ _id: eventId(jobId, seq), jobId, seq, key: e.key, type: e.type, turn: e.turn, at: new Date(), data: e.data });
+        await this.events.insertOne({ _id: eventId(jobId, seq), jobId, seq, key: e.key, type: e.type, turn: e.turn, at, data: e.data });
         this.remember(jobId, seq + 1);
         return seq;
       } catch (err) {
@@ -101,9 +124,8 @@ export class JobEventStore {
     throw new Error(`could not store an event of job ${jobId}: too many concurrent writers`);
   }
 
-  /** The first events of a job just created: ids 1, 2, … in one command, falling back to `append` on any clash. */
-  async appendFirst(jobId: string, events: NewEvent[]): Promise<void> {
-    const at = new Date();
+  /** The first events of a job: ids 1, 2, … in one command, falling back to one insert each on any clash. */
+  async appendFirst(jobId: string, events: NewEvent[], at = new Date()): Promise<void> {
     try {
       await this.events.insertMany(
         events.map((e, i) => ({ _id: eventId(jobId, i + 1), jobId, seq: i + 1, key: e.key, type: e.type, turn: e.turn, at, data: e.data })),
@@ -112,16 +134,24 @@ export class JobEventStore {
       this.remember(jobId, events.length + 1);
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      for (const e of events) await this.append(jobId, e);
+      for (const e of events) await this.insertFrom(jobId, this.nextSeq.get(jobId) ?? (await this.firstFree(jobId)), e, at);
     }
   }
 
-  /** Events with an id above `after`, oldest first. */
-  after(jobId: string, after: number, limit = 500): Promise<JobEventDoc[]> {
-    return this.events
+  /** Events with an id above `after`, oldest first; a job's implied opening events read as if stored. */
+  async after(jobId: string, after: number, limit = 500): Promise<JobEventDoc[]> {
+    const stored = await this.events
       .find({ jobId, seq: { $gt: after } })
       .sort({ seq: 1 })
       .limit(limit)
       .toArray();
+    // Ids have no holes, so nothing stored past `after` < 2 means the opening is not stored (whole) yet.
+    if (stored.length > 0 || after >= 2) return stored;
+    const job = await impliedFirstTurnOf(this.db, jobId);
+    return job
+      ? openingOf(job)
+          .filter((e) => e.seq > after)
+          .slice(0, limit)
+      : stored;
   }
 }

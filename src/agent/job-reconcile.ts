@@ -40,8 +40,9 @@ export async function reconcileActiveJobs(deps: { db: Db; temporal: TemporalClie
   for (const job of stale) {
     if (await isRunning(deps.temporal, job._id)) continue;
     // The turn's record may be missing (the gateway died before writing it); a retry needs it.
-    const prompt = job.prompts.find((p) => p.turn === job.turn)?.prompt ?? (await turns.get(job._id, job.turn))?.prompt ?? '';
-    await turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn: job.turn, prompt, at: job.updatedAt });
+    const entry = job.prompts.find((p) => p.turn === job.turn);
+    const prompt = entry?.prompt ?? (await turns.get(job._id, job.turn))?.prompt ?? '';
+    await turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn: job.turn, prompt, at: entry?.at ?? job.updatedAt });
     await turns.finish(job._id, job.turn, { status: 'failed', error: lostTurnError });
     await jobs.failTurn(job._id, job.turn, lostTurnError);
     const attempt = (await turns.get(job._id, job.turn))?.attempt ?? 1;

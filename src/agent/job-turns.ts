@@ -1,6 +1,7 @@
-import type { Db } from 'mongodb';
+import type { Db, UpdateResult } from 'mongodb';
 import type { CheckResult } from '../../workflows/contracts';
 import { isDuplicateKey } from '../store/mongo';
+import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 export type TurnStatus = 'active' | 'completed' | 'failed' | 'stopped';
 
@@ -61,6 +62,31 @@ export function turnToJson(t: TurnDoc) {
   };
 }
 
+type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date };
+
+/** An accepted instruction's record before anything has happened to it. */
+function newTurn(t: NewTurn): TurnDoc {
+  return {
+    _id: turnId(t.jobId, t.turn),
+    jobId: t.jobId,
+    projectId: t.projectId,
+    model: t.model,
+    turn: t.turn,
+    prompt: t.prompt,
+    status: 'active',
+    startedAt: t.at,
+    finishedAt: null,
+    filesChanged: [],
+    usage: { inputTokens: 0, outputTokens: 0 },
+    prLink: null,
+    attempt: 1,
+  };
+}
+
+/**
+ * A job's turns. Turn 1 of a job created with `firstTurnImplied` reads as derived from the job until the first write
+ * to it stores it (src/agent/first-turn.ts), so a create writes one document.
+ */
 export class TurnStore {
   constructor(private readonly db: Db) {}
 
@@ -69,29 +95,14 @@ export class TurnStore {
   }
 
   /** Records an accepted instruction; a repeated call for the same turn changes nothing. */
-  async begin(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<void> {
+  async begin(t: NewTurn): Promise<void> {
     await this.claim(t);
   }
 
   /** Inserts the turn's record; false when it exists, so of racing follow-ups exactly one gets each turn number. */
-  async claim(t: { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date }): Promise<boolean> {
-    const doc: TurnDoc = {
-      _id: turnId(t.jobId, t.turn),
-      jobId: t.jobId,
-      projectId: t.projectId,
-      model: t.model,
-      turn: t.turn,
-      prompt: t.prompt,
-      status: 'active',
-      startedAt: t.at,
-      finishedAt: null,
-      filesChanged: [],
-      usage: { inputTokens: 0, outputTokens: 0 },
-      prLink: null,
-      attempt: 1,
-    };
+  async claim(t: NewTurn): Promise<boolean> {
     try {
-      await this.turns.insertOne(doc);
+      await this.turns.insertOne(newTurn(t));
       return true;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -99,19 +110,38 @@ export class TurnStore {
     }
   }
 
-  get(jobId: string, turn: number): Promise<TurnDoc | null> {
-    return this.turns.findOne({ _id: turnId(jobId, turn) });
+  private async impliedFirst(jobId: string): Promise<TurnDoc | null> {
+    const job = await impliedFirstTurnOf(this.db, jobId);
+    return job ? newTurn(firstTurnOf(job)) : null;
   }
 
-  list(jobId: string): Promise<TurnDoc[]> {
-    return this.turns.find({ jobId }).sort({ turn: 1 }).toArray();
+  /** Runs a write to one turn; one that found no record of an implied turn 1 stores that record and runs again. */
+  private async write(jobId: string, turn: number, update: () => Promise<UpdateResult>): Promise<UpdateResult> {
+    const r = await update();
+    if (r.matchedCount > 0 || turn !== 1) return r;
+    const implied = await impliedFirstTurnOf(this.db, jobId);
+    if (!implied) return r;
+    await this.claim(firstTurnOf(implied));
+    return update();
+  }
+
+  async get(jobId: string, turn: number): Promise<TurnDoc | null> {
+    return (await this.turns.findOne({ _id: turnId(jobId, turn) })) ?? (turn === 1 ? this.impliedFirst(jobId) : null);
+  }
+
+  /** The job's turns, oldest first; `job`, when the caller has read it, saves a read for an implied turn 1. */
+  async list(jobId: string, job?: FirstTurnSource): Promise<TurnDoc[]> {
+    const stored = await this.turns.find({ jobId }).sort({ turn: 1 }).toArray();
+    if (stored[0]?.turn === 1) return stored;
+    const first = job ? (job.firstTurnImplied ? newTurn(firstTurnOf(job)) : null) : await this.impliedFirst(jobId);
+    return first ? [first, ...stored] : stored;
   }
 
   /** Adds what one model call used; every attempt counts, since every attempt was paid for. */
   async addUsage(jobId: string, turn: number, usage: TurnUsage): Promise<void> {
     const inc: Record<string, number> = { 'usage.inputTokens': usage.inputTokens, 'usage.outputTokens': usage.outputTokens };
     if (usage.costUsd !== undefined) inc['usage.costUsd'] = usage.costUsd;
-    await this.turns.updateOne({ _id: turnId(jobId, turn) }, { $inc: inc });
+    await this.write(jobId, turn, () => this.turns.updateOne({ _id: turnId(jobId, turn) }, { $inc: inc }));
   }
 
   /** What every turn of the job has cost so far, in USD (turns without a price count 0). */
@@ -121,12 +151,12 @@ export class TurnStore {
   }
 
   async update(jobId: string, turn: number, set: Partial<TurnDoc>): Promise<void> {
-    await this.turns.updateOne({ _id: turnId(jobId, turn) }, { $set: set });
+    await this.write(jobId, turn, () => this.turns.updateOne({ _id: turnId(jobId, turn) }, { $set: set }));
   }
 
   /** Ends the turn once: only an active turn moves, so a late or repeated write never changes a finished one. */
   async finish(jobId: string, turn: number, set: Partial<TurnDoc> & { status: TurnStatus }): Promise<boolean> {
-    const r = await this.turns.updateOne({ _id: turnId(jobId, turn), status: 'active' }, { $set: { ...set, finishedAt: new Date() } });
+    const r = await this.write(jobId, turn, () => this.turns.updateOne({ _id: turnId(jobId, turn), status: 'active' }, { $set: { ...set, finishedAt: new Date() } }));
     return r.modifiedCount === 1;
   }
 

@@ -3,5 +3,5 @@ import { turnToJson, type TurnStore } from './job-turns';
 
 /** The job as GET shows it: the list's fields plus every turn (the list stays light). */
 export async function jobWithTurns(job: JobDoc, turns: TurnStore) {
-  return { ...jobToJson(job), turns: (await turns.list(job._id)).map(turnToJson) };
+  return { ...jobToJson(job), turns: (await turns.list(job._id, job)).map(turnToJson) };
 }

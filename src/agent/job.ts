@@ -25,6 +25,8 @@ export interface JobDoc {
   /** The first instruction (and, for jobs older than insert-claimed turns, the follow-ups); later ones live in job_turns. */
   prompts: Array<{ turn: number; prompt: string; at: Date }>;
   asDraft: boolean;
+  /** Turn 1's record and opening events are derived from this document until a writer stores them (src/agent/first-turn.ts). */
+  firstTurnImplied?: boolean;
   /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
   idempotencyKey?: string;
   /** The latest turn's sandboxed setup and check commands; cleared when a turn begins. */

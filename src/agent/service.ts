@@ -12,6 +12,7 @@ import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { agentJob } from '../../workflows/agent-job';
 import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, stopTurnSignal, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
 import { followJob, followJobEvents } from './event-stream';
+import { turnOpening } from './first-turn';
 import type { GapSpec, JobDoc, JobStatus } from './job';
 import type { JobEvent, JobEventStore } from './job-events';
 import type { JobPage, JobStore } from './job-store';
@@ -82,7 +83,7 @@ export class AgentJobService {
 
   /** The job's turns, oldest first. */
   turnsOf(job: JobDoc) {
-    return this.d.turns.list(job._id);
+    return this.d.turns.list(job._id, job);
   }
 
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
@@ -121,6 +122,8 @@ export class AgentJobService {
       turn: 1,
       prompts: [{ turn: 1, prompt: input.prompt, at: now }],
       asDraft: input.asDraft ?? false,
+      // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions.md, issue 13).
+      firstTurnImplied: true,
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
     };
@@ -130,24 +133,16 @@ export class AgentJobService {
       await this.startIfUnstarted(inserted.job, project);
       return { ...inserted, limitHeaders: {} };
     }
-    // The turn's record is written while the workflow starts; the workflow's own events come after its first task.
-    const [recorded, started] = await Promise.allSettled([
-      this.beginTurnRecord(doc, 1, input.prompt, now),
-      this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) }),
-    ]);
-    if (started.status === 'rejected') {
+    try {
+      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+    } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.jobs.remove(id), admission.release()]);
       // A start that timed out may have started it after all: end that workflow too (best effort; Temporal may be down).
-      await this.d.temporal.workflow
-        .getHandle(agentJobWorkflowId(id))
-        .terminate('the job could not be created')
-        .catch(() => undefined);
-      this.d.log.error({ err: started.reason, jobId: id }, 'could not start the agent job workflow');
+      await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(id)).terminate('the job could not be created')).catch(() => undefined);
+      this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
     }
-    // The workflow runs: the job stands, and only its first turn's record and events are missing.
-    if (recorded.status === 'rejected') this.d.log.error({ err: recorded.reason, jobId: id }, 'could not record the first turn of the job');
     this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
     return { ...inserted, limitHeaders: admission.headers };
   }
@@ -160,14 +155,15 @@ export class AgentJobService {
   private async startIfUnstarted(job: JobDoc, project: ProjectDoc): Promise<void> {
     if (job.status !== 'active' || job.turn !== 1) return;
     try {
-      await this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).describe();
+      await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).describe());
       return;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly');
     }
     const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
     try {
-      await this.beginTurnRecord(job, 1, prompt, job.createdAt);
+      // Jobs created before the first turn was implied stored it themselves.
+      if (!job.firstTurnImplied) await this.beginTurnRecord(job, 1, prompt, job.createdAt);
       await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
@@ -184,7 +180,7 @@ export class AgentJobService {
   /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
   private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
     const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
-    for (const t of await this.d.turns.list(job._id)) byTurn.set(t.turn, t.prompt);
+    for (const t of await this.d.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
     return [...byTurn]
       .filter(([n]) => n < turn)
       .sort(([a], [b]) => a - b)
@@ -192,15 +188,12 @@ export class AgentJobService {
   }
 
   /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
-  private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date, attempt = 1): Promise<void> {
-    const events = [
-      { key: `t${turn}:started:${attempt}`, type: 'turn.started' as const, turn, data: { prompt, attempt } },
-      { key: `t${turn}:status:active:${attempt}`, type: 'status' as const, turn, data: { status: 'active' } },
-    ];
+  private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date): Promise<void> {
+    const events = turnOpening(turn, prompt);
     // A job's first turn has no events yet: both go in one insert, beside the turn's own record.
     await Promise.all([
       this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at }),
-      turn === 1 && attempt === 1 ? this.d.events.appendFirst(job._id, events) : events.reduce((p, e) => p.then(() => this.d.events.append(job._id, e)), Promise.resolve(0)),
+      turn === 1 ? this.d.events.appendFirst(job._id, events) : events.reduce((p, e) => p.then(() => this.d.events.append(job._id, e)), Promise.resolve(0)),
     ]);
   }
 
@@ -215,6 +208,7 @@ export class AgentJobService {
       asDraft: job.asDraft,
       first,
       heartbeatTimeoutMs: this.d.config.agent.heartbeatTimeoutMs,
+      cloneWaitMs: this.d.config.agent.cloneWaitMs,
       maxSteps: this.d.config.agent.maxSteps,
       ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
     };
@@ -228,14 +222,24 @@ export class AgentJobService {
     };
   }
 
+  /**
+   * Runs a Temporal call with the client's retries cut off at the start timeout: with Temporal down they would go on
+   * for about 20 s, longer than a client or proxy waits for an answer it must act on (retry, or not).
+   */
+  private withinStartTimeout<T>(call: () => Promise<T>): Promise<T> {
+    return this.d.temporal.withDeadline(Date.now() + this.d.config.temporal.startTimeoutMs, call);
+  }
+
   private async startWorkflow(job: JobDoc, first: Instruction): Promise<void> {
-    await this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
-      ...this.startOptions(job),
-      ...workflowSummary(job, first.prompt),
-      args: [this.workflowInput(job, first)],
-      // A repeated start (a retried request) joins the running workflow instead of failing or starting another.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    await this.withinStartTimeout(() =>
+      this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
+        ...this.startOptions(job),
+        ...workflowSummary(job, first.prompt),
+        args: [this.workflowInput(job, first)],
+        // A repeated start (a retried request) joins the running workflow instead of failing or starting another.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    );
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
@@ -272,13 +276,15 @@ export class AgentJobService {
 
   /** A signal to the job's workflow, which restarts if it had finished. */
   private async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
-    await this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-      ...this.startOptions(job),
-      ...workflowSummary(job, instruction.prompt),
-      args: [this.workflowInput(job)],
-      signal: followUpSignal,
-      signalArgs: [instruction],
-    });
+    await this.withinStartTimeout(() =>
+      this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
+        ...this.startOptions(job),
+        ...workflowSummary(job, instruction.prompt),
+        args: [this.workflowInput(job)],
+        signal: followUpSignal,
+        signalArgs: [instruction],
+      }),
+    );
   }
 
   /** Stops the running turn: the job keeps its branch and pull request, and takes follow-ups and retries. */
@@ -330,8 +336,7 @@ export class AgentJobService {
       ...resume,
     };
     try {
-      await this.d.events.append(job._id, { key: `t${turn.turn}:started:${reopened.attempt}`, type: 'turn.started', turn: turn.turn, data: { prompt: turn.prompt, attempt: reopened.attempt } });
-      await this.d.events.append(job._id, { key: `t${turn.turn}:status:active:${reopened.attempt}`, type: 'status', turn: turn.turn, data: { status: 'active' } });
+      for (const e of turnOpening(turn.turn, turn.prompt, reopened.attempt)) await this.d.events.append(job._id, e);
       await this.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');

@@ -1,26 +1,12 @@
 import type { JobDoc } from '../../src/agent/job';
-import type { RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
-import type { ScriptedModel } from '../support/scripted-model';
-import { startWorkerlessGateway, terminateJobWorkflows } from '../support/workerless-jobs';
+import { workerlessSuite } from '../support/workerless-jobs';
 
 // Issue 12 part 3: a gateway killed between the job insert and the workflow start leaves an active job with no
 // workflow; a retried create with the same Idempotency-Key starts it. Real gateway and Temporal; no worker runs, so the
 // workflow stays running where the test can see it.
 
-let model: ScriptedModel;
-let gw: RunningGateway;
-let key: string;
-
-beforeAll(async () => {
-  ({ gw, model, key } = await startWorkerlessGateway());
-});
-
-afterAll(async () => {
-  if (gw) await terminateJobWorkflows(gw);
-  await gw?.stop();
-  await model?.close();
-});
+const suite = workerlessSuite();
 
 it('a retried create with the same Idempotency-Key starts the job a killed gateway left unstarted', async () => {
   // What the first gateway wrote before it died: the job, and no workflow.
@@ -30,7 +16,7 @@ it('a retried create with the same Idempotency-Key starts the job a killed gatew
     projectId: 'widgets',
     status: 'active',
     source: { repository: 'acme/widgets', ref: 'main' },
-    model: model.modelId,
+    model: suite.model.modelId,
     branch: 'docent/job_orphan',
     prLink: null,
     createdAt: at,
@@ -41,18 +27,18 @@ it('a retried create with the same Idempotency-Key starts the job a killed gatew
     asDraft: false,
     idempotencyKey: 'widgets:retry-me',
   };
-  await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(orphan);
-  const handle = gw.deps.temporal.workflow.getHandle(`agent-job-${orphan._id}`);
+  await suite.gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(orphan);
+  const handle = suite.gw.deps.temporal.workflow.getHandle(`agent-job-${orphan._id}`);
   await expect(handle.describe()).rejects.toThrow();
 
-  const r = await callApi(gw.url, key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' });
+  const r = await callApi(suite.gw.url, suite.key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' });
   expect(r.status).toBe(200);
   expect((await r.json()).id).toBe(orphan._id);
   expect((await handle.describe()).status.name).toBe('RUNNING');
   // The job shows its first turn, and a second retry starts nothing new.
-  const job = await (await callApi(gw.url, key, 'GET', `/v2/agent/widgets/job/${orphan._id}`)).json();
+  const job = await (await callApi(suite.gw.url, suite.key, 'GET', `/v2/agent/widgets/job/${orphan._id}`)).json();
   expect(job.turns.map((t: { turn: number; prompt: string; status: string }) => [t.turn, t.prompt, t.status])).toEqual([[1, 'fix the typo', 'active']]);
   const runId = (await handle.describe()).runId;
-  expect((await callApi(gw.url, key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' })).status).toBe(200);
+  expect((await callApi(suite.gw.url, suite.key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' })).status).toBe(200);
   expect((await handle.describe()).runId).toBe(runId);
 });

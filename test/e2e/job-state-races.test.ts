@@ -1,35 +1,21 @@
 import { JobEventStore } from '../../src/agent/job-events';
 import { TurnStore } from '../../src/agent/job-turns';
 import { createJobStatusActivities } from '../../activities/job-status';
-import type { RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
-import type { ScriptedModel } from '../support/scripted-model';
-import { startWorkerlessGateway, terminateJobWorkflows } from '../support/workerless-jobs';
+import { workerlessSuite } from '../support/workerless-jobs';
 
 // Issue 12 part 4: the job-state guards hold on the default stack (FerretDB/SQLite, whose conditional updates are not
 // isolated). Through the real gateway over sockets; no worker runs, so turns stay where the requests put them, and a
 // completion is the worker's real recordJobStatus activity called directly.
 
-let model: ScriptedModel;
-let gw: RunningGateway;
-let key: string;
-const api = (method: string, path: string, body?: unknown) => callApi(gw.url, key, method, path, body);
+const suite = workerlessSuite();
+const api = (method: string, path: string, body?: unknown) => callApi(suite.gw.url, suite.key, method, path, body);
 
 async function createJob(prompt: string): Promise<string> {
   const r = await api('POST', '/v2/agent/widgets/job', { prompt });
   expect(r.status).toBe(201);
   return (await r.json()).id;
 }
-
-beforeAll(async () => {
-  ({ gw, model, key } = await startWorkerlessGateway());
-});
-
-afterAll(async () => {
-  if (gw) await terminateJobWorkflows(gw);
-  await gw?.stop();
-  await model?.close();
-});
 
 it('twenty follow-ups racing on one job each get their own turn, and none is lost', async () => {
   const id = await createJob('first instruction');
@@ -49,7 +35,7 @@ it('twenty follow-ups racing on one job each get their own turn, and none is los
 });
 
 it('a completion racing an archive leaves the job archived', async () => {
-  const db = gw.deps.mongo.db;
+  const db = suite.gw.deps.mongo.db;
   const { recordJobStatus } = createJobStatusActivities({ db, events: new JobEventStore(db), turns: new TurnStore(db) });
   const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => createJob(`task ${i}`)));
   await Promise.all(

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
+import { checkoutClean, createGitActivities } from '../../activities/git';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
 import { AGENT_TASK_QUEUE, taskQueueName, type AgentJobInput } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -192,7 +193,19 @@ describe('workflow input is not trusted', () => {
     });
     const failure = await handle.result().catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(WorkflowFailedError);
-    expect((failure as WorkflowFailedError).cause?.cause).toMatchObject({ type: 'InvalidJobId' });
+    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidJobId' });
+    expect((await readdir(base)).sort()).toEqual(before);
+    expect(await readFile(path.join(base, 'keep.txt'), 'utf8')).toBe('must survive\n');
+  });
+});
+
+describe('activity input is not trusted either', () => {
+  // A history can be forged or replayed with other input: the workspace activities check the job id themselves.
+  it.each(['../..', 'job_x/../../..', 'job_x.home/..'])('removeWorkspace and a checkout given jobId %j fail for good and touch nothing', async (hostile) => {
+    const before = (await readdir(base)).sort();
+    const deps = { gitBaseUrl: git.url, token: git.token, workspaceDir, allowPrivateNetworks: [] };
+    await expect(createGitActivities(deps).removeWorkspace({ jobId: hostile })).rejects.toMatchObject({ type: 'InvalidJobId', nonRetryable: true });
+    await expect(checkoutClean(deps, hostile, 'acme/widgets', 'main')).rejects.toMatchObject({ type: 'InvalidJobId' });
     expect((await readdir(base)).sort()).toEqual(before);
     expect(await readFile(path.join(base, 'keep.txt'), 'utf8')).toBe('must survive\n');
   });

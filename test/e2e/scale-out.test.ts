@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -13,7 +13,7 @@ import { startNpmScript, type Started } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
 // Two gateways and two workers, each started with `npm run gateway` / `npm run worker` as an operator would, sharing
-// one Temporal, database and git remote. Jobs go to both gateways; one worker is killed mid-turn.
+// one Temporal, database and git remote. Jobs go to both gateways; one worker is killed mid-turn and stays away.
 
 const token = 'ghs_scaleouttoken0123456789';
 const config = testConfig();
@@ -59,6 +59,8 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_GITHUB_TOKEN: token,
   // A killed worker's turn is handed to the other one within seconds.
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
+  // A turn waits this long for the worker holding its clone before it starts over on the other one.
+  DOCENT_AGENT_CLONE_WAIT_MS: '4000',
 });
 
 async function startWorker(i: number): Promise<Started> {
@@ -130,15 +132,24 @@ describe('two gateways and two workers started with npm run', () => {
         return { url, id: (await r.json()).id as string };
       }),
     );
-    // Kill the worker that is inside the slow job's agent step, then bring it back as a restarted process would.
+    // Kill the worker that is inside the slow job's agent step; it stays away until every job is done, so the turns
+    // on its clones start over on the other worker.
+    // Killed once the slow job's model call is stalled, so the call that starts over elsewhere is answered at once.
+    for (const deadline = Date.now() + 60_000; !stalledOnce.has('0'); ) {
+      if (Date.now() > deadline) throw new Error('the slow job never called the model');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const victim = await workerRunning(`agent-job-${created[0]!.id}`, 'runAgent');
     const index = workers.findIndex((w) => w?.child.pid === victim);
     expect(index).toBeGreaterThanOrEqual(0);
     expect(await workers[index]!.stop('SIGKILL')).toBeNull();
-    workers[index] = await startWorker(index);
 
     // Each job is read back through the other gateway than the one that created it.
     const jobs = await Promise.all(created.map((c) => waitForJob(gatewayUrls[(gatewayUrls.indexOf(c.url) + 1) % 2]!, c.id)));
+    // The workflows end after removing their clones; then the killed worker comes back and sweeps what it left.
+    await Promise.all(created.map((c) => temporal.workflow.getHandle(`agent-job-${c.id}`).result()));
+    workers[index] = await startWorker(index);
+    for (const dir of workspaces) expect((await readdir(dir)).filter((name) => name.startsWith('job_'))).toEqual([]);
     for (const [i, job] of jobs.entries()) {
       const pulls = github.pulls.filter((p) => p.head === `docent/${job.id}`);
       expect({ status: job.status, pulls: pulls.length }).toEqual({ status: 'completed', pulls: 1 });

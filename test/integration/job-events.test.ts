@@ -1,25 +1,17 @@
 import { MongoClient } from 'mongodb';
 import { JobEventStore } from '../../src/agent/job-events';
-import { createMongo, ensureIndexes, type Mongo } from '../../src/store/mongo';
 import { testConfig } from '../support/config';
+import { testDatabaseSuite } from '../support/test-database';
 
 const config = testConfig();
-let mongo: Mongo;
-beforeAll(async () => {
-  mongo = createMongo(config.mongo.url, config.mongo.db, 5_000);
-  await ensureIndexes(mongo.db);
-});
-afterAll(async () => {
-  await mongo.db.dropDatabase();
-  await mongo.client.close();
-});
+const db = testDatabaseSuite(config);
 
 const event = (key: string) => ({ key, type: 'step' as const, turn: 1, data: { tool: 'write_file', path: key } });
 
 describe('job events', () => {
   it('get ids 1..N with no gap or repeat when two processes append at once, and a retried key keeps its id', async () => {
-    const gateway = new JobEventStore(mongo.db);
-    const worker = new JobEventStore(mongo.db);
+    const gateway = new JobEventStore(db.mongo.db);
+    const worker = new JobEventStore(db.mongo.db);
     await gateway.appendFirst('job_race', [event('started'), event('active')]);
     const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? gateway : worker).append('job_race', event(`e${i}`))));
     expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 3));
@@ -27,7 +19,7 @@ describe('job events', () => {
     expect(await worker.append('job_race', event('e4'))).toBe(ids[4]);
     expect(await gateway.append('job_race', event('started'))).toBe(1);
     // A process that never saw the job finds the next id by itself.
-    expect(await new JobEventStore(mongo.db).append('job_race', event('late'))).toBe(33);
+    expect(await new JobEventStore(db.mongo.db).append('job_race', event('late'))).toBe(33);
     expect((await gateway.after('job_race', 0)).map((e) => e.seq)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
   });
 

@@ -2,21 +2,12 @@ import { MongoClient } from 'mongodb';
 import { AppError } from '../../src/errors';
 import { slotCollection } from '../../src/limits/fixed-window';
 import { RateLimits } from '../../src/limits/rate-limits';
-import { createMongo, ensureIndexes, type Mongo } from '../../src/store/mongo';
 import { testConfig } from '../support/config';
+import { testDatabaseSuite } from '../support/test-database';
 
 const config = testConfig();
-let mongo: Mongo;
-const limitsWith = (overrides: Partial<typeof config.limits>) => new RateLimits(mongo.db, { ...config.limits, ...overrides });
-
-beforeAll(async () => {
-  mongo = createMongo(config.mongo.url, config.mongo.db, 5_000);
-  await ensureIndexes(mongo.db);
-});
-afterAll(async () => {
-  await mongo.db.dropDatabase();
-  await mongo.client.close();
-});
+const db = testDatabaseSuite(config);
+const limitsWith = (overrides: Partial<typeof config.limits>) => new RateLimits(db.mongo.db, { ...config.limits, ...overrides });
 
 const refusal = async (p: Promise<unknown>): Promise<AppError> => {
   const err = await p.then(
@@ -43,7 +34,7 @@ describe('agent job limit', () => {
       expect(e.retryAfterSeconds).toBeLessThanOrEqual(3600);
       expect(e.headers).toMatchObject({ 'ratelimit-limit': '100', 'ratelimit-remaining': '0', 'ratelimit-reset': String(e.retryAfterSeconds) });
     }
-    expect(await mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^jobs\/project\|busy-project\|/ } })).toBe(100);
+    expect(await db.mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^jobs\/project\|busy-project\|/ } })).toBe(100);
   });
 
   it('counts each project on its own, and tells how much is left', async () => {
@@ -91,8 +82,8 @@ describe('assistant message limits', () => {
     const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => limits.consumeAssistantMessage({ keyId: `key_${i % 4}`, orgId: 'org_busy', ip: `10.1.0.${i}` })));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
     // Refused requests gave back their key and IP units.
-    const keyUnits = await mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/key\|key_[0-3]\|/ } });
-    const ipUnits = await mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/ip\|10\.1\.0\./ } });
+    const keyUnits = await db.mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/key\|key_[0-3]\|/ } });
+    const ipUnits = await db.mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: /^assistant\/ip\|10\.1\.0\./ } });
     expect(keyUnits).toBe(20);
     expect(ipUnits).toBe(20);
   });

@@ -18,6 +18,8 @@ const histories = [
   'agent-job-stop-mid-turn',
   'agent-job-retry-after-push',
   'agent-job-archived',
+  'agent-job-clone-worker-follow-up',
+  'agent-job-clone-worker-gone',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

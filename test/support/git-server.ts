@@ -121,6 +121,8 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
       await run('git', ['-C', work, 'add', '--all']);
       await run('git', ['-C', work, 'commit', '--quiet', '-m', 'initial commit'], { env: { ...process.env, ...gitEnv } });
       await run('git', ['clone', '--quiet', '--bare', work, bare(owner, name)]);
+      // As GitHub does: partial clones (--filter=blob:none) get history without file contents.
+      await run('git', ['--git-dir', bare(owner, name), 'config', 'uploadpack.allowFilter', 'true']);
       await rm(work, { recursive: true, force: true });
     },
     async git(owner, name, ...args) {

@@ -13,7 +13,9 @@ export interface Started {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-const root = path.resolve(__dirname, '../..');
+// The repository root, from test/support under Jest or from dist/test/support in a compiled benchmark.
+const up = path.resolve(__dirname, '../..');
+const root = path.basename(up) === 'dist' ? path.dirname(up) : up;
 
 /** Runs a compiled entry point (dist/…) as its own process, the way `npm start` does. */
 export function startProcess(entry: string, env: Record<string, string>): Started {

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import { startGateway, type RunningGateway } from './gateway';
 import { startScriptedModel, type ScriptedModel } from './scripted-model';
 
@@ -25,4 +26,18 @@ export async function terminateJobWorkflows(gw: RunningGateway): Promise<void> {
         .catch(() => undefined),
     ),
   );
+}
+
+/** A workerless gateway for the suite: started before its tests, stopped after them with its jobs' workflows ended. */
+export function workerlessSuite(): { gw: RunningGateway; model: ScriptedModel; key: string } {
+  const suite = {} as { gw: RunningGateway; model: ScriptedModel; key: string };
+  beforeAll(async () => {
+    Object.assign(suite, await startWorkerlessGateway());
+  });
+  afterAll(async () => {
+    if (suite.gw) await terminateJobWorkflows(suite.gw);
+    await suite.gw?.stop();
+    await suite.model?.close();
+  });
+  return suite;
 }

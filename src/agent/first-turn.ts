@@ -1,0 +1,28 @@
+import type { Db } from 'mongodb';
+import type { JobDoc } from './job';
+import type { JobEventType } from './job-events';
+
+/** What a job's first turn is derived from while nobody has stored it (docs/decisions.md, "Agent jobs"). */
+export type FirstTurnSource = Pick<JobDoc, '_id' | 'projectId' | 'model' | 'createdAt' | 'prompts' | 'firstTurnImplied'>;
+
+const sourceFields = { projectId: 1, model: 1, createdAt: 1, prompts: 1, firstTurnImplied: 1 } as const;
+
+/** The job, when it implies its first turn; null for a job that is gone or stored its first turn at create (older jobs). */
+export async function impliedFirstTurnOf(db: Db, jobId: string): Promise<FirstTurnSource | null> {
+  const job = await db.collection<JobDoc>('jobs').findOne({ _id: jobId }, { projection: sourceFields });
+  return job?.firstTurnImplied ? job : null;
+}
+
+/** Turn 1 as its record is first stored: the create's prompt, at the create's time, so a derived and a stored one read the same. */
+export function firstTurnOf(job: FirstTurnSource) {
+  const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
+  return { jobId: job._id, projectId: job.projectId, model: job.model, turn: 1, prompt, at: job.createdAt };
+}
+
+/** The events that open a turn's attempt, in this order: the instruction, then the job active again. */
+export function turnOpening(turn: number, prompt: string, attempt = 1): Array<{ key: string; type: JobEventType; turn: number; data: Record<string, unknown> }> {
+  return [
+    { key: `t${turn}:started:${attempt}`, type: 'turn.started', turn, data: { prompt, attempt } },
+    { key: `t${turn}:status:active:${attempt}`, type: 'status', turn, data: { status: 'active' } },
+  ];
+}

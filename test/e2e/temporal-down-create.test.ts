@@ -1,0 +1,209 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { AGENT_TASK_QUEUE, agentJobWorkflowId, taskQueueName, type AgentJobInput } from '../../workflows/contracts';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { callApi } from '../support/http';
+import { startProcess, type Started } from '../support/process';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
+import { agentWorkerEnv } from '../support/worker-env';
+
+// Issue 12: Temporal stopped during a create. docs/decisions.md chose "started or visibly refused": a create either
+// answers 503 `unavailable` and leaves nothing behind (a retry with its Idempotency-Key creates the job once Temporal
+// is back), or is accepted and runs once Temporal is back. This test runs a Temporal dev server of its own, so that
+// it can kill and restart it; the gateway, the worker process, MongoDB and git are real, the model is scripted.
+
+const token = 'ghs_docenttesttoken0123456789';
+const startTimeoutMs = 2_000;
+let temporal: TemporalDevServer;
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let worker: Started;
+let workspaceDir: string;
+let adminKey: string;
+
+beforeAll(async () => {
+  temporal = await startTemporalDevServer();
+  git = await startGitServer(token);
+  github = await startGitHubDouble({ token, ...backedBy(git) });
+  model = await startScriptedModel(() => ({ text: 'No change needed\n\nThe repository already does what was asked.' }));
+  workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  gw = await startGateway({
+    DOCENT_TEMPORAL_ADDRESS: temporal.address,
+    DOCENT_MODEL_PROVIDER: 'openai-compatible',
+    DOCENT_MODEL: model.modelId,
+    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    DOCENT_GITHUB_GIT_URL: git.url,
+    // Short, so that a create Temporal cannot take answers 503 within the test's patience.
+    DOCENT_TEMPORAL_START_TIMEOUT_MS: String(startTimeoutMs),
+  });
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_TEMPORAL_ADDRESS: temporal.address, DOCENT_LOG_LEVEL: 'info' });
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.stop('SIGKILL');
+  await gw?.stop();
+  await temporal?.close();
+  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  if (workspaceDir) await rm(workspaceDir, { recursive: true, force: true });
+});
+
+const create = (idempotencyKey: string, prompt = 'fix the typo') => callApi(gw.url, adminKey, 'POST', '/v2/agent/widgets/job', { prompt }, { 'idempotency-key': idempotencyKey });
+const storedJobOf = (idempotencyKey: string) => gw.deps.mongo.db.collection('jobs').findOne({ idempotencyKey: `widgets:${idempotencyKey}` });
+const modelAsked = (prompt: string) => model.requests.some((r) => JSON.stringify(r.messages).includes(prompt));
+
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Kills Temporal as soon as the first of the creates has stored its job: the others are before, at or in their start. */
+async function killDuring(keys: string[]): Promise<Array<Awaited<ReturnType<typeof create>>>> {
+  const responses = Promise.all(keys.map((k) => create(k, `instruction ${k}`)));
+  await until(async () => (await Promise.all(keys.map(storedJobOf))).some(Boolean), 'a stored job');
+  await temporal.stop('SIGKILL');
+  return responses;
+}
+
+/** Checks each create's answer: a 201 job runs to completion, a 503 left no job; then every key is retried until its job ran. */
+async function expectEachRunOnce(keys: string[], answers: Array<Awaited<ReturnType<typeof create>>>): Promise<void> {
+  const ids: string[] = [];
+  for (const [i, r] of answers.entries()) {
+    const body = await r.json();
+    if (r.status === 503) {
+      expect(body).toEqual({ error: expect.any(String), code: 'unavailable' });
+      expect(await storedJobOf(keys[i]!)).toBeNull();
+      const retried = await create(keys[i]!, `instruction ${keys[i]}`);
+      expect(retried.status).toBe(201);
+      ids.push((await retried.json()).id);
+    } else {
+      expect(r.status).toBe(201);
+      ids.push(body.id);
+    }
+  }
+  for (const id of ids) expect(await waitUntilFinished(id)).toMatchObject({ status: 'completed', turns: [{ turn: 1, status: 'completed' }] });
+  // Each job ran in one workflow (which ends just after the job), and Temporal holds none that was not a stored job's.
+  for (const id of ids) await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(id)).result();
+  let workflows = new Map<string, string[]>();
+  await until(async () => {
+    workflows = await workflowsByJob();
+    return ids.every((id) => workflows.get(id)?.[0] === 'COMPLETED');
+  }, 'closed workflows in visibility');
+  for (const id of ids) expect(workflows.get(id)).toEqual(['COMPLETED']);
+  const stored = new Set(
+    (
+      await gw.deps.mongo.db
+        .collection('jobs')
+        .find({}, { projection: { _id: 1 } })
+        .toArray()
+    ).map((j) => String(j._id)),
+  );
+  for (const [id, runs] of workflows) if (!stored.has(id)) expect(runs).not.toContain('RUNNING');
+  for (const k of keys) expect(model.requests.filter((r) => JSON.stringify(r.messages).includes(`instruction ${k}`)).length).toBeGreaterThan(0);
+}
+
+async function connectCreate(idempotencyKey: string): Promise<ConnectError | string> {
+  const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+  try {
+    const r = await client.createAgentJob({ projectId: 'widgets', prompt: 'fix the typo', idempotencyKey }, { headers: { authorization: `Bearer ${adminKey}` } });
+    return r.job!.id;
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+}
+
+/** What a client and the database show of the project: the listed jobs, and every job, turn and event stored. */
+async function leftBehind() {
+  const listed = (await (await callApi(gw.url, adminKey, 'GET', '/v2/agent/widgets/jobs')).json()).jobs.map((j: { id: string }) => j.id);
+  const db = gw.deps.mongo.db;
+  const [jobs, turns, events] = await Promise.all(['jobs', 'job_turns', 'job_events'].map((c) => db.collection(c).countDocuments({})));
+  return { listed, jobs, turns, events };
+}
+
+async function waitUntilFinished(jobId: string, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await (await callApi(gw.url, adminKey, 'GET', `/v2/agent/widgets/job/${jobId}`)).json();
+    if (job.status !== 'active' || Date.now() > deadline) return job;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every agent-job workflow this Temporal holds, by job id: none may exist for a job that is not stored. */
+async function workflowsByJob(): Promise<Map<string, string[]>> {
+  const byJob = new Map<string, string[]>();
+  for await (const w of gw.deps.temporal.workflow.list({ query: 'WorkflowType = "agentJob"' })) {
+    const jobId = w.workflowId.replace(/^agent-job-/, '');
+    byJob.set(jobId, [...(byJob.get(jobId) ?? []), w.status.name]);
+  }
+  return byJob;
+}
+
+it('a create while Temporal is down answers 503 and leaves nothing behind; its Idempotency-Key creates the job once Temporal is back, and it runs', async () => {
+  await temporal.stop('SIGKILL');
+  const asked = Date.now();
+  const [rest, connect] = await Promise.all([create('while-down'), connectCreate('while-down-connect')]);
+  // Within the start timeout and the clean-up's (the client library alone would retry for about 40 s).
+  expect(Date.now() - asked).toBeLessThan(4 * startTimeoutMs);
+  expect(rest.status).toBe(503);
+  expect(await rest.json()).toEqual({ error: expect.any(String), code: 'unavailable' });
+  expect(connect).toBeInstanceOf(ConnectError);
+  expect((connect as ConnectError).code).toBe(Code.Unavailable);
+  expect(await leftBehind()).toEqual({ listed: [], jobs: 0, turns: 0, events: 0 });
+
+  await temporal.start();
+  const again = await create('while-down');
+  expect(again.status).toBe(201);
+  const job = await waitUntilFinished((await again.json()).id);
+  expect(job).toMatchObject({ status: 'completed', prLink: null, turns: [{ turn: 1, prompt: 'fix the typo', status: 'completed' }] });
+  expect(typeof (await connectCreate('while-down-connect'))).toBe('string');
+}, 120_000);
+
+it('creates in flight when Temporal dies and comes back within the start timeout are accepted and run once', async () => {
+  const keys = ['mid-1', 'mid-2', 'mid-3', 'mid-4'];
+  const answers = await killDuring(keys);
+  await temporal.start();
+  await expectEachRunOnce(keys, await answers);
+}, 90_000);
+
+it('creates in flight when Temporal dies for longer answer 503 and leave no job; a workflow a refused create left in Temporal does no work', async () => {
+  const keys = ['long-1', 'long-2', 'long-3'];
+  const answers = await killDuring(keys);
+  // Longer than the start timeout: the creates still waiting give up and undo their insert.
+  const settled = await answers;
+  await temporal.start();
+  // What a start that landed just before the kill leaves behind: a workflow whose job the refused create removed.
+  const orphanId = 'job_refusedcreate000000000';
+  const config = gw.deps.config;
+  const input: AgentJobInput = {
+    jobId: orphanId,
+    projectId: 'widgets',
+    repository: 'acme/widgets',
+    baseRef: 'main',
+    branch: `docent/${orphanId}`,
+    model: model.modelId,
+    asDraft: false,
+    first: { prompt: 'the refused instruction', turn: 1, history: [] },
+    heartbeatTimeoutMs: config.agent.heartbeatTimeoutMs,
+    maxSteps: config.agent.maxSteps,
+  };
+  await gw.deps.temporal.workflow.execute('agentJob', { workflowId: agentJobWorkflowId(orphanId), taskQueue: taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE), args: [input] });
+  expect(modelAsked('the refused instruction')).toBe(false);
+  await expectEachRunOnce(keys, settled);
+}, 90_000);

