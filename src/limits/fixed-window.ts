@@ -59,7 +59,7 @@ const confirmedFull = Number.MAX_SAFE_INTEGER;
 const maxLease = 32;
 /** A lease never exceeds this share of what is left, so units won ahead and unused can strand at most 1/64 of a window. */
 const leaseShare = 64;
-/** A window claimed again within this time is hot: its next lease doubles; a cooler one goes back to one slot. */
+/** A window used at least once per this time (on average over its last lease) is hot: its next lease doubles; a cooler one goes back to one slot. */
 const hotMs = 1_000;
 
 /** Slots this process has won ahead of use for one hot window; taking one of them is a request with no round trip. */
@@ -117,7 +117,8 @@ export class FixedWindowCounter {
     const share = this.leaseRoom(from);
     if (share < 2) return 1;
     const last = this.leases.get(bucket);
-    const size = last && now - last.claimedAt < hotMs ? last.size * 2 : 1;
+    // Measured per slot, so that a steady one request a second stays hot however large its lease has grown.
+    const size = last && now - last.claimedAt < hotMs * last.size ? last.size * 2 : 1;
     return Math.min(size, maxLease, share);
   }
 
@@ -170,7 +171,10 @@ export class FixedWindowCounter {
     // A window large enough to lease has one claim in flight at a time: the others wait for it and take from its lease.
     for (;;) {
       const leased = this.fromLease(b.bucket, b.state);
-      if (leased) return leased;
+      if (leased) {
+        this.refillAhead(b);
+        return leased;
+      }
       const inflight = this.claiming.get(b.bucket);
       if (!inflight) break;
       await inflight;
@@ -226,6 +230,30 @@ export class FixedWindowCounter {
     }
   }
 
+  /**
+   * Once half of a lease is used, claims the next one in the background, so that a steady stream of requests keeps
+   * taking leased slots and none waits for the database. Near the limit nothing is claimed ahead: the request path decides.
+   */
+  private refillAhead(b: ReturnType<FixedWindowCounter['bucketOf']>): void {
+    const lease = this.leases.get(b.bucket);
+    const from = this.nextSlot.get(b.bucket);
+    if (!lease || lease.slots.length > lease.size / 2 || this.claiming.has(b.bucket) || from === undefined || from >= this.limit) return;
+    const clock = performance.now();
+    const count = this.leaseSize(b.bucket, from, clock);
+    if (count < 2) return;
+    // The hint moves when the slots land, so that RateLimit-Remaining never counts slots still being claimed; no other
+    // claim of this window runs meanwhile (single flight), so none can take the same range.
+    const claim = this.claimRange(b.bucket, from, count, b.window.end).then(
+      (slots) => {
+        if ((this.nextSlot.get(b.bucket) ?? 0) < from + count) this.remember(b.bucket, from + count);
+        this.addLease(b.bucket, slots, count, clock);
+      },
+      // A failed claim ahead costs nothing: the request that finds the lease empty claims for itself and sees the error.
+      () => undefined,
+    );
+    this.singleFlight(b.bucket, claim);
+  }
+
   /** Makes requests for the bucket wait for this claim (settled either way) before claiming on their own. */
   private singleFlight(bucket: string, claim: Promise<unknown>): void {
     const settled = claim.then(
@@ -253,6 +281,7 @@ export class FixedWindowCounter {
 
   /** Deletes the slots this process won ahead and did not use, so that other replicas can take them (at shutdown). */
   async releaseLeases(): Promise<void> {
+    await Promise.all(this.claiming.values()); // a claim ahead still in flight would otherwise add slots after this
     const ids = [...this.leases].flatMap(([bucket, lease]) => lease.slots.map((slot) => `${bucket}#${slot}`));
     this.leases.clear();
     if (ids.length) await this.slots.deleteMany({ _id: { $in: ids } });

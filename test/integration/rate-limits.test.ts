@@ -194,4 +194,35 @@ describe('a busy window', () => {
       await monitored.close();
     }
   });
+
+  it('admits a steady stream of messages from its lease without waiting for the database, and counts every unit', async () => {
+    const monitored = new MongoClient(config.mongo.url, { monitorCommands: true });
+    // A request that waits for the database sees a reply arrive while it runs; one served from a lease sees none.
+    let replies = 0;
+    monitored.on('commandSucceeded', () => replies++);
+    const limits = new RateLimits(monitored.db(config.mongo.db), { ...config.limits, assistantPerKeyMonth: 100_000, assistantPerOrgHour: 100_000, assistantPerIpDay: 100_000 });
+    const who = { keyId: 'key_steady', orgId: 'org_steady', ip: '10.9.0.1' };
+    try {
+      const sent = 200;
+      let waited = 0;
+      const remaining: number[] = [];
+      for (let i = 0; i < sent; i++) {
+        const before = replies;
+        const admitted = await limits.consumeAssistantMessage(who);
+        if (replies > before) waited++;
+        remaining.push(Number(admitted.headers['ratelimit-remaining']));
+        await new Promise((r) => setTimeout(r, 3)); // a few hundred messages a second, one at a time
+      }
+      // Only the window's first claims are waited for (each lease doubles from one slot); claiming ahead hides the rest.
+      expect(waited).toBeLessThanOrEqual(6);
+      // What clients are told goes down by one per message, claims ahead or not.
+      expect(remaining.every((r, i) => i === 0 || r === remaining[i - 1]! - 1)).toBe(true);
+      // Units claimed ahead and not used are handed back at shutdown: the slot documents count exactly what was admitted.
+      await limits.close();
+      const held = await db.mongo.db.collection(slotCollection).countDocuments({ bucket: { $regex: 'key_steady' } });
+      expect(held).toBe(sent);
+    } finally {
+      await monitored.close();
+    }
+  });
 });
