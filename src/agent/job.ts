@@ -1,7 +1,7 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
-import type { CheckResult, GapCheckResult } from '../../workflows/contracts';
+import type { CheckResult, GapAnswer, GapCheckResult } from '../../workflows/contracts';
 import type { JobEvent } from './job-events';
 import type { TurnDoc } from './job-turns';
 
@@ -95,6 +95,19 @@ function turnToMessage(t: TurnDoc) {
   };
 }
 
+// REST's nulls are unset fields here; the timestamp is the REST string parsed.
+function gapCheckToMessage(g: GapCheckResult) {
+  const answer = (a: GapAnswer) => ({ relevance: a.relevance ?? undefined, answered: a.answered, topPath: a.topPath ?? undefined });
+  return {
+    turn: g.turn,
+    commit: g.commit,
+    previewIndex: g.previewIndex,
+    checkedAt: timestampFromDate(new Date(g.checkedAt)),
+    questions: g.questions.map((q) => ({ question: q.question, before: answer(q.before), after: answer(q.after) })),
+    fixed: g.fixed,
+  };
+}
+
 export function eventToMessage(e: JobEvent) {
   return create(AgentJobEventSchema, { id: BigInt(e.id), type: e.type, turn: e.turn, at: timestampFromDate(new Date(e.at)), dataJson: JSON.stringify(e.data) });
 }
@@ -114,5 +127,8 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     checks: (doc.checks ?? []).map(checkToMessage),
     checksPassed: doc.checksPassed ?? undefined,
     turns: turns.map(turnToMessage),
+    // The same gap-loop fields as the REST job: docsPath and baseUrl stay internal.
+    gap: doc.gap ? { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } : undefined,
+    gapCheck: doc.gapCheck ? gapCheckToMessage(doc.gapCheck) : undefined,
   });
 }

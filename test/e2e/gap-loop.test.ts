@@ -1,6 +1,10 @@
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { toJson } from '@bufbuild/protobuf';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { AgentJobSchema, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
@@ -135,6 +139,14 @@ describe('the gap loop', () => {
     expect(comments[0]!.body).toContain(question);
     expect(github.rejected).toEqual([]);
     expect(model.rejected).toEqual([]);
+
+    // A Connect client reads the same link and proof: REST's nulls are unset fields, and false or 0 count as set here.
+    const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    const { job: message } = await connect.getAgentJob({ projectId: 'kiln', jobId: job.id }, { headers: { authorization: `Bearer ${admin}` } });
+    const viaConnect = toJson(AgentJobSchema, message!, { alwaysEmitImplicit: true }) as any;
+    const withoutNulls = (v: unknown) => JSON.parse(JSON.stringify(v, (_k, x) => (x === null ? undefined : x)));
+    expect(viaConnect.gap).toEqual(job.gap);
+    expect({ ...viaConnect.gapCheck, checkedAt: new Date(viaConnect.gapCheck.checkedAt).toISOString() }).toEqual(withoutNulls(job.gapCheck));
 
     // The preview never reaches readers: the live docs still do not answer until the pull request is merged and ingested.
     expect((await ask(question)).sources).toBe(0);
