@@ -4,6 +4,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import type { JobDoc } from '../../src/agent/job';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { activeJobDoc } from '../support/job-docs';
 
 // `docent jobs watch` as its own process, through the gateway's WatchAgentJob stream over a real socket. The job's
 // status changes are written to MongoDB the way the worker's recordJobStatus activity writes them.
@@ -47,22 +48,7 @@ function watch(args: string[], env: Record<string, string>): Watch {
 const jobs = () => gw.deps.mongo.db.collection<JobDoc>('jobs');
 
 async function insertJob(id: string): Promise<void> {
-  const now = new Date();
-  await jobs().insertOne({
-    _id: id,
-    projectId: 'watched',
-    status: 'active',
-    source: { repository: 'acme/watched', ref: 'main' },
-    model: 'scripted',
-    branch: `docent/${id}`,
-    prLink: null,
-    createdAt: now,
-    updatedAt: now,
-    archivedAt: null,
-    turn: 1,
-    prompts: [{ turn: 1, prompt: 'x', at: now }],
-    asDraft: false,
-  });
+  await jobs().insertOne(activeJobDoc(id, { projectId: 'watched', source: { repository: 'acme/watched', ref: 'main' }, model: 'scripted' }));
 }
 
 beforeAll(async () => {

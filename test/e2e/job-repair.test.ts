@@ -1,5 +1,6 @@
 import type { JobDoc } from '../../src/agent/job';
 import { callApi } from '../support/http';
+import { activeJobDoc } from '../support/job-docs';
 import { workerlessSuite } from '../support/workerless-jobs';
 
 // Issue 12 part 3: a gateway killed between the job insert and the workflow start leaves an active job with no
@@ -10,23 +11,7 @@ const suite = workerlessSuite();
 
 it('a retried create with the same Idempotency-Key starts the job a killed gateway left unstarted', async () => {
   // What the first gateway wrote before it died: the job, and no workflow.
-  const at = new Date();
-  const orphan: JobDoc = {
-    _id: `job_orphan${Date.now()}`,
-    projectId: 'widgets',
-    status: 'active',
-    source: { repository: 'acme/widgets', ref: 'main' },
-    model: suite.model.modelId,
-    branch: 'docent/job_orphan',
-    prLink: null,
-    createdAt: at,
-    updatedAt: at,
-    archivedAt: null,
-    turn: 1,
-    prompts: [{ turn: 1, prompt: 'fix the typo', at }],
-    asDraft: false,
-    idempotencyKey: 'widgets:retry-me',
-  };
+  const orphan = activeJobDoc(`job_orphan${Date.now()}`, { model: suite.model.modelId, idempotencyKey: 'widgets:retry-me' });
   await suite.gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(orphan);
   const handle = suite.gw.deps.temporal.workflow.getHandle(`agent-job-${orphan._id}`);
   await expect(handle.describe()).rejects.toThrow();

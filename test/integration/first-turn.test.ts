@@ -2,6 +2,7 @@ import type { JobDoc } from '../../src/agent/job';
 import { JobEventStore } from '../../src/agent/job-events';
 import { TurnStore } from '../../src/agent/job-turns';
 import { testConfig } from '../support/config';
+import { activeJobDoc } from '../support/job-docs';
 import { testDatabaseSuite } from '../support/test-database';
 
 // A create stores only the job (issue 13): turn 1 and its two opening events read as derived from it until the first
@@ -14,22 +15,7 @@ let n = 0;
 async function newJob(implied = true): Promise<string> {
   const at = new Date(Date.now() - 1000);
   const id = `job_first${++n}`;
-  await db.mongo.db.collection<JobDoc>('jobs').insertOne({
-    _id: id,
-    projectId: 'widgets',
-    status: 'active',
-    source: { repository: 'acme/widgets', ref: 'main' },
-    model: 'm1',
-    branch: `docent/${id}`,
-    prLink: null,
-    createdAt: at,
-    updatedAt: at,
-    archivedAt: null,
-    turn: 1,
-    prompts: [{ turn: 1, prompt: 'fix the typo', at }],
-    asDraft: false,
-    ...(implied ? { firstTurnImplied: true } : {}),
-  });
+  await db.mongo.db.collection<JobDoc>('jobs').insertOne(activeJobDoc(id, { at, ...(implied ? { firstTurnImplied: true } : {}) }));
   return id;
 }
 

@@ -4,6 +4,7 @@ import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
 import { AGENT_TASK_QUEUE, reconcileScheduleId, taskQueueName, type ReconcileJobsResult } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { activeJobDoc } from '../support/job-docs';
 import { callApi } from '../support/http';
 
 // Issue 12 part 3: active jobs that no workflow is running are found and ended by the reconciler, a Temporal workflow
@@ -15,23 +16,7 @@ let running: Promise<void>;
 let key: string;
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000);
 
-function activeJob(id: string, updatedAt: Date): JobDoc {
-  return {
-    _id: id,
-    projectId: 'widgets',
-    status: 'active',
-    source: { repository: 'acme/widgets', ref: 'main' },
-    model: 'm',
-    branch: `docent/${id}`,
-    prLink: null,
-    createdAt: updatedAt,
-    updatedAt,
-    archivedAt: null,
-    turn: 1,
-    prompts: [{ turn: 1, prompt: 'fix the typo', at: updatedAt }],
-    asDraft: false,
-  };
-}
+const activeJob = (id: string, updatedAt: Date): JobDoc => activeJobDoc(id, { at: updatedAt });
 
 beforeAll(async () => {
   gw = await startGateway();
