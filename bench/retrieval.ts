@@ -1,10 +1,10 @@
-// Retrieval quality and latency on the npm docs: top-5 page hits for the tuning, held-out and identifier sets, and
+// Retrieval quality and latency on the npm docs: top-5 page hits for the two tuning sets, the held-out and identifier sets, and
 // search p50 over 200 sequential searches. Each set also reports how many questions have the right page anywhere in the
 // top 20: the most a re-ranker of 20 candidates could put in the top 5. Indexes directly (no Temporal) into an index of its own, then deletes it.
 // Run: npm run bench:retrieval (needs the local stack; DOCENT_EMBEDDINGS=off measures BM25 alone). Held-out misses
 // stay hidden unless --show-held-out is given, so that tuning cannot look at them.
 import { retrieveChunks } from '../src/search/docs-index';
-import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions } from '../test/support/retrieval-questions';
+import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions, tuningQuestions2 } from '../test/support/retrieval-questions';
 import { indexNpmDocs } from './lib/npm-docs';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -15,6 +15,7 @@ async function main() {
   try {
     const sets = [
       ['tuning', tuningQuestions, true],
+      ['tuning 2', tuningQuestions2, true],
       ['held-out', heldOutQuestions, showHeldOut],
       ['held-out 2', heldOutQuestions2, showHeldOut],
       ['held-out 3', heldOutQuestions3, showHeldOut],

@@ -4,10 +4,12 @@ import type { DocChunk } from '../docs/chunk';
 import { stemText } from './analyze';
 import { embeddingText, type Embedder } from './embedder';
 import { blendVectors, fuseRanks, rrfK, strictKeywordQuery, vectorSearch } from './hybrid';
+import { compactVector, expandVector } from './compact-vector';
+import { diverseOrder } from './mmr';
 import { visibilityFilter } from './visibility';
 
 /** Bumped whenever the mapping or the indexed fields change, so that unchanged docs are still rebuilt once. */
-export const DOCS_INDEX_LAYOUT = 3;
+export const DOCS_INDEX_LAYOUT = 4;
 
 // Index names allow few characters; a domain is lowercased and anything else becomes `_`.
 const indexSafe = (domain: string) => domain.toLowerCase().replace(/[^a-z0-9._-]/g, '_');
@@ -38,6 +40,8 @@ export function docsIndexBody(dims?: number, replicas = 0) {
         ...(dims ? { embedding: { type: 'dense_vector' as const, dims, index: true, similarity: 'dot_product' as const } } : {}),
         // Hash of the text a vector was made from: re-ingestion reuses vectors whose text has not changed.
         ...(dims ? { embedding_key: { type: 'keyword' as const, index: false } } : {}),
+        // The vector again in int8 (compact-vector.ts): cheap to read back for comparing candidates with each other.
+        ...(dims ? { embedding_i8: { type: 'binary' as const } } : {}),
         path: { type: 'keyword' as const },
         url: { type: 'keyword' as const, index: false },
         anchor: { type: 'keyword' as const },
@@ -63,7 +67,7 @@ export function chunkDocument(c: DocChunk, embedding?: Float32Array): Record<str
   const { id: _id, ...fields } = c;
   return {
     ...fields,
-    ...(embedding ? { embedding: Array.from(embedding), embedding_key: embeddingKey(c) } : {}),
+    ...(embedding ? { embedding: Array.from(embedding), embedding_key: embeddingKey(c), embedding_i8: compactVector(embedding) } : {}),
     title_stem: stemText(c.title),
     description_stem: stemText(c.description ?? ''),
     headings_stem: stemText(c.headings.join(' ')),
@@ -187,9 +191,12 @@ interface StoredChunk {
   title: string;
   headings: string[];
   text: string;
+  embedding_i8?: string;
 }
 
 const storedFields = ['path', 'url', 'anchor', 'title', 'headings', 'text'];
+// The hybrid search also reads the candidates' vectors, to tell near-copies apart (see mmr.ts).
+const hybridFields = [...storedFields, 'embedding_i8'];
 
 /** Where passages come from: the cluster, the index prefix and, for hybrid retrieval, the embedding model. */
 export interface Retrieval {
@@ -270,11 +277,11 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
   const header = { index, ignore_unavailable: true };
   const searches: estypes.MsearchRequestItem[] = [
     header,
-    { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: storedFields },
+    { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: hybridFields },
     header,
-    { size, query: strictKeywordQuery(q.query, hints, filter), _source: storedFields },
+    { size, query: strictKeywordQuery(q.query, hints, filter), _source: hybridFields },
     // The page the user is on is a source of candidates of its own, best matching passages first.
-    ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: storedFields }] : []),
+    ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: hybridFields }] : []),
   ];
   let { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
   // As in retryOnSwap: an index deleted by a swap after alias resolution; the alias already names the new one.
@@ -307,8 +314,21 @@ async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q
     if (current?.anchor && h.path === current.path && h.anchor === current.anchor) b += 0.5 / (rrfK + 1);
     return b;
   };
+  const vectors = new Map<string, Int8Array>();
+  const vectorOf = (id: string) => {
+    const s = stored.get(id)!._source!.embedding_i8;
+    if (s && !vectors.has(id)) vectors.set(id, expandVector(s));
+    return vectors.get(id);
+  };
+  // An index built before embedding_i8 has no compact vectors: diverseOrder then keeps the fused order.
+  const fused = diverseOrder(fuseRanks(lists, bonus), vectorOf);
+  // Results are sorted by score: a passage moved below weaker ones for repeating a better one takes their score.
+  let cap = Number.POSITIVE_INFINITY;
   const passages = diversify(
-    fuseRanks(lists, bonus).map(({ id, score }) => toPassage(stored.get(id)!, score)),
+    fused.map(({ id, score }) => {
+      cap = Math.min(cap, score);
+      return toPassage(stored.get(id)!, cap);
+    }),
     q.pageSize,
   );
   // Elasticsearch scores dot_product vectors as (1 + cosine) / 2.
@@ -321,7 +341,7 @@ function toPassage(h: estypes.SearchHit<StoredChunk>, score: number): Passage {
   return { id: h._id!, path: s.path, url: s.url, title: s.title, headings: s.headings ?? [], content: s.text, score };
 }
 
-/** Best first, at most `perPage` passages of one page while other pages have matches; still sorted by score. */
+/** Best first, at most `perPage` passages of one page while other pages have matches; still in the given order. */
 export function diversify(ranked: Passage[], size: number, perPage = 2): Passage[] {
   const taken: Passage[] = [];
   const skipped: Passage[] = [];
@@ -335,7 +355,9 @@ export function diversify(ranked: Passage[], size: number, perPage = 2): Passage
     } else skipped.push(p);
   }
   taken.push(...skipped.slice(0, size - taken.length));
-  return taken.sort((a, b) => b.score - a.score);
+  // The order is the ranking's (by score, or re-ordered for diversity), not the scores alone.
+  const position = new Map(ranked.map((p, i) => [p, i]));
+  return taken.sort((a, b) => position.get(a)! - position.get(b)!);
 }
 
 export function isIndexNotFound(err: unknown): boolean {

@@ -2,7 +2,7 @@ import { Client as EsClient } from '@elastic/elasticsearch';
 import { runDocsIngest, parseDocsIngestArgs } from '../../src/cli/docs-ingest';
 import { docsAlias } from '../../src/search/docs-index';
 import { testConfig } from '../support/config';
-import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions } from '../support/retrieval-questions';
+import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions, tuningQuestions2 } from '../support/retrieval-questions';
 import { miniDocsFolder, npmDocsFolder, sameStack, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -139,12 +139,13 @@ describe('POST /discovery/v1/search/{domain}', () => {
   // The bars are what hybrid retrieval reaches today (docs/decisions-assistant.md); raise them, never lower.
   it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
     expect(await hits(tuningQuestions, true)).toBeGreaterThanOrEqual(23);
+    expect(await hits(tuningQuestions2, true)).toBeGreaterThanOrEqual(49);
   });
 
   it('finds the right page in the top 5 for held-out questions it was not tuned on', async () => {
-    expect(await hits(heldOutQuestions, false)).toBeGreaterThanOrEqual(21);
+    expect(await hits(heldOutQuestions, false)).toBeGreaterThanOrEqual(22);
     expect(await hits(heldOutQuestions2, false)).toBeGreaterThanOrEqual(19);
-    expect(await hits(heldOutQuestions3, false)).toBeGreaterThanOrEqual(20);
+    expect(await hits(heldOutQuestions3, false)).toBeGreaterThanOrEqual(21);
   });
 
   it('finds the page that names an exact config key, field or flag', async () => {
