@@ -6,7 +6,7 @@ import type { JobDoc } from '../../src/agent/job';
 import { JobEventStore } from '../../src/agent/job-events';
 import { TurnStore } from '../../src/agent/job-turns';
 import { JobStore } from '../../src/agent/job-store';
-import { AgentJobService } from '../../src/agent/service';
+import { AgentJobService, workflowSummary } from '../../src/agent/service';
 import type { Deps } from '../../src/deps';
 import { AGENT_TASK_QUEUE, agentJobWorkflowId, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../../test/support/gateway';
@@ -92,6 +92,8 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
         },
       ],
       workflowIdConflictPolicy: 'USE_EXISTING',
+      // What the Temporal Web UI shows for a job is part of the start, like the project search attribute above.
+      ...workflowSummary(doc, prompt),
     });
   };
 

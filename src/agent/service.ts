@@ -44,7 +44,7 @@ export interface AgentJobServiceDeps {
 }
 
 /** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
-function workflowSummary(job: JobDoc, prompt: string): { staticSummary: string; staticDetails: string } {
+export function workflowSummary(job: JobDoc, prompt: string): { staticSummary: string; staticDetails: string } {
   const firstLine = prompt.trim().split('\n')[0]!.slice(0, 120);
   return {
     staticSummary: `${job.projectId}: ${firstLine}`,
