@@ -4,27 +4,18 @@
 // Run: tsc -p tsconfig.bench.json && ONLY=M_base,mmr SHOW=1 node dist/bench/rerank-lab.js
 // (ONLY: name prefixes; SHOW: tuning misses; SIZE: candidates per list; SIM=jaccard; SENT=off|plain|ctx|ctx2; PER_PAGE).
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { loadConfig } from '../src/config';
-import { chunkPage, type DocChunk } from '../src/docs/chunk';
+import type { DocChunk } from '../src/docs/chunk';
 import { chunkDocument, diversify, docsIndexBody, docsIndexName, type Passage } from '../src/search/docs-index';
 import { Embedder, embeddingText } from '../src/search/embedder';
 import { fuseRanks, strictKeywordQuery, vectorSearch } from '../src/search/hybrid';
+import { npmDocChunks } from './lib/npm-docs';
 import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions, tuningQuestions2 } from '../test/support/retrieval-questions';
 
-const docs = path.resolve(__dirname, '../../test/fixtures/docs/npm');
-async function listMd(root: string, dir = ''): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(path.join(root, dir), { withFileTypes: true })) {
-    const rel = dir ? `${dir}/${e.name}` : e.name;
-    if (e.isDirectory()) out.push(...(await listMd(root, rel)));
-    else if (/\.md$/.test(e.name)) out.push(rel);
-  }
-  return out;
-}
 const dot = (a: Float32Array, b: Float32Array) => {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
@@ -53,8 +44,7 @@ async function main() {
   const config = loadConfig({ ...process.env, DOCENT_LOG_LEVEL: 'silent' });
   const es = new EsClient({ nodes: config.elasticsearch.nodes });
   const embedder = await Embedder.load(config.embeddingModelDir!, 0);
-  const files = await listMd(docs);
-  const chunks: DocChunk[] = (await Promise.all(files.map(async (f) => chunkPage(f, await readFile(path.join(docs, f), 'utf8'), { baseUrl: 'https://x' })))).flat();
+  const chunks: DocChunk[] = await npmDocChunks();
   const byId = new Map(chunks.map((c) => [c.id, c]));
   let t = performance.now();
   const cached = async (name: string, texts: string[]): Promise<Float32Array[]> => {

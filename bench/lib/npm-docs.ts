@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { loadConfig } from '../../src/config';
-import { chunkPage } from '../../src/docs/chunk';
+import { chunkPage, type DocChunk } from '../../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, type Retrieval } from '../../src/search/docs-index';
 import { embedderLoader, embeddingText } from '../../src/search/embedder';
 
@@ -18,6 +18,12 @@ async function listMd(root: string, dir = ''): Promise<string[]> {
     else if (/\.md$/.test(e.name)) out.push(rel);
   }
   return out;
+}
+
+/** The passages of the npm docs, as ingestion cuts them. */
+export async function npmDocChunks(): Promise<DocChunk[]> {
+  const files = await listMd(docs);
+  return (await Promise.all(files.map(async (f) => chunkPage(f, await readFile(path.join(docs, f), 'utf8'), { baseUrl: 'https://x' })))).flat();
 }
 
 export interface NpmDocsIndex {
@@ -41,8 +47,7 @@ export async function indexNpmDocs(log: (line: string) => void = console.log): P
     await es.close();
   };
   try {
-    const files = await listMd(docs);
-    const chunks = (await Promise.all(files.map(async (f) => chunkPage(f, await readFile(path.join(docs, f), 'utf8'), { baseUrl: 'https://x' })))).flat();
+    const chunks = await npmDocChunks();
     const embedder = embeddings ? await embeddings() : undefined;
     const started = performance.now();
     const vectors = embedder ? await embedder.embedMany(chunks.map(embeddingText)) : undefined;
