@@ -203,7 +203,7 @@ describe('a busy window', () => {
     const limits = new RateLimits(monitored.db(config.mongo.db), { ...config.limits, assistantPerKeyMonth: 100_000, assistantPerOrgHour: 100_000, assistantPerIpDay: 100_000 });
     const who = { keyId: 'key_steady', orgId: 'org_steady', ip: '10.9.0.1' };
     try {
-      const sent = 200;
+      const sent = 400;
       let waited = 0;
       const remaining: number[] = [];
       for (let i = 0; i < sent; i++) {
@@ -214,7 +214,7 @@ describe('a busy window', () => {
         await new Promise((r) => setTimeout(r, 3)); // a few hundred messages a second, one at a time
       }
       // Only the window's first claims are waited for (each lease doubles from one slot); claiming ahead hides the rest.
-      expect(waited).toBeLessThanOrEqual(6);
+      expect(waited).toBeLessThanOrEqual(8);
       // What clients are told goes down by one per message, claims ahead or not.
       expect(remaining.every((r, i) => i === 0 || r === remaining[i - 1]! - 1)).toBe(true);
       // Units claimed ahead and not used are handed back at shutdown: the slot documents count exactly what was admitted.
