@@ -13,14 +13,9 @@ import type { DocChunk } from '../src/docs/chunk';
 import { chunkDocument, diversify, docsIndexBody, docsIndexName, type Passage } from '../src/search/docs-index';
 import { Embedder, embeddingText } from '../src/search/embedder';
 import { fuseRanks, strictKeywordQuery, vectorSearch } from '../src/search/hybrid';
+import { dot } from '../src/search/vector-math';
 import { npmDocChunks } from './lib/npm-docs';
 import { heldOutQuestions, heldOutQuestions2, heldOutQuestions3, identifierQueries, tuningQuestions, tuningQuestions2 } from '../test/support/retrieval-questions';
-
-const dot = (a: Float32Array, b: Float32Array) => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-};
 
 export function sentencesOf(text: string): string[] {
   return text

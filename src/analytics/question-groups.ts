@@ -1,4 +1,5 @@
 import type { Embedder } from '../search/embedder';
+import { dot } from '../search/vector-math';
 
 /** Questions that mean the same thing, most asked wording first. */
 export interface QuestionGroup {
@@ -17,12 +18,6 @@ const normalize = (q: string) =>
     .toLowerCase()
     .replace(/[\s?!.,;:]+/g, ' ')
     .trim();
-
-const dot = (a: Float32Array, b: Float32Array) => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-};
 
 /**
  * Groups questions by meaning: each distinct wording (most asked first) joins the first group whose leading wording

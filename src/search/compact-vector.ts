@@ -14,16 +14,3 @@ export function expandVector(s: string): Int8Array {
   const b = Buffer.from(s, 'base64');
   return new Int8Array(b.buffer, b.byteOffset, b.length);
 }
-
-/** Cosine of two vectors of any scale (0 when either is all zeros). */
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let d = 0; d < a.length; d++) {
-    ab += a[d]! * b[d]!;
-    aa += a[d]! * a[d]!;
-    bb += b[d]! * b[d]!;
-  }
-  return aa && bb ? ab / Math.sqrt(aa * bb) : 0;
-}

@@ -1,6 +1,6 @@
 // Maximal marginal relevance (Carbonell and Goldstein, 1998) over the fused candidates: docs repeat themselves (the same
 // generated option section on many command pages), and five near-copies of one passage leave no room for the answer.
-import { cosine } from './compact-vector';
+import { cosine } from './vector-math';
 
 /** Weight of relevance against redundancy; chosen on the tuning sets (0.6–0.75 scored alike there, see the decisions). */
 export const mmrLambda = 0.7;

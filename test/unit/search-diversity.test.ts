@@ -1,4 +1,5 @@
-import { compactVector, cosine, expandVector } from '../../src/search/compact-vector';
+import { compactVector, expandVector } from '../../src/search/compact-vector';
+import { cosine } from '../../src/search/vector-math';
 import { diversify, type Passage } from '../../src/search/docs-index';
 import { diverseOrder } from '../../src/search/mmr';
 
