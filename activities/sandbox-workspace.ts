@@ -1,7 +1,7 @@
 import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxConfig } from '../src/config';
-import { probeSandbox, runInSandbox, type CommandResult, type SandboxSpec } from '../src/sandbox';
+import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../src/sandbox';
 import type { FileOwner } from './clone-fs';
 import { jobFolder } from './job-paths';
 
@@ -9,7 +9,7 @@ import { jobFolder } from './job-paths';
 export interface TurnSandbox {
   /** Who must own the worktree's files for sandboxed commands to edit them (set when the worker runs as root). */
   owner?: FileOwner;
-  run(command: string, opts?: { signal?: AbortSignal; headBytes?: number; tailBytes?: number }): Promise<CommandResult>;
+  run(command: string, opts?: RunOptions): Promise<CommandResult>;
   /** Gives files git (running as the worker) just wrote back to the sandbox's user. */
   handOver(): Promise<void>;
 }

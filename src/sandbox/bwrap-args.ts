@@ -2,15 +2,25 @@
 import type { TopLevelEntry } from './host-layout';
 import type { SandboxSpec } from './types';
 
-/** PATH for bwrap/setpriv themselves (spawned with no other variable) and for the command inside. */
+/** PATH for bwrap/setpriv themselves and for the command inside. */
 export const HOST_PATH = '/usr/local/bin:/usr/bin:/bin';
-export const SANDBOX_ENV: ReadonlyArray<readonly [string, string]> = [
-  ['PATH', '/usr/local/bin:/usr/bin:/bin'],
-  ['HOME', '/home/sandbox'],
-  ['LANG', 'C.UTF-8'],
-  ['TMPDIR', '/tmp'],
-  ['CI', 'true'],
-];
+export const SANDBOX_ENV: Readonly<Record<string, string>> = { PATH: HOST_PATH, HOME: '/home/sandbox', LANG: 'C.UTF-8', TMPDIR: '/tmp', CI: 'true' };
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * The whole environment bwrap is spawned with, and so what the command sees: the fixed variables plus `extra`.
+ * Passed as the spawn's environment, never as --setenv arguments, so values (setup secrets) never show in a host
+ * process listing; bwrap's PID 1 inside keeps this same environment, so /proc/1/environ holds nothing more.
+ */
+export function sandboxEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  for (const [name, value] of Object.entries(extra)) {
+    if (!ENV_NAME.test(name)) throw new TypeError(`sandbox environment variable name ${JSON.stringify(name)} is not a valid name`);
+    if (name in SANDBOX_ENV) throw new TypeError(`sandbox environment variable ${name} is set by the sandbox itself`);
+    if (typeof value !== 'string' || value.includes('\0')) throw new TypeError(`sandbox environment variable ${name} must be a string without NUL bytes`);
+  }
+  return { ...SANDBOX_ENV, ...extra };
+}
 
 export const WORKSPACE = '/workspace';
 export const HOME = '/home/sandbox';
@@ -43,8 +53,6 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   const a: string[] = ['--unshare-all', '--unshare-user', '--disable-userns'];
   if (spec.network) a.push('--share-net');
   a.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox');
-  a.push('--clearenv');
-  for (const [k, v] of SANDBOX_ENV) a.push('--setenv', k, v);
 
   a.push('--ro-bind', '/usr', '/usr');
   for (const e of topLevel) {

@@ -3,13 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { openBindSources } from './bind-sources';
-import { bwrapArgs, HOST_PATH, launchCommand, type ChildFds } from './bwrap-args';
+import { bwrapArgs, launchCommand, sandboxEnvironment, type ChildFds } from './bwrap-args';
 import { usedBytes, watchDiskGrowth } from './disk-watch';
 import { unavailable } from './errors';
 import { hostTopLevel } from './host-layout';
 import { DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, OutputCapture } from './output';
 import { validateSpec } from './spec';
-import type { CommandResult, SandboxSpec } from './types';
+import type { CommandResult, RunOptions, SandboxSpec } from './types';
 
 /** Child fd numbers: 0-2 are stdio, then the status pipe and the bind sources (all below 10: dash redirects only single digits). */
 const FD_STARTED = 3;
@@ -44,8 +44,9 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
 const EXIT_GRACE_MS = 1000;
 
 /** Runs `/bin/sh -c command` inside a fresh sandbox; never throws for the command's own failure (that is exitCode). Throws SandboxUnavailable if bwrap cannot start at all. */
-export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { signal?: AbortSignal; headBytes?: number; tailBytes?: number }): Promise<CommandResult> {
+export async function runInSandbox(spec: SandboxSpec, command: string, opts?: RunOptions): Promise<CommandResult> {
   validateSpec(spec);
+  const env = sandboxEnvironment(opts?.env);
   if (typeof command !== 'string' || command.includes('\0')) throw new TypeError('sandbox command must be a string without NUL bytes');
   const capture = new OutputCapture(opts?.headBytes ?? DEFAULT_HEAD_BYTES, opts?.tailBytes ?? DEFAULT_TAIL_BYTES);
   const signal = opts?.signal;
@@ -62,8 +63,8 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: { 
     const { file, args } = launchCommand(spec, bwrapArgs(spec, fds, topLevel, command));
     const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', 'pipe', sources.workspace.fd, sources.home.fd];
     if (sources.git) stdio.push(sources.git.fd);
-    // Only PATH: bwrap's PID 1 inside keeps the environment it was started with, readable at /proc/1/environ.
-    child = spawn(file, args, { stdio, env: { PATH: HOST_PATH }, detached: true, cwd: '/' });
+    // Only the sandbox's own variables: bwrap's PID 1 inside keeps the environment it was started with (/proc/1/environ).
+    child = spawn(file, args, { stdio, env, detached: true, cwd: '/' });
   } catch (err) {
     await sources.close();
     throw unavailable('cannot spawn bwrap', (err as Error).message);

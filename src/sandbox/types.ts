@@ -42,3 +42,12 @@ export interface CommandResult {
   /** Set when docent stopped the command rather than the command ending by itself. */
   stoppedBy?: 'timeout' | 'disk' | 'cancelled';
 }
+
+/** Per-command options of runInSandbox. */
+export interface RunOptions {
+  signal?: AbortSignal;
+  headBytes?: number;
+  tailBytes?: number;
+  /** Variables added to the command's environment (setup secrets, proxy settings); names the sandbox sets itself are refused. */
+  env?: Readonly<Record<string, string>>;
+}

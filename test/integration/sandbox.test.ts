@@ -1,7 +1,7 @@
 // The sandbox against the real bwrap on this machine: every boundary is tried from inside, no mocks.
 import { spawnSync } from 'node:child_process';
 import { pbkdf2, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,6 +104,31 @@ describe('sandbox: identity and isolation', () => {
     } finally {
       delete process.env.DOCENT_TEST_SECRET;
     }
+  });
+
+  it('gives a command the variables it is handed, out of every host process listing, and refuses names the sandbox sets', async () => {
+    const value = `v-${randomBytes(12).toString('hex')}`;
+    const seen: string[] = [];
+    const listing = setInterval(() => {
+      // What any host user sees of running processes' command lines while the command runs.
+      for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+        try {
+          seen.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    }, 5);
+    try {
+      const r = await runInSandbox(spec(), 'sleep 0.2; printf %s "$TOKEN_FOR_SETUP"', { env: { TOKEN_FOR_SETUP: value } });
+      expect(r.output).toBe(value);
+    } finally {
+      clearInterval(listing);
+    }
+    expect(seen.some((c) => c.includes('bwrap'))).toBe(true);
+    expect(seen.some((c) => c.includes(value))).toBe(false);
+    await expect(runInSandbox(spec(), 'true', { env: { HOME: '/root' } })).rejects.toThrow(TypeError);
+    await expect(runInSandbox(spec(), 'true', { env: { 'BAD-NAME': 'x' } })).rejects.toThrow(TypeError);
   });
 
   it('has no network by default and the host network with network: true', async () => {
