@@ -6,5 +6,11 @@ import type { Config } from '../config';
  * on the next one, so each process allows at least one retry per other node whatever its own retry budget.
  */
 export function createEsClient(es: Config['elasticsearch'], options: { maxRetries: number; requestTimeout: number }): EsClient {
-  return new EsClient({ nodes: es.nodes, maxRetries: Math.max(options.maxRetries, es.nodes.length - 1), requestTimeout: options.requestTimeout });
+  return new EsClient({
+    nodes: es.nodes,
+    maxRetries: Math.max(options.maxRetries, es.nodes.length - 1),
+    requestTimeout: options.requestTimeout,
+    ...(es.auth && { auth: es.auth }),
+    ...(es.caCertificate && { tls: { ca: es.caCertificate } }),
+  });
 }
