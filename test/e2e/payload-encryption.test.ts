@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { checkoutClean, createGitActivities } from '../../activities/git';
@@ -168,6 +168,43 @@ describe('the codec endpoint', () => {
     const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"a":1}').toString('base64') };
     const r = await codecCall('/codec/decode', { payloads: [plain] }, asOperator);
     expect(await r.json()).toEqual({ payloads: [plain] });
+  });
+});
+
+describe('clear payloads once keys are set', () => {
+  // Anyone who reaches Temporal could start a workflow with input of their own; with keys set the worker must not run it.
+  it('a workflow started with clear input never runs: its workflow task fails, naming the migration flag', async () => {
+    const clear = new Client({ connection: gw.deps.temporalConnection, namespace: gw.deps.config.temporal.namespace });
+    const jobId = `job_clear${randomBytes(4).toString('hex')}`;
+    const input: AgentJobInput = {
+      jobId,
+      projectId: 'widgets',
+      repository: 'acme/widgets',
+      baseRef: 'main',
+      branch: `docent/${jobId}`,
+      model: model.modelId,
+      asDraft: false,
+      first: { prompt: 'injected without the key', turn: 1, history: [] },
+      heartbeatTimeoutMs: 10_000,
+      maxSteps: 5,
+    };
+    const handle = await clear.workflow.start('agentJob', { taskQueue: taskQueueName(gw.deps.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE), workflowId: `clear-${jobId}`, args: [input] });
+    try {
+      const deadline = Date.now() + 60_000;
+      let failure: string | undefined;
+      let events: Awaited<ReturnType<typeof handle.fetchHistory>>['events'] = [];
+      while (!failure && Date.now() < deadline) {
+        events = (await handle.fetchHistory()).events ?? [];
+        failure = events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message ?? undefined;
+        if (!failure) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(failure).toMatch(/not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1/);
+      expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect(model.requests.some((q) => JSON.stringify(q).includes('injected without the key'))).toBe(false);
+    } finally {
+      await handle.terminate('test over');
+    }
   });
 });
 
