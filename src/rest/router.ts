@@ -126,7 +126,13 @@ function responseSchemas(r: Route) {
 }
 
 const operationId = (r: Route) => r.method.toLowerCase() + r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
-const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = { admin: [{ adminKey: [] }], assistant: [{ assistantKey: [] }], none: [], operator: [{ operatorToken: [] }], metrics: [{ metricsToken: [] }] };
+const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = {
+  admin: [{ adminKey: [] }],
+  assistant: [{ assistantKey: [] }],
+  none: [],
+  operator: [{ operatorToken: [] }],
+  metrics: [{ metricsToken: [] }],
+};
 
 function schemaOf(r: Route): FastifySchema {
   const names = paramNames(r.path);

@@ -62,7 +62,9 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     return payloads.map((payload) => {
       if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) {
         if (this.options.allowPlaintext) return payload;
-        throw new PayloadDecryptionError('payload is not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1 reads such payloads while histories from before encryption drain');
+        throw new PayloadDecryptionError(
+          'payload is not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1 reads such payloads while histories from before encryption drain',
+        );
       }
       const keyId = text(payload.metadata?.[KEY_ID_METADATA]) ?? '';
       const key = this.keys.keys.get(keyId);

@@ -32,14 +32,25 @@ let docs: string;
 beforeAll(async () => {
   await stack('start', 'elasticsearch');
   // The cluster's own credentials, as `infra/stack.sh env` gives them for its ports.
-  const clusterSettings = Object.fromEntries((await stack('env')).stdout.split('\n').filter((l) => l.startsWith('DOCENT_ES_')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const clusterSettings = Object.fromEntries(
+    (await stack('env')).stdout
+      .split('\n')
+      .filter((l) => l.startsWith('DOCENT_ES_'))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   config = testConfig({ ...clusterSettings, DOCENT_ES_URL: nodes.join(','), DOCENT_ES_REPLICAS: '1' });
   es = createEsClient(config.elasticsearch, { maxRetries: 2, requestTimeout: 30_000 });
   docs = await mkdtemp(path.join(os.tmpdir(), 'docent-cluster-docs-'));
   await cp(miniDocsFolder, docs, { recursive: true });
   worker = await startWorker(config);
   await runDocsIngest(config, { domain, source: docs, baseUrl: 'https://kiln.example' }, () => undefined);
-  gw = await startGateway({ ...clusterSettings, DOCENT_MONGO_DB: config.mongo.db, DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix, DOCENT_ES_URL: nodes.join(','), DOCENT_MODEL_PROVIDER: '' });
+  gw = await startGateway({
+    ...clusterSettings,
+    DOCENT_MONGO_DB: config.mongo.db,
+    DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix,
+    DOCENT_ES_URL: nodes.join(','),
+    DOCENT_MODEL_PROVIDER: '',
+  });
   key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
 }, 240_000);
 
