@@ -8,8 +8,10 @@ bash infra/stack.sh start
 # a value already in the environment wins. `npm run gateway` and `npm run worker` do none of this.
 while IFS='=' read -r name value; do [ -n "${!name:-}" ] || export "$name=$value"; done < <(bash infra/stack.sh env)
 export DOCENT_SECRET_KEY="${DOCENT_SECRET_KEY:-$(bash infra/local-secret.sh secret-key)}"
-export DOCENT_METRICS_TOKEN="${DOCENT_METRICS_TOKEN:-$(bash infra/local-secret.sh metrics-token)}"
 CACHE="${DOCENT_CACHE:-$HOME/.cache/docent}"
+metrics_token='$DOCENT_METRICS_TOKEN'
+[ -n "${DOCENT_METRICS_TOKEN:-}" ] || { DOCENT_METRICS_TOKEN="$(bash infra/local-secret.sh metrics-token)"; metrics_token="\$(cat $CACHE/metrics-token)"; }
+export DOCENT_METRICS_TOKEN
 LOGS="${DOCENT_RUN_DIR:-$CACHE/run}/logs"
 mkdir -p "$LOGS"
 
@@ -33,7 +35,7 @@ docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
   playground                $http/playground/   (README, "Playground")
-  metrics                   curl -H "Authorization: Bearer \$(cat $CACHE/metrics-token)" $http/metrics
+  metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
   secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
