@@ -6,8 +6,9 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { checkoutClean, createGitActivities } from '../../activities/git';
+import { redeliverWebhook } from '../../src/cli/webhook-commands';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
-import { AGENT_TASK_QUEUE, taskQueueName, type AgentJobInput } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, taskQueueName, webhookDeliveryWorkflowId, type AgentJobInput } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -52,7 +53,7 @@ beforeAll(async () => {
   // The sandbox's unprivileged user must be able to pass through the parents of the workspace.
   for (const dir of [base, path.dirname(workspaceDir)]) await chmod(dir, 0o711);
   await writeFile(path.join(base, 'keep.txt'), 'must survive\n');
-  const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin };
+  const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin, DOCENT_SECRET_KEY: randomBytes(32).toString('base64') };
   gw = await startGateway({ ...encryption, DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
@@ -204,6 +205,30 @@ describe('clear payloads once keys are set', () => {
       expect(model.requests.some((q) => JSON.stringify(q).includes('injected without the key'))).toBe(false);
     } finally {
       await handle.terminate('test over');
+    }
+  });
+});
+
+describe('every client encrypts', () => {
+  it('a redelivery started by the docent CLI sends its payload encrypted, so the worker takes it', async () => {
+    const { endpoint } = await gw.deps.webhooks.create('widgets', { url: 'https://hooks.widgets.example/docent' });
+    const messageId = `msg_${randomBytes(4).toString('hex')}`;
+    await gw.deps.webhooks.saveMessage({ _id: messageId, projectId: 'widgets', type: 'agent_job.completed', payload: '{"secret":"quokka-webhook-body"}', at: new Date() });
+    await redeliverWebhook(gw.deps, gw.deps.config, 'widgets', endpoint._id, messageId);
+    const prefix = `${webhookDeliveryWorkflowId(messageId)}-redeliver-`;
+    // Visibility lists a started workflow a moment later.
+    let workflowId: string | undefined;
+    for (const deadline = Date.now() + 20_000; !workflowId && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      for await (const w of gw.deps.temporal.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}"` })) workflowId = w.workflowId;
+    }
+    const handle = gw.deps.temporal.workflow.getHandle(workflowId!);
+    try {
+      const history = await handle.fetchHistory();
+      const input = history.events!.find((e) => e.workflowExecutionStartedEventAttributes)!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+      expect(bytesIn(history).join('\n')).not.toContain('quokka-webhook-body');
+    } finally {
+      await handle.terminate('test over').catch(() => undefined);
     }
   });
 });
