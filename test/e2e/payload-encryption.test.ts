@@ -6,9 +6,10 @@ import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { checkoutClean, createGitActivities } from '../../activities/git';
+import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
 import { redeliverWebhook } from '../../src/cli/webhook-commands';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
-import { AGENT_TASK_QUEUE, taskQueueName, webhookDeliveryWorkflowId, type AgentJobInput } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, reconcileScheduleId, taskQueueName, webhookDeliveryWorkflowId, type AgentJobInput } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -210,6 +211,24 @@ describe('clear payloads once keys are set', () => {
 });
 
 describe('every client encrypts', () => {
+  it('the reconciler schedule made before keys were set is made again with its input encrypted', async () => {
+    const prefix = `clear-schedule-${randomBytes(3).toString('hex')}-`;
+    const clear = new Client({ connection: gw.deps.temporalConnection, namespace: gw.deps.config.temporal.namespace });
+    await ensureReconcileSchedule(clear, prefix);
+    const handle = gw.deps.temporal.schedule.getHandle(reconcileScheduleId(prefix));
+    try {
+      await expect(handle.describe()).rejects.toThrow(/not encrypted although DOCENT_PAYLOAD_KEYS is set/);
+      await ensureReconcileSchedule(gw.deps.temporal, prefix);
+      const action = (await handle.describe()).action as { args?: unknown[] };
+      expect(action.args).toEqual([expect.objectContaining({ olderThanMs: expect.any(Number) })]);
+      const raw = await clear.workflowService.describeSchedule({ namespace: gw.deps.config.temporal.namespace, scheduleId: reconcileScheduleId(prefix) });
+      const input = raw.schedule!.action!.startWorkflow!.input!.payloads![0]!;
+      expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  });
+
   it('a redelivery started by the docent CLI sends its payload encrypted, so the worker takes it', async () => {
     const { endpoint } = await gw.deps.webhooks.create('widgets', { url: 'https://hooks.widgets.example/docent' });
     const messageId = `msg_${randomBytes(4).toString('hex')}`;
