@@ -143,8 +143,9 @@ healthy_model() { [ -f "$MODEL_LINK/.ok" ]; }
 # The password goes to curl on standard input (a config line), never on its command line.
 es_curl() { printf 'user = "%s:%s"\n' "$STACK_USER" "$(bash "$HERE/local-secret.sh" es-password)" | curl -K - "$@"; }
 healthy_elasticsearch() { es_curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&wait_for_nodes=$ES_NODES&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
-# Answering without a password: a node started before credentials existed (or someone else's).
-open_elasticsearch() { curl -fsS -o /dev/null "http://127.0.0.1:$ES_PORT/" 2>/dev/null; }
+# Answering without a password: a node started before credentials existed (or someone else's). Not `/`, which this
+# distribution answers 405 with security off.
+open_elasticsearch() { curl -fsS -o /dev/null "http://127.0.0.1:$ES_PORT/_cluster/health" 2>/dev/null; }
 
 # A part listening without its `secured` marker was started by an older stack.sh, without credentials: restart it
 # (its data stays) when this script started it, or say what to do when it did not.
@@ -219,7 +220,11 @@ prepare_es_config() {
 start_elasticsearch() {
   install_elasticsearch
   open_elasticsearch && restart_unsecured elasticsearch "$ES_PORT"
-  if healthy_elasticsearch; then say "elasticsearch already healthy on $ES_PORT"; return 0; fi
+  if healthy_elasticsearch; then
+    # Refusing a caller without the password: secured, whatever the marker says.
+    touch "$(secured_marker elasticsearch "$ES_PORT")"
+    say "elasticsearch already healthy on $ES_PORT"; return 0
+  fi
   local java_home; java_home="${ES_JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
   local as=(); [ -n "$ES_USER" ] && as=(setpriv --reuid="$ES_USER" --regid="$ES_USER" --init-groups env HOME="$ES_RUN")
   mkdir -p "$ES_RUN"; [ -n "$ES_USER" ] && chown "$ES_USER:" "$ES_RUN"
