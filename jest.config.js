@@ -2,6 +2,8 @@
 module.exports = {
   testEnvironment: '<rootDir>/test/support/node-environment.js',
   roots: ['<rootDir>/test'],
+  // The local stack's credentials (infra/stack.sh env), as `npm start` gives them to the gateway and worker.
+  setupFiles: ['<rootDir>/test/support/stack-env.js'],
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],

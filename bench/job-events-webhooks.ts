@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../src/search/es-client';
 import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
@@ -98,7 +98,7 @@ export const jobEventsWebhooks: Benchmark = {
     }
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
-    const es = new EsClient({ nodes: config.elasticsearch.nodes });
+    const es = createEsClient(config.elasticsearch);
     const temporal = new TemporalClient({ connection, namespace: config.temporal.namespace });
     const activities = {
       ...createActivities({ config, db: mongo.db, es, workerIdentity: 'bench-worker', temporal }),

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../src/search/es-client';
 import { loadConfig } from '../src/config';
 import type { DocChunk } from '../src/docs/chunk';
 import { chunkDocument, diversify, docsIndexBody, docsIndexName, type Passage } from '../src/search/docs-index';
@@ -37,7 +37,7 @@ type Variant = (c: Cand[], q: Float32Array) => Array<{ id: string; score: number
 
 async function main() {
   const config = loadConfig({ ...process.env, DOCENT_LOG_LEVEL: 'silent' });
-  const es = new EsClient({ nodes: config.elasticsearch.nodes });
+  const es = createEsClient(config.elasticsearch);
   const embedder = await Embedder.load(config.embeddingModelDir!, 0);
   const chunks: DocChunk[] = await npmDocChunks();
   const byId = new Map(chunks.map((c) => [c.id, c]));

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../src/search/es-client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { workspaceQueueName } from '../activities/workspace-queue';
@@ -79,7 +79,7 @@ export const workflowOverhead: Benchmark = {
     }
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
-    const es = new EsClient({ nodes: config.elasticsearch.nodes });
+    const es = createEsClient(config.elasticsearch);
     const taskQueue = taskQueueName(config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE);
     const t = performance.now();
     const activities = { ...createActivities({ config, db: mongo.db, es, workerIdentity: 'bench-worker' }), benchNoop: async () => undefined };

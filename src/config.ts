@@ -120,6 +120,12 @@ const settings = z.object({
   DOCENT_ES_URL: nodeList.default(['http://127.0.0.1:9200']),
   // Copies of each documentation index on other nodes; 0 suits one node, 1 or more a cluster.
   DOCENT_ES_REPLICAS: z.coerce.number().int().min(0).max(10).default(0),
+  // Elasticsearch with security on: a user and password, or an API key (base64 `id:key`, as Elasticsearch returns it).
+  DOCENT_ES_USERNAME: z.string().optional(),
+  DOCENT_ES_PASSWORD: z.string().optional(),
+  DOCENT_ES_API_KEY: z.string().optional(),
+  // The CA that signed Elasticsearch's HTTPS certificate, when it is not one the system trusts (PEM or a file path).
+  DOCENT_ES_CA: pem.optional(),
   DOCENT_ES_INDEX_PREFIX: z
     .string()
     .regex(/^[a-z0-9_-]{1,40}$/, 'must be lowercase letters, digits, - or _')
@@ -143,6 +149,8 @@ const settings = z.object({
   DOCENT_TEMPORAL_API_KEY: z.string().optional(),
   // AES-256-GCM keys for workflow and activity payloads; unset leaves payloads in clear.
   DOCENT_PAYLOAD_KEYS: payloadKeys.optional(),
+  // Only while histories written before DOCENT_PAYLOAD_KEYS drain: lets the codec read payloads that were never encrypted.
+  DOCENT_PAYLOAD_ALLOW_PLAINTEXT: z.enum(['0', '1']).default('0'),
   // Bearer token operators (the Temporal UI) send to the gateway's codec endpoint; unset leaves the endpoint off.
   DOCENT_CODEC_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   DOCENT_TASK_QUEUE_PREFIX: z
@@ -260,6 +268,8 @@ const settings = z.object({
   DOCENT_API_KEY: z.string().optional(),
   // OpenTelemetry traces go to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318/v1/traces); unset means tracing is off.
   DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  // Bearer token a Prometheus scraper sends to GET /metrics; unset leaves /metrics refusing everyone.
+  DOCENT_METRICS_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
 });
 
 export interface Config {
@@ -268,7 +278,7 @@ export interface Config {
   grpcPort: number;
   mongo: { url: string; db: string; readConcern?: ReadConcernLevel; writeConcern?: 'majority' | number };
   /** One or more node URLs; `replicas` copies of each index live on other nodes. */
-  elasticsearch: { nodes: string[]; indexPrefix: string; replicas: number };
+  elasticsearch: { nodes: string[]; indexPrefix: string; replicas: number; auth?: EsAuth; caCertificate?: Buffer };
   /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
   embeddingModelDir?: string;
   temporal: TemporalConfig;
@@ -310,7 +320,12 @@ export interface Config {
   api: { url: string; key?: string };
   /** OTLP/HTTP traces endpoint; tracing is off when unset. */
   otlpEndpoint?: string;
+  /** The bearer token of GET /metrics; undefined means /metrics answers 401 to everyone. */
+  metricsToken?: string;
 }
+
+/** How docent signs in to Elasticsearch with security on. */
+export type EsAuth = { username: string; password: string } | { apiKey: string };
 
 export type ReadConcernLevel = 'local' | 'available' | 'majority' | 'linearizable' | 'snapshot';
 
@@ -327,6 +342,8 @@ export interface TemporalConfig {
   apiKey?: string;
   /** Payload encryption keys: `encryptWith` names the key new payloads use; all of them decrypt. */
   payloadKeys?: { encryptWith: string; keys: ReadonlyMap<string, Buffer> };
+  /** With payload keys set, whether payloads that were never encrypted are still read (a migration window). */
+  allowPlaintextPayloads: boolean;
   /** Token of the gateway's codec endpoint (POST /codec/decode, /codec/encode). */
   codecToken?: string;
 }
@@ -367,6 +384,7 @@ function temporalConfig(s: Settings): TemporalConfig {
       : undefined,
     apiKey: s.DOCENT_TEMPORAL_API_KEY,
     payloadKeys: s.DOCENT_PAYLOAD_KEYS,
+    allowPlaintextPayloads: s.DOCENT_PAYLOAD_ALLOW_PLAINTEXT === '1',
     codecToken: s.DOCENT_CODEC_TOKEN,
   };
 }
@@ -381,6 +399,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const s = parsed.data;
   if (!s.DOCENT_TEMPORAL_TLS_CERT !== !s.DOCENT_TEMPORAL_TLS_KEY) throw new ConfigError('invalid configuration: DOCENT_TEMPORAL_TLS_CERT and DOCENT_TEMPORAL_TLS_KEY go together (mTLS)');
+  if (!s.DOCENT_ES_USERNAME !== !s.DOCENT_ES_PASSWORD) throw new ConfigError('invalid configuration: DOCENT_ES_USERNAME and DOCENT_ES_PASSWORD go together');
+  if (s.DOCENT_ES_API_KEY && s.DOCENT_ES_USERNAME) throw new ConfigError('invalid configuration: give Elasticsearch either DOCENT_ES_API_KEY or DOCENT_ES_USERNAME and DOCENT_ES_PASSWORD, not both');
   if (s.DOCENT_CODEC_TOKEN && !s.DOCENT_PAYLOAD_KEYS) throw new ConfigError('invalid configuration: DOCENT_CODEC_TOKEN needs DOCENT_PAYLOAD_KEYS (the codec endpoint decodes with them)');
   const [sandboxUid, sandboxGid] = s.DOCENT_SANDBOX_USER.split(':').map(Number);
   return {
@@ -393,7 +413,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       readConcern: s.DOCENT_MONGO_READ_CONCERN,
       writeConcern: s.DOCENT_MONGO_WRITE_CONCERN === undefined || s.DOCENT_MONGO_WRITE_CONCERN === 'majority' ? s.DOCENT_MONGO_WRITE_CONCERN : Number(s.DOCENT_MONGO_WRITE_CONCERN),
     },
-    elasticsearch: { nodes: s.DOCENT_ES_URL, indexPrefix: s.DOCENT_ES_INDEX_PREFIX, replicas: s.DOCENT_ES_REPLICAS },
+    elasticsearch: {
+      nodes: s.DOCENT_ES_URL,
+      indexPrefix: s.DOCENT_ES_INDEX_PREFIX,
+      replicas: s.DOCENT_ES_REPLICAS,
+      auth: s.DOCENT_ES_API_KEY ? { apiKey: s.DOCENT_ES_API_KEY } : s.DOCENT_ES_USERNAME ? { username: s.DOCENT_ES_USERNAME, password: s.DOCENT_ES_PASSWORD! } : undefined,
+      caCertificate: s.DOCENT_ES_CA,
+    },
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
     temporal: temporalConfig(s),
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
@@ -452,5 +478,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,
     otlpEndpoint: s.DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT,
     api: { url: s.DOCENT_API_URL, key: s.DOCENT_API_KEY },
+    metricsToken: s.DOCENT_METRICS_TOKEN,
   };
 }

@@ -2,7 +2,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { MongoClient } from 'mongodb';
 import type { Config } from '../../src/config';
 
@@ -70,7 +70,7 @@ export async function machineFacts(config: Config): Promise<Record<string, strin
     await mongo.close();
   }
 
-  const es = new EsClient({ nodes: config.elasticsearch.nodes });
+  const es = createEsClient(config.elasticsearch);
   try {
     // Not es.info(): the local node built from the integ-test distribution answers GET / with 405.
     const nodes = await es.nodes.info({ metric: ['jvm'] });

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { loadConfig } from '../../src/config';
 import { chunkPage, type DocChunk } from '../../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, type Retrieval } from '../../src/search/docs-index';
@@ -39,7 +39,7 @@ export async function indexNpmDocs(log: (line: string) => void = console.log): P
   const domain = 'retrieval.bench.test';
   const config = loadConfig({ ...process.env, DOCENT_ES_INDEX_PREFIX: `bench-${run}`, DOCENT_LOG_LEVEL: 'silent' });
   const prefix = config.elasticsearch.indexPrefix;
-  const es = new EsClient({ nodes: config.elasticsearch.nodes });
+  const es = createEsClient(config.elasticsearch);
   const embeddings = embedderLoader(config.embeddingModelDir, 0);
   const index = docsIndexName(prefix, domain, run);
   const close = async () => {

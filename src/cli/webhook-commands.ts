@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config';
 import { AppError } from '../errors';
+import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 import { redeliver } from '../webhooks/notify';
 import { deliveryToJson, endpointToJson, WEBHOOK_EVENTS, type WebhookEvent, type WebhookStore } from '../webhooks/store';
 import type { Output, Stores } from './tenancy-commands';
@@ -57,9 +58,10 @@ export async function redeliverWebhook(s: WebhookStores, config: Config, project
   if (!(await s.webhooks.get(projectId, endpointId))) throw new AppError('not_found', `project ${projectId} has no webhook ${endpointId}`);
   const message = await s.webhooks.getMessage(projectId, messageId);
   if (!message) throw new AppError('not_found', `project ${projectId} has no message ${messageId}`);
-  const connection = await Connection.connect({ address: config.temporal.address });
+  // The deployment's TLS and payload keys, as every other client: workers refuse a clear payload once keys are set.
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
   try {
-    const temporal = new Client({ connection, namespace: config.temporal.namespace });
+    const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
     await redeliver(
       { webhooks: s.webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
       { messageId, projectId, type: message.type, payload: message.payload, endpointId, nonce: randomBytes(6).toString('hex') },

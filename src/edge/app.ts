@@ -86,7 +86,10 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   });
   await app.register(fastifyCors, { delegator: corsOptionsFor });
   await registerOpenApi(app);
-  registerRestRoutes(app, [...declared.routes, openApiRoute(() => app.swagger())], authenticate, operatorTokenCheck(deps.config.temporal.codecToken));
+  registerRestRoutes(app, [...declared.routes, openApiRoute(() => app.swagger())], authenticate, {
+    operator: operatorTokenCheck(deps.config.temporal.codecToken, 'DOCENT_CODEC_TOKEN'),
+    metrics: operatorTokenCheck(deps.config.metricsToken, 'DOCENT_METRICS_TOKEN'),
+  });
   await app.register(connectPaths(deps, declared.rpc, authenticate));
   await app.register(playground(deps.config.playgroundDir));
   await app.ready();

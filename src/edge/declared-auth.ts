@@ -1,6 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 
-const declarations: readonly unknown[] = ['admin', 'assistant', 'none', 'operator', 'rpc'];
+const declarations: readonly unknown[] = ['admin', 'assistant', 'none', 'operator', 'metrics', 'rpc'];
 
 /**
  * Every route must say who may call it (`config.auth`): declared REST routes do (rest/router.ts), Connect paths

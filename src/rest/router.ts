@@ -6,9 +6,13 @@ import type { Caller, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
 import { errorBody } from './response-schemas';
 
-/** The key a route needs: checked before its handler runs, and shown in /openapi.json. `operator`: the codec token. */
-export type RouteAuth = KeyKind | 'none' | 'operator';
-const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator'] satisfies RouteAuth[];
+/**
+ * The key a route needs: checked before its handler runs, and shown in /openapi.json. `operator`: the codec token
+ * (DOCENT_CODEC_TOKEN); `metrics`: the scrape token (DOCENT_METRICS_TOKEN).
+ */
+export type RouteAuth = KeyKind | 'none' | OperatorAuth;
+export type OperatorAuth = 'operator' | 'metrics';
+const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator', 'metrics'] satisfies RouteAuth[];
 /** Whether a declaration (from typed code or not) names one of the keys a route may need. */
 export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
@@ -67,12 +71,15 @@ export function route<B = undefined, A extends RouteAuth = RouteAuth>(r: Route<B
 
 /** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
 export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
-/** Checks an Authorization header against the operator token, or throws 401/403. */
+/** Checks an Authorization header against an operator token, or throws 401/403. */
 export type AuthenticateOperator = (authorization: string | undefined) => Promise<void>;
+/** The check of each operator token, by the route auth that names it. */
+export type OperatorChecks = Record<OperatorAuth, AuthenticateOperator>;
 
 const noOperatorToken: AuthenticateOperator = async () => {
   throw new AppError('unauthenticated', 'no operator token is configured');
 };
+const noOperatorTokens: OperatorChecks = { operator: noOperatorToken, metrics: noOperatorToken };
 
 /** What CORS needs to know about a route (read by cors.ts from the route's config). */
 export interface BrowserAccess {
@@ -119,7 +126,13 @@ function responseSchemas(r: Route) {
 }
 
 const operationId = (r: Route) => r.method.toLowerCase() + r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
-const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = { admin: [{ adminKey: [] }], assistant: [{ assistantKey: [] }], none: [], operator: [{ operatorToken: [] }] };
+const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = {
+  admin: [{ adminKey: [] }],
+  assistant: [{ assistantKey: [] }],
+  none: [],
+  operator: [{ operatorToken: [] }],
+  metrics: [{ metricsToken: [] }],
+};
 
 function schemaOf(r: Route): FastifySchema {
   const names = paramNames(r.path);
@@ -156,9 +169,10 @@ function handlerOf(r: Route) {
 }
 
 /** Registers one declared route; a route without a valid `auth` stops the gateway from starting. */
-function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticate, authenticateOperator: AuthenticateOperator): void {
-  if (!isRouteAuth(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant', 'operator' or 'none'`);
-  const kind = r.auth === 'none' || r.auth === 'operator' ? undefined : r.auth;
+function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticate, operatorChecks: OperatorChecks): void {
+  if (!isRouteAuth(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant', 'operator', 'metrics' or 'none'`);
+  const auth = r.auth;
+  const kind = auth === 'admin' || auth === 'assistant' ? auth : undefined;
   const browserAccess: BrowserAccess | undefined = r.cors && { policy: r.cors, methods: r.method };
   app.route({
     method: r.method,
@@ -172,8 +186,8 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
       ? async (req) => {
           req.caller = await authenticate(req.headers.authorization, kind);
         }
-      : r.auth === 'operator'
-        ? async (req) => authenticateOperator(req.headers.authorization)
+      : auth === 'operator' || auth === 'metrics'
+        ? async (req) => operatorChecks[auth](req.headers.authorization)
         : [],
     handler: handlerOf(r),
   });
@@ -206,10 +220,10 @@ function registerPathAnswers(app: FastifyInstance, path: string, routes: Route[]
 }
 
 /** Registers the declared REST routes on a Fastify app: validation, authentication, CORS policy and OpenAPI in one place. */
-export function registerRestRoutes(app: FastifyInstance, routes: readonly Route[], authenticate: Authenticate, authenticateOperator = noOperatorToken): void {
+export function registerRestRoutes(app: FastifyInstance, routes: readonly Route[], authenticate: Authenticate, operatorChecks = noOperatorTokens): void {
   const byPath = new Map<string, Route[]>();
   for (const r of routes) {
-    registerRoute(app, r, authenticate, authenticateOperator);
+    registerRoute(app, r, authenticate, operatorChecks);
     byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
   }
   for (const [path, same] of byPath) registerPathAnswers(app, path, same);

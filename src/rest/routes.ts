@@ -35,7 +35,8 @@ function healthRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/metrics',
       summary: 'Prometheus metrics: requests, latencies, streams, rate-limit refusals, agent jobs by status',
-      auth: 'none',
+      // Every project's usage and cost: for the operator's scraper only (DOCENT_METRICS_TOKEN), never public.
+      auth: 'metrics',
       responses: { 200: { description: 'Prometheus text format', streamed: 'text/plain' } },
       handler: async () => {
         const text = await deps.metrics.registry.metrics();

@@ -30,8 +30,8 @@ export function authenticateRpc(authOf: ReadonlyMap<string, RouteAuth>, authenti
     if (declared === 'none') return;
     try {
       if (!declared) throw new Error(`${rpc} declares no authentication`);
-      // No RPC is for operators: the codec endpoint is REST only.
-      if (declared === 'operator') throw new Error(`${rpc} declares operator authentication, which RPCs do not have`);
+      // No RPC is for operators: the codec endpoint and /metrics are REST only.
+      if (declared === 'operator' || declared === 'metrics') throw new Error(`${rpc} declares operator authentication, which RPCs do not have`);
       ctx.values.set(callerKey, await authenticate(ctx.requestHeader.get('authorization') ?? undefined, declared));
     } catch (err) {
       throw toPublicRpcError(err, rpc, log);

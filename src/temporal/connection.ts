@@ -7,12 +7,19 @@ export function temporalConnectionOptions(t: TemporalConfig) {
   return { address: t.address, ...(t.tls && { tls: t.tls }), ...(t.apiKey && { apiKey: t.apiKey }) };
 }
 
-/** Encrypts payloads when DOCENT_PAYLOAD_KEYS is set; every client and worker of one deployment uses the same. */
+const codecOf = (t: TemporalConfig) => t.payloadKeys && new AesGcmPayloadCodec(t.payloadKeys, { allowPlaintext: t.allowPlaintextPayloads });
+
+/**
+ * Encrypts payloads when DOCENT_PAYLOAD_KEYS is set, and then refuses clear ones (unless DOCENT_PAYLOAD_ALLOW_PLAINTEXT);
+ * every client and worker of one deployment uses the same.
+ */
 export function temporalDataConverter(t: TemporalConfig): DataConverter | undefined {
-  return t.payloadKeys ? { payloadCodecs: [new AesGcmPayloadCodec(t.payloadKeys)] } : undefined;
+  const codec = codecOf(t);
+  return codec ? { payloadCodecs: [codec] } : undefined;
 }
 
 /** Decodes a payload read raw from Temporal (describe() answers: heartbeat details), as the client would have. */
 export async function decodeRawPayload(t: TemporalConfig, payload: Payload): Promise<Payload> {
-  return t.payloadKeys ? (await new AesGcmPayloadCodec(t.payloadKeys).decode([payload]))[0]! : payload;
+  const codec = codecOf(t);
+  return codec ? (await codec.decode([payload]))[0]! : payload;
 }

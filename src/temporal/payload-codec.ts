@@ -26,13 +26,23 @@ export interface PayloadKeys {
 
 const text = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
 
+export interface PayloadCodecOptions {
+  /**
+   * Read payloads that were never encrypted as they are. Off by default: anyone who can reach Temporal could otherwise
+   * start a workflow or send a signal with input of their own. On only while histories from before encryption drain.
+   */
+  allowPlaintext?: boolean;
+}
+
 /**
  * Encrypts each payload whole (metadata and data) with AES-256-GCM under the current key, and decrypts with whichever
- * configured key a payload names. Payloads without the encrypted encoding pass through, so histories written before
- * encryption was turned on still replay and still show.
+ * configured key a payload names. A payload without the encrypted encoding is refused unless `allowPlaintext` is set.
  */
 export class AesGcmPayloadCodec implements PayloadCodec {
-  constructor(private readonly keys: PayloadKeys) {}
+  constructor(
+    private readonly keys: PayloadKeys,
+    private readonly options: PayloadCodecOptions = {},
+  ) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
     const keyId = this.keys.encryptWith;
@@ -50,7 +60,12 @@ export class AesGcmPayloadCodec implements PayloadCodec {
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
-      if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
+      if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) {
+        if (this.options.allowPlaintext) return payload;
+        throw new PayloadDecryptionError(
+          'payload is not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1 reads such payloads while histories from before encryption drain',
+        );
+      }
       const keyId = text(payload.metadata?.[KEY_ID_METADATA]) ?? '';
       const key = this.keys.keys.get(keyId);
       if (!key) throw new PayloadDecryptionError(`payload encrypted with key "${keyId.slice(0, 64)}", which is not among DOCENT_PAYLOAD_KEYS`);

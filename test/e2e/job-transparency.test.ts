@@ -8,6 +8,7 @@ import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { Webhook } from 'standardwebhooks';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { asMetricsScraper } from '../support/config';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -134,7 +135,7 @@ describe('turns and the event stream', () => {
     expect(new Date(turn.finishedAt).getTime()).toBeGreaterThanOrEqual(new Date(turn.startedAt).getTime());
     const list = await (await api('GET', '/v2/agent/widgets/jobs')).json();
     expect(list.jobs.find((j: any) => j.id === jobId).turns).toBeUndefined();
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: asMetricsScraper })).text();
     expect(metrics).toMatch(/docent_agent_tokens\{project="widgets",model="scripted-model",direction="input"\} [1-9]/);
   });
 

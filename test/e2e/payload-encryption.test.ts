@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { checkoutClean, createGitActivities } from '../../activities/git';
+import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
+import { redeliverWebhook } from '../../src/cli/webhook-commands';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
-import { AGENT_TASK_QUEUE, taskQueueName, type AgentJobInput } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, reconcileScheduleId, taskQueueName, webhookDeliveryWorkflowId, type AgentJobInput } from '../../workflows/contracts';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -52,7 +54,7 @@ beforeAll(async () => {
   // The sandbox's unprivileged user must be able to pass through the parents of the workspace.
   for (const dir of [base, path.dirname(workspaceDir)]) await chmod(dir, 0o711);
   await writeFile(path.join(base, 'keep.txt'), 'must survive\n');
-  const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin };
+  const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin, DOCENT_SECRET_KEY: randomBytes(32).toString('base64') };
   gw = await startGateway({ ...encryption, DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
@@ -168,6 +170,85 @@ describe('the codec endpoint', () => {
     const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"a":1}').toString('base64') };
     const r = await codecCall('/codec/decode', { payloads: [plain] }, asOperator);
     expect(await r.json()).toEqual({ payloads: [plain] });
+  });
+});
+
+describe('clear payloads once keys are set', () => {
+  // Anyone who reaches Temporal could start a workflow with input of their own; with keys set the worker must not run it.
+  it('a workflow started with clear input never runs: its workflow task fails, naming the migration flag', async () => {
+    const clear = new Client({ connection: gw.deps.temporalConnection, namespace: gw.deps.config.temporal.namespace });
+    const jobId = `job_clear${randomBytes(4).toString('hex')}`;
+    const input: AgentJobInput = {
+      jobId,
+      projectId: 'widgets',
+      repository: 'acme/widgets',
+      baseRef: 'main',
+      branch: `docent/${jobId}`,
+      model: model.modelId,
+      asDraft: false,
+      first: { prompt: 'injected without the key', turn: 1, history: [] },
+      heartbeatTimeoutMs: 10_000,
+      maxSteps: 5,
+    };
+    const handle = await clear.workflow.start('agentJob', { taskQueue: taskQueueName(gw.deps.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE), workflowId: `clear-${jobId}`, args: [input] });
+    try {
+      const deadline = Date.now() + 60_000;
+      let failure: string | undefined;
+      let events: Awaited<ReturnType<typeof handle.fetchHistory>>['events'] = [];
+      while (!failure && Date.now() < deadline) {
+        events = (await handle.fetchHistory()).events ?? [];
+        failure = events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message ?? undefined;
+        if (!failure) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(failure).toMatch(/not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1/);
+      expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect(model.requests.some((q) => JSON.stringify(q).includes('injected without the key'))).toBe(false);
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+});
+
+describe('every client encrypts', () => {
+  it('the reconciler schedule made before keys were set is made again with its input encrypted', async () => {
+    const prefix = `clear-schedule-${randomBytes(3).toString('hex')}-`;
+    const clear = new Client({ connection: gw.deps.temporalConnection, namespace: gw.deps.config.temporal.namespace });
+    await ensureReconcileSchedule(clear, prefix);
+    const handle = gw.deps.temporal.schedule.getHandle(reconcileScheduleId(prefix));
+    try {
+      await expect(handle.describe()).rejects.toThrow(/not encrypted although DOCENT_PAYLOAD_KEYS is set/);
+      await ensureReconcileSchedule(gw.deps.temporal, prefix);
+      const action = (await handle.describe()).action as { args?: unknown[] };
+      expect(action.args).toEqual([expect.objectContaining({ olderThanMs: expect.any(Number) })]);
+      const raw = await clear.workflowService.describeSchedule({ namespace: gw.deps.config.temporal.namespace, scheduleId: reconcileScheduleId(prefix) });
+      const input = raw.schedule!.action!.startWorkflow!.input!.payloads![0]!;
+      expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  });
+
+  it('a redelivery started by the docent CLI sends its payload encrypted, so the worker takes it', async () => {
+    const { endpoint } = await gw.deps.webhooks.create('widgets', { url: 'https://hooks.widgets.example/docent' });
+    const messageId = `msg_${randomBytes(4).toString('hex')}`;
+    await gw.deps.webhooks.saveMessage({ _id: messageId, projectId: 'widgets', type: 'agent_job.completed', payload: '{"secret":"quokka-webhook-body"}', at: new Date() });
+    await redeliverWebhook(gw.deps, gw.deps.config, 'widgets', endpoint._id, messageId);
+    const prefix = `${webhookDeliveryWorkflowId(messageId)}-redeliver-`;
+    // Visibility lists a started workflow a moment later.
+    let workflowId: string | undefined;
+    for (const deadline = Date.now() + 20_000; !workflowId && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      for await (const w of gw.deps.temporal.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}"` })) workflowId = w.workflowId;
+    }
+    const handle = gw.deps.temporal.workflow.getHandle(workflowId!);
+    try {
+      const history = await handle.fetchHistory();
+      const input = history.events!.find((e) => e.workflowExecutionStartedEventAttributes)!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+      expect(bytesIn(history).join('\n')).not.toContain('quokka-webhook-body');
+    } finally {
+      await handle.terminate('test over').catch(() => undefined);
+    }
   });
 });
 

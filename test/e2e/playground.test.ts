@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import Fastify from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
@@ -100,7 +100,7 @@ afterAll(async () => {
   await worker?.stop('SIGKILL');
   const c = gw?.deps.config;
   if (c) {
-    const es = new EsClient({ nodes: c.elasticsearch.nodes });
+    const es = createEsClient(c.elasticsearch);
     const indexes = Object.keys(await es.indices.get({ index: `${c.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
     if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
     await es.close();

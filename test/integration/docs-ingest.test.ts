@@ -1,4 +1,4 @@
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { runDocsIngest, parseDocsIngestArgs } from '../../src/cli/docs-ingest';
 import { docsAlias } from '../../src/search/docs-index';
 import { testConfig } from '../support/config';
@@ -12,7 +12,7 @@ import { simpleGit } from 'simple-git';
 
 const config = testConfig();
 const domain = 'docs.npm.test';
-const es = new EsClient({ nodes: config.elasticsearch.nodes });
+const es = createEsClient(config.elasticsearch);
 let worker: RunningWorker;
 let gw: RunningGateway;
 let key: string;

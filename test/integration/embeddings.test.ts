@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { chunkPage } from '../../src/docs/chunk';
 import { loadConfig } from '../../src/config';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
@@ -50,7 +50,7 @@ describe('the embedding model', () => {
 });
 
 describe('retrieval over an index built without vectors', () => {
-  const es = new EsClient({ nodes: config.elasticsearch.nodes });
+  const es = createEsClient(config.elasticsearch);
   const prefix = config.elasticsearch.indexPrefix;
   const domain = 'docs.novectors.test';
   const index = docsIndexName(prefix, domain, '0000000000000000');

@@ -3,9 +3,10 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import type { Client as EsClient } from '@elastic/elasticsearch';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { docsAlias } from '../../src/search/docs-index';
+import { createEsClient } from '../../src/search/es-client';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, miniDocsFolder, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -20,7 +21,7 @@ const clusterEnv = { ...process.env, DOCENT_ES_NODES: '3', DOCENT_ES_PORT: Strin
 const stack = (...args: string[]) => run('bash', [path.resolve(__dirname, '../../infra/stack.sh'), ...args], { env: clusterEnv });
 const nodes = [0, 1, 2].map((i) => `http://127.0.0.1:${port + i}`);
 const domain = 'kiln.cluster.test';
-const config = testConfig({ DOCENT_ES_URL: nodes.join(','), DOCENT_ES_REPLICAS: '1' });
+let config: ReturnType<typeof testConfig>;
 
 let es: EsClient;
 let gw: RunningGateway;
@@ -30,12 +31,26 @@ let docs: string;
 
 beforeAll(async () => {
   await stack('start', 'elasticsearch');
-  es = new EsClient({ nodes, maxRetries: 2 });
+  // The cluster's own credentials, as `infra/stack.sh env` gives them for its ports.
+  const clusterSettings = Object.fromEntries(
+    (await stack('env')).stdout
+      .split('\n')
+      .filter((l) => l.startsWith('DOCENT_ES_'))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  config = testConfig({ ...clusterSettings, DOCENT_ES_URL: nodes.join(','), DOCENT_ES_REPLICAS: '1' });
+  es = createEsClient(config.elasticsearch, { maxRetries: 2, requestTimeout: 30_000 });
   docs = await mkdtemp(path.join(os.tmpdir(), 'docent-cluster-docs-'));
   await cp(miniDocsFolder, docs, { recursive: true });
   worker = await startWorker(config);
   await runDocsIngest(config, { domain, source: docs, baseUrl: 'https://kiln.example' }, () => undefined);
-  gw = await startGateway({ DOCENT_MONGO_DB: config.mongo.db, DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix, DOCENT_ES_URL: nodes.join(','), DOCENT_MODEL_PROVIDER: '' });
+  gw = await startGateway({
+    ...clusterSettings,
+    DOCENT_MONGO_DB: config.mongo.db,
+    DOCENT_ES_INDEX_PREFIX: config.elasticsearch.indexPrefix,
+    DOCENT_ES_URL: nodes.join(','),
+    DOCENT_MODEL_PROVIDER: '',
+  });
   key = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
 }, 240_000);
 

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { trace } from '@opentelemetry/api';
+import { asMetricsScraper, testMetricsToken } from '../support/config';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { startTracing, traced } from '../../src/tracing';
 
@@ -42,7 +43,7 @@ describe('GET /metrics', () => {
     expect((await ask()).status).toBe(429);
     await gw.deps.mongo.db.collection('jobs').insertOne({ _id: 'job_done' as never, projectId: 'metrics', status: 'completed' });
 
-    const r = await fetch(`${gw.url}/metrics`);
+    const r = await fetch(`${gw.url}/metrics`, { headers: asMetricsScraper });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await r.text();
@@ -56,6 +57,33 @@ describe('GET /metrics', () => {
     expect(sample(text, 'docent_agent_jobs{status="completed"}')).toBe(1);
     expect(text).toContain('docent_process_cpu_seconds_total');
     expect(text).not.toContain('job_123'); // raw paths never become labels
+  });
+});
+
+describe('who may read /metrics', () => {
+  // Every project's usage and cost is in there: a scraper needs DOCENT_METRICS_TOKEN, and nobody else gets in.
+  it('answers 401 without the token or with a wrong one, 403 to an API key, and leaks nothing', async () => {
+    const none = await fetch(`${gw.url}/metrics`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ code: 'unauthenticated', error: expect.stringContaining('DOCENT_METRICS_TOKEN') });
+    const wrong = await fetch(`${gw.url}/metrics`, { headers: { authorization: 'Bearer not-the-metrics-token-at-all' } });
+    expect(wrong.status).toBe(401);
+    const apiKey = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${key}` } });
+    expect(apiKey.status).toBe(403);
+    const answers = JSON.stringify([await wrong.json(), await apiKey.json()]);
+    expect(answers).not.toContain(testMetricsToken);
+    expect(answers).not.toContain('docent_http_requests_total');
+  });
+
+  it('refuses everyone when no token is configured, saying which setting turns it on', async () => {
+    const bare = await startGateway({ DOCENT_METRICS_TOKEN: '' });
+    try {
+      const r = await fetch(`${bare.url}/metrics`, { headers: asMetricsScraper });
+      expect(r.status).toBe(401);
+      expect(await r.json()).toEqual({ code: 'unauthenticated', error: 'this endpoint is off: the operator has not set DOCENT_METRICS_TOKEN' });
+    } finally {
+      await bare.stop();
+    }
   });
 });
 

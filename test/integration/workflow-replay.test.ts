@@ -30,10 +30,20 @@ describe('workflow determinism', () => {
     await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, name)).resolves.toBeUndefined();
   });
 
-  // Turning encryption on must not strand workflows started before: their clear payloads pass through the codec.
-  it.each(histories)('replays the recorded history %s with payload encryption turned on', async (name) => {
+  // Turning encryption on must not strand workflows started before: under the migration flag
+  // (DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1) their clear payloads pass through the codec.
+  it.each(histories)('replays the recorded history %s with payload encryption turned on and clear payloads allowed', async (name) => {
     const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
-    const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
+    const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) }, { allowPlaintext: true });
     await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, name)).resolves.toBeUndefined();
+  });
+
+  // Without the flag a clear history is refused, not run: its input could have been written by anyone who reaches Temporal.
+  it('refuses to replay a clear history once payload keys are set, naming the migration flag', async () => {
+    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${histories[0]}.json`), 'utf8'));
+    const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
+    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, histories[0])).rejects.toThrow(
+      /not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1/,
+    );
   });
 });

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config';
 
+/** The scrape token of every test gateway's GET /metrics (DOCENT_METRICS_TOKEN); a test may override it. */
+export const testMetricsToken = 'test-metrics-token-0123456789abcdef';
+export const asMetricsScraper = { authorization: `Bearer ${testMetricsToken}` };
+
 /** A config for the local stack with a database, index prefix and task queues of this test's own. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   const run = randomBytes(4).toString('hex');
@@ -12,6 +16,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     DOCENT_HTTP_PORT: '0',
     DOCENT_GRPC_PORT: '0',
     DOCENT_LOG_LEVEL: 'silent',
+    DOCENT_METRICS_TOKEN: testMetricsToken,
     ...overrides,
   });
 }

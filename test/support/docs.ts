@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/log';
@@ -54,7 +54,7 @@ export function sameStack(config: Config, extra: Record<string, string> = {}): R
 
 /** Deletes the Elasticsearch indexes a test config's ingestion created. */
 export async function deleteTestIndexes(config: Config): Promise<void> {
-  const es = new EsClient({ nodes: config.elasticsearch.nodes });
+  const es = createEsClient(config.elasticsearch);
   const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
   if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
   await es.close();

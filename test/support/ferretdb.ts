@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,12 +14,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** The FerretDB binary infra/stack.sh builds into the cache. */
+/** The FerretDB binary infra/stack.sh builds into the cache, for the module infra/ferretdb pins now. */
 function ferretDbBinary(): string {
-  const cache = process.env.DOCENT_CACHE ?? path.join(os.homedir(), '.cache/docent');
-  const dir = readdirSync(cache).find((d) => d.startsWith('ferretdb-v1.24.2-') && existsSync(path.join(cache, d, 'ferretdb')));
-  if (!dir) throw new Error(`no FerretDB build in ${cache}: run \`npm run stack install\``);
-  return path.join(cache, dir, 'ferretdb');
+  const binary = execFileSync('bash', [path.join(__dirname, '../../infra/stack.sh'), 'path', 'ferretdb'], { encoding: 'utf8' }).trim();
+  if (!existsSync(binary)) throw new Error(`no FerretDB build at ${binary}: run \`npm run stack install ferretdb\``);
+  return binary;
 }
 
 export interface PrivateFerretDb {
@@ -27,10 +26,11 @@ export interface PrivateFerretDb {
   stop(): Promise<void>;
 }
 
-/** A FerretDB of this test's own on `port`, with its data in a temporary folder; never the shared one. */
+/** A FerretDB of this test's own on `port`, with its data in a temporary folder and no users; never the shared one. */
 export async function startPrivateFerretDb(port: number, timeoutMs = 20_000): Promise<PrivateFerretDb> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ferretdb-'));
-  const child = spawn(ferretDbBinary(), [`--listen-addr=127.0.0.1:${port}`, `--sqlite-url=file:${dataDir}/`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['--handler=sqlite', `--listen-addr=127.0.0.1:${port}`, `--sqlite-url=file:${dataDir}/`, `--state-dir=${dataDir}`, '--telemetry=disable', '--debug-addr=-', '--log-level=WARN'];
+  const child = spawn(ferretDbBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -83,6 +83,22 @@ describe('loadConfig', () => {
     }
   });
 
+  it('signs in to Elasticsearch with a user and password or an API key, never both, and with nothing by default', () => {
+    expect(loadConfig({}).elasticsearch.auth).toBeUndefined();
+    expect(loadConfig({ DOCENT_ES_USERNAME: 'docent', DOCENT_ES_PASSWORD: 'pw' }).elasticsearch.auth).toEqual({ username: 'docent', password: 'pw' });
+    expect(loadConfig({ DOCENT_ES_API_KEY: 'aWQ6a2V5' }).elasticsearch.auth).toEqual({ apiKey: 'aWQ6a2V5' });
+    expect(() => loadConfig({ DOCENT_ES_USERNAME: 'docent' })).toThrow(/DOCENT_ES_USERNAME and DOCENT_ES_PASSWORD go together/);
+    expect(() => loadConfig({ DOCENT_ES_API_KEY: 'aWQ6a2V5', DOCENT_ES_USERNAME: 'docent', DOCENT_ES_PASSWORD: 'pw' })).toThrow(/not both/);
+  });
+
+  it('keeps /metrics closed and clear payloads refused unless the operator says otherwise', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(() => loadConfig({ DOCENT_METRICS_TOKEN: 'short' })).toThrow(/DOCENT_METRICS_TOKEN/);
+    expect(loadConfig({}).temporal.allowPlaintextPayloads).toBe(false);
+    expect(loadConfig({ DOCENT_PAYLOAD_ALLOW_PLAINTEXT: '1' }).temporal.allowPlaintextPayloads).toBe(true);
+    expect(() => loadConfig({ DOCENT_PAYLOAD_ALLOW_PLAINTEXT: 'yes' })).toThrow(/DOCENT_PAYLOAD_ALLOW_PLAINTEXT/);
+  });
+
   it('rejects a model provider it does not know', () => {
     expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
   });
