@@ -127,12 +127,15 @@ describe('/openapi.json', () => {
       const op = doc.paths[rt.path]?.[rt.method.toLowerCase()];
       expect(op).toBeDefined();
       expect(op.summary).toBe(rt.summary);
-      expect(op.security).toEqual(rt.auth === 'none' ? [] : [{ [`${rt.auth}Key`]: [] }]);
+      // Keys are per project; operator and metrics tokens are the operator's own settings.
+      const scheme = rt.auth === 'admin' || rt.auth === 'assistant' ? `${rt.auth}Key` : `${rt.auth}Token`;
+      expect(op.security).toEqual(rt.auth === 'none' ? [] : [{ [scheme]: [] }]);
       expect(op.responses['4XX'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       const names = [...rt.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       expect((op.parameters ?? []).map((p: { name: string }) => p.name)).toEqual(names);
     }
     expect(doc.components.securitySchemes.adminKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.schemas.Error.required).toEqual(['error', 'code']);
   });
 });
