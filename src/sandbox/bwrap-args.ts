@@ -90,7 +90,7 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
 }
 
 function egressSocketOf(spec: SandboxSpec): string {
-  if (!spec.egressSocket) throw new TypeError('sandbox network needs egressSocket, the egress proxy\'s Unix socket');
+  if (!spec.egressSocket) throw new TypeError("sandbox network needs egressSocket, the egress proxy's Unix socket");
   return spec.egressSocket;
 }
 

@@ -31,7 +31,8 @@ const missingIn = (controllers: string) => NEEDED_CONTROLLERS.filter((c) => !con
 export type CgroupSetup = { dir: string; message: string } | { dir?: undefined; message: string };
 
 const WHY_NOT = 'sandboxed commands run with per-process rlimits only (RLIMIT_DATA, RLIMIT_NPROC), no memory, CPU or pids cgroup';
-const FIX = 'run the worker with cgroup v2 and the memory, pids and cpu controllers delegated (systemd: Delegate=yes; Docker: a cgroup v2 host), or set DOCENT_SANDBOX_CGROUP to a delegated cgroup directory';
+const FIX =
+  'run the worker with cgroup v2 and the memory, pids and cpu controllers delegated (systemd: Delegate=yes; Docker: a cgroup v2 host), or set DOCENT_SANDBOX_CGROUP to a delegated cgroup directory';
 
 /**
  * Finds a cgroup v2 directory whose children get memory, pids and cpu: DOCENT_SANDBOX_CGROUP's, or (auto) this

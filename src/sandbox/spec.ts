@@ -33,7 +33,7 @@ export function validateSpec(spec: SandboxSpec): void {
   if (l.maxInodes !== undefined) positiveInteger('maxInodes', l.maxInodes);
   if (l.cpus !== undefined && !(Number.isFinite(l.cpus) && l.cpus > 0)) throw new RangeError(`sandbox limits.cpus must be a positive number, got ${l.cpus}`);
   if (spec.network) {
-    if (spec.egressSocket === undefined) throw new TypeError('sandbox network needs egressSocket, the egress proxy\'s Unix socket');
+    if (spec.egressSocket === undefined) throw new TypeError("sandbox network needs egressSocket, the egress proxy's Unix socket");
     absolute('egressSocket', spec.egressSocket);
   }
   if (spec.cgroup !== undefined) absolute('cgroup', spec.cgroup);

@@ -125,7 +125,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain', connection: 'close' });
       res.end(refusalText(reason));
     };
-    if (!url || url.protocol !== 'http:') return refuse(403, 'only absolute http:// URLs (or CONNECT for https) go through this proxy');
+    if (url?.protocol !== 'http:') return refuse(403, 'only absolute http:// URLs (or CONNECT for https) go through this proxy');
     void (async () => {
       const decision = await policy.decide(base.host, port);
       if (!decision.allowed) return refuse(403, decision.reason);
