@@ -147,7 +147,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
         recorded = true;
         onRecord({ ...base, allowed: true, address, bytesOut, bytesIn });
       };
-      const upstream = http.request({ method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, agent: false, createConnection: () => socket });
+      const upstream = http.request({ method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, createConnection: () => socket });
       req.on('data', (c: Buffer) => (bytesOut += c.length));
       upstream.on('response', (up) => {
         const out: http.OutgoingHttpHeaders = {};
