@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { probeSandbox, runInSandbox, SandboxUnavailable, type SandboxSpec } from '../../src/sandbox';
+import { startTurnEgress } from '../../src/sandbox/egress';
 
 // As root, run bwrap as an unprivileged uid: RLIMIT_NPROC does not bind real uid 0.
 const isRoot = process.getuid?.() === 0;
@@ -131,24 +132,28 @@ describe('sandbox: identity and isolation', () => {
     await expect(runInSandbox(spec(), 'true', { env: { 'BAD-NAME': 'x' } })).rejects.toThrow(TypeError);
   });
 
-  it('has no network by default and the host network with network: true', async () => {
+  it('never shares the host network: with network on, only the egress proxy socket, CA certificates and no resolver', async () => {
     let connections = 0;
     const server = http.createServer((_req, res) => res.end('hello-from-host\n'));
     server.on('connection', () => connections++);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
+    const egress = await startTurnEgress({ operatorAllow: [], allowHosts: [], owner: runAs });
     try {
       const denied = await runInSandbox(spec(), `curl -sS -m 2 http://127.0.0.1:${port}/`);
       expect(denied.exitCode).not.toBe(0);
-      expect(connections).toBe(0);
       expect(denied.output).not.toContain('hello-from-host');
 
-      const allowed = await runInSandbox(spec({ network: true }), `curl -sS -m 5 http://127.0.0.1:${port}/ && test -r /etc/resolv.conf && test -r /etc/ssl/certs/ca-certificates.crt && echo etc-ok`);
-      expect(allowed.exitCode).toBe(0);
-      expect(allowed.output).toContain('hello-from-host');
-      expect(allowed.output).toContain('etc-ok');
-      expect(connections).toBe(1);
+      await expect(runInSandbox(spec({ network: true }), 'true')).rejects.toThrow(/egressSocket/);
+      const on = await runInSandbox(
+        spec({ network: true, egressSocket: egress.socketPath }),
+        `env -u HTTP_PROXY -u http_proxy curl -sS -m 5 http://127.0.0.1:${port}/; test -r /etc/ssl/certs/ca-certificates.crt && echo certs-ok; test -e /etc/resolv.conf || echo no-resolver; echo "$HTTPS_PROXY $npm_config_https_proxy $PIP_PROXY"`,
+      );
+      expect(on.output).toContain(`Failed to connect to 127.0.0.1 port ${port}`);
+      expect(on.output).toContain('certs-ok\nno-resolver\nhttp://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128\n');
+      expect(connections).toBe(0);
     } finally {
+      await egress.close();
       await new Promise((r) => server.close(r));
     }
   });
@@ -306,6 +311,29 @@ describe('sandbox: limits', () => {
     expect(r.stoppedBy).toBe('disk');
     expect(r.exitCode).toBe(137);
     expect(r.durationMs).toBeLessThan(30_000);
+  });
+
+  it('kills a command that creates more than maxInodes files, however small', async () => {
+    // Bounded (20,000 empty files) so a broken watcher cannot exhaust the filesystem; the sleep leaves time to notice.
+    const cmd = 'mkdir many && cd many && i=0; while [ $i -lt 20000 ]; do : > f$i || exit 9; i=$((i+1)); done; sleep 30';
+    const r = await runInSandbox(spec({}, { maxInodes: 2000, timeoutMs: 60_000 }), cmd);
+    expect(r.stoppedBy).toBe('disk');
+    expect(r.exitCode).toBe(137);
+    expect(r.durationMs).toBeLessThan(30_000);
+  });
+
+  it('caps /dev/shm and keeps /dev read-only, with its device nodes usable', async () => {
+    const cmd = [
+      'head -c 300000000 /dev/zero > /dev/shm/big; echo shm-rc=$?',
+      'echo shm-bytes=$(stat -c %s /dev/shm/big)',
+      'touch /dev/evil 2>/dev/null && echo dev-writable || echo dev-ro',
+      'mkdir /dev/x 2>/dev/null && echo dev-mkdir || echo dev-no-mkdir',
+      'echo x > /dev/null && head -c 4 /dev/urandom | wc -c | sed "s/^/urandom=/"',
+    ].join('\n');
+    const r = await runInSandbox(spec({}, { shmBytes: 16 * MiB, maxFileBytes: 512 * MiB }), cmd);
+    expect(r.output).toMatch(/shm-rc=[1-9]/);
+    expect(Number(/shm-bytes=(\d+)/.exec(r.output)?.[1])).toBeLessThanOrEqual(16 * MiB);
+    expect(r.output).toContain('dev-ro\ndev-no-mkdir\nurandom=4\n');
   });
 
   it('stops promptly when the signal is aborted', async () => {
