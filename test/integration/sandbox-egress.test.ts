@@ -104,7 +104,17 @@ function probeScript(targets: string[]): string {
 describe('sandbox egress: network on', () => {
   it('reaches no local service, metadata address or host address, through the proxy or without it', async () => {
     const gatewayPort = new URL(gateway.url).port;
-    const targets = ['127.0.0.1:9200', '127.0.0.1:27017', '127.0.0.1:7233', '127.0.0.1:8233', `127.0.0.1:${gatewayPort}`, 'localhost:9200', '169.254.169.254:80', `${HOST_ADDRESS}:${hostPort}`, '[::1]:9200'];
+    const targets = [
+      '127.0.0.1:9200',
+      '127.0.0.1:27017',
+      '127.0.0.1:7233',
+      '127.0.0.1:8233',
+      `127.0.0.1:${gatewayPort}`,
+      'localhost:9200',
+      '169.254.169.254:80',
+      `${HOST_ADDRESS}:${hostPort}`,
+      '[::1]:9200',
+    ];
     await withEgress({}, async (egress, events) => {
       const r = await runInSandbox(spec(egress), probeScript(targets));
       expect(r.exitCode).toBe(0);
@@ -126,7 +136,9 @@ describe('sandbox egress: network on', () => {
   it('tells a hostile curl why, and reads no index, UI page or metrics', async () => {
     await withEgress({}, async (egress) => {
       const r = await runInSandbox(spec(egress), `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 http://127.0.0.1:8233/; curl -sS -m 5 ${gateway.url}/metrics`);
-      expect(r.output).toContain('docent egress proxy: 127.0.0.1:9200 refused: a loopback address (127.0.0.1) is not public; an operator can allow a private endpoint with DOCENT_SANDBOX_EGRESS_ALLOW');
+      expect(r.output).toContain(
+        'docent egress proxy: 127.0.0.1:9200 refused: a loopback address (127.0.0.1) is not public; an operator can allow a private endpoint with DOCENT_SANDBOX_EGRESS_ALLOW',
+      );
       expect(r.output).toContain('127.0.0.1:8233 refused');
       expect(r.output).not.toMatch(/# HELP|# TYPE|<html|health status index/i);
     });
@@ -152,7 +164,10 @@ describe('sandbox egress: network on', () => {
 
   it('reaches a private endpoint the operator lists, through the proxy only', async () => {
     await withEgress({ allow: [`127.0.0.1:${allowedPort}`] }, async (egress, events) => {
-      const r = await runInSandbox(spec(egress), `curl -sS -m 5 http://127.0.0.1:${allowedPort}/; env -u HTTP_PROXY -u http_proxy curl -s -m 5 http://127.0.0.1:${allowedPort}/; echo direct=$?; curl -s -m 5 -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${allowedPort + 1}/`);
+      const r = await runInSandbox(
+        spec(egress),
+        `curl -sS -m 5 http://127.0.0.1:${allowedPort}/; env -u HTTP_PROXY -u http_proxy curl -s -m 5 http://127.0.0.1:${allowedPort}/; echo direct=$?; curl -s -m 5 -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${allowedPort + 1}/`,
+      );
       expect(r.output).toBe('private endpoint says hello\ndirect=7\n403\n');
       await egress.close();
       expect(events).toContainEqual(expect.objectContaining({ host: '127.0.0.1', port: allowedPort, allowed: true, address: '127.0.0.1', bytesIn: expect.any(Number) }));
@@ -162,7 +177,10 @@ describe('sandbox egress: network on', () => {
 
   it("narrows egress to the project's allowed hosts", async () => {
     await withEgress({ allowHosts: ['registry.npmjs.org', '*.example.org'] }, async (egress, events) => {
-      const r = await runInSandbox(spec(egress), "curl -sS -m 20 -o /dev/null -w '%{http_code}\\n' https://registry.npmjs.org/is-number; curl -sS -m 5 http://pypi.org/simple/ ; curl -s -m 5 -o /dev/null https://pypi.org/; echo https=$?");
+      const r = await runInSandbox(
+        spec(egress),
+        "curl -sS -m 20 -o /dev/null -w '%{http_code}\\n' https://registry.npmjs.org/is-number; curl -sS -m 5 http://pypi.org/simple/ ; curl -s -m 5 -o /dev/null https://pypi.org/; echo https=$?",
+      );
       expect(r.output).toMatch(/^200\n/);
       expect(r.output).toContain("docent egress proxy: pypi.org is not in the project's allowed hosts (registry.npmjs.org, *.example.org)");
       expect(r.output).toContain('https=56');
@@ -201,7 +219,10 @@ describe('sandbox egress: network on', () => {
 
   it('runs pip install from the package index', async () => {
     await withEgress({}, async (egress) => {
-      const r = await runInSandbox(spec(egress), 'python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --target ./pydeps six==1.16.0 && PYTHONPATH=./pydeps python3 -c "import six; print(\'six\', six.__version__)"');
+      const r = await runInSandbox(
+        spec(egress),
+        'python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --target ./pydeps six==1.16.0 && PYTHONPATH=./pydeps python3 -c "import six; print(\'six\', six.__version__)"',
+      );
       expect(r.output).toContain('six 1.16.0');
       expect(r.exitCode).toBe(0);
     });
