@@ -100,7 +100,7 @@ export const sandboxOverhead: Benchmark = {
           `${rounds} pairs of blocks of ${opsPerBlock} sequential runs after a warm-up pair. The subject is the whole runInSandbox call: ` +
             'opening the bind directories, one statfs, spawning bwrap (through setpriv when root) with fresh user, PID, mount, network, IPC and UTS namespaces, ' +
             'the mounts, a wrapper shell, prlimit and `/bin/sh -c true`, and waiting for the namespace to be torn down. The floor spawns `true` directly.',
-          'Network on vs off: the same command with the turn\'s egress proxy socket bound in, socat started on 127.0.0.1:3128 and waited for ' +
+          "Network on vs off: the same command with the turn's egress proxy socket bound in, socat started on 127.0.0.1:3128 and waited for " +
             '(shell builtins reading /proc/net/tcp) before `true` runs; the proxy itself is started once per turn, outside the timed loop, as the worker does.',
         ],
       };
