@@ -46,7 +46,7 @@ export async function setUpCgroup(setting: string, proc = { cgroup: '/proc/self/
       const rel = unifiedPathOf(await readFile(proc.cgroup, 'utf8'));
       const mount = cgroup2MountOf(await readFile(proc.mountinfo, 'utf8'));
       if (rel === undefined || mount === undefined) return { message: `no cgroup v2 hierarchy: ${WHY_NOT}. Fix: ${FIX}` };
-      dir = path.join(mount, rel);
+      dir = path.resolve(mount, `.${rel}`);
     }
     const available = await readFile(path.join(dir, 'cgroup.controllers'), 'utf8');
     const missing = missingIn(available);
