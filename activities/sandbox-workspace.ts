@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { SandboxConfig } from '../src/config';
 import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../src/sandbox';
 import { setUpCgroup, type CgroupSetup } from '../src/sandbox/cgroup';
-import { startTurnEgress, type EgressSink } from '../src/sandbox/egress';
+import { requireRelay, startTurnEgress, type EgressSink } from '../src/sandbox/egress';
 import type { FileOwner } from './clone-fs';
 import { jobFolder } from './job-paths';
 
@@ -88,6 +88,8 @@ export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: st
   if (sandboxOwner(config) && (mode & 0o001) === 0) await chmod(workspaceDir, (mode & 0o7777) | 0o001);
   const dir = path.join(workspaceDir, '.sandbox-probe');
   await mkdir(path.join(dir, 'workspace'), { recursive: true });
+  // Any project may turn its network on: a worker that could not relay to the egress proxy says so now.
+  await requireRelay();
   try {
     await prepareTurnSandbox(config, path.join(dir, 'workspace'), path.join(dir, 'home'), { network: false });
     const setup = await sandboxCgroup(config);

@@ -40,7 +40,11 @@ beforeAll(async () => {
   workspace = path.join(root, 'workspace');
   home = path.join(root, 'home');
   gateway = await startGateway();
-  allowedServer = http.createServer((_req, res) => res.end('private endpoint says hello\n'));
+  allowedServer = http.createServer((req, res) => {
+    let body = 0;
+    req.on('data', (c: Buffer) => (body += c.length));
+    req.on('end', () => res.end(req.method === 'POST' ? `received ${body} bytes at ${req.url}\n` : 'private endpoint says hello\n'));
+  });
   allowedPort = await listen(allowedServer, '127.0.0.1');
   hostServer = http.createServer((_req, res) => res.end('host address listener\n'));
   hostPort = await listen(hostServer, HOST_ADDRESS!);
@@ -169,7 +173,14 @@ describe('sandbox egress: network on', () => {
         `curl -sS -m 5 http://127.0.0.1:${allowedPort}/; env -u HTTP_PROXY -u http_proxy curl -s -m 5 http://127.0.0.1:${allowedPort}/; echo direct=$?; curl -s -m 5 -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${allowedPort + 1}/`,
       );
       expect(r.output).toBe('private endpoint says hello\ndirect=7\n403\n');
+      const post = await runInSandbox(
+        spec(egress),
+        `head -c 100000 /dev/zero | curl -sS -m 5 --data-binary @- 'http://127.0.0.1:${allowedPort}/upload?x=1'; curl -sS -m 5 --proxytunnel http://127.0.0.1:${allowedPort}/`,
+      );
+      expect(post.output).toBe('received 100000 bytes at /upload?x=1\nprivate endpoint says hello\n');
       await egress.close();
+      expect(events).toContainEqual(expect.objectContaining({ method: 'POST', port: allowedPort, allowed: true, bytesOut: 100000 }));
+      expect(events).toContainEqual(expect.objectContaining({ method: 'CONNECT', port: allowedPort, allowed: true }));
       expect(events).toContainEqual(expect.objectContaining({ host: '127.0.0.1', port: allowedPort, allowed: true, address: '127.0.0.1', bytesIn: expect.any(Number) }));
       expect((events.find((e) => e.allowed === true)?.bytesIn as number) > 0).toBe(true);
     });

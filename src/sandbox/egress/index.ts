@@ -28,7 +28,8 @@ export interface TurnEgress {
   close(): Promise<void>;
 }
 
-async function requireRelay(): Promise<void> {
+/** Throws SandboxUnavailable (with the fix) when socat, the relay a sandbox with network on needs, is not installed. */
+export async function requireRelay(): Promise<void> {
   for (const dir of HOST_PATH.split(':')) {
     if (
       await access(path.join(dir, 'socat'), constants.X_OK).then(

@@ -77,7 +77,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       client.end(`HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     };
     if (!target) return refuse(403, `${base.host} is not host:port`);
-    void (async () => {
+    (async () => {
       const decision = await policy.decide(target.host, target.port);
       if (!decision.allowed) return refuse(403, decision.reason);
       let upstream: net.Socket;
@@ -107,7 +107,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       if (head.length) upstream.write(head);
       client.pipe(upstream);
       upstream.pipe(client);
-    })();
+    })().catch(() => client.destroy());
   });
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -126,7 +126,8 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       res.end(refusalText(reason));
     };
     if (url?.protocol !== 'http:') return refuse(403, 'only absolute http:// URLs (or CONNECT for https) go through this proxy');
-    void (async () => {
+    req.on('error', () => res.destroy());
+    (async () => {
       const decision = await policy.decide(base.host, port);
       if (!decision.allowed) return refuse(403, decision.reason);
       let socket: net.Socket;
@@ -154,6 +155,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
         for (const [k, v] of Object.entries(up.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) out[k] = v;
         res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
         up.on('data', (c: Buffer) => (bytesIn += c.length));
+        up.on('error', () => res.destroy());
         up.pipe(res);
         up.once('close', record);
       });
@@ -167,7 +169,7 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
         record();
       });
       req.pipe(upstream);
-    })();
+    })().catch(() => res.destroy());
   });
 
   await rm(socketPath, { force: true });
