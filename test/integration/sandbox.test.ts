@@ -336,6 +336,23 @@ describe('sandbox: limits', () => {
     expect(r.output).toContain('dev-ro\ndev-no-mkdir\nurandom=4\n');
   });
 
+  it('starts the sandbox inside the per-command cgroup, with its limits written first (a directory stands in for cgroupfs)', async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-cgroup-parent-'));
+    try {
+      const r = await runInSandbox(spec({ cgroup: parent }, { memoryBytes: 256 * MiB, maxProcesses: 40, cpus: 0.5 }), 'echo inside');
+      expect(r).toMatchObject({ exitCode: 0, output: 'inside\n' });
+      // A real cgroup directory is removed afterwards; this stand-in keeps its files, so what was written shows.
+      const [child, ...more] = await readdir(parent);
+      expect(more).toEqual([]);
+      const read = (f: string) => readFile(path.join(parent, child!, f), 'utf8');
+      expect([await read('memory.max'), await read('pids.max'), await read('cpu.max')]).toEqual([String(256 * MiB), '40', '50000 100000']);
+      // The launcher wrote its own pid before exec'ing setpriv/bwrap, so the whole sandbox starts inside.
+      expect(await read('cgroup.procs')).toMatch(/^\d+\n$/);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
   it('stops promptly when the signal is aborted', async () => {
     const ac = new AbortController();
     const t0 = performance.now();
