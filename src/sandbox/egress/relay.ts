@@ -18,26 +18,27 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   no_proxy: '',
 };
 
-/** 127.0.0.1:RELAY_PORT as /proc/net/tcp writes it, and the LISTEN state. */
-const LISTEN_ADDRESS = `0100007F:${RELAY_PORT.toString(16).toUpperCase().padStart(4, '0')}`;
-const LISTEN_STATE = '0A';
-/** Reads of /proc/net/tcp before giving up on the relay (each is a shell builtin loop, a few microseconds). */
+/**
+ * Polls before giving up on a relay that is alive but not yet listening. Each poll reads /proc/net/sockstat (a few
+ * counters, about 0.1 ms), not /proc/net/tcp, whose every read walks the kernel's whole TCP hash (about 6 ms here).
+ */
 const MAX_POLLS = 20_000;
 
 /**
- * `/bin/sh -c <this> docent-relay <command>`: starts socat, waits (with shell builtins only, no fork per poll) until
- * it listens so the command's first request cannot race it, then runs the command.
+ * `/bin/sh -c <this> docent-relay <command>`: starts socat, waits with shell builtins only (no fork per poll) until
+ * this namespace counts a TCP socket in use (socat's, hashed when it listens; nothing else runs yet), so the command's
+ * first request cannot race it, then runs the command. A relay that exits at once ends the wait at once.
  */
 export function relayScript(): string {
   return [
     `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
-    'i=0; up=',
-    `while [ -z "$up" ] && [ $i -lt ${MAX_POLLS} ]; do`,
-    `  while read -r _ l _ st _; do if [ "$l" = ${LISTEN_ADDRESS} ] && [ "$st" = ${LISTEN_STATE} ]; then up=1; break; fi; done </proc/net/tcp`,
+    'p=$! i=0 up=',
+    `while [ -z "$up" ] && [ $i -lt ${MAX_POLLS} ] && kill -0 $p 2>/dev/null; do`,
+    '  while read -r proto _ n _; do if [ "$proto" = TCP: ] && [ "$n" != 0 ]; then up=1; break; fi; done </proc/net/sockstat',
     '  i=$((i+1))',
     'done',
     `[ -n "$up" ] || echo "docent: the egress relay did not start; network requests will fail" >&2`,
-    'unset i up',
+    'unset p i up',
     'exec /bin/sh -c "$1"',
   ].join('\n');
 }
