@@ -33,8 +33,13 @@ const ETC_NETWORK = ['ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-cert
 /** /dev/shm when the limits do not say: POSIX shared memory for builds, bounded like /tmp. */
 export const DEFAULT_SHM_BYTES = 64 * 1024 * 1024;
 
+/** The sandbox's own /etc/hosts: `localhost` resolves (test servers listen on it) and names nothing of the host's. */
+export const SANDBOX_HOSTS = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tsandbox\n';
+
 /** File descriptor numbers as the child (setpriv/bwrap) sees them. */
 export interface ChildFds {
+  /** Read end of a pipe carrying SANDBOX_HOSTS, which bwrap copies to /etc/hosts. */
+  hosts: number;
   /** Write end the wrapper shell writes one byte to once bwrap has finished setting up. */
   started: number;
   workspace: number;
@@ -64,6 +69,7 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   }
   // -try: a host without one of these files simply lacks it in the sandbox too.
   for (const f of [...ETC_ALWAYS, ...(spec.network ? ETC_NETWORK : [])]) a.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
+  a.push('--perms', '0644', '--ro-bind-data', String(fds.hosts), '/etc/hosts');
 
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--perms', '1777', '--size', String(limits.shmBytes ?? DEFAULT_SHM_BYTES), '--tmpfs', '/dev/shm');

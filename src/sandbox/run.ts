@@ -1,9 +1,9 @@
 // Runs one command in a fresh bwrap sandbox and enforces the wall-time, disk and cancellation limits from outside.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { openBindSources } from './bind-sources';
-import { bwrapArgs, launchCommand, sandboxEnvironment, type ChildFds } from './bwrap-args';
+import { bwrapArgs, launchCommand, SANDBOX_HOSTS, sandboxEnvironment, type ChildFds } from './bwrap-args';
 import { createCommandCgroup, enterCgroupPrefix, type CommandCgroup } from './cgroup';
 import { DEFAULT_MAX_INODES, diskUsage, watchDiskGrowth, type DiskUsage } from './disk-watch';
 import { PROXY_ENV } from './egress/relay';
@@ -13,11 +13,12 @@ import { DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, OutputCapture } from './output'
 import { validateSpec } from './spec';
 import type { CommandResult, RunOptions, SandboxSpec } from './types';
 
-/** Child fd numbers: 0-2 are stdio, then the status pipe and the bind sources (all below 10: dash redirects only single digits). */
+/** Child fd numbers: 0-2 are stdio, then the status pipe, the bind sources and /etc/hosts's content (all below 10: dash redirects only single digits). */
 const FD_STARTED = 3;
 const FD_WORKSPACE = 4;
 const FD_HOME = 5;
 const FD_GIT = 6;
+const FD_HOSTS = 7;
 
 /** bwrap's own complaints are short; keep enough to explain a failure and no more. */
 const MAX_DIAGNOSTIC_BYTES = 8192;
@@ -63,14 +64,18 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: Ru
   let cgroup: CommandCgroup | undefined;
   try {
     baseline = await diskUsage(spec.workspace);
-    const fds: ChildFds = { started: FD_STARTED, workspace: FD_WORKSPACE, home: FD_HOME, git: sources.git ? FD_GIT : undefined };
+    const fds: ChildFds = { started: FD_STARTED, workspace: FD_WORKSPACE, home: FD_HOME, git: sources.git ? FD_GIT : undefined, hosts: FD_HOSTS };
     const launch = launchCommand(spec, bwrapArgs(spec, fds, topLevel, command));
     if (spec.cgroup) cgroup = await createCommandCgroup(spec.cgroup, spec.limits);
     const [file, ...args] = cgroup ? [...enterCgroupPrefix(cgroup.procs), launch.file, ...launch.args] : [launch.file, ...launch.args];
     const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', 'pipe', sources.workspace.fd, sources.home.fd];
-    if (sources.git) stdio.push(sources.git.fd);
+    stdio.push(sources.git ? sources.git.fd : 'ignore', 'pipe');
     // Only the sandbox's own variables: bwrap's PID 1 inside keeps the environment it was started with (/proc/1/environ).
     child = spawn(file!, args, { stdio, env, detached: true, cwd: '/' });
+    // A few bytes: the pipe takes them at once. EPIPE (bwrap gone before reading) shows as bwrap's own failure.
+    const hosts = (child.stdio as ReadonlyArray<unknown>)[FD_HOSTS] as Writable;
+    hosts.on('error', () => undefined);
+    hosts.end(SANDBOX_HOSTS);
   } catch (err) {
     await sources.close();
     await cgroup?.remove();

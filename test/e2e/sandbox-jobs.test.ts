@@ -238,8 +238,8 @@ beforeAll(async () => {
     network: true,
     setup: ['npm ci --no-audit --no-fund'],
     check: [
-      `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 http://127.0.0.1:${(listener.address() as net.AddressInfo).port}/; ` +
-        `env -u HTTP_PROXY -u http_proxy curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; node -e "require('is-number')" && echo installed`,
+      `curl -sS -m 5 --noproxy '' http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 --noproxy '' http://127.0.0.1:${(listener.address() as net.AddressInfo).port}/; ` +
+        `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; node -e "require('is-number')" && echo installed`,
     ],
   });
   // Not the configured git host: a loopback address reached by another name.

@@ -92,14 +92,14 @@ async function withEgress<T>(opts: { allow?: string[]; allowHosts?: string[] }, 
   }
 }
 
-/** One line per target: what curl got through the proxy (plain and CONNECT) and directly, without the proxy variables. */
+/** One line per target: what curl got through the proxy (plain and CONNECT; `--noproxy ''` overrides NO_PROXY's loopback) and directly. */
 function probeScript(targets: string[]): string {
   return targets
     .map(
       (t) =>
-        `p=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://${t}/); ` +
-        `c=$(curl -s -m 5 --proxytunnel -o /dev/null -w '%{http_connect}' http://${t}/ 2>/dev/null; echo " exit=$?"); ` +
-        `d=$(env -u HTTP_PROXY -u http_proxy curl -s -m 5 -o /dev/null http://${t}/; echo "exit=$?"); ` +
+        `p=$(curl -s -m 5 --noproxy '' -o /dev/null -w '%{http_code}' http://${t}/); ` +
+        `c=$(curl -s -m 5 --noproxy '' --proxytunnel -o /dev/null -w '%{http_connect}' http://${t}/ 2>/dev/null; echo " exit=$?"); ` +
+        `d=$(curl -s -m 5 --noproxy '*' -o /dev/null http://${t}/; echo "exit=$?"); ` +
         `echo "${t} proxy=$p connect=$c direct=$d"`,
     )
     .join('\n');
@@ -139,7 +139,14 @@ describe('sandbox egress: network on', () => {
 
   it('tells a hostile curl why, and reads no index, UI page or metrics', async () => {
     await withEgress({}, async (egress) => {
-      const r = await runInSandbox(spec(egress), `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 http://127.0.0.1:8233/; curl -sS -m 5 ${gateway.url}/metrics`);
+      const r = await runInSandbox(
+        spec(egress),
+        `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 ${gateway.url}/metrics; ` +
+          `curl -sS -m 5 --noproxy '' http://127.0.0.1:9200/_cat/indices; curl -sS -m 5 --noproxy '' http://127.0.0.1:8233/; curl -sS -m 5 --noproxy '' ${gateway.url}/metrics`,
+      );
+      // Loopback is not proxied (NO_PROXY): the sandbox's own loopback has nothing on these ports.
+      expect(r.output).toContain('curl: (7) Failed to connect to 127.0.0.1 port 9200 after');
+      expect(r.output).toContain(`curl: (7) Failed to connect to 127.0.0.1 port ${new URL(gateway.url).port} after`);
       expect(r.output).toContain(
         'docent egress proxy: 127.0.0.1:9200 refused: a loopback address (127.0.0.1) is not public; an operator can allow a private endpoint with DOCENT_SANDBOX_EGRESS_ALLOW',
       );
@@ -170,12 +177,12 @@ describe('sandbox egress: network on', () => {
     await withEgress({ allow: [`127.0.0.1:${allowedPort}`] }, async (egress, events) => {
       const r = await runInSandbox(
         spec(egress),
-        `curl -sS -m 5 http://127.0.0.1:${allowedPort}/; env -u HTTP_PROXY -u http_proxy curl -s -m 5 http://127.0.0.1:${allowedPort}/; echo direct=$?; curl -s -m 5 -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${allowedPort + 1}/`,
+        `curl -sS -m 5 --noproxy '' http://127.0.0.1:${allowedPort}/; curl -s -m 5 http://127.0.0.1:${allowedPort}/; echo direct=$?; curl -s -m 5 --noproxy '' -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:${allowedPort + 1}/`,
       );
       expect(r.output).toBe('private endpoint says hello\ndirect=7\n403\n');
       const post = await runInSandbox(
         spec(egress),
-        `head -c 100000 /dev/zero | curl -sS -m 5 --data-binary @- 'http://127.0.0.1:${allowedPort}/upload?x=1'; curl -sS -m 5 --proxytunnel http://127.0.0.1:${allowedPort}/`,
+        `head -c 100000 /dev/zero | curl -sS -m 5 --noproxy '' --data-binary @- 'http://127.0.0.1:${allowedPort}/upload?x=1'; curl -sS -m 5 --noproxy '' --proxytunnel http://127.0.0.1:${allowedPort}/`,
       );
       expect(post.output).toBe('received 100000 bytes at /upload?x=1\nprivate endpoint says hello\n');
       await egress.close();

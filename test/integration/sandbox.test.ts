@@ -188,9 +188,10 @@ describe('sandbox: filesystem', () => {
       'echo home > /home/sandbox/h && echo home-ok',
       'test -e /root && ls -A /root | wc -l | sed "s/^/root-entries=/" || echo no-root',
       'ls -A /home | tr "\\n" " " | sed "s/^/home-entries=/"; echo',
-      'for p in /var /run /etc/shadow /etc/ssl/private /etc/resolv.conf /etc/hosts /sys /work /opt /srv /mnt; do test -e $p && echo "present:$p"; done',
+      'for p in /var /run /etc/shadow /etc/ssl/private /etc/resolv.conf /sys /work /opt /srv /mnt; do test -e $p && echo "present:$p"; done',
       `test -e ${process.cwd()} && echo worker-cwd-visible`,
       'ls -A /etc | tr "\\n" " " | sed "s/^/etc-entries=/"; echo',
+      'getent hosts localhost | head -1 | sed "s/^/localhost=/"; getent hosts "$(cat /proc/sys/kernel/hostname)" | sed "s/^/own-name=/"',
     ].join('\n');
     const r = await runInSandbox(spec(), cmd);
     const out = r.output;
@@ -214,7 +215,10 @@ describe('sandbox: filesystem', () => {
       .match(/etc-entries=(.*)/)![1]!
       .trim()
       .split(' ');
-    for (const e of etc) expect(['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'ssl']).toContain(e);
+    for (const e of etc) expect(['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'ssl', 'hosts']).toContain(e);
+    // The sandbox's own /etc/hosts: localhost resolves, nothing of the host's names or addresses is there.
+    expect(out).toMatch(/localhost=(127\.0\.0\.1|::1) +localhost/);
+    expect(out).toMatch(/own-name=127\.0\.1\.1 +sandbox/);
 
     expect(existsSync(path.join(os.tmpdir(), marker))).toBe(false);
     expect(existsSync(`/tmp/${marker}`)).toBe(false);

@@ -14,8 +14,9 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   npm_config_proxy: PROXY_URL,
   npm_config_https_proxy: PROXY_URL,
   PIP_PROXY: PROXY_URL,
-  NO_PROXY: '',
-  no_proxy: '',
+  // Loopback is the sandbox's own (its services, test servers): reaching it directly exposes nothing of the host.
+  NO_PROXY: 'localhost,127.0.0.1,::1',
+  no_proxy: 'localhost,127.0.0.1,::1',
 };
 
 /**
