@@ -317,6 +317,13 @@ describe('a hostile model', () => {
 });
 
 describe('network on', () => {
+  it('the worker said at start-up whether sandboxed commands get cgroup v2 limits, and why not', () => {
+    const line = worker.output.find((l) => l.startsWith('{') && l.includes('cgroup'));
+    const said = line === undefined ? undefined : (JSON.parse(line) as { msg?: string });
+    // This machine mounts cgroup v1 for memory, cpu and pids; a delegated cgroup v2 host logs where the commands run.
+    expect(said?.msg).toMatch(/^(sandboxed commands run in cgroup v2 children of \S+|.*: sandboxed commands run with per-process rlimits only .* Fix: .*)/);
+  });
+
   it('npm ci in a setup step reaches the registry through the egress proxy; local services stay out of reach; each connection is an event', async () => {
     const before = listenerConnections;
     const job = await runJob('egress', 'fix-typo with dependencies installed');
