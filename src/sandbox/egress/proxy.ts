@@ -103,6 +103,8 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       };
       client.once('close', finish);
       upstream.once('close', finish);
+      // The client may have gone while the name was resolved: its 'close' has been and gone.
+      if (client.destroyed) return finish();
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       client.pipe(upstream);
