@@ -11,6 +11,7 @@ import { CloneFs } from './clone-fs';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
+import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
@@ -108,8 +109,9 @@ export function createAgentActivities(deps: AgentDeps) {
       }
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
       const root = workspacePath(deps, input.jobId);
-      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), project.network) : undefined;
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
+      const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
+      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), net) : undefined;
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
       const timeCap = maxMinutes === undefined ? undefined : AbortSignal.timeout(maxMinutes * 60_000);
@@ -175,6 +177,7 @@ export function createAgentActivities(deps: AgentDeps) {
         throw err;
       } finally {
         clearInterval(beat);
+        await sandbox?.close();
       }
     },
   };

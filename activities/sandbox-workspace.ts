@@ -2,6 +2,8 @@ import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/prom
 import path from 'node:path';
 import type { SandboxConfig } from '../src/config';
 import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../src/sandbox';
+import { setUpCgroup, type CgroupSetup } from '../src/sandbox/cgroup';
+import { requireRelay, startTurnEgress, type EgressSink } from '../src/sandbox/egress';
 import type { FileOwner } from './clone-fs';
 import { jobFolder } from './job-paths';
 
@@ -12,7 +14,20 @@ export interface TurnSandbox {
   run(command: string, opts?: RunOptions): Promise<CommandResult>;
   /** Gives files git (running as the worker) just wrote back to the sandbox's user. */
   handOver(): Promise<void>;
+  /** Stops the turn's egress proxy (network on) and writes its last events. */
+  close(): Promise<void>;
 }
+
+/** The project's network choice for a turn, and where the egress proxy's connections are recorded. */
+export interface TurnNetwork {
+  network: boolean;
+  allowHosts?: string[];
+  onEgress?: EgressSink;
+}
+
+// Once per worker process: the auto setting moves the worker itself into a leaf cgroup.
+let cgroupSetup: Promise<CgroupSetup> | undefined;
+const sandboxCgroup = (config: SandboxConfig) => (cgroupSetup ??= setUpCgroup(config.cgroup));
 
 /** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
 export const sandboxHomePath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.home');
@@ -31,11 +46,12 @@ async function chownWorktree(dir: string, owner: FileOwner, top = true): Promise
 // RLIMIT_NPROC does not hold for uid 0, so a root worker runs commands as an unprivileged uid.
 const sandboxOwner = (config: SandboxConfig) => (process.getuid?.() === 0 ? config.runAs : undefined);
 
-function sandboxSpec(config: SandboxConfig, workspace: string, home: string, network: boolean): SandboxSpec {
+function sandboxSpec(config: SandboxConfig, workspace: string, home: string, network: boolean, extra: Partial<SandboxSpec> = {}): SandboxSpec {
   return {
     workspace,
     home,
     network,
+    ...extra,
     limits: config.limits,
     runAs: sandboxOwner(config),
     readOnlyPaths: config.readOnlyPaths,
@@ -43,8 +59,8 @@ function sandboxSpec(config: SandboxConfig, workspace: string, home: string, net
   };
 }
 
-/** Sets up the sandbox for one turn of a job: an empty HOME, and the clone handed to the sandbox's user. */
-export async function prepareTurnSandbox(config: SandboxConfig, workspace: string, home: string, network: boolean): Promise<TurnSandbox> {
+/** Sets up the sandbox for one turn of a job: an empty HOME, the clone handed to the sandbox's user, and the egress proxy when network is on. */
+export async function prepareTurnSandbox(config: SandboxConfig, workspace: string, home: string, net: TurnNetwork): Promise<TurnSandbox> {
   const owner = sandboxOwner(config);
   await rm(home, { recursive: true, force: true });
   await mkdir(home, { recursive: true, mode: 0o700 });
@@ -55,21 +71,30 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
   };
   if (owner) await chownWorktree(home, owner);
   await handOver();
-  const spec = sandboxSpec(config, workspace, home, network);
-  return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts) };
+  const { dir: cgroup } = await sandboxCgroup(config);
+  const egress = net.network ? await startTurnEgress({ operatorAllow: config.egressAllow, allowHosts: net.allowHosts ?? [], owner, onEvent: net.onEgress }) : undefined;
+  const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, cgroup });
+  return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts), close: async () => egress?.close() };
 }
 
-/** Stops a worker's start when sandboxed commands cannot run on this machine; the error names the fix. */
-export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: string): Promise<void> {
+/**
+ * Stops a worker's start when sandboxed commands cannot run on this machine; the error names the fix. Returns what
+ * the worker should log about cgroup limits (applied, or why not and how to get them).
+ */
+export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: string): Promise<CgroupSetup> {
   await mkdir(workspaceDir, { recursive: true });
   // The sandbox's user reaches each clone through this folder: it may pass through it, not list it.
   const { mode } = await stat(workspaceDir);
   if (sandboxOwner(config) && (mode & 0o001) === 0) await chmod(workspaceDir, (mode & 0o7777) | 0o001);
   const dir = path.join(workspaceDir, '.sandbox-probe');
   await mkdir(path.join(dir, 'workspace'), { recursive: true });
+  // Any project may turn its network on: a worker that could not relay to the egress proxy says so now.
+  await requireRelay();
   try {
-    await prepareTurnSandbox(config, path.join(dir, 'workspace'), path.join(dir, 'home'), false);
-    await probeSandbox(sandboxSpec(config, path.join(dir, 'workspace'), path.join(dir, 'home'), false));
+    await prepareTurnSandbox(config, path.join(dir, 'workspace'), path.join(dir, 'home'), { network: false });
+    const setup = await sandboxCgroup(config);
+    await probeSandbox(sandboxSpec(config, path.join(dir, 'workspace'), path.join(dir, 'home'), false, { cgroup: setup.dir }));
+    return setup;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -43,6 +43,8 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
   let exceeded: string | undefined;
 
   return {
+    /** Unique per turn attempt: other writers of this turn's events (egress) build their keys on it. */
+    keyPrefix,
     async onStep(step: { toolCalls: ToolCall[]; usage: { inputTokens: number | undefined; outputTokens: number | undefined } }): Promise<void> {
       steps += 1;
       const usage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };

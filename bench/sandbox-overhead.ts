@@ -1,10 +1,12 @@
 // sandbox-overhead: `true` run through runInSandbox (bwrap, namespaces, mounts, prlimit, setpriv as root) vs a plain
-// spawn of `true`. Needs bwrap only, not the stack.
+// spawn of `true`; and the same with network on (egress proxy socket bound in, socat relay started and waited for)
+// vs network off. Needs bwrap and socat only, not the stack.
 import { spawn } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runInSandbox, type SandboxSpec } from '../src/sandbox';
+import { startTurnEgress } from '../src/sandbox/egress';
 import type { Benchmark } from './lib/bench';
 import { alternate, closedLoop, p50s, p99s, pooled } from './lib/blocks';
 import type { Row } from './lib/report';
@@ -13,6 +15,8 @@ import { fmtMs, fmtRatio, median, medianDifference, medianRatio } from './lib/st
 const rounds = 7;
 const opsPerBlock = 30;
 const budgetMs = 15;
+/** What network on may add to a command that does not use the network (issue 20). */
+const networkBudgetMs = 25;
 /** The uid the tests and the worker use when running as root (RLIMIT_NPROC does not bind uid 0). */
 const benchUid = 61000;
 
@@ -26,7 +30,7 @@ function plainTrue(): Promise<void> {
 
 export const sandboxOverhead: Benchmark = {
   name: 'sandbox-overhead',
-  summary: 'runInSandbox(`true`) vs a plain spawn of `true`',
+  summary: 'runInSandbox(`true`) vs a plain spawn of `true`; network on vs off',
   async run(ctx) {
     const root = await mkdtemp(path.join(os.tmpdir(), 'docent-bench-sandbox-'));
     const runAs = process.getuid?.() === 0 ? { uid: benchUid, gid: benchUid } : undefined;
@@ -44,10 +48,11 @@ export const sandboxOverhead: Benchmark = {
         await mkdir(d);
         if (runAs) await chown(d, runAs.uid, runAs.gid);
       }
-      const sandboxed = async () => {
-        const r = await runInSandbox(spec, 'true');
-        if (r.exitCode !== 0) throw new Error(`sandboxed true exited ${r.exitCode}: ${r.output}`);
+      const sandboxedIn = (s: SandboxSpec) => async () => {
+        const r = await runInSandbox(s, 'true');
+        if (r.exitCode !== 0 || r.output !== '') throw new Error(`sandboxed true exited ${r.exitCode}: ${r.output}`);
       };
+      const sandboxed = sandboxedIn(spec);
       const r = await alternate({
         rounds,
         baseline: () => closedLoop(plainTrue, { concurrency: 1, ops: opsPerBlock }),
@@ -66,12 +71,37 @@ export const sandboxOverhead: Benchmark = {
         },
       ];
       ctx.log(`${rows[0]!.case}: ${rows[0]!.ratio}`);
+
+      const egress = await startTurnEgress({ operatorAllow: [], allowHosts: [], owner: runAs });
+      try {
+        const withNetwork = sandboxedIn({ ...spec, network: true, egressSocket: egress.socketPath });
+        const n = await alternate({
+          rounds,
+          baseline: () => closedLoop(sandboxed, { concurrency: 1, ops: opsPerBlock }),
+          subject: () => closedLoop(withNetwork, { concurrency: 1, ops: opsPerBlock }),
+        });
+        const addedByNetwork = medianDifference(p50s(n.subject), p50s(n.baseline));
+        rows.push({
+          bench: 'sandbox-overhead',
+          case: `\`true\`, network on vs off, c=1`,
+          ratio: `added p50 ${fmtMs(addedByNetwork)}; p50 ${fmtRatio(medianRatio(p50s(n.subject), p50s(n.baseline)))}, p99 ${fmtRatio(medianRatio(p99s(n.subject), p99s(n.baseline)))}`,
+          target: `added p50 ≤ ${networkBudgetMs} ms`,
+          met: addedByNetwork <= networkBudgetMs,
+          subject: `p50 ${fmtMs(median(p50s(n.subject)))}, p99 ${fmtMs(pooled(n.subject, 99))}`,
+          baseline: `p50 ${fmtMs(median(p50s(n.baseline)))}, p99 ${fmtMs(pooled(n.baseline, 99))}`,
+        });
+        ctx.log(`${rows[1]!.case}: ${rows[1]!.ratio}`);
+      } finally {
+        await egress.close();
+      }
       return {
         rows,
         notes: [
           `${rounds} pairs of blocks of ${opsPerBlock} sequential runs after a warm-up pair. The subject is the whole runInSandbox call: ` +
             'opening the bind directories, one statfs, spawning bwrap (through setpriv when root) with fresh user, PID, mount, network, IPC and UTS namespaces, ' +
             'the mounts, a wrapper shell, prlimit and `/bin/sh -c true`, and waiting for the namespace to be torn down. The floor spawns `true` directly.',
+          "Network on vs off: the same command with the turn's egress proxy socket bound in, socat started on 127.0.0.1:3128 and waited for " +
+            '(shell builtins reading /proc/net/tcp) before `true` runs; the proxy itself is started once per turn, outside the timed loop, as the worker does.',
         ],
       };
     } finally {

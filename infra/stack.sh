@@ -63,6 +63,8 @@ ensure_debian_tools() {
   command -v setpriv >/dev/null && command -v prlimit >/dev/null || missing+=(util-linux)
   # The sandbox agent jobs run repository code in (README, "Security model").
   command -v bwrap >/dev/null || missing+=(bubblewrap)
+  # The loopback relay inside a sandbox with network on, to the worker's egress proxy (docs/decisions-isolation.md).
+  command -v socat >/dev/null || missing+=(socat)
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run sudo apt-get install -y ${missing[*]}"
   say "apt-get install ${missing[*]}"

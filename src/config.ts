@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { priceTableSchema, type PriceTable } from './agent/prices';
 import type { SandboxLimits } from './sandbox';
+import { parseEgressAllowRule, type EgressAllowRule } from './sandbox/egress/allow-rules';
 
 // The checkout or install folder: config.ts runs from src/ under jest and from dist/src/ when compiled.
 function packageRoot(): string {
@@ -47,6 +48,23 @@ function isCidr(value: string): boolean {
   return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '';
 }
 const positiveInt = z.coerce.number().int().positive();
+
+// `host:port` or `CIDR:port` entries, comma-separated.
+const egressAllowList = z.string().transform((v, ctx) => {
+  const rules: EgressAllowRule[] = [];
+  for (const entry of v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    try {
+      rules.push(parseEgressAllowRule(entry));
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (e.g. 10.1.2.3:5432, 10.0.0.0/8:443, registry.internal:8080)` });
+      return z.NEVER;
+    }
+  }
+  return rules;
+});
 
 // A PEM given inline (secrets injected as variables) or as a file path (mounted secrets); read once, here.
 const pem = z.string().transform((v, ctx) => {
@@ -203,6 +221,17 @@ const settings = z.object({
   DOCENT_SANDBOX_MAX_FILE_MB: megabytes.default(1024),
   DOCENT_SANDBOX_MAX_DISK_MB: megabytes.default(4096),
   DOCENT_SANDBOX_TMP_MB: megabytes.default(512),
+  DOCENT_SANDBOX_SHM_MB: megabytes.default(64),
+  DOCENT_SANDBOX_MAX_INODES: positiveInt.default(200_000),
+  // CPU cores' worth of time per second for one command (cgroup cpu.max); unset: no CPU cap.
+  DOCENT_SANDBOX_CPUS: z.coerce.number().positive().max(1024).optional(),
+  // cgroup v2 for memory/CPU/pids per command: auto (this worker's own cgroup, when delegated), off, or a delegated cgroup directory.
+  DOCENT_SANDBOX_CGROUP: z
+    .string()
+    .refine((v) => v === 'auto' || v === 'off' || path.isAbsolute(v), 'must be auto, off or an absolute cgroup v2 directory')
+    .default('auto'),
+  // Private endpoints (host:port or CIDR:port) sandboxed commands may reach through the egress proxy.
+  DOCENT_SANDBOX_EGRESS_ALLOW: egressAllowList.default([]),
   // The unprivileged uid:gid sandboxed commands run as when the worker runs as root.
   DOCENT_SANDBOX_USER: z
     .string()
@@ -354,6 +383,10 @@ export interface SandboxConfig {
   /** Used only when the worker runs as root: RLIMIT_NPROC does not hold for uid 0. */
   runAs: { uid: number; gid: number };
   readOnlyPaths: string[];
+  /** DOCENT_SANDBOX_EGRESS_ALLOW: private endpoints the egress proxy lets sandboxes reach. */
+  egressAllow: EgressAllowRule[];
+  /** DOCENT_SANDBOX_CGROUP: auto, off or a delegated cgroup v2 directory (src/sandbox/cgroup.ts). */
+  cgroup: string;
 }
 
 const mib = (n: number) => n * 1024 * 1024;
@@ -448,7 +481,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
               maxFileBytes: mib(s.DOCENT_SANDBOX_MAX_FILE_MB),
               maxDiskBytes: mib(s.DOCENT_SANDBOX_MAX_DISK_MB),
               tmpBytes: mib(s.DOCENT_SANDBOX_TMP_MB),
+              shmBytes: mib(s.DOCENT_SANDBOX_SHM_MB),
+              maxInodes: s.DOCENT_SANDBOX_MAX_INODES,
+              ...(s.DOCENT_SANDBOX_CPUS !== undefined ? { cpus: s.DOCENT_SANDBOX_CPUS } : {}),
             },
+            egressAllow: s.DOCENT_SANDBOX_EGRESS_ALLOW,
+            cgroup: s.DOCENT_SANDBOX_CGROUP,
             runAs: { uid: sandboxUid!, gid: sandboxGid! },
             readOnlyPaths: s.DOCENT_SANDBOX_READ_ONLY_PATHS,
           },

@@ -10,8 +10,11 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(config, log);
   // Repository code runs only in the sandbox: a worker that cannot make one does not take jobs.
-  if (config.sandbox) await probeWorkerSandbox(config.sandbox, config.agent.workspaceDir);
-  else log.warn('DOCENT_SANDBOX=off: agent jobs get no run_command tool, and projects with checks fail their turns');
+  if (config.sandbox) {
+    const cgroup = await probeWorkerSandbox(config.sandbox, config.agent.workspaceDir);
+    if (cgroup.dir) log.info({ cgroup: cgroup.dir }, cgroup.message);
+    else log.warn(cgroup.message);
+  } else log.warn('DOCENT_SANDBOX=off: agent jobs get no run_command tool, and projects with checks fail their turns');
   const tracing = await startTracing(config.otlpEndpoint, 'docent-worker');
   const set = await buildWorkers(config, { tracer: tracing.tracer, log, reconcileSchedule: config.agent.reconciler, sweepWorkspaces: true });
   log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), temporal: config.temporal.address }, 'worker polling');

@@ -85,8 +85,10 @@ export interface ProjectChecks {
   setup: string[];
   /** Run after the agent's edit; all must exit 0, e.g. `npm test`. */
   check: string[];
-  /** Whether sandboxed commands may use the network (default: no network). */
+  /** Whether sandboxed commands may use the network, through the worker's egress proxy (default: no network). */
   network: boolean;
+  /** With network: the only hosts the proxy lets them reach (`--allow-host`); absent: any public host. */
+  allowHosts?: string[];
 }
 
 /** One sandboxed setup or check command as it last ran in a turn. */

@@ -30,6 +30,9 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
       return `status ${String(data.status)}`;
     case 'check':
       return `check ${String(data.command)} → exit ${String(data.exitCode)}`;
+    case 'egress':
+      if (data.summary) return `egress: ${String(data.connections)} more connections`;
+      return `egress ${String(data.method)} ${String(data.host)}:${String(data.port)} ${data.allowed ? `allowed, ${String(data.bytesIn)} bytes in` : `refused: ${String(data.reason)}`}`;
     case 'commit':
       return `commit ${String(data.sha).slice(0, 8)}`;
     case 'pull_request':

@@ -3,7 +3,7 @@ import { isDuplicateKey } from '../store/mongo';
 import { firstTurnOf, impliedFirstTurnOf, turnOpening, type FirstTurnSource } from './first-turn';
 
 /** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
-export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'commit' | 'pull_request' | 'turn.finished';
+export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished';
 
 export interface JobEventDoc {
   _id: string;

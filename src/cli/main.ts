@@ -23,10 +23,13 @@ commands:
   project create <projectId> --org <orgId> --repo <git URL or owner/name> --ref <branch> --domain <docs domain>
                  [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
+                 [--allow-host <host>[,<host>...]] [--clear-allow-hosts]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
-                                                list); --clear-checks removes both; --network lets them reach it;
+                                                list); --clear-checks removes both; --network lets them reach
+                                                public hosts through the worker's egress proxy; --allow-host
+                                                narrows that to these hosts (*.example.org: its subdomains);
                                                 the caps stop a turn with budget_exceeded (0 removes a cap)
   webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
                                                 add a Standard Webhooks endpoint; prints its signing secret once
@@ -129,6 +132,8 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         check: { type: 'string', multiple: true },
         'clear-checks': { type: 'boolean' },
         network: { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'clear-allow-hosts': { type: 'boolean' },
         'max-turn-tokens': { type: 'string' },
         'max-turn-minutes': { type: 'string' },
         'max-job-cost-usd': { type: 'string' },
@@ -150,10 +155,12 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       check: values.check as string[] | undefined,
       clearChecks: values['clear-checks'] === true,
       network: network === undefined ? undefined : network === 'on',
+      allowHosts: values['clear-allow-hosts'] === true ? [] : (values['allow-host'] as string[] | undefined)?.flatMap((h) => h.split(',')).filter((h) => h.trim() !== ''),
       caps,
     };
-    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && !anyCap) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks or --network (or a --max-… cap)');
+    if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
+    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && !anyCap) {
+      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or a --max-… cap)');
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }

@@ -35,7 +35,7 @@ const privateList = new BlockList();
 for (const [net, prefix, family] of nonPublic) privateList.addSubnet(net, prefix, family);
 
 /** `::ffff:10.0.0.1` (or `::ffff:a00:1`, as URLs write it) is 10.0.0.1: check the IPv4 address it stands for. */
-function canonical(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
+export function canonical(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
   const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (dotted) return { address: dotted[1]!, family: 'ipv4' };
   const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
@@ -46,7 +46,14 @@ function canonical(address: string): { address: string; family: 'ipv4' | 'ipv6' 
   return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 
-function describe(address: string): string {
+/** True for loopback, private, link-local, carrier-grade NAT, unique-local, multicast and reserved addresses. */
+export function isNonPublic(address: string): boolean {
+  const a = canonical(address);
+  return privateList.check(a.address, a.family);
+}
+
+/** Says which kind of non-public address this is, for a refusal message. */
+export function describeAddress(address: string): string {
   const a = canonical(address);
   if (a.address.startsWith('127.') || a.address === '::1') return `a loopback address (${address})`;
   if (/^169\.254\./.test(a.address) || /^fe[89ab]/i.test(a.address)) return `a link-local address (${address})`;
@@ -84,9 +91,8 @@ export class OutboundGuard {
       throw new OutboundRefused(`the host ${host} does not resolve`, { unresolved: true });
     }
     for (const address of addresses) {
-      const a = canonical(address);
-      if (privateList.check(a.address, a.family) && !this.isAllowed(address)) {
-        throw new OutboundRefused(`${url.host} resolves to ${describe(address)}; an operator can allow that network with ${setting}`);
+      if (isNonPublic(address) && !this.isAllowed(address)) {
+        throw new OutboundRefused(`${url.host} resolves to ${describeAddress(address)}; an operator can allow that network with ${setting}`);
       }
     }
     if (url.protocol === 'http:' && !addresses.every((a) => this.isAllowed(a))) {

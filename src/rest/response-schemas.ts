@@ -92,12 +92,14 @@ export const agentJobWithTurnsBody = agentJobBody.extend({ turns: z.array(turnBo
 export const jobEventBody = z
   .object({
     id: z.number().int().describe('Grows by one per event of the job: the SSE id to resume after'),
-    type: z.enum(['status', 'turn.started', 'step', 'check', 'commit', 'pull_request', 'turn.finished']),
+    type: z.enum(['status', 'turn.started', 'step', 'check', 'egress', 'commit', 'pull_request', 'turn.finished']),
     turn: z.number().int(),
     at: z.iso.datetime(),
     data: z
       .record(z.string(), z.unknown())
-      .describe('status: {status}; step: {tool, path}; check: {kind, command, exitCode}; commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}'),
+      .describe(
+        'status: {status}; step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}',
+      ),
   })
   .register(documentedSchemas, { id: 'AgentJobEvent' });
 

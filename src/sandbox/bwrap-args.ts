@@ -1,4 +1,5 @@
 // The bwrap command line for one sandboxed command: deny by default, then allow exactly what a build needs.
+import { relayScript, SANDBOX_PROXY_SOCKET } from './egress/relay';
 import type { TopLevelEntry } from './host-layout';
 import type { SandboxSpec } from './types';
 
@@ -27,11 +28,18 @@ export const HOME = '/home/sandbox';
 
 /** World-readable /etc files that dynamic linking, user lookups and time zones need; nothing secret. */
 const ETC_ALWAYS = ['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime'];
-/** Only useful with a network: name resolution and TLS trust. */
-const ETC_NETWORK = ['resolv.conf', 'hosts', 'ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf'];
+/** Only useful with a network: TLS trust for connections tunnelled through the proxy. No resolv.conf: the proxy resolves names. */
+const ETC_NETWORK = ['ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf'];
+/** /dev/shm when the limits do not say: POSIX shared memory for builds, bounded like /tmp. */
+export const DEFAULT_SHM_BYTES = 64 * 1024 * 1024;
+
+/** The sandbox's own /etc/hosts: `localhost` resolves (test servers listen on it) and names nothing of the host's. */
+export const SANDBOX_HOSTS = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tsandbox\n';
 
 /** File descriptor numbers as the child (setpriv/bwrap) sees them. */
 export interface ChildFds {
+  /** Read end of a pipe carrying SANDBOX_HOSTS, which bwrap copies to /etc/hosts. */
+  hosts: number;
   /** Write end the wrapper shell writes one byte to once bwrap has finished setting up. */
   started: number;
   workspace: number;
@@ -50,8 +58,8 @@ function wrapperScript(startedFd: number): string {
 
 export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEntry[], command: string): string[] {
   const { limits } = spec;
+  // Always a network namespace of its own (only loopback): with network on, the way out is the proxy's socket.
   const a: string[] = ['--unshare-all', '--unshare-user', '--disable-userns'];
-  if (spec.network) a.push('--share-net');
   a.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox');
 
   a.push('--ro-bind', '/usr', '/usr');
@@ -61,9 +69,14 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   }
   // -try: a host without one of these files simply lacks it in the sandbox too.
   for (const f of [...ETC_ALWAYS, ...(spec.network ? ETC_NETWORK : [])]) a.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
+  a.push('--perms', '0644', '--ro-bind-data', String(fds.hosts), '/etc/hosts');
 
   a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--perms', '1777', '--size', String(limits.shmBytes ?? DEFAULT_SHM_BYTES), '--tmpfs', '/dev/shm');
+  // The device nodes stay usable (a read-only mount does not stop writes to /dev/null); nothing new can be created there.
+  a.push('--remount-ro', '/dev');
   a.push('--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
+  if (spec.network) a.push('--ro-bind', egressSocketOf(spec), SANDBOX_PROXY_SOCKET);
 
   a.push('--bind-fd', String(fds.workspace), WORKSPACE);
   // After the workspace bind, so it lands on top: the worker's own git later reads this config and these hooks.
@@ -75,8 +88,16 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   a.push('--chdir', WORKSPACE);
 
   a.push('--', '/bin/sh', '-c', wrapperScript(fds.started), 'docent-sandbox');
-  a.push('/usr/bin/prlimit', `--nproc=${limits.maxProcesses}`, `--data=${limits.memoryBytes}`, `--fsize=${limits.maxFileBytes}`, '--core=0', '--', '/bin/sh', '-c', command);
+  a.push('/usr/bin/prlimit', `--nproc=${limits.maxProcesses}`, `--data=${limits.memoryBytes}`, `--fsize=${limits.maxFileBytes}`, '--core=0', '--');
+  // The relay runs under the same limits as the command: its forks count against the same process cap.
+  if (spec.network) a.push('/bin/sh', '-c', relayScript(), 'docent-relay', command);
+  else a.push('/bin/sh', '-c', command);
   return a;
+}
+
+function egressSocketOf(spec: SandboxSpec): string {
+  if (!spec.egressSocket) throw new TypeError("sandbox network needs egressSocket, the egress proxy's Unix socket");
+  return spec.egressSocket;
 }
 
 /** The executable and arguments to spawn: bwrap itself, or bwrap through setpriv when dropping from root. */

@@ -1,21 +1,24 @@
 // Runs one command in a fresh bwrap sandbox and enforces the wall-time, disk and cancellation limits from outside.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { openBindSources } from './bind-sources';
-import { bwrapArgs, launchCommand, sandboxEnvironment, type ChildFds } from './bwrap-args';
-import { usedBytes, watchDiskGrowth } from './disk-watch';
+import { bwrapArgs, launchCommand, SANDBOX_HOSTS, sandboxEnvironment, type ChildFds } from './bwrap-args';
+import { createCommandCgroup, enterCgroupPrefix, type CommandCgroup } from './cgroup';
+import { DEFAULT_MAX_INODES, diskUsage, watchDiskGrowth, type DiskUsage } from './disk-watch';
+import { PROXY_ENV } from './egress/relay';
 import { unavailable } from './errors';
 import { hostTopLevel } from './host-layout';
 import { DEFAULT_HEAD_BYTES, DEFAULT_TAIL_BYTES, OutputCapture } from './output';
 import { validateSpec } from './spec';
 import type { CommandResult, RunOptions, SandboxSpec } from './types';
 
-/** Child fd numbers: 0-2 are stdio, then the status pipe and the bind sources (all below 10: dash redirects only single digits). */
+/** Child fd numbers: 0-2 are stdio, then the status pipe, the bind sources and /etc/hosts's content (all below 10: dash redirects only single digits). */
 const FD_STARTED = 3;
 const FD_WORKSPACE = 4;
 const FD_HOME = 5;
 const FD_GIT = 6;
+const FD_HOSTS = 7;
 
 /** bwrap's own complaints are short; keep enough to explain a failure and no more. */
 const MAX_DIAGNOSTIC_BYTES = 8192;
@@ -46,7 +49,8 @@ const EXIT_GRACE_MS = 1000;
 /** Runs `/bin/sh -c command` inside a fresh sandbox; never throws for the command's own failure (that is exitCode). Throws SandboxUnavailable if bwrap cannot start at all. */
 export async function runInSandbox(spec: SandboxSpec, command: string, opts?: RunOptions): Promise<CommandResult> {
   validateSpec(spec);
-  const env = sandboxEnvironment(opts?.env);
+  // The proxy variables win over the caller's: with network on they are the only way out anyway.
+  const env = { ...sandboxEnvironment(opts?.env), ...(spec.network ? PROXY_ENV : {}) };
   if (typeof command !== 'string' || command.includes('\0')) throw new TypeError('sandbox command must be a string without NUL bytes');
   const capture = new OutputCapture(opts?.headBytes ?? DEFAULT_HEAD_BYTES, opts?.tailBytes ?? DEFAULT_TAIL_BYTES);
   const signal = opts?.signal;
@@ -56,29 +60,41 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: Ru
   const topLevel = await hostTopLevel();
   const sources = await openBindSources(spec.workspace, spec.home);
   let child: ChildProcess;
-  let baseline: number;
+  let baseline: DiskUsage;
+  let cgroup: CommandCgroup | undefined;
   try {
-    baseline = await usedBytes(spec.workspace);
-    const fds: ChildFds = { started: FD_STARTED, workspace: FD_WORKSPACE, home: FD_HOME, git: sources.git ? FD_GIT : undefined };
-    const { file, args } = launchCommand(spec, bwrapArgs(spec, fds, topLevel, command));
+    baseline = await diskUsage(spec.workspace);
+    const fds: ChildFds = { started: FD_STARTED, workspace: FD_WORKSPACE, home: FD_HOME, git: sources.git ? FD_GIT : undefined, hosts: FD_HOSTS };
+    const launch = launchCommand(spec, bwrapArgs(spec, fds, topLevel, command));
+    if (spec.cgroup) cgroup = await createCommandCgroup(spec.cgroup, spec.limits);
+    const [file, ...args] = cgroup ? [...enterCgroupPrefix(cgroup.procs), launch.file, ...launch.args] : [launch.file, ...launch.args];
     const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', 'pipe', sources.workspace.fd, sources.home.fd];
-    if (sources.git) stdio.push(sources.git.fd);
+    stdio.push(sources.git ? sources.git.fd : 'ignore', 'pipe');
     // Only the sandbox's own variables: bwrap's PID 1 inside keeps the environment it was started with (/proc/1/environ).
-    child = spawn(file, args, { stdio, env, detached: true, cwd: '/' });
+    child = spawn(file!, args, { stdio, env, detached: true, cwd: '/' });
+    // A few bytes: the pipe takes them at once. EPIPE (bwrap gone before reading) shows as bwrap's own failure.
+    const hosts = (child.stdio as ReadonlyArray<unknown>)[FD_HOSTS] as Writable;
+    hosts.on('error', () => undefined);
+    hosts.end(SANDBOX_HOSTS);
   } catch (err) {
     await sources.close();
+    await cgroup?.remove();
     throw unavailable('cannot spawn bwrap', (err as Error).message);
   }
   // No await between spawn() and supervise(): a child that fails at once (a missing bwrap, setpriv's exec failing)
   // can exit, have its unread output discarded by Node and emit 'error' or 'close' within a few event-loop turns, and
   // a listener attached after them would never hear of it. spawn has dup'ed the descriptors into the child, so ours
   // can be closed meanwhile; Promise.all takes both promises now, so a quick rejection is never left unhandled.
-  const [result] = await Promise.all([supervise(child, spec, capture, t0, baseline, signal), sources.close()]);
-  return result;
+  try {
+    const [result] = await Promise.all([supervise(child, spec, capture, t0, baseline, signal), sources.close()]);
+    return result;
+  } finally {
+    await cgroup?.remove();
+  }
 }
 
 /** Enforces the limits on a just-spawned child and settles with its result. Must be called in the same tick as spawn(). */
-function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCapture, t0: number, baseline: number, signal: AbortSignal | undefined): Promise<CommandResult> {
+function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCapture, t0: number, baseline: DiskUsage, signal: AbortSignal | undefined): Promise<CommandResult> {
   return new Promise<CommandResult>((resolve, reject) => {
     let stoppedBy: StopReason | undefined;
     let started = false;
@@ -95,7 +111,8 @@ function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCaptur
     };
     const onAbort = () => stop('cancelled');
     const timer = setTimeout(() => stop('timeout'), spec.limits.timeoutMs);
-    const disk = watchDiskGrowth(spec.workspace, baseline, spec.limits.maxDiskBytes, () => stop('disk'));
+    const maxGrowth = { bytes: spec.limits.maxDiskBytes, inodes: spec.limits.maxInodes ?? DEFAULT_MAX_INODES };
+    const disk = watchDiskGrowth(spec.workspace, baseline, maxGrowth, () => stop('disk'));
     const unwatch = () => {
       clearTimeout(timer);
       disk.stop();

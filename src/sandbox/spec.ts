@@ -29,6 +29,14 @@ export function validateSpec(spec: SandboxSpec): void {
   positiveInteger('maxFileBytes', l.maxFileBytes);
   positiveInteger('maxDiskBytes', l.maxDiskBytes);
   positiveInteger('tmpBytes', l.tmpBytes);
+  if (l.shmBytes !== undefined) positiveInteger('shmBytes', l.shmBytes);
+  if (l.maxInodes !== undefined) positiveInteger('maxInodes', l.maxInodes);
+  if (l.cpus !== undefined && !(Number.isFinite(l.cpus) && l.cpus > 0)) throw new RangeError(`sandbox limits.cpus must be a positive number, got ${l.cpus}`);
+  if (spec.network) {
+    if (spec.egressSocket === undefined) throw new TypeError("sandbox network needs egressSocket, the egress proxy's Unix socket");
+    absolute('egressSocket', spec.egressSocket);
+  }
+  if (spec.cgroup !== undefined) absolute('cgroup', spec.cgroup);
   if (spec.runAs) {
     for (const [k, v] of Object.entries(spec.runAs)) {
       // uid/gid 0 would defeat the point of runAs (RLIMIT_NPROC is not enforced for real uid 0).

@@ -13,6 +13,12 @@ export interface SandboxLimits {
   maxDiskBytes: number;
   /** Size of the private /tmp (tmpfs --size). */
   tmpBytes: number;
+  /** Size of /dev/shm (tmpfs --size); default 64 MiB. */
+  shmBytes?: number;
+  /** Most the used inodes of the workspace's filesystem may grow during one command; then the sandbox is killed (stoppedBy 'disk'). Default 200,000. */
+  maxInodes?: number;
+  /** CPU time per wall second, in cores (cgroup cpu.max), when the command runs in a cgroup; default: no cap. */
+  cpus?: number;
 }
 
 export interface SandboxSpec {
@@ -20,8 +26,16 @@ export interface SandboxSpec {
   workspace: string;
   /** Absolute path of an existing directory bound read-write as HOME (/home/sandbox); the caller creates it empty. */
   home: string;
-  /** false (the default the product uses): a new, empty network namespace. true: share the host network, plus /etc/resolv.conf, /etc/hosts and CA certificates. */
+  /**
+   * Every command has a network namespace of its own with only loopback. false: nothing more. true: the egress
+   * proxy's Unix socket (egressSocket) is bound in, a loopback relay on 127.0.0.1:3128 leads to it, the proxy
+   * variables point there, and the CA certificates are readable. No DNS resolver: the proxy resolves names.
+   */
   network: boolean;
+  /** Host path of the egress proxy's Unix socket (src/sandbox/egress/proxy.ts); required when network is true. */
+  egressSocket?: string;
+  /** A cgroup v2 directory with memory, cpu and pids delegated: each command runs in a child of it with memory.max, cpu.max and pids.max set (src/sandbox/cgroup.ts). */
+  cgroup?: string;
   limits: SandboxLimits;
   /** When the calling process is root: run bwrap as this unprivileged uid/gid (through `setpriv --reuid --regid --clear-groups`), because RLIMIT_NPROC is not enforced for real uid 0. Undefined: run as the current user. The caller makes workspace and home writable by that uid (chown); the runner does not chown. */
   runAs?: { uid: number; gid: number };

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
+import { isAllowHostPattern } from '../sandbox/egress/allow-rules';
 import { isDuplicateKey } from '../store/mongo';
 import { LookupCache } from './lookup-cache';
 
@@ -26,6 +27,8 @@ export interface ProjectDoc {
   checkCommands?: string[];
   /** Whether sandboxed commands may use the network (default: none). */
   sandboxNetwork?: boolean;
+  /** With network on: the only hosts sandboxed commands may reach (`--allow-host`); absent: any public host. */
+  sandboxAllowHosts?: string[];
   /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
@@ -39,6 +42,8 @@ export interface ProjectChecksUpdate {
   check?: string[];
   clearChecks?: boolean;
   network?: boolean;
+  /** Replaces the project's allowed hosts; an empty list allows any public host again. */
+  allowHosts?: string[];
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
 }
@@ -90,8 +95,19 @@ export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMin
 }
 
 /** The commands a job's turn runs in the sandbox, as the project holds them now. */
-export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean } {
-  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false };
+export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean; allowHosts?: string[] } {
+  const hosts = p.sandboxAllowHosts ?? [];
+  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false, ...(hosts.length ? { allowHosts: hosts } : {}) };
+}
+
+const maxAllowHosts = 100;
+
+function checkAllowHosts(hosts: string[]): string[] {
+  const list = [...new Set(hosts.map((h) => h.trim().toLowerCase()))];
+  if (list.length > maxAllowHosts) throw new AppError('invalid_argument', `--allow-host takes at most ${maxAllowHosts} hosts`);
+  const bad = list.find((h) => !isAllowHostPattern(h));
+  if (bad !== undefined) throw new AppError('invalid_argument', `--allow-host ${JSON.stringify(bad)} is not a host name or *.domain pattern`);
+  return list;
 }
 
 export interface TenancyStoreOptions {
@@ -168,6 +184,8 @@ export class TenancyStore {
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
     const unset: Record<string, ''> = {};
+    if (update.allowHosts?.length) set.sandboxAllowHosts = checkAllowHosts(update.allowHosts);
+    else if (update.allowHosts) unset.sandboxAllowHosts = '';
     for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
       if (v === undefined) continue;
       if (!Number.isFinite(v) || v < 0) throw new AppError('invalid_argument', `${k} must be a number of at least 0 (0 removes the cap)`);

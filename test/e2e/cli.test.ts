@@ -177,13 +177,25 @@ describe('docent CLI', () => {
     expect(set).toMatchObject({ code: 0, stdout: 'updated project docs: setup: "npm ci"; checks: "npm test", "npm run lint"; network: on\n' });
     expect(await storedProjects().getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });
     const replaced = JSON.parse((await docent('project', 'update', 'docs', '--check', 'make check', '--json')).stdout);
-    expect(replaced).toEqual({ id: 'docs', setupCommands: ['npm ci'], checkCommands: ['make check'], sandboxNetwork: true });
+    expect(replaced).toEqual({ id: 'docs', setupCommands: ['npm ci'], checkCommands: ['make check'], sandboxNetwork: true, sandboxAllowHosts: [] });
     const cleared = JSON.parse((await docent('project', 'update', 'docs', '--clear-checks', '--network', 'off', '--json')).stdout);
-    expect(cleared).toEqual({ id: 'docs', setupCommands: [], checkCommands: [], sandboxNetwork: false });
-    expect(await docent('project', 'update', 'docs')).toMatchObject({ code: 2, stderr: expect.stringContaining('needs --setup, --check, --clear-checks or --network') });
+    expect(cleared).toEqual({ id: 'docs', setupCommands: [], checkCommands: [], sandboxNetwork: false, sandboxAllowHosts: [] });
+    expect(await docent('project', 'update', 'docs')).toMatchObject({ code: 2, stderr: expect.stringContaining('needs --setup, --check, --clear-checks, --network or --allow-host') });
     expect(await docent('project', 'update', 'docs', '--network', 'maybe')).toMatchObject({ code: 2, stderr: expect.stringContaining('--network must be on or off') });
     expect(await docent('project', 'update', 'docs', '--check', ' ')).toMatchObject({ code: 1, stderr: expect.stringContaining('each --check command must be') });
     expect(await docent('project', 'update', 'ghost', '--check', 'true')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
+  });
+
+  it("narrows a project's sandbox egress to listed hosts, and clears the list", async () => {
+    const set = await docent('project', 'update', 'docs', '--network', 'on', '--allow-host', 'registry.npmjs.org,*.Example.org', '--allow-host', 'pypi.org');
+    expect(set).toMatchObject({ code: 0, stdout: expect.stringContaining('network: on; allowed hosts: registry.npmjs.org, *.example.org, pypi.org\n') });
+    expect(await storedProjects().getProject('docs')).toMatchObject({ sandboxNetwork: true, sandboxAllowHosts: ['registry.npmjs.org', '*.example.org', 'pypi.org'] });
+    expect(await docent('project', 'update', 'docs', '--allow-host', 'http://evil.example/x')).toMatchObject({ code: 1, stderr: expect.stringContaining('is not a host name or *.domain pattern') });
+    expect(await docent('project', 'update', 'docs', '--allow-host', '*')).toMatchObject({ code: 1, stderr: expect.stringContaining('is not a host name') });
+    expect(await docent('project', 'update', 'docs', '--allow-host', 'a.example', '--clear-allow-hosts')).toMatchObject({ code: 2 });
+    const cleared = JSON.parse((await docent('project', 'update', 'docs', '--clear-allow-hosts', '--network', 'off', '--json')).stdout);
+    expect(cleared).toMatchObject({ sandboxNetwork: false, sandboxAllowHosts: [] });
+    expect((await storedProjects().getProject('docs'))?.sandboxAllowHosts).toBeUndefined();
   });
 
   it("sets and removes a project's caps", async () => {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { probeSandbox, runInSandbox, SandboxUnavailable, type SandboxSpec } from '../../src/sandbox';
+import { startTurnEgress } from '../../src/sandbox/egress';
 
 // As root, run bwrap as an unprivileged uid: RLIMIT_NPROC does not bind real uid 0.
 const isRoot = process.getuid?.() === 0;
@@ -131,24 +132,28 @@ describe('sandbox: identity and isolation', () => {
     await expect(runInSandbox(spec(), 'true', { env: { 'BAD-NAME': 'x' } })).rejects.toThrow(TypeError);
   });
 
-  it('has no network by default and the host network with network: true', async () => {
+  it('never shares the host network: with network on, only the egress proxy socket, CA certificates and no resolver', async () => {
     let connections = 0;
     const server = http.createServer((_req, res) => res.end('hello-from-host\n'));
     server.on('connection', () => connections++);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
+    const egress = await startTurnEgress({ operatorAllow: [], allowHosts: [], owner: runAs });
     try {
       const denied = await runInSandbox(spec(), `curl -sS -m 2 http://127.0.0.1:${port}/`);
       expect(denied.exitCode).not.toBe(0);
-      expect(connections).toBe(0);
       expect(denied.output).not.toContain('hello-from-host');
 
-      const allowed = await runInSandbox(spec({ network: true }), `curl -sS -m 5 http://127.0.0.1:${port}/ && test -r /etc/resolv.conf && test -r /etc/ssl/certs/ca-certificates.crt && echo etc-ok`);
-      expect(allowed.exitCode).toBe(0);
-      expect(allowed.output).toContain('hello-from-host');
-      expect(allowed.output).toContain('etc-ok');
-      expect(connections).toBe(1);
+      await expect(runInSandbox(spec({ network: true }), 'true')).rejects.toThrow(/egressSocket/);
+      const on = await runInSandbox(
+        spec({ network: true, egressSocket: egress.socketPath }),
+        `env -u HTTP_PROXY -u http_proxy curl -sS -m 5 http://127.0.0.1:${port}/; test -r /etc/ssl/certs/ca-certificates.crt && echo certs-ok; test -e /etc/resolv.conf || echo no-resolver; echo "$HTTPS_PROXY $npm_config_https_proxy $PIP_PROXY"`,
+      );
+      expect(on.output).toContain(`Failed to connect to 127.0.0.1 port ${port}`);
+      expect(on.output).toContain('certs-ok\nno-resolver\nhttp://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128\n');
+      expect(connections).toBe(0);
     } finally {
+      await egress.close();
       await new Promise((r) => server.close(r));
     }
   });
@@ -183,9 +188,10 @@ describe('sandbox: filesystem', () => {
       'echo home > /home/sandbox/h && echo home-ok',
       'test -e /root && ls -A /root | wc -l | sed "s/^/root-entries=/" || echo no-root',
       'ls -A /home | tr "\\n" " " | sed "s/^/home-entries=/"; echo',
-      'for p in /var /run /etc/shadow /etc/ssl/private /etc/resolv.conf /etc/hosts /sys /work /opt /srv /mnt; do test -e $p && echo "present:$p"; done',
+      'for p in /var /run /etc/shadow /etc/ssl/private /etc/resolv.conf /sys /work /opt /srv /mnt; do test -e $p && echo "present:$p"; done',
       `test -e ${process.cwd()} && echo worker-cwd-visible`,
       'ls -A /etc | tr "\\n" " " | sed "s/^/etc-entries=/"; echo',
+      'getent hosts localhost | head -1 | sed "s/^/localhost=/"; getent hosts "$(cat /proc/sys/kernel/hostname)" | sed "s/^/own-name=/"',
     ].join('\n');
     const r = await runInSandbox(spec(), cmd);
     const out = r.output;
@@ -209,7 +215,10 @@ describe('sandbox: filesystem', () => {
       .match(/etc-entries=(.*)/)![1]!
       .trim()
       .split(' ');
-    for (const e of etc) expect(['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'ssl']).toContain(e);
+    for (const e of etc) expect(['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime', 'ssl', 'hosts']).toContain(e);
+    // The sandbox's own /etc/hosts: localhost resolves, nothing of the host's names or addresses is there.
+    expect(out).toMatch(/localhost=(127\.0\.0\.1|::1) +localhost/);
+    expect(out).toMatch(/own-name=127\.0\.1\.1 +sandbox/);
 
     expect(existsSync(path.join(os.tmpdir(), marker))).toBe(false);
     expect(existsSync(`/tmp/${marker}`)).toBe(false);
@@ -306,6 +315,46 @@ describe('sandbox: limits', () => {
     expect(r.stoppedBy).toBe('disk');
     expect(r.exitCode).toBe(137);
     expect(r.durationMs).toBeLessThan(30_000);
+  });
+
+  it('kills a command that creates more than maxInodes files, however small', async () => {
+    // Bounded (20,000 empty files) so a broken watcher cannot exhaust the filesystem; the sleep leaves time to notice.
+    const cmd = 'mkdir many && cd many && i=0; while [ $i -lt 20000 ]; do : > f$i || exit 9; i=$((i+1)); done; sleep 30';
+    const r = await runInSandbox(spec({}, { maxInodes: 2000, timeoutMs: 60_000 }), cmd);
+    expect(r.stoppedBy).toBe('disk');
+    expect(r.exitCode).toBe(137);
+    expect(r.durationMs).toBeLessThan(30_000);
+  });
+
+  it('caps /dev/shm and keeps /dev read-only, with its device nodes usable', async () => {
+    const cmd = [
+      'head -c 300000000 /dev/zero > /dev/shm/big; echo shm-rc=$?',
+      'echo shm-bytes=$(stat -c %s /dev/shm/big)',
+      'touch /dev/evil 2>/dev/null && echo dev-writable || echo dev-ro',
+      'mkdir /dev/x 2>/dev/null && echo dev-mkdir || echo dev-no-mkdir',
+      'echo x > /dev/null && head -c 4 /dev/urandom | wc -c | sed "s/^/urandom=/"',
+    ].join('\n');
+    const r = await runInSandbox(spec({}, { shmBytes: 16 * MiB, maxFileBytes: 512 * MiB }), cmd);
+    expect(r.output).toMatch(/shm-rc=[1-9]/);
+    expect(Number(/shm-bytes=(\d+)/.exec(r.output)?.[1])).toBeLessThanOrEqual(16 * MiB);
+    expect(r.output).toContain('dev-ro\ndev-no-mkdir\nurandom=4\n');
+  });
+
+  it('starts the sandbox inside the per-command cgroup, with its limits written first (a directory stands in for cgroupfs)', async () => {
+    const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-cgroup-parent-'));
+    try {
+      const r = await runInSandbox(spec({ cgroup: parent }, { memoryBytes: 256 * MiB, maxProcesses: 40, cpus: 0.5 }), 'echo inside');
+      expect(r).toMatchObject({ exitCode: 0, output: 'inside\n' });
+      // A real cgroup directory is removed afterwards; this stand-in keeps its files, so what was written shows.
+      const [child, ...more] = await readdir(parent);
+      expect(more).toEqual([]);
+      const read = (f: string) => readFile(path.join(parent, child!, f), 'utf8');
+      expect([await read('memory.max'), await read('pids.max'), await read('cpu.max')]).toEqual([String(256 * MiB), '40', '50000 100000']);
+      // The launcher wrote its own pid before exec'ing setpriv/bwrap, so the whole sandbox starts inside.
+      expect(await read('cgroup.procs')).toMatch(/^\d+\n$/);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
   });
 
   it('stops promptly when the signal is aborted', async () => {

@@ -63,10 +63,22 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.sandbox).toEqual({
       bwrapPath: 'bwrap',
-      limits: { timeoutMs: 600_000, memoryBytes: 4096 * 2 ** 20, maxProcesses: 512, maxFileBytes: 1024 * 2 ** 20, maxDiskBytes: 4096 * 2 ** 20, tmpBytes: 512 * 2 ** 20 },
+      limits: {
+        timeoutMs: 600_000,
+        memoryBytes: 4096 * 2 ** 20,
+        maxProcesses: 512,
+        maxFileBytes: 1024 * 2 ** 20,
+        maxDiskBytes: 4096 * 2 ** 20,
+        tmpBytes: 512 * 2 ** 20,
+        shmBytes: 64 * 2 ** 20,
+        maxInodes: 200_000,
+      },
       runAs: { uid: 61000, gid: 61000 },
       readOnlyPaths: [],
+      egressAllow: [],
+      cgroup: 'auto',
     });
+    expect(loadConfig({ DOCENT_SANDBOX_CPUS: '1.5' }).sandbox?.limits.cpus).toBe(1.5);
     expect(c.agent.repairRounds).toBe(2);
     expect(c.allowPrivateNetworks).toEqual([]);
     expect(loadConfig({ DOCENT_SANDBOX: 'off' }).sandbox).toBeUndefined();
@@ -78,6 +90,8 @@ describe('loadConfig', () => {
       ['DOCENT_SANDBOX_READ_ONLY_PATHS', 'opt/node'],
       ['DOCENT_SANDBOX', 'docker'],
       ['DOCENT_AGENT_REPAIR_ROUNDS', '-1'],
+      ['DOCENT_SANDBOX_CGROUP', 'sometimes'],
+      ['DOCENT_SANDBOX_CPUS', '0'],
     ]) {
       expect(() => loadConfig({ [name!]: value })).toThrow(name);
     }

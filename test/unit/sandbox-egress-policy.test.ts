@@ -1,0 +1,125 @@
+// The egress proxy's decisions, on address literals and names this machine resolves from /etc/hosts only.
+import os from 'node:os';
+import { loadConfig } from '../../src/config';
+import { EgressPolicy, EgressRecorder, parseEgressAllowRule, type EgressRecord } from '../../src/sandbox/egress';
+import { hostMatches, isAllowHostPattern } from '../../src/sandbox/egress/allow-rules';
+
+const open = new EgressPolicy({ operatorAllow: [], allowHosts: [] });
+const ownAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+
+describe('EgressPolicy', () => {
+  it.each([
+    ['127.0.0.1', /loopback address/],
+    ['::1', /loopback address/],
+    ['::ffff:127.0.0.1', /loopback address/],
+    ['10.1.2.3', /private or reserved address/],
+    ['192.168.1.1', /private or reserved address/],
+    ['169.254.169.254', /cloud metadata address/],
+    ['fd00:ec2::254', /cloud metadata address/],
+    ['fd12::1', /private or reserved address/],
+    ['fe80::1', /link-local address/],
+    ['0.0.0.0', /private or reserved address/],
+  ])('refuses %s and names the operator setting', async (host, why) => {
+    const d = await open.decide(host, 443);
+    expect(d.allowed).toBe(false);
+    if (!d.allowed) {
+      expect(d.reason).toMatch(why);
+      expect(d.reason).toContain('DOCENT_SANDBOX_EGRESS_ALLOW');
+    }
+  });
+
+  it("refuses this machine's own non-loopback address, which the private ranges may not cover", async () => {
+    const d = await open.decide(ownAddress!, 80);
+    expect(d).toEqual({ allowed: false, reason: expect.stringMatching(/worker's own machine/) });
+  });
+
+  it('refuses a name that resolves to loopback, and what is not a host name', async () => {
+    expect(await open.decide('localhost', 9200)).toEqual({ allowed: false, reason: expect.stringMatching(/loopback/) });
+    expect((await open.decide('bad host\r\nx', 80)).allowed).toBe(false);
+    expect((await open.decide('example.org', 0)).allowed).toBe(false);
+  });
+
+  it('lets a public address through, pinned to the address it checked', async () => {
+    expect(await open.decide('203.0.113.80', 443)).toEqual({ allowed: true, addresses: ['203.0.113.80'] });
+  });
+
+  it("allows the operator's private endpoints on their port only", async () => {
+    const p = new EgressPolicy({ operatorAllow: ['10.0.0.0/8:5432', '127.0.0.1:8080', 'localhost:9999'].map(parseEgressAllowRule), allowHosts: [] });
+    expect((await p.decide('10.1.2.3', 5432)).allowed).toBe(true);
+    expect((await p.decide('10.1.2.3', 5433)).allowed).toBe(false);
+    expect((await p.decide('127.0.0.1', 8080)).allowed).toBe(true);
+    expect((await p.decide('127.0.0.1', 9200)).allowed).toBe(false);
+    expect((await p.decide('localhost', 9999)).allowed).toBe(true);
+    expect((await p.decide('localhost', 9200)).allowed).toBe(false);
+  });
+
+  it("refuses hosts outside the project's list before resolving them", async () => {
+    const p = new EgressPolicy({ operatorAllow: [], allowHosts: ['registry.npmjs.org', '*.example.org'] });
+    const d = await p.decide('203.0.113.80', 443);
+    expect(d).toEqual({ allowed: false, reason: expect.stringContaining("not in the project's allowed hosts (registry.npmjs.org, *.example.org)") });
+    // On the list but private: still refused.
+    const q = new EgressPolicy({ operatorAllow: [], allowHosts: ['localhost'] });
+    expect((await q.decide('localhost', 80)).allowed).toBe(false);
+  });
+});
+
+describe('allow rules', () => {
+  it('parses host:port, CIDR:port and [v6]:port, and refuses the rest', () => {
+    expect(parseEgressAllowRule('10.0.0.0/8:5432')).toEqual({ kind: 'network', cidr: '10.0.0.0/8', port: 5432 });
+    expect(parseEgressAllowRule('127.0.0.1:8080')).toEqual({ kind: 'network', cidr: '127.0.0.1/32', port: 8080 });
+    expect(parseEgressAllowRule('[fd00::/8]:443')).toEqual({ kind: 'network', cidr: 'fd00::/8', port: 443 });
+    expect(parseEgressAllowRule('Registry.Internal:8080')).toEqual({ kind: 'host', host: 'registry.internal', port: 8080 });
+    for (const bad of ['10.0.0.0/33:1', 'host', 'host:0', 'host:70000', ':80', 'a b:80', '10.0.0.0/:80']) expect(() => parseEgressAllowRule(bad)).toThrow(TypeError);
+  });
+
+  it('matches *.domain to its subdomains only', () => {
+    const list = ['registry.npmjs.org', '*.example.org'];
+    expect(hostMatches(list, 'registry.npmjs.org')).toBe(true);
+    expect(hostMatches(list, 'REGISTRY.npmjs.org.')).toBe(true);
+    expect(hostMatches(list, 'a.b.example.org')).toBe(true);
+    expect(hostMatches(list, 'example.org')).toBe(false);
+    expect(hostMatches(list, 'evilexample.org')).toBe(false);
+    expect(hostMatches(list, 'registry.npmjs.org.evil.com')).toBe(false);
+    expect(['a.example', '*.example.org'].every(isAllowHostPattern)).toBe(true);
+    expect(['*', 'a.*.org', 'http://a.org', 'a.org/x', ''].some(isAllowHostPattern)).toBe(false);
+  });
+
+  it('reads DOCENT_SANDBOX_EGRESS_ALLOW and names a bad entry', () => {
+    expect(loadConfig({ DOCENT_SANDBOX_EGRESS_ALLOW: '10.0.0.0/8:5432, db.internal:5432' }).sandbox?.egressAllow).toEqual([
+      { kind: 'network', cidr: '10.0.0.0/8', port: 5432 },
+      { kind: 'host', host: 'db.internal', port: 5432 },
+    ]);
+    expect(loadConfig({}).sandbox?.egressAllow).toEqual([]);
+    expect(() => loadConfig({ DOCENT_SANDBOX_EGRESS_ALLOW: '10.0.0.0/8' })).toThrow(/DOCENT_SANDBOX_EGRESS_ALLOW: "10.0.0.0\/8" is not host:port or CIDR:port/);
+  });
+});
+
+describe('EgressRecorder', () => {
+  const record = (i: number): EgressRecord => ({ host: `h${i % 3}.example`, port: 443, method: 'CONNECT', allowed: i % 2 === 0, bytesOut: 10, bytesIn: 100 });
+
+  it('writes one event per connection up to the cap, then one summary of the rest', async () => {
+    const written: Array<[number, Record<string, unknown>]> = [];
+    const r = new EgressRecorder(async (seq, data) => {
+      written.push([seq, data]);
+    }, 5);
+    for (let i = 0; i < 1005; i++) r.record(record(i));
+    await r.flush();
+    expect(written.map(([seq]) => seq)).toEqual([1, 2, 3, 4, 5, 0]);
+    const [, summary] = written[5]!;
+    expect(summary).toMatchObject({ summary: true, connections: 1000, unlisted: 0 });
+    const rows = summary.rows as Array<{ connections: number; bytesIn: number }>;
+    expect(rows.reduce((n, row) => n + row.connections, 0)).toBe(1000);
+    expect(rows.reduce((n, row) => n + row.bytesIn, 0)).toBe(100_000);
+  });
+
+  it('keeps going when the events store fails, counting what was lost', async () => {
+    const r = new EgressRecorder(async () => {
+      throw new Error('down');
+    }, 2);
+    for (let i = 0; i < 3; i++) r.record(record(i));
+    await r.flush();
+    expect(r.failed).toBe(3);
+  });
+});
