@@ -87,6 +87,8 @@ export interface ProjectChecks {
   check: string[];
   /** Whether sandboxed commands may use the network (default: no network). */
   network: boolean;
+  /** Whether check commands get the project's secrets too (setup commands always do); only the flag, never a value. */
+  secretsToChecks?: boolean;
 }
 
 /** One sandboxed setup or check command as it last ran in a turn. */

@@ -34,7 +34,13 @@ export async function createProject(s: Stores, p: { projectId: string; orgId: st
 function describeChecks(p: ProjectDoc): string {
   const list = (label: string, commands: string[] | undefined) => `${label}: ${commands?.length ? commands.map((c) => `"${c}"`).join(', ') : 'none'}`;
   const caps = Object.entries(projectCaps(p)).map(([k, v]) => `${k} ${v}`);
-  return [list('setup', p.setupCommands), list('checks', p.checkCommands), `network: ${p.sandboxNetwork ? 'on' : 'off'}`, ...(caps.length ? [`caps: ${caps.join(', ')}`] : [])].join('; ');
+  return [
+    list('setup', p.setupCommands),
+    list('checks', p.checkCommands),
+    `network: ${p.sandboxNetwork ? 'on' : 'off'}`,
+    ...(p.secretsToChecks ? ['secrets to checks: on'] : []),
+    ...(caps.length ? [`caps: ${caps.join(', ')}`] : []),
+  ].join('; ');
 }
 
 export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate): Promise<Output> {
@@ -46,6 +52,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       setupCommands: p.setupCommands ?? [],
       checkCommands: p.checkCommands ?? [],
       sandboxNetwork: p.sandboxNetwork ?? false,
+      ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
     },
   };

@@ -26,6 +26,8 @@ export interface ProjectDoc {
   checkCommands?: string[];
   /** Whether sandboxed commands may use the network (default: none). */
   sandboxNetwork?: boolean;
+  /** Whether check commands get the project's secrets too (`--secret-to-checks on`); setup commands always do. */
+  secretsToChecks?: boolean;
   /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
@@ -39,6 +41,7 @@ export interface ProjectChecksUpdate {
   check?: string[];
   clearChecks?: boolean;
   network?: boolean;
+  secretsToChecks?: boolean;
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
 }
@@ -90,8 +93,8 @@ export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMin
 }
 
 /** The commands a job's turn runs in the sandbox, as the project holds them now. */
-export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean } {
-  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false };
+export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean; secretsToChecks?: boolean } {
+  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false, ...(p.secretsToChecks ? { secretsToChecks: true } : {}) };
 }
 
 export interface TenancyStoreOptions {
@@ -167,6 +170,7 @@ export class TenancyStore {
     if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
+    if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
     const unset: Record<string, ''> = {};
     for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
       if (v === undefined) continue;
