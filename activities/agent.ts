@@ -12,7 +12,7 @@ import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
-import { noSecrets, redactedRun, redactToolResults, type TurnSecrets } from './setup-secrets';
+import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
@@ -165,7 +165,8 @@ export function createAgentActivities(deps: AgentDeps) {
         follow.assertWithinBudget();
         let text = secrets.redact(result.text);
         const files = new CloneFs(root, { owner: sandbox?.owner });
-        let changes = await collectChanges(git, files, root);
+        const held = new Set<string>();
+        let changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
         let checks = sandbox && checkRun ? await verify(project.check, changes, git, root, sandbox, checkRun, signal) : [];
         await follow.onChecks(checks);
         for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
@@ -173,13 +174,14 @@ export function createAgentActivities(deps: AgentDeps) {
           result = await ask();
           follow.assertWithinBudget();
           if (result.text.trim()) text = secrets.redact(result.text);
-          changes = await collectChanges(git, files, root);
+          changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
           checks = await verify(project.check, changes, git, root, sandbox, checkRun!, signal);
           await follow.onChecks(checks);
         }
 
         const ran = [...setup, ...checks];
-        const { title, summary } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
+        const { title, summary: told } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
+        const summary = told + heldBackNote(held);
         const checksPassed = ran.length ? failed(ran).length === 0 : null;
         // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
         await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });

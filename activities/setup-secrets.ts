@@ -5,6 +5,7 @@ import { AppError } from '../src/errors';
 import type { CommandResult, RunOptions } from '../src/sandbox';
 import type { ProjectSecretStore } from '../src/secrets/project-secrets';
 import { redactDeep, secretRedactor, type Redact } from '../src/secrets/redactor';
+import type { FileChange } from '../workflows/contracts';
 import type { TurnSandbox } from './sandbox-workspace';
 
 /** A turn's secrets: the variables setup (and, if the project says so, check) commands get, and their redactor. */
@@ -47,3 +48,19 @@ export function redactToolResults<T extends Record<string, Tool>>(tools: T, reda
   });
   return Object.fromEntries(wrapped) as T;
 }
+
+/**
+ * The changes without any file that holds a secret (a setup step's `.npmrc` with a token): such a file must never
+ * reach the commit, the pull request or the workflow's history. `held` names the ones left out.
+ */
+export function secretFreeChanges(changes: FileChange[], redact: Redact, held: Set<string>): FileChange[] {
+  return changes.filter((c) => {
+    const text = c.content === null ? '' : c.encoding === 'base64' ? Buffer.from(c.content, 'base64').toString('latin1') : c.content;
+    if (redact(text) === text) return true;
+    held.add(c.path);
+    return false;
+  });
+}
+
+/** What the pull request says about files left out of it for holding a secret. */
+export const heldBackNote = (held: Set<string>) => (held.size ? `\n\nLeft out of this change because they hold a project secret: ${[...held].map((p) => `\`${p}\``).join(', ')}.` : '');
