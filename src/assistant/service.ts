@@ -16,7 +16,7 @@ import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
-import { historyOf, ThreadStore, type TurnDoc } from './threads';
+import { historyOf, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -119,7 +119,11 @@ export class AssistantService {
    */
   async recordFeedback(caller: Caller, domain: string, input: { threadId: string; messageId?: string; rating: 'up' | 'down'; comment?: string }): Promise<void> {
     this.authorize(caller, domain);
-    const stored = await this.threads.setFeedback(domain, input.threadId, input.messageId, { rating: input.rating, ...(input.comment ? { comment: input.comment } : {}), at: new Date() });
+    const stored = await this.threads.setFeedback(domain, input.threadId, visibleGroups(caller.groups, undefined), input.messageId, {
+      rating: input.rating,
+      ...(input.comment ? { comment: input.comment } : {}),
+      at: new Date(),
+    });
     if (stored === 'no-thread') throw new AppError('not_found', `no thread ${input.threadId.slice(0, 200)} in ${domain}`);
     if (stored === 'no-message') throw new AppError('not_found', `no message ${String(input.messageId).slice(0, 200)} in thread ${input.threadId.slice(0, 200)}`);
   }
@@ -134,7 +138,7 @@ export class AssistantService {
     const q = req.question;
     const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
-    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
+    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId, visibleGroups(req.caller.groups, undefined));
     const history = trimHistory(isNew ? q.clientHistory.slice(-20) : historyOf(thread), this.deps.config.assistant.historyTokens);
     // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
@@ -160,7 +164,7 @@ export class AssistantService {
       this.threads
         .appendTurn(thread._id, {
           userMessage: q.question,
-          ...(q.context.length ? { context: q.context } : {}),
+          ...(q.context.length ? { context: storedContext(q.context) } : {}),
           ...(q.currentPath ? { currentPath: q.currentPath } : {}),
           sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
           model: answered ? this.modelName : 'not-covered',
