@@ -389,6 +389,8 @@ export interface ReAskInput {
 
 /** The pseudo-domain a job's preview index is published under: its own alias, never a reader's domain. */
 export const previewDomain = (jobId: string) => `preview-${jobId}.gaps.docent`;
+/** A gap check's preview: never served by a public route, never a project's domain. */
+export const isPreviewDomain = (domain: string) => domain.endsWith('.gaps.docent');
 
 // ---- job reconciler ------------------------------------------------------------------------------
 

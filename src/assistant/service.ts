@@ -16,6 +16,7 @@ import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
+import { isPreviewDomain } from '../../workflows/contracts';
 import { historyOf, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
@@ -88,7 +89,7 @@ export class AssistantService {
   /** Holds an authenticated caller to its own domain; any other domain is `not_found`, so keys reveal nothing about others. */
   authorize(caller: Caller, domain: string): void {
     if (caller.kind !== 'assistant') throw new AppError('permission_denied', 'this endpoint needs an assistant key');
-    if (caller.domain !== domain) throw new AppError('not_found', `no documentation domain ${domain}`);
+    if (caller.domain !== domain || isPreviewDomain(domain)) throw new AppError('not_found', `no documentation domain ${domain}`);
   }
 
   /** Passages for a search, with the rate-limit headers the search was counted under. */

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { isPreviewDomain } from '../../workflows/contracts';
 import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/mongo';
 import { LookupCache } from './lookup-cache';
@@ -75,6 +76,7 @@ function checkProject(p: { repository: string; ref: string; domain?: string }): 
   if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be an https git URL or owner/name`);
   if (!refShape.test(p.ref)) throw new AppError('invalid_argument', `ref "${p.ref}" is not a valid branch name`);
   if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
+  if (p.domain !== undefined && isPreviewDomain(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" is reserved for gap-check previews`);
 }
 
 function checkCommands(flag: string, commands: string[]): string[] {
