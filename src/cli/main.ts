@@ -168,7 +168,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       caps,
     };
     if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.secretsToChecks === undefined && !anyCap) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --secret-to-checks (or a --max-… cap)');
+      throw new UsageError('project update needs --setup, --check, --clear-checks or --network (or --secret-to-checks, or a --max-… cap)');
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }
