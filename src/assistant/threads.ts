@@ -56,7 +56,7 @@ export function storedContext(context: ContextItem[]): ContextItem[] {
 }
 
 /** Whether a key with `groups` may continue a thread: it must hold every group of the key that started it. */
-const mayContinue = (thread: ThreadDoc, groups: readonly string[]) => thread.groups !== undefined && thread.groups.every((g) => groups.includes(g));
+const mayContinue = (thread: ThreadDoc, groups: readonly string[]) => thread.groups?.every((g) => groups.includes(g)) === true;
 
 /** 144 random bits: thread ids cannot be guessed, so knowing one is the only way into a thread. */
 export const newThreadId = () => `thr_${randomBytes(18).toString('base64url')}`;
