@@ -12,7 +12,7 @@ import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
-import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, type TurnSecrets } from './setup-secrets';
+import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
@@ -135,6 +135,7 @@ export function createAgentActivities(deps: AgentDeps) {
         const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
         const setup = setupRun ? await runSetup(project.setup, (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes })) : [];
+        const swept = sandbox && setup.length ? await sweepSecretFiles(sandbox, secrets, signal) : [];
         const tools = redactToolResults(
           {
             ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
@@ -181,7 +182,7 @@ export function createAgentActivities(deps: AgentDeps) {
 
         const ran = [...setup, ...checks];
         const { title, summary: told } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
-        const summary = told + heldBackNote(held);
+        const summary = told + heldBackNote(held, swept);
         const checksPassed = ran.length ? failed(ran).length === 0 : null;
         // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
         await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });

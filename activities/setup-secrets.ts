@@ -62,5 +62,40 @@ export function secretFreeChanges(changes: FileChange[], redact: Redact, held: S
   });
 }
 
-/** What the pull request says about files left out of it for holding a secret. */
-export const heldBackNote = (held: Set<string>) => (held.size ? `\n\nLeft out of this change because they hold a project secret: ${[...held].map((p) => `\`${p}\``).join(', ')}.` : '');
+/** What the pull request says about files left out of it, or removed from HOME after setup, for holding a secret. */
+export function heldBackNote(held: Set<string>, swept: string[]): string {
+  const list = (paths: Iterable<string>) => [...paths].map((p) => `\`${p}\``).join(', ');
+  return [
+    held.size ? `\n\nLeft out of this change because they hold a project secret: ${list(held)}.` : '',
+    swept.length ? `\n\nRemoved from HOME after setup because they hold a project secret: ${list(swept.map((p) => `~/${p}`))}.` : '',
+  ].join('');
+}
+
+/** The raw and base64 forms of every secret, as variables only the sweep's own command gets. */
+function formVariables(secrets: TurnSecrets): Record<string, string> {
+  const forms = new Set<string>();
+  for (const value of Object.values(secrets.env)) {
+    const bytes = Buffer.from(value, 'utf8');
+    for (const form of [value, bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')]) forms.add(form);
+  }
+  return Object.fromEntries([...forms].map((form, i) => [`DOCENT_SECRET_FORM_${i}`, form]));
+}
+
+/**
+ * After setup, removes the files a step left in HOME that hold a secret (a `~/.npmrc` with the token), so the agent's
+ * commands, which share that HOME, cannot read them. Runs inside the sandbox, as its user, so no link a step planted
+ * can lead the removal elsewhere. Returns the removed paths, relative to HOME.
+ */
+export async function sweepSecretFiles(sandbox: TurnSandbox, secrets: TurnSecrets, signal: AbortSignal): Promise<string[]> {
+  const forms = formVariables(secrets);
+  if (Object.keys(forms).length === 0) return [];
+  const patterns = Object.keys(forms)
+    .map((name) => `-e "$${name}"`)
+    .join(' ');
+  const command = `find "$HOME" -maxdepth 4 -type f -size -1024k -print0 | xargs -0 -r grep -lsF ${patterns} -- | while IFS= read -r f; do rm -f -- "$f" && printf '%s\\n' "\${f#"$HOME"/}"; done`;
+  const r = await sandbox.run(command, { signal, env: forms });
+  return secrets
+    .redact(r.output)
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+}

@@ -36,7 +36,7 @@ function script(req: ChatRequest): ScriptedTurn {
   if (req.messages.some((m) => m.role === 'tool') || !firstUser(req).includes('Instruction: fix-typo')) return { text: 'Fix the typo\n\nHello world.' };
   return {
     toolCalls: [
-      { name: 'run_command', args: { command: 'echo "agent sees [$DEPLOY_TOKEN]"; cat "$HOME/leak"; echo; echo run-done' } },
+      { name: 'run_command', args: { command: 'echo "agent sees [$DEPLOY_TOKEN]"; cat "$HOME/leak" 2>&1; cat .npmrc; echo run-done' } },
       { name: 'read_file', args: { path: '.npmrc' } },
       { name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } },
     ],
@@ -79,7 +79,8 @@ beforeAll(async () => {
   git = await startGitServer(token);
   github = await startGitHubDouble({ token, ...backedBy(git) });
   model = await startScriptedModel(script);
-  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
+  // An ignored file survives the reset between check rounds, as installed dependencies do.
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n', '.gitignore': '.env\n' });
   gw = await startGateway({
     DOCENT_SECRET_KEY: secretKey,
     DOCENT_MODEL_PROVIDER: 'openai-compatible',
@@ -92,9 +93,9 @@ beforeAll(async () => {
   await gw.deps.tenancy.updateChecks('secretive', {
     setup: [
       // The command holds only the value's digest, so the value itself is known to nothing but the secret store.
-      `[ "$(printf %s "$DEPLOY_TOKEN" | sha256sum | cut -c1-64)" = "${createHash('sha256').update(value).digest('hex')}" ] && echo verified > "$HOME/token-ok"; echo "token is $DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64; printf %s "$DEPLOY_TOKEN" > "$HOME/leak"; echo "//registry/:_authToken=$DEPLOY_TOKEN" > .npmrc`,
+      `[ "$(printf %s "$DEPLOY_TOKEN" | sha256sum | cut -c1-64)" = "${createHash('sha256').update(value).digest('hex')}" ] && echo verified > "$HOME/token-ok"; echo "token is $DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64; printf %s "$DEPLOY_TOKEN" > "$HOME/leak"; echo "//registry/:_authToken=$DEPLOY_TOKEN" > .npmrc; echo "TOKEN=$DEPLOY_TOKEN" > .env`,
     ],
-    check: ['test -f "$HOME/token-ok"', 'echo "check sees [$DEPLOY_TOKEN]"; cat "$HOME/leak"; echo; exit 1'],
+    check: ['test -f "$HOME/token-ok"', 'echo "check sees [$DEPLOY_TOKEN]"; cat .env; exit 1'],
   });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'secretive' })).key;
   worker = startProcess('src/worker.js', {
@@ -136,18 +137,22 @@ describe('project secrets for setup', () => {
     // The setup step saw the right value; the check, without --secret-to-checks, saw none.
     expect(usesSetup).toMatchObject({ kind: 'check', exitCode: 0 });
     expect(echoes.output).toContain('check sees []');
-    expect(echoes.output).toContain('[secret DEPLOY_TOKEN]');
+    expect(echoes.output).toContain('TOKEN=[secret DEPLOY_TOKEN]');
 
     const toolResults = model.requests.flatMap((q) => q.messages.filter((m) => m.role === 'tool')).map((m) => JSON.stringify(m.content));
     expect(toolResults.join('\n')).toContain('agent sees []');
     expect(toolResults.join('\n')).toContain('run-done');
+    // The file the setup step left in HOME was removed before the agent started.
+    expect(toolResults.join('\n')).toMatch(/leak: No such file or directory/);
     expect(toolResults.join('\n')).toContain('_authToken=[secret DEPLOY_TOKEN]');
     const repair = model.requests.find((q) => JSON.stringify(q.messages.at(-1)).includes('checks failed'));
     expect(JSON.stringify(repair)).toContain('check sees []');
+    expect(JSON.stringify(repair)).toContain('TOKEN=[secret DEPLOY_TOKEN]');
 
     const pr = github.pulls.find((p) => p.html_url === job.prLink)!;
     expect(pr.body).toContain('[secret DEPLOY_TOKEN]');
     expect(pr.body).toContain('Left out of this change because they hold a project secret: `.npmrc`');
+    expect(pr.body).toContain('Removed from HOME after setup because they hold a project secret: `~/leak`');
     expect((await git.git('acme', 'widgets', 'diff', '--name-only', 'main', `docent/${job.id}`)).trim()).toBe('README.md');
 
     const db = gw.deps.mongo.db;
