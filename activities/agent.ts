@@ -170,13 +170,13 @@ export function createAgentActivities(deps: AgentDeps) {
         let changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
         let checks = sandbox && checkRun ? await verify(project.check, changes, git, root, sandbox, checkRun, signal) : [];
         await follow.onChecks(checks);
-        for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
+        for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox && checkRun; round++) {
           messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks) });
           result = await ask();
           follow.assertWithinBudget();
           if (result.text.trim()) text = secrets.redact(result.text);
           changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
-          checks = await verify(project.check, changes, git, root, sandbox, checkRun!, signal);
+          checks = await verify(project.check, changes, git, root, sandbox, checkRun, signal);
           await follow.onChecks(checks);
         }
 
