@@ -10,6 +10,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway } from '../support/gateway';
 import { startGitServer, type GitServer } from '../support/git-server';
+import { callApi } from '../support/http';
 
 // The gap check's preview of a pushed branch, run as the docsGapCheck workflow on a real worker against a real git
 // server and Elasticsearch: a symlinked docs folder is refused, the preview goes even when a later step fails, and a
@@ -86,7 +87,7 @@ describe('the gap check preview', () => {
     await es.close();
   });
 
-  it('never serves a preview domain on the public llms routes', async () => {
+  it('never serves a preview domain: not on the public llms routes, not to a key, not as a project domain', async () => {
     const preview = previewDomain('job_served');
     await ingestMiniDocs(config, preview);
     const gw = await startGateway(sameStack(config));
@@ -94,6 +95,14 @@ describe('the gap check preview', () => {
       const r = await fetch(`${gw.url}/discovery/v1/llms/${preview}/llms.txt`);
       expect(r.status).toBe(404);
       expect(await r.json()).toEqual({ code: 'not_found', error: `no documentation is published for ${preview}` });
+      // Not even a key bound to it (no project may take such a domain; this one is made in the store) can search it.
+      const { key } = await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: preview });
+      const search = await callApi(gw.url, key, 'POST', `/discovery/v1/search/${preview}`, { query: 'install', pageSize: 5 });
+      expect(search.status).toBe(404);
+      await gw.deps.tenancy.createOrg('acme');
+      // A job id may be a plain name, so its preview domain may look like any other.
+      const squatted = { _id: 'squatter', orgId: 'acme', repository: 'acme/plain', ref: 'main', domain: previewDomain('weekly') };
+      await expect(gw.deps.tenancy.createProject(squatted)).rejects.toThrow('"preview-weekly.gaps.docent" is reserved for gap-check previews');
     } finally {
       await gw.stop();
     }
