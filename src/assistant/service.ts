@@ -17,7 +17,7 @@ import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/contracts';
-import { historyOf, storedContext, ThreadStore, type TurnDoc } from './threads';
+import { historyOf, maxThreadTurns, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -175,6 +175,7 @@ export class AssistantService {
           createdAt: new Date(),
           ...turn,
         })
+        .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
         .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn'));
 
     const log = this.deps.log;

@@ -87,8 +87,11 @@ export class ThreadStore {
     return { thread, isNew: true };
   }
 
-  async appendTurn(threadId: string, turn: TurnDoc): Promise<void> {
-    await this.threads.updateOne({ _id: threadId }, { $push: { turns: turn }, $set: { updatedAt: new Date() } });
+  /** Appends a turn unless the thread is full (two questions raced past `open`'s check); false when it was not stored. */
+  async appendTurn(threadId: string, turn: TurnDoc): Promise<boolean> {
+    const full = `turns.${maxThreadTurns - 1}`;
+    const r = await this.threads.updateOne({ _id: threadId, [full]: { $exists: false } }, { $push: { turns: turn }, $set: { updatedAt: new Date() } });
+    return r.matchedCount === 1;
   }
 
   /** Sets the feedback of one turn: the one streamed as `messageId`, else the latest. */
