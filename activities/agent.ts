@@ -13,6 +13,7 @@ import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git'
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
 import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
+import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
@@ -23,6 +24,8 @@ export interface AgentDeps extends GitDeps {
   repairRounds: number;
   /** Where steps, usage and check results are recorded as they happen (absent in unit tests). */
   journal?: TurnJournal;
+  /** The job's project secrets, read from the database when a turn starts (absent in unit tests: none). */
+  secrets?: (jobId: string) => Promise<TurnSecrets>;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -83,9 +86,17 @@ function splitTitle(text: string, fallback: string): { title: string; summary: s
  * Runs the check commands on the agent's changes, then puts the tree back to exactly those changes, so whatever
  * the checks wrote (reports, builds) never reaches the commit; ignored files such as installed dependencies stay.
  */
-async function verify(commands: string[], changes: FileChange[], git: SimpleGit, root: string, sandbox: TurnSandbox, signal: AbortSignal): Promise<CheckResult[]> {
+async function verify(
+  commands: string[],
+  changes: FileChange[],
+  git: SimpleGit,
+  root: string,
+  sandbox: TurnSandbox,
+  check: ReturnType<typeof redactedRun>,
+  signal: AbortSignal,
+): Promise<CheckResult[]> {
   if (commands.length === 0) return [];
-  const results = await runChecks(commands, (command) => sandbox.run(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }));
+  const results = await runChecks(commands, (command) => check(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }));
   await git.raw(['reset', '--hard', '--quiet']);
   await git.raw(['clean', '-ffd', '--quiet']);
   await applyChanges(root, changes, sandbox.owner);
@@ -112,6 +123,7 @@ export function createAgentActivities(deps: AgentDeps) {
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
       const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), net) : undefined;
+      const secrets = sandbox && deps.secrets && project.setup.length + project.check.length > 0 ? await deps.secrets(input.jobId) : noSecrets;
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
       const timeCap = maxMinutes === undefined ? undefined : AbortSignal.timeout(maxMinutes * 60_000);
@@ -121,11 +133,18 @@ export function createAgentActivities(deps: AgentDeps) {
       // The model may think, and commands may run, for longer than the heartbeat timeout: beat all along.
       const beat = setInterval(() => ctx.heartbeat({ steps }), 1000);
       try {
-        const setup = sandbox ? await runSetup(project.setup, (command) => sandbox.run(command, { signal, headBytes: 0, tailBytes: keptOutputBytes })) : [];
-        const tools = {
-          ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
-          ...(sandbox ? commandTool((command) => sandbox.run(command, { signal })) : {}),
-        };
+        const setupRun = sandbox && redactedRun(sandbox, secrets, true);
+        const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
+        const commandRun = sandbox && redactedRun(sandbox, secrets, false);
+        const setup = setupRun ? await runSetup(project.setup, (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes })) : [];
+        const swept = sandbox && setup.length ? await sweepSecretFiles(sandbox, secrets, signal) : [];
+        const tools = redactToolResults(
+          {
+            ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
+            ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
+          },
+          secrets.redact,
+        );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
         const messages: ModelMessage[] = [{ role: 'user', content: opening }];
@@ -147,23 +166,25 @@ export function createAgentActivities(deps: AgentDeps) {
         await follow.onChecks(setup);
         let result = await ask();
         follow.assertWithinBudget();
-        let text = result.text;
+        let text = secrets.redact(result.text);
         const files = new CloneFs(root, { owner: sandbox?.owner });
-        let changes = await collectChanges(git, files, root);
-        let checks = sandbox ? await verify(project.check, changes, git, root, sandbox, signal) : [];
+        const held = new Set<string>();
+        let changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
+        let checks = sandbox && checkRun ? await verify(project.check, changes, git, root, sandbox, checkRun, signal) : [];
         await follow.onChecks(checks);
-        for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox; round++) {
+        for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox && checkRun; round++) {
           messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks) });
           result = await ask();
           follow.assertWithinBudget();
-          if (result.text.trim()) text = result.text;
-          changes = await collectChanges(git, files, root);
-          checks = await verify(project.check, changes, git, root, sandbox, signal);
+          if (result.text.trim()) text = secrets.redact(result.text);
+          changes = secretFreeChanges(await collectChanges(git, files, root), secrets.redact, held);
+          checks = await verify(project.check, changes, git, root, sandbox, checkRun, signal);
           await follow.onChecks(checks);
         }
 
         const ran = [...setup, ...checks];
-        const { title, summary } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
+        const { title, summary: told } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
+        const summary = told + heldBackNote(held, swept);
         const checksPassed = ran.length ? failed(ran).length === 0 : null;
         // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
         await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
@@ -53,9 +53,11 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
         heartbeat({ phase: 'cloning' });
         await hardenedGit(parent, parent, access.config).clone(cloneUrl, dir, ['--no-checkout']);
         await hardenedGit(dir, parent).raw(['checkout', '--force', '--detach', input.commit]);
-        const root = path.join(dir, input.docsPath ?? '');
-        // The docs path comes from the admin, the tree from the repository: neither may lead out of the clone.
-        if (path.relative(dir, root).startsWith('..'))
+        // The docs path comes from the admin, the tree from the repository: neither may lead out of the clone, and a
+        // symlinked docs folder is resolved first, since it could point into another job's clone.
+        const root = await realpath(path.join(dir, input.docsPath ?? '')).catch(() => path.join(dir, input.docsPath ?? ''));
+        const inside = path.relative(await realpath(dir), root);
+        if (inside.startsWith('..') || path.isAbsolute(inside))
           throw ApplicationFailure.create({ type: 'InvalidDocsSource', message: `docs path ${input.docsPath} is outside the repository`, nonRetryable: true });
         return await indexDocs(
           { es: deps.es, esIndexPrefix: deps.esIndexPrefix, embedder: deps.embedder },

@@ -7,8 +7,9 @@ import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
-import { SecretBox } from '../src/webhooks/secret-box';
+import { SecretBox } from '../src/crypto/secret-box';
 import { WebhookStore } from '../src/webhooks/store';
+import { ProjectSecretStore } from '../src/secrets/project-secrets';
 import { createAgentActivities } from './agent';
 import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
@@ -17,6 +18,7 @@ import { createGitHubActivities } from './github';
 import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './job-status';
 import { createSelfCheckActivities } from './self-check';
+import { loadTurnSecrets } from './setup-secrets';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './workspace-queue';
 
@@ -46,12 +48,21 @@ export function createActivities(deps: ActivityDeps) {
   };
   const journal = { events: new JobEventStore(deps.db), turns: new TurnStore(deps.db), prices: config.agent.prices };
   const guard = new OutboundGuard(config.allowPrivateNetworks);
-  const webhooks = new WebhookStore(deps.db, config.secretKey && new SecretBox(config.secretKey), guard);
+  const box = config.secretKey && new SecretBox(config.secretKey);
+  const webhooks = new WebhookStore(deps.db, box, guard);
+  const projectSecrets = new ProjectSecretStore(deps.db, box);
   const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git, journal),
-    ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds, journal }),
+    ...createAgentActivities({
+      ...git,
+      model: config.model,
+      sandbox: config.sandbox,
+      repairRounds: config.agent.repairRounds,
+      journal,
+      secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
+    }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ db: deps.db, events: journal.events, turns: journal.turns, notifier, log: deps.log }),

@@ -1,5 +1,5 @@
 // thread-append: one assistant turn stored through ThreadStore.appendTurn vs the same MongoDB update with the driver.
-import { ThreadStore, newThreadId, type ThreadDoc, type TurnDoc } from '../src/assistant/threads';
+import { maxThreadTurns, ThreadStore, newThreadId, type ThreadDoc, type TurnDoc } from '../src/assistant/threads';
 import { createMongo } from '../src/store/mongo';
 import type { Benchmark } from './lib/bench';
 import { alternate, closedLoop, p50s, p99s, pooled } from './lib/blocks';
@@ -48,7 +48,9 @@ export const threadAppend: Benchmark = {
       const store = new ThreadStore(mongo.db);
       let next = 0;
       const subject = () => store.appendTurn(ids[next++ % threadsCount]!, turn(next));
-      const floor = () => threads.updateOne({ _id: ids[next++ % threadsCount]! }, { $push: { turns: turn(next) }, $set: { updatedAt: new Date() } });
+      // The same guarded update the store sends: the turn is pushed only while the thread holds fewer than its cap.
+      const notFull = { [`turns.${maxThreadTurns - 1}`]: { $exists: false } };
+      const floor = () => threads.updateOne({ _id: ids[next++ % threadsCount]!, ...notFull }, { $push: { turns: turn(next) }, $set: { updatedAt: new Date() } });
       for (const c of [1, 16]) {
         const n = opsPerBlock(c);
         const r = await alternate({ rounds, baseline: () => closedLoop(floor, { concurrency: c, ops: n }), subject: () => closedLoop(subject, { concurrency: c, ops: n }) });

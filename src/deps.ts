@@ -21,7 +21,7 @@ import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 import { OutboundGuard } from './net/outbound';
 import type { Notifier } from './webhooks/notify';
-import { SecretBox } from './webhooks/secret-box';
+import { SecretBox } from './crypto/secret-box';
 import { WebhookStore } from './webhooks/store';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */

@@ -89,6 +89,8 @@ export interface ProjectChecks {
   network: boolean;
   /** With network: the only hosts the proxy lets them reach (`--allow-host`); absent: any public host. */
   allowHosts?: string[];
+  /** Whether check commands get the project's secrets too (setup commands always do); only the flag, never a value. */
+  secretsToChecks?: boolean;
 }
 
 /** One sandboxed setup or check command as it last ran in a turn. */
@@ -389,6 +391,8 @@ export interface ReAskInput {
 
 /** The pseudo-domain a job's preview index is published under: its own alias, never a reader's domain. */
 export const previewDomain = (jobId: string) => `preview-${jobId}.gaps.docent`;
+/** A gap check's preview: never served by a public route, never a project's domain. */
+export const isPreviewDomain = (domain: string) => domain.endsWith('.gaps.docent');
 
 // ---- job reconciler ------------------------------------------------------------------------------
 

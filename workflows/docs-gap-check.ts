@@ -1,4 +1,4 @@
-import { patched, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { previewDomain, type DocsGapCheckInput, type GapCheckResult } from './contracts';
 
@@ -13,6 +13,16 @@ const { publishDocsIndex, reAskQuestions, recordGapCheck, commentOnPullRequest, 
  */
 export async function docsGapCheck(input: DocsGapCheckInput): Promise<GapCheckResult> {
   const preview = previewDomain(input.jobId);
+  // Added later still: the preview goes whatever happens, a failed step or a cancellation included.
+  const removeAlways = patched('remove-preview-in-finally');
+  try {
+    return await checkAgainstPreview(input, preview, removeAlways);
+  } finally {
+    if (removeAlways) await CancellationScope.nonCancellable(() => removePreviewIndex({ domain: preview }));
+  }
+}
+
+async function checkAgainstPreview(input: DocsGapCheckInput, preview: string, removedInFinally: boolean): Promise<GapCheckResult> {
   const built = await buildPreviewIndex({
     jobId: input.jobId,
     domain: input.spec.domain,
@@ -34,6 +44,6 @@ export async function docsGapCheck(input: DocsGapCheckInput): Promise<GapCheckRe
   await recordGapCheck({ jobId: input.jobId, result });
   await commentOnPullRequest({ repository: input.repository, pullRequest: input.pullRequest.number, jobId: input.jobId, result });
   // Added after the first checks ran: the preview has served its purpose once the result is recorded.
-  if (patched('remove-preview-after-check')) await removePreviewIndex({ domain: preview });
+  if (!removedInFinally && patched('remove-preview-after-check')) await removePreviewIndex({ domain: preview });
   return result;
 }

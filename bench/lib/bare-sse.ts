@@ -22,7 +22,7 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
     for await (const c of req) chunks.push(c as Buffer);
     const { domain, question, retrieve } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { domain: string; question: string; retrieve: boolean };
     if (retrieve) {
-      await threads.open(domain, 'anonymous', undefined);
+      await threads.open(domain, 'anonymous', undefined, []);
       await retrieveChunks(deps, { domain, query: question, pageSize: 5 });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -18,30 +18,53 @@ export interface AnalyticsReport {
   truncated: boolean;
 }
 
+/** What analytics and the gap loop read of a turn: never its context or sources, and at most 500 characters of answer. */
+export type AskedTurnFields = Pick<TurnDoc, 'userMessage' | 'answer' | 'answered' | 'feedback' | 'createdAt'>;
+
 /** A turn with its thread, as analytics and the gap loop read them. */
 export interface AskedTurn {
   threadId: string;
-  turn: TurnDoc;
+  turn: AskedTurnFields;
 }
 
 // Enough for a busy docs site's week; beyond it the report says it read only the newest.
 const maxTurns = 20_000;
+const keptAnswerChars = 500;
 
-/** The domain's turns since a date, newest first. */
+/**
+ * The domain's turns since a date, newest first: threads are read one batch at a time through a cursor, with only the
+ * fields the reports use, and reading stops once `maxTurns` turns are held.
+ */
 export async function turnsSince(db: Db, domain: string, since: Date): Promise<{ turns: AskedTurn[]; threads: number; truncated: boolean }> {
-  const threads = await db
+  const cursor = db
     .collection<ThreadDoc>('threads')
     .find({ domain, updatedAt: { $gte: since } })
+    .project<{ _id: string; turns: AskedTurnFields[] }>({ 'turns.userMessage': 1, 'turns.answer': 1, 'turns.answered': 1, 'turns.feedback': 1, 'turns.createdAt': 1 })
     .sort({ updatedAt: -1 })
-    .limit(maxTurns)
-    .toArray();
-  const turns = threads.flatMap((t) => t.turns.filter((turn) => turn.createdAt >= since).map((turn) => ({ threadId: t._id, turn })));
+    .batchSize(500);
+  const turns: AskedTurn[] = [];
+  let threads = 0;
+  let truncated = false;
+  try {
+    for await (const t of cursor) {
+      if (turns.length >= maxTurns) {
+        truncated = true;
+        break;
+      }
+      threads += 1;
+      for (const turn of t.turns ?? []) {
+        if (turn.createdAt >= since) turns.push({ threadId: t._id, turn: { ...turn, answer: (turn.answer ?? '').slice(0, keptAnswerChars) } });
+      }
+    }
+  } finally {
+    await cursor.close();
+  }
   turns.sort((a, b) => b.turn.createdAt.getTime() - a.turn.createdAt.getTime());
-  return { turns: turns.slice(0, maxTurns), threads: threads.length, truncated: turns.length > maxTurns };
+  return { turns: turns.slice(0, maxTurns), threads, truncated: truncated || turns.length > maxTurns };
 }
 
 /** Whether a turn's question went unanswered; turns stored before the relevance floor existed count as answered. */
-export const isUnanswered = (t: TurnDoc) => t.answered === false;
+export const isUnanswered = (t: Pick<TurnDoc, 'answered'>) => t.answered === false;
 
 export async function analyticsReport(deps: { db: Db; embedder?: () => Promise<Embedder> }, domain: string, since: Date): Promise<AnalyticsReport> {
   const { turns, threads, truncated } = await turnsSince(deps.db, domain, since);

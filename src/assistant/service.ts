@@ -16,7 +16,8 @@ import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
-import { historyOf, ThreadStore, type TurnDoc } from './threads';
+import { isPreviewDomain } from '../../workflows/contracts';
+import { historyOf, maxThreadTurns, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -88,7 +89,7 @@ export class AssistantService {
   /** Holds an authenticated caller to its own domain; any other domain is `not_found`, so keys reveal nothing about others. */
   authorize(caller: Caller, domain: string): void {
     if (caller.kind !== 'assistant') throw new AppError('permission_denied', 'this endpoint needs an assistant key');
-    if (caller.domain !== domain) throw new AppError('not_found', `no documentation domain ${domain}`);
+    if (caller.domain !== domain || isPreviewDomain(domain)) throw new AppError('not_found', `no documentation domain ${domain}`);
   }
 
   /** Passages for a search, with the rate-limit headers the search was counted under. */
@@ -119,7 +120,11 @@ export class AssistantService {
    */
   async recordFeedback(caller: Caller, domain: string, input: { threadId: string; messageId?: string; rating: 'up' | 'down'; comment?: string }): Promise<void> {
     this.authorize(caller, domain);
-    const stored = await this.threads.setFeedback(domain, input.threadId, input.messageId, { rating: input.rating, ...(input.comment ? { comment: input.comment } : {}), at: new Date() });
+    const stored = await this.threads.setFeedback(domain, input.threadId, visibleGroups(caller.groups, undefined), input.messageId, {
+      rating: input.rating,
+      ...(input.comment ? { comment: input.comment } : {}),
+      at: new Date(),
+    });
     if (stored === 'no-thread') throw new AppError('not_found', `no thread ${input.threadId.slice(0, 200)} in ${domain}`);
     if (stored === 'no-message') throw new AppError('not_found', `no message ${String(input.messageId).slice(0, 200)} in thread ${input.threadId.slice(0, 200)}`);
   }
@@ -134,7 +139,7 @@ export class AssistantService {
     const q = req.question;
     const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
 
-    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId);
+    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId, visibleGroups(req.caller.groups, undefined));
     const history = trimHistory(isNew ? q.clientHistory.slice(-20) : historyOf(thread), this.deps.config.assistant.historyTokens);
     // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
@@ -160,7 +165,7 @@ export class AssistantService {
       this.threads
         .appendTurn(thread._id, {
           userMessage: q.question,
-          ...(q.context.length ? { context: q.context } : {}),
+          ...(q.context.length ? { context: storedContext(q.context) } : {}),
           ...(q.currentPath ? { currentPath: q.currentPath } : {}),
           sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
           model: answered ? this.modelName : 'not-covered',
@@ -170,6 +175,7 @@ export class AssistantService {
           createdAt: new Date(),
           ...turn,
         })
+        .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
         .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn'));
 
     const log = this.deps.log;

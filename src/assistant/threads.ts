@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
+import { AppError } from '../errors';
 import type { AnswerUsage } from './events';
 import type { ChatTurn, ContextItem } from './request';
 
@@ -30,10 +31,32 @@ export interface ThreadDoc {
   _id: string;
   domain: string;
   fp: string;
+  /** The groups of the key that started it (lower case): only a key with all of them may continue it. Absent on threads stored before issue 20, which nobody continues. */
+  groups?: string[];
   createdAt: Date;
   updatedAt: Date;
   turns: TurnDoc[];
 }
+
+/** Turns one thread may hold; a question to a full thread is refused, and the reader starts a new one. */
+export const maxThreadTurns = 100;
+/** Characters of page context stored per turn (requests may send 20 items of 10,000 for the answer itself). */
+export const maxStoredContextChars = 4000;
+
+/** The context a turn stores: items in order, values cut so that together they hold at most `maxStoredContextChars`. */
+export function storedContext(context: ContextItem[]): ContextItem[] {
+  let left = maxStoredContextChars;
+  const kept: ContextItem[] = [];
+  for (const item of context) {
+    if (left <= 0) break;
+    kept.push({ ...item, value: item.value.slice(0, left) });
+    left -= item.value.length;
+  }
+  return kept;
+}
+
+/** Whether a key with `groups` may continue a thread: it must hold every group of the key that started it. */
+const mayContinue = (thread: ThreadDoc, groups: readonly string[]) => thread.groups?.every((g) => groups.includes(g)) === true;
 
 /** 144 random bits: thread ids cannot be guessed, so knowing one is the only way into a thread. */
 export const newThreadId = () => `thr_${randomBytes(18).toString('base64url')}`;
@@ -45,26 +68,42 @@ export class ThreadStore {
     return this.db.collection<ThreadDoc>('threads');
   }
 
-  /** The domain's thread with this id, or a new thread (with a new id) when there is none. */
-  async open(domain: string, fp: string, threadId: string | undefined): Promise<{ thread: ThreadDoc; isNew: boolean }> {
+  /**
+   * The domain's thread with this id when the caller's `groups` may continue it, else a new thread (with a new id):
+   * a key that learns another key's thread id never reads its turns. A full thread is refused.
+   */
+  async open(domain: string, fp: string, threadId: string | undefined, groups: readonly string[]): Promise<{ thread: ThreadDoc; isNew: boolean }> {
     if (threadId) {
       const found = await this.threads.findOne({ _id: threadId, domain });
-      if (found) return { thread: found, isNew: false };
+      if (found && mayContinue(found, groups)) {
+        if (found.turns.length >= maxThreadTurns)
+          throw new AppError('failed_precondition', `thread ${threadId.slice(0, 200)} has reached ${maxThreadTurns} turns; start a new thread (send no threadId)`);
+        return { thread: found, isNew: false };
+      }
     }
     const now = new Date();
-    const thread: ThreadDoc = { _id: newThreadId(), domain, fp, createdAt: now, updatedAt: now, turns: [] };
+    const thread: ThreadDoc = { _id: newThreadId(), domain, fp, groups: [...new Set(groups)].sort(), createdAt: now, updatedAt: now, turns: [] };
     await this.threads.insertOne(thread);
     return { thread, isNew: true };
   }
 
-  async appendTurn(threadId: string, turn: TurnDoc): Promise<void> {
-    await this.threads.updateOne({ _id: threadId }, { $push: { turns: turn }, $set: { updatedAt: new Date() } });
+  /** Appends a turn unless the thread is full (two questions raced past `open`'s check); false when it was not stored. */
+  async appendTurn(threadId: string, turn: TurnDoc): Promise<boolean> {
+    const full = `turns.${maxThreadTurns - 1}`;
+    const r = await this.threads.updateOne({ _id: threadId, [full]: { $exists: false } }, { $push: { turns: turn }, $set: { updatedAt: new Date() } });
+    return r.matchedCount === 1;
   }
 
   /** Sets the feedback of one turn: the one streamed as `messageId`, else the latest. */
-  async setFeedback(domain: string, threadId: string, messageId: string | undefined, feedback: NonNullable<TurnDoc['feedback']>): Promise<'stored' | 'no-thread' | 'no-message'> {
+  async setFeedback(
+    domain: string,
+    threadId: string,
+    groups: readonly string[],
+    messageId: string | undefined,
+    feedback: NonNullable<TurnDoc['feedback']>,
+  ): Promise<'stored' | 'no-thread' | 'no-message'> {
     const thread = await this.threads.findOne({ _id: threadId, domain });
-    if (!thread || thread.turns.length === 0) return 'no-thread';
+    if (!thread || thread.turns.length === 0 || !mayContinue(thread, groups)) return 'no-thread';
     const i = messageId === undefined ? thread.turns.length - 1 : thread.turns.findIndex((t) => t.messageId === messageId);
     if (i < 0) return 'no-message';
     // Turns are only ever appended, so the position found stays the same turn.

@@ -13,8 +13,10 @@ import { jobsWatchCommand } from './jobs-watch';
 import { analyticsCommand } from './analytics';
 import { gapsFixCommand } from './gaps-fix';
 import { createWebhook, deleteWebhook, listWebhooks, parseEvents, redeliverWebhook, webhookDeliveries, type WebhookStores } from './webhook-commands';
-import { SecretBox } from '../webhooks/secret-box';
+import { SecretBox } from '../crypto/secret-box';
 import { WebhookStore } from '../webhooks/store';
+import { ProjectSecretStore } from '../secrets/project-secrets';
+import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from './secret-commands';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -23,14 +25,19 @@ commands:
   project create <projectId> --org <orgId> --repo <git URL or owner/name> --ref <branch> --domain <docs domain>
                  [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
-                 [--allow-host <host>[,<host>...]] [--clear-allow-hosts]
+                 [--allow-host <host>[,<host>...]] [--clear-allow-hosts] [--secret-to-checks on|off]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
                                                 list); --clear-checks removes both; --network lets them reach
                                                 public hosts through the worker's egress proxy; --allow-host
                                                 narrows that to these hosts (*.example.org: its subdomains);
+                                                --secret-to-checks gives checks the project's secrets too;
                                                 the caps stop a turn with budget_exceeded (0 removes a cap)
+  project secret set <projectId> <NAME>         store a secret read from standard input (typed without echo, or
+                                                piped); setup commands get it as $NAME, redacted from all output
+  project secret list <projectId>               the project's secret names and when each was set, never values
+  project secret delete <projectId> <NAME>
   webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
                                                 add a Standard Webhooks endpoint; prints its signing secret once
                                                 (events: agent_job.completed, .failed, .archived, .turn_finished)
@@ -81,7 +88,7 @@ function required(values: Record<string, unknown>, name: string): string {
 }
 
 /** Connects to MongoDB for one command and closes the client afterwards. */
-async function withStores(run: (s: WebhookStores) => Promise<Output>): Promise<Output> {
+async function withStores(run: (s: WebhookStores & SecretStores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   try {
@@ -95,8 +102,10 @@ async function withStores(run: (s: WebhookStores) => Promise<Output>): Promise<O
         throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;
       });
     };
-    const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), guard);
-    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks });
+    const box = config.secretKey && new SecretBox(config.secretKey);
+    const webhooks = new WebhookStore(mongo.db, box, guard);
+    const secrets = new ProjectSecretStore(mongo.db, box);
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks, secrets });
   } finally {
     await mongo.client.close();
   }
@@ -124,6 +133,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     };
     return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
   }
+  if (group === 'project' && action === 'secret') return secretCommand(rest);
   if (group === 'project' && action === 'update') {
     const { positionals, values } = parse(
       rest,
@@ -134,6 +144,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         network: { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
         'clear-allow-hosts': { type: 'boolean' },
+        'secret-to-checks': { type: 'string' },
         'max-turn-tokens': { type: 'string' },
         'max-turn-minutes': { type: 'string' },
         'max-job-cost-usd': { type: 'string' },
@@ -148,19 +159,23 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     };
     const caps = { maxTurnTokens: cap('max-turn-tokens'), maxTurnMinutes: cap('max-turn-minutes'), maxJobCostUsd: cap('max-job-cost-usd') };
     const anyCap = Object.values(caps).some((v) => v !== undefined);
-    const network = values.network as string | undefined;
-    if (network !== undefined && network !== 'on' && network !== 'off') throw new UsageError(`--network must be on or off, not ${network}`);
+    const onOff = (name: 'network' | 'secret-to-checks') => {
+      const v = values[name] as string | undefined;
+      if (v !== undefined && v !== 'on' && v !== 'off') throw new UsageError(`--${name} must be on or off, not ${v}`);
+      return v === undefined ? undefined : v === 'on';
+    };
     const update = {
       setup: values.setup as string[] | undefined,
       check: values.check as string[] | undefined,
       clearChecks: values['clear-checks'] === true,
-      network: network === undefined ? undefined : network === 'on',
+      network: onOff('network'),
       allowHosts: values['clear-allow-hosts'] === true ? [] : (values['allow-host'] as string[] | undefined)?.flatMap((h) => h.split(',')).filter((h) => h.trim() !== ''),
+      secretsToChecks: onOff('secret-to-checks'),
       caps,
     };
     if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
-    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && !anyCap) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or a --max-… cap)');
+    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && update.secretsToChecks === undefined && !anyCap) {
+      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, or a --max-… cap)');
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }
@@ -185,6 +200,26 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
   }
   if (group === 'webhook') return webhookCommand(action, rest);
   throw new UsageError(`unknown command: ${words.filter(Boolean).join(' ')}`);
+}
+
+/** `project secret set|list|delete`: the value is never an argument, so it never lands in shell history or a process listing. */
+async function secretCommand(rest: string[]): Promise<{ out: Output; json: boolean }> {
+  const [action, ...args] = rest;
+  if (action === 'set') {
+    const { positionals, values } = parse(args, {}, 2);
+    const [projectId, name] = positionals as [string, string];
+    const value = await readSecretValue(name);
+    return { out: await withStores((s) => setSecret(s, projectId, name, value)), json: !!values.json };
+  }
+  if (action === 'list') {
+    const { positionals, values } = parse(args, {}, 1);
+    return { out: await withStores((s) => listSecrets(s, positionals[0]!)), json: !!values.json };
+  }
+  if (action === 'delete') {
+    const { positionals, values } = parse(args, {}, 2);
+    return { out: await withStores((s) => deleteSecret(s, positionals[0]!, positionals[1]!)), json: !!values.json };
+  }
+  throw new UsageError(`unknown command: project secret ${action ?? ''}`);
 }
 
 async function webhookCommand(action: string | undefined, rest: string[]): Promise<{ out: Output; json: boolean }> {

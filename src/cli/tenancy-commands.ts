@@ -39,6 +39,7 @@ function describeChecks(p: ProjectDoc): string {
     list('checks', p.checkCommands),
     `network: ${p.sandboxNetwork ? 'on' : 'off'}`,
     ...(p.sandboxAllowHosts?.length ? [`allowed hosts: ${p.sandboxAllowHosts.join(', ')}`] : []),
+    ...(p.secretsToChecks ? ['secrets to checks: on'] : []),
     ...(caps.length ? [`caps: ${caps.join(', ')}`] : []),
   ].join('; ');
 }
@@ -53,6 +54,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       checkCommands: p.checkCommands ?? [],
       sandboxNetwork: p.sandboxNetwork ?? false,
       sandboxAllowHosts: p.sandboxAllowHosts ?? [],
+      ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
     },
   };

@@ -2,6 +2,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { AppError } from '../errors';
 import { docsAlias } from '../search/docs-index';
 import { readPages, servedIndex } from '../search/pages';
+import { isPreviewDomain } from '../../workflows/contracts';
 import { llmsFullTxt, llmsTxt } from './llms-txt';
 
 export type LlmsFile = 'llms.txt' | 'llms-full.txt';
@@ -26,7 +27,8 @@ export class LlmsTxtService {
 
   async get(domain: string, file: LlmsFile): Promise<LlmsDocument> {
     const alias = docsAlias(this.deps.indexPrefix, domain);
-    const index = await servedIndex(this.deps.es, alias);
+    // A gap check's preview holds an unmerged branch's docs: it is for the check alone.
+    const index = isPreviewDomain(domain) ? undefined : await servedIndex(this.deps.es, alias);
     if (!index) throw new AppError('not_found', `no documentation is published for ${domain}`);
     const key = `${index}\n${file}`;
     let doc = this.cache.get(key);

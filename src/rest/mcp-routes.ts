@@ -7,9 +7,22 @@ import { docsMcpServer } from '../mcp/docs-server';
 import { projectOrigins } from './cors';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
+/** Messages one JSON-RPC batch may hold: the whole batch runs on one stream slot. */
+export const maxMcpBatch = 10;
+/** `ask_docs` calls (each a model answer) one request may make. */
+export const maxMcpAnswersPerRequest = 1;
+
 // A JSON-RPC 2.0 message or a batch of them; the MCP SDK checks the rest.
 const jsonRpcMessage = z.looseObject({ jsonrpc: z.literal('2.0') });
-const mcpBody = z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1).max(100)], { error: 'must be a JSON-RPC 2.0 message ("jsonrpc": "2.0") or a batch of them' });
+const isAnswerCall = (m: Record<string, unknown>) => m.method === 'tools/call' && (m.params as { name?: unknown } | undefined)?.name === 'ask_docs';
+// Checked once the shape is known, so the caller reads which cap the batch broke.
+const mcpBody = z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)], { error: 'must be a JSON-RPC 2.0 message ("jsonrpc": "2.0") or a batch of them' }).superRefine((body, ctx) => {
+  if (!Array.isArray(body)) return;
+  if (body.length > maxMcpBatch) ctx.addIssue({ code: 'custom', message: `a JSON-RPC batch may hold at most ${maxMcpBatch} messages` });
+  else if (body.filter(isAnswerCall).length > maxMcpAnswersPerRequest) {
+    ctx.addIssue({ code: 'custom', message: `a JSON-RPC batch may call ask_docs at most ${maxMcpAnswersPerRequest} time; send the others as requests of their own` });
+  }
+});
 
 // What the MCP transport reads of a request; the body is already parsed and the key already checked.
 const forwardedHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
@@ -54,7 +67,9 @@ export function mcpRoutes(deps: Deps): Route[] {
         const domain = req.params.domain!;
         deps.assistant.authorize(req.caller, domain);
         const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
-        const server = docsMcpServer(deps.assistant, deps.log, { caller: req.caller, domain, remoteAddress, signal: req.signal });
+        // One of the key's stream slots, like the assistant's other streams: answers run as long as theirs do.
+        const lease = deps.streams.acquire(req.caller, req.signal);
+        const server = docsMcpServer(deps.assistant, deps.log, { caller: req.caller, domain, remoteAddress, signal: lease.signal });
         // No sessions: every request carries the key, so any gateway replica can serve any request.
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         await server.connect(transport);
@@ -68,6 +83,7 @@ export function mcpRoutes(deps: Deps): Route[] {
           return await toRestResponse(await transport.handleRequest(request, { parsedBody: req.body }));
         } finally {
           await server.close();
+          lease.release();
         }
       },
     }),

@@ -2,12 +2,13 @@ import type { estypes } from '@elastic/elasticsearch';
 
 /**
  * The groups whose restricted pages a request may see: the key's groups, narrowed to those the request's
- * `filter.groups` names when it names any. A filter can never add a group the key does not have.
+ * `filter.groups` names when it names any. A filter can never add a group the key does not have. Names compare
+ * case-insensitively: pages store them in lower case (src/docs/front-matter.ts).
  */
 export function visibleGroups(keyGroups: readonly string[] | undefined, requested: readonly string[] | undefined): string[] {
-  const allowed = [...new Set(keyGroups ?? [])];
+  const allowed = [...new Set((keyGroups ?? []).map((g) => g.toLowerCase()))];
   if (!requested?.length) return allowed;
-  const asked = new Set(requested);
+  const asked = new Set(requested.map((g) => g.toLowerCase()));
   return allowed.filter((g) => asked.has(g));
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { isPreviewDomain } from '../../workflows/contracts';
 import { AppError } from '../errors';
 import { isAllowHostPattern } from '../sandbox/egress/allow-rules';
 import { isDuplicateKey } from '../store/mongo';
@@ -29,6 +30,8 @@ export interface ProjectDoc {
   sandboxNetwork?: boolean;
   /** With network on: the only hosts sandboxed commands may reach (`--allow-host`); absent: any public host. */
   sandboxAllowHosts?: string[];
+  /** Whether check commands get the project's secrets too (`--secret-to-checks on`); setup commands always do. */
+  secretsToChecks?: boolean;
   /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
@@ -44,6 +47,7 @@ export interface ProjectChecksUpdate {
   network?: boolean;
   /** Replaces the project's allowed hosts; an empty list allows any public host again. */
   allowHosts?: string[];
+  secretsToChecks?: boolean;
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
 }
@@ -77,6 +81,7 @@ function checkProject(p: { repository: string; ref: string; domain?: string }): 
   if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be an https git URL or owner/name`);
   if (!refShape.test(p.ref)) throw new AppError('invalid_argument', `ref "${p.ref}" is not a valid branch name`);
   if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
+  if (p.domain !== undefined && isPreviewDomain(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" is reserved for gap-check previews`);
 }
 
 function checkCommands(flag: string, commands: string[]): string[] {
@@ -95,9 +100,15 @@ export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMin
 }
 
 /** The commands a job's turn runs in the sandbox, as the project holds them now. */
-export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean; allowHosts?: string[] } {
+export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean; allowHosts?: string[]; secretsToChecks?: boolean } {
   const hosts = p.sandboxAllowHosts ?? [];
-  return { setup: p.setupCommands ?? [], check: p.checkCommands ?? [], network: p.sandboxNetwork ?? false, ...(hosts.length ? { allowHosts: hosts } : {}) };
+  return {
+    setup: p.setupCommands ?? [],
+    check: p.checkCommands ?? [],
+    network: p.sandboxNetwork ?? false,
+    ...(hosts.length ? { allowHosts: hosts } : {}),
+    ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
+  };
 }
 
 const maxAllowHosts = 100;
@@ -183,6 +194,7 @@ export class TenancyStore {
     if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
+    if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
     const unset: Record<string, ''> = {};
     if (update.allowHosts?.length) set.sandboxAllowHosts = checkAllowHosts(update.allowHosts);
     else if (update.allowHosts) unset.sandboxAllowHosts = '';

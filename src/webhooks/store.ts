@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 import { OutboundRefused, type OutboundGuard } from '../net/outbound';
-import type { SecretBox } from './secret-box';
+import type { SecretBox } from '../crypto/secret-box';
 
 /** The events a webhook endpoint can subscribe to (README "Webhooks"). */
 export const WEBHOOK_EVENTS = ['agent_job.completed', 'agent_job.failed', 'agent_job.archived', 'agent_job.turn_finished'] as const;

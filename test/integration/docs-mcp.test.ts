@@ -144,4 +144,31 @@ describe('MCP server of a docs domain', () => {
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/rate limit reached: 5 assistant messages for this key per month/);
   });
+
+  it('refuses a batch of more than 10 messages, or of more than one ask_docs, with a clear 400', async () => {
+    const post = (batch: object[]) =>
+      fetch(`${gw.url}/mcp/${domain}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(batch),
+      });
+    const ask = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask_docs', arguments: { question: 'How do I install kiln?' } } });
+    const hundredAnswers = await post(Array.from({ length: 100 }, (_, i) => ask(i)));
+    expect(hundredAnswers.status).toBe(400);
+    expect(await hundredAnswers.json()).toEqual({ code: 'invalid_argument', error: expect.stringContaining('a JSON-RPC batch may hold at most 10 messages') });
+    const twoAnswers = await post([ask(1), ask(2)]);
+    expect(twoAnswers.status).toBe(400);
+    expect(await twoAnswers.json()).toEqual({ code: 'invalid_argument', error: expect.stringContaining('may call ask_docs at most 1 time') });
+  });
+
+  it('takes one of the key’s stream slots: with all of them held, the request is refused with 429', async () => {
+    const { id, key: busyKey } = await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain });
+    const caller = { keyId: id, kind: 'assistant' as const, orgId: 'acme', domain };
+    const held = Array.from({ length: gw.deps.config.edge.streamsPerKey.assistant }, () => gw.deps.streams.acquire(caller, new AbortController().signal));
+    await expect(connect(busyKey)).rejects.toMatchObject({ code: 429 });
+    held.pop()!.release();
+    const client = await connect(busyKey);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('ask_docs');
+    for (const lease of held) lease.release();
+  });
 });

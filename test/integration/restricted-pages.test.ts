@@ -100,3 +100,45 @@ describe('a page restricted to a group', () => {
     expect(sources).not.toContain(restricted);
   });
 });
+
+describe('a thread started by a key with groups', () => {
+  const ask = (key: string, extra: object = {}) => callApi(gw.url, key, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body(question, extra));
+  const threads = () => gw.deps.mongo.db.collection<{ _id: string; turns: unknown[]; groups?: string[] }>('threads');
+
+  it('cannot be continued by a public key that knows its id: the public key gets a new thread, never the staff turns', async () => {
+    const staff = await ask(keys.staff);
+    const staffThread = staff.headers.get('x-thread-id')!;
+    expect(await staff.text()).toContain('vault');
+    const plain = await ask(keys.plain, { threadId: staffThread });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('x-thread-id')).not.toBe(staffThread);
+    expect(await plain.text()).not.toContain('vault');
+    expect((await threads().findOne({ _id: staffThread }))?.turns).toHaveLength(1);
+    const rating = await callApi(gw.url, keys.plain, 'POST', `/discovery/v1/assistant/${domain}/feedback`, { threadId: staffThread, rating: 'down' });
+    expect(rating.status).toBe(404);
+    // The key that started it continues it.
+    const again = await ask(keys.staff, { threadId: staffThread });
+    expect(again.headers.get('x-thread-id')).toBe(staffThread);
+  });
+
+  it('holds at most 100 turns: the next question is refused with a clear 400', async () => {
+    const first = await ask(keys.plain);
+    const threadId = first.headers.get('x-thread-id')!;
+    await first.text();
+    const turn = (await threads().findOne({ _id: threadId }))!.turns[0];
+    await threads().updateOne({ _id: threadId }, { $set: { turns: Array.from({ length: 100 }, () => turn) } });
+    const full = await ask(keys.plain, { threadId });
+    expect(full.status).toBe(400);
+    expect(await full.json()).toEqual({ error: expect.stringContaining('has reached 100 turns; start a new thread'), code: 'failed_precondition' });
+  });
+
+  it('stores at most 4,000 characters of page context per turn', async () => {
+    const context = Array.from({ length: 20 }, (_, i) => ({ type: 'textSelection', value: `${i}`.padEnd(10_000, 'x') }));
+    const r = await ask(keys.plain, { context });
+    expect([r.status, r.status === 200 ? '' : await r.text()]).toEqual([200, '']);
+    await r.text();
+    const stored = await threads().findOne({ _id: r.headers.get('x-thread-id')! });
+    const kept = (stored!.turns[0] as { context: Array<{ value: string }> }).context;
+    expect(kept.reduce((n, c) => n + c.value.length, 0)).toBe(4000);
+  });
+});

@@ -15,6 +15,7 @@ const histories = [
   'agent-job-gap-check',
   'docs-gap-check',
   'docs-gap-check-remove-preview',
+  'docs-gap-check-preview-removed-after-failure',
   'agent-job-stop-mid-turn',
   'agent-job-retry-after-push',
   'agent-job-archived',

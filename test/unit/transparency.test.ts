@@ -3,7 +3,7 @@ import { stepData } from '../../activities/turn-journal';
 import { costUsd } from '../../src/agent/prices';
 import { parseSse } from '../support/sse';
 import { sseFrame } from '../../src/rest/job-event-stream';
-import { SecretBox } from '../../src/webhooks/secret-box';
+import { SecretBox } from '../../src/crypto/secret-box';
 
 describe('webhook secrets at rest', () => {
   const box = new SecretBox(randomBytes(32));

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-/** AES-256-GCM with DOCENT_SECRET_KEY: secrets docent must read back are stored as `v1.<iv>.<tag>.<ciphertext>`. */
+/** AES-256-GCM with DOCENT_SECRET_KEY: secrets docent must read back (webhook signing secrets, project secrets) are stored as `v1.<iv>.<tag>.<ciphertext>`. */
 export class SecretBox {
   constructor(private readonly key: Buffer) {}
 
