@@ -164,7 +164,7 @@ export function createAgentActivities(deps: AgentDeps) {
         const { title, summary } = splitTitle(text, `docent: ${input.instruction.prompt.split('\n')[0]}`);
         const checksPassed = ran.length ? failed(ran).length === 0 : null;
         // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
-        await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });
+        await deps.journal?.ledger.recordTurnResult(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });
         return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
         if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);

@@ -162,8 +162,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
   async function recordPush(git: SimpleGit, input: CommitAndPushInput, commit: string): Promise<void> {
     if (!journal) return;
     const files = await filesChanged(git, input.startCommit, commit);
-    await journal.turns.update(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
-    await journal.events.append(input.jobId, { key: `t${input.turn}:commit:${commit}`, type: 'commit', turn: input.turn, data: { sha: commit, filesChanged: files } });
+    await journal.ledger.recordPush(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
   }
 
   return {

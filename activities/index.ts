@@ -1,9 +1,8 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { JobEventStore } from '../src/agent/job-events';
-import { TurnStore } from '../src/agent/job-turns';
 import type { Config } from '../src/config';
+import { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
 import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
@@ -44,21 +43,22 @@ export function createActivities(deps: ActivityDeps) {
     allowPrivateNetworks: config.allowPrivateNetworks,
     workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
   };
-  const journal = { events: new JobEventStore(deps.db), turns: new TurnStore(deps.db), prices: config.agent.prices };
   const guard = new OutboundGuard(config.allowPrivateNetworks);
   const webhooks = new WebhookStore(deps.db, config.secretKey && new SecretBox(config.secretKey), guard);
   const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const ledger = new JobLedger(deps.db, { notifier, log: deps.log });
+  const journal = { ledger, prices: config.agent.prices };
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git, journal),
     ...createAgentActivities({ ...git, model: config.model, sandbox: config.sandbox, repairRounds: config.agent.repairRounds, journal }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
-    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, log: deps.log }),
-    ...createJobStatusActivities({ db: deps.db, events: journal.events, turns: journal.turns, notifier, log: deps.log }),
+    ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
+    ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
     ...createGapCheckActivities({
-      db: deps.db,
+      ledger,
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,
       embedder: deps.embedder,

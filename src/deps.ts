@@ -1,9 +1,6 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
-import { JobEventStore } from './agent/job-events';
-import { JobStore } from './agent/job-store';
-import { TurnStore } from './agent/job-turns';
 import { AssistantService } from './assistant/service';
 import { LlmsTxtService } from './docs/llms-service';
 import { GapService } from './gaps/gap-service';
@@ -21,6 +18,7 @@ import { createMongo, type Mongo } from './store/mongo';
 import { TenancyStore } from './tenancy/store';
 import { OutboundGuard } from './net/outbound';
 import type { Notifier } from './webhooks/notify';
+import { JobLedger } from './jobs/ledger';
 import { SecretBox } from './webhooks/secret-box';
 import { WebhookStore } from './webhooks/store';
 
@@ -68,12 +66,9 @@ export function createDeps(config: Config, log: Logger): Deps {
     config,
     log,
     tenancy,
-    jobs: new JobStore(mongo.db),
+    ledger: new JobLedger(mongo.db, { notifier, log }),
     temporal,
     quota: limits,
-    turns: new TurnStore(mongo.db),
-    events: new JobEventStore(mongo.db),
-    notifier,
   });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
   const embedder = embedderLoader(config.embeddingModelDir, 1);

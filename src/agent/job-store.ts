@@ -59,6 +59,16 @@ export class JobStore {
     }
   }
 
+  /** Any project's job: for the worker and the reconciler, which act on a job id they were handed. */
+  byId(jobId: string): Promise<JobDoc | null> {
+    return this.jobs.findOne({ _id: jobId });
+  }
+
+  /** Active jobs unchanged since `before`: the reconciler's candidates. */
+  staleActive(before: Date): Promise<JobDoc[]> {
+    return this.jobs.find({ status: 'active', updatedAt: { $lt: before } }).toArray();
+  }
+
   findByIdempotencyKey(key: string): Promise<JobDoc | null> {
     return this.jobs.findOne({ idempotencyKey: key });
   }
@@ -124,12 +134,6 @@ export class JobStore {
   async recordGapCheck(jobId: string, result: NonNullable<JobDoc['gapCheck']>): Promise<void> {
     await this.jobs.updateOne({ _id: jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: result.turn } }] }, { $set: { gapCheck: result, updatedAt: new Date() } });
     await this.state.settle(jobId); // on FerretDB this write rewrites the whole job: an archive or a newer turn it raced wins
-  }
-
-  /** Marks a turn failed when its workflow could not be reached, so no job stays active with nobody working on it. */
-  async failTurn(jobId: string, turn: number, error: { code: string; message: string }): Promise<void> {
-    await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: { status: 'failed', error, updatedAt: new Date() } });
-    await this.state.settle(jobId);
   }
 
   /** Makes a failed job active again at the same turn, for a retry; null when it is not failed at that turn. */
