@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import { eventKeys } from '../jobs/event-keys';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 

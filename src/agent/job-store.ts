@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { AppError } from '../errors';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobDoc, JobStatus } from './job';
 import { JobState } from './job-state';
 import { TurnStore } from './job-turns';
@@ -23,6 +23,11 @@ function decodeCursor(cursor: string): [number, string] {
     // fall through
   }
   throw new AppError('invalid_argument', 'cursor is not one this API returned');
+}
+
+export async function ensureJobIndexes(db: Db): Promise<void> {
+  await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
+  await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
 }
 
 /** How many turn numbers a follow-up tries past the one it read before giving up (others claimed them first). */

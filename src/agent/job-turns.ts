@@ -1,6 +1,6 @@
 import type { Db, UpdateResult } from 'mongodb';
 import type { CheckResult } from '../../workflows/contracts';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 export type TurnStatus = 'active' | 'completed' | 'failed' | 'stopped';
@@ -60,6 +60,11 @@ export function turnToJson(t: TurnDoc) {
     error: t.error ?? null,
     prLink: t.prLink ?? null,
   };
+}
+
+export async function ensureTurnIndexes(db: Db): Promise<void> {
+  await db.collection('job_turns').createIndex({ jobId: 1, turn: 1 });
+  await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
 }
 
 type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date };

@@ -4,7 +4,7 @@ import { parseSince } from '../analytics/since';
 import { idempotencyKey } from '../agent/validation';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { agentJobBody, documentedSchemas } from './response-schemas';
 import { route, type Route } from './router';
 

@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
 import { docsMcpServer } from '../mcp/docs-server';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 // A JSON-RPC 2.0 message or a batch of them; the MCP SDK checks the rest.

@@ -4,13 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { z } from 'zod';
 import type { Caller, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
+import { isRouteAuth, type Authenticate, type AuthenticateOperator, type RouteAuth } from '../edge/route-auth';
 import { errorBody } from './response-schemas';
-
-/** The key a route needs: checked before its handler runs, and shown in /openapi.json. `operator`: the codec token. */
-export type RouteAuth = KeyKind | 'none' | 'operator';
-const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator'] satisfies RouteAuth[];
-/** Whether a declaration (from typed code or not) names one of the keys a route may need. */
-export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
 export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
   params: Record<string, string>;
@@ -37,7 +32,7 @@ export interface RestResponse {
 
 /**
  * Who may call a route from a browser. `public`: any origin (`*`). `origins`: only origins `allows` accepts for the
- * request's path parameters (see `projectOrigins` in cors.ts). Routes without `cors` send no CORS headers.
+ * request's path parameters (see `projectOrigins` in src/edge/cors.ts). Routes without `cors` send no CORS headers.
  */
 export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; allows: (origin: string, params: Record<string, string>) => Promise<boolean> };
 
@@ -65,16 +60,11 @@ export function route<B = undefined, A extends RouteAuth = RouteAuth>(r: Route<B
   return r as unknown as Route;
 }
 
-/** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
-export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
-/** Checks an Authorization header against the operator token, or throws 401/403. */
-export type AuthenticateOperator = (authorization: string | undefined) => Promise<void>;
-
 const noOperatorToken: AuthenticateOperator = async () => {
   throw new AppError('unauthenticated', 'no operator token is configured');
 };
 
-/** What CORS needs to know about a route (read by cors.ts from the route's config). */
+/** What CORS needs to know about a route (read by src/edge/cors.ts from the route's config). */
 export interface BrowserAccess {
   policy: CorsPolicy;
   /** Access-Control-Allow-Methods of a preflight. */

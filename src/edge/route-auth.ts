@@ -1,0 +1,12 @@
+import type { Caller, KeyKind } from '../auth/api-keys';
+
+/** The key a route needs: checked before its handler runs, and shown in /openapi.json. `operator`: the codec token. */
+export type RouteAuth = KeyKind | 'none' | 'operator';
+const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator'] satisfies RouteAuth[];
+/** Whether a declaration (from typed code or not) names one of the keys a route may need. */
+export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
+
+/** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
+export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
+/** Checks an Authorization header against the operator token, or throws 401/403. */
+export type AuthenticateOperator = (authorization: string | undefined) => Promise<void>;
