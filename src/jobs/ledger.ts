@@ -124,8 +124,9 @@ export class JobLedger {
    * Ends a turn: the turn, then the job, then the events, then the webhooks. Only an active job at this very turn
    * moves, so a late or repeated call never moves a job backwards; a repeated call that finds the job already where
    * this outcome put it finishes the events and webhooks. `recorded` is true when this call moved the job.
+   * A caller that nobody runs again passes `bestEffortWebhooks`: a webhook that cannot be started then is logged.
    */
-  async finishTurn(jobId: string, turn: number, outcome: TurnOutcome): Promise<{ recorded: boolean }> {
+  async finishTurn(jobId: string, turn: number, outcome: TurnOutcome, opts: { bestEffortWebhooks?: boolean } = {}): Promise<{ recorded: boolean }> {
     const turnStatus = outcome.turnStatus ?? outcome.status;
     const before = await this.jobStore.byId(jobId);
     // Read now: a retry accepted right after the job moves must not lend this turn its attempt number.
@@ -154,19 +155,26 @@ export class JobLedger {
     if (outcome.prLink) await this.eventStore.append(jobId, { key: eventKeys.pullRequest(turn, attempt), type: 'pull_request', turn, data: { url: outcome.prLink } });
     await this.eventStore.append(jobId, { key: eventKeys.turnFinished(turn, attempt), type: 'turn.finished', turn, data: { status: turnStatus, usage, prLink: outcome.prLink ?? null, ...error } });
     await this.eventStore.append(jobId, { key: eventKeys.status(turn, outcome.status, attempt), type: 'status', turn, data: { status: outcome.status, prLink: job.prLink, ...error } });
-    if (this.d.notifier) {
-      const view = await jobWithTurns(job, this.turnStore);
-      const message = `msg_${jobId}_${turn}_${attempt}`;
-      await notifyWebhooks(this.d.notifier, { messageId: `${message}_turn`, projectId: job.projectId, type: 'agent_job.turn_finished', job: view });
-      const type = outcome.status === 'completed' ? 'agent_job.completed' : 'agent_job.failed';
-      await notifyWebhooks(this.d.notifier, { messageId: `${message}_${outcome.status}`, projectId: job.projectId, type, job: view });
-    }
+    const sent = this.sendTurnWebhooks(job, turn, attempt, outcome.status);
+    await (opts.bestEffortWebhooks ? sent.catch((err: unknown) => this.d.log?.warn({ err, jobId, turn }, 'could not send the turn webhooks')) : sent);
     return { recorded: moved };
   }
 
-  /** Ends a turn that nobody is working on (no workflow, or its instruction was never delivered), through finishTurn. */
+  private async sendTurnWebhooks(job: JobDoc, turn: number, attempt: number, status: TurnOutcome['status']): Promise<void> {
+    if (!this.d.notifier) return;
+    const view = await jobWithTurns(job, this.turnStore);
+    const message = `msg_${job._id}_${turn}_${attempt}`;
+    await notifyWebhooks(this.d.notifier, { messageId: `${message}_turn`, projectId: job.projectId, type: 'agent_job.turn_finished', job: view });
+    const type = status === 'completed' ? 'agent_job.completed' : 'agent_job.failed';
+    await notifyWebhooks(this.d.notifier, { messageId: `${message}_${status}`, projectId: job.projectId, type, job: view });
+  }
+
+  /**
+   * Ends a turn that nobody is working on (no workflow, or its instruction was never delivered), through finishTurn.
+   * Nobody runs these again, and Temporal may be the reason they run (down, or too slow): the webhooks are best effort.
+   */
   async failTurn(job: Pick<JobDoc, '_id' | 'turn'>, error: { code: string; message: string }, turnStatus?: 'stopped'): Promise<{ recorded: boolean }> {
-    return this.finishTurn(job._id, job.turn, { status: 'failed', error, ...(turnStatus ? { turnStatus } : {}) });
+    return this.finishTurn(job._id, job.turn, { status: 'failed', error, ...(turnStatus ? { turnStatus } : {}) }, { bestEffortWebhooks: true });
   }
 
   /** Ends a turn whose record may be missing (a gateway that died before writing it): the record first, since a retry needs it. */
