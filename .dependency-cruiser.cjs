@@ -36,6 +36,13 @@ module.exports = {
       to: { path: edge },
     },
     {
+      name: 'activities-use-jobs',
+      comment: "Activities reach job state through the shared job domain (src/jobs), never through the gateway's src/agent.",
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: '^src/agent/' },
+    },
+    {
       name: 'nothing-into-edge',
       comment: 'Nothing imports upward into the edge: only the edge itself and the entry points that compose it.',
       severity: 'error',

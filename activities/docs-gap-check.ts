@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
-import { resolveRepository } from '../src/agent/repository';
+import { resolveRepository } from '../src/jobs/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { JobLedger } from '../src/jobs/ledger';
 import { OutboundRefused } from '../src/net/outbound';

@@ -2,14 +2,14 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
-import { resolveRepository } from '../src/agent/repository';
+import { resolveRepository } from '../src/jobs/repository';
 import { OutboundRefused } from '../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
-import type { FileStat } from '../src/agent/job-turns';
+import type { FileStat } from '../src/jobs/job-turns';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
 
 export interface GitDeps {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
-import { resolveRepository } from '../src/agent/repository';
+import { resolveRepository } from '../src/jobs/repository';
 import type { OpenPullRequestInput, OpenPullRequestResult } from '../workflows/contracts';
 import { pullRequestBody } from './pull-request-body';
 

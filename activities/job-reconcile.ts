@@ -1,5 +1,5 @@
 import type { Client as TemporalClient } from '@temporalio/client';
-import { reconcileActiveJobs } from '../src/agent/job-reconcile';
+import { reconcileActiveJobs } from '../src/jobs/job-reconcile';
 import type { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
 import type { ReconcileJobsInput, ReconcileJobsResult } from '../workflows/contracts';

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { costUsd, type PriceTable } from '../src/agent/prices';
+import { costUsd, type PriceTable } from '../src/jobs/prices';
 import { eventKeys } from '../src/jobs/event-keys';
 import type { JobLedger } from '../src/jobs/ledger';
 import type { CheckResult, Instruction, TurnCaps } from '../workflows/contracts';

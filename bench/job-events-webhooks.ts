@@ -14,7 +14,7 @@ import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporal
 import { Webhook } from 'standardwebhooks';
 import { createActivities } from '../activities';
 import { workspaceQueueName } from '../activities/workspace-queue';
-import { JobEventStore } from '../src/agent/job-events';
+import { JobEventStore } from '../src/jobs/job-events';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';
 import { installTemporalRuntime } from '../src/worker-build';

@@ -4,7 +4,7 @@ import type { ReconcileJobsInput, ReconcileJobsResult } from './contracts';
 
 const { reconcileActiveJobs } = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
 
-/** Run by the worker's schedule: ends active jobs that no workflow is working on (src/agent/job-reconcile.ts). */
+/** Run by the worker's schedule: ends active jobs that no workflow is working on (src/jobs/job-reconcile.ts). */
 export async function reconcileJobs(input: ReconcileJobsInput): Promise<ReconcileJobsResult> {
   return reconcileActiveJobs(input);
 }

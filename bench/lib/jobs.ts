@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { JobLedger } from '../../src/jobs/ledger';
 import { AgentJobService, workflowSummary } from '../../src/agent/service';
 import type { Deps } from '../../src/deps';

@@ -1,6 +1,6 @@
-import { eventToJson, type JobEvent, type JobEventStore } from './job-events';
-import type { JobDoc } from './job';
-import type { JobStore } from './job-store';
+import { eventToJson, type JobEvent, type JobEventStore } from '../jobs/job-events';
+import type { JobDoc } from '../jobs/job';
+import type { JobStore } from '../jobs/job-store';
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

@@ -11,11 +11,11 @@ import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '
 import type { agentJob } from '../../workflows/agent-job';
 import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, stopTurnSignal, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
 import { followJob, followJobEvents } from './event-stream';
-import type { GapSpec, JobDoc, JobStatus } from './job';
+import type { GapSpec, JobDoc, JobStatus } from '../jobs/job';
 import { stoppedError, type JobLedger } from '../jobs/ledger';
-import type { JobEvent } from './job-events';
-import type { JobPage } from './job-store';
-import { jobWithTurns } from './job-view';
+import type { JobEvent } from '../jobs/job-events';
+import type { JobPage } from '../jobs/job-store';
+import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;

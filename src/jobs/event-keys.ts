@@ -1,5 +1,5 @@
 /**
- * The keys of a job's events, in one place. A key is unique per job (src/agent/job-events.ts), so a writer that runs
+ * The keys of a job's events, in one place. A key is unique per job (src/jobs/job-events.ts), so a writer that runs
  * again (an activity attempt, a repeated request) stores its event once; `attempt` is the turn's retry number, so a
  * retried turn writes its own events. Stored keys keep these exact shapes: changing one would store an event twice.
  */

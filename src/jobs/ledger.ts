@@ -3,10 +3,10 @@
  *
  * A job's state has four parts, and every change to it goes through a verb here so they stay in line:
  * - the job document (`jobs`): what lists and GET read; a cache of the facts below, settled after every write
- *   (src/agent/job-state.ts), since on FerretDB only unique-key inserts are atomic;
+ *   (src/jobs/job-state.ts), since on FerretDB only unique-key inserts are atomic;
  * - its turns (`job_turns`, one record per instruction, claimed by insert): the status, usage and durable steps;
  * - its events (`job_events`, ids 1, 2, … per job, each stored once per key from ./event-keys): the stream clients follow;
- * - the implied first turn (src/agent/first-turn.ts): a create writes the job document only, and turn 1's record and
+ * - the implied first turn (src/jobs/first-turn.ts): a create writes the job document only, and turn 1's record and
  *   its two opening events read as derived from it until the first write to them stores them. Kept because the
  *   create benchmark (bench/job-create-latency.ts) measures the create as one insert: on FerretDB each extra write
  *   queues behind the others (docs/decisions-transparency.md, docs/decisions-topology.md).
@@ -19,11 +19,11 @@
 import type { Db } from 'mongodb';
 import type { Logger } from '../log';
 import { notifyWebhooks, type Notifier } from '../webhooks/notify';
-import type { JobDoc } from '../agent/job';
-import { JobEventStore, turnOpening } from '../agent/job-events';
-import { JobStore } from '../agent/job-store';
-import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from '../agent/job-turns';
-import { jobWithTurns } from '../agent/job-view';
+import type { JobDoc } from './job';
+import { JobEventStore, turnOpening } from './job-events';
+import { JobStore } from './job-store';
+import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
+import { jobWithTurns } from './job-view';
 import type { CheckResult, GapCheckResult } from '../../workflows/contracts';
 import { eventKeys } from './event-keys';
 

@@ -1,4 +1,4 @@
-import { jobToJson } from '../agent/job';
+import { jobToJson } from '../jobs/job';
 import { createJobBody, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';

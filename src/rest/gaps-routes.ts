@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jobToJson } from '../agent/job';
+import { jobToJson } from '../jobs/job';
 import { parseSince } from '../analytics/since';
 import { idempotencyKey } from '../agent/validation';
 import type { Deps } from '../deps';

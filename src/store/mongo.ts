@@ -1,7 +1,7 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
-import { ensureJobEventIndexes } from '../agent/job-events';
-import { ensureJobIndexes } from '../agent/job-store';
-import { ensureTurnIndexes } from '../agent/job-turns';
+import { ensureJobEventIndexes } from '../jobs/job-events';
+import { ensureJobIndexes } from '../jobs/job-store';
+import { ensureTurnIndexes } from '../jobs/job-turns';
 import { ensureApiKeyIndexes } from '../auth/api-keys';
 import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
 import { startGateway, type RunningGateway } from '../support/gateway';

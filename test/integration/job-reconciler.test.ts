@@ -1,4 +1,4 @@
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';

@@ -6,7 +6,7 @@ import path from 'node:path';
 
 const root = path.join(__dirname, '../..');
 /** The ledger and the stores it owns (and constructs): the only files allowed to write the collections. */
-const ledgerFiles = ['src/jobs/ledger.ts', 'src/agent/job-store.ts', 'src/agent/job-turns.ts', 'src/agent/job-events.ts', 'src/agent/job-state.ts'];
+const ledgerFiles = ['src/jobs/ledger.ts', 'src/jobs/job-store.ts', 'src/jobs/job-turns.ts', 'src/jobs/job-events.ts', 'src/jobs/job-state.ts'];
 const stores = ['JobStore', 'TurnStore', 'JobEventStore', 'JobState'];
 
 const collectionNames = /\bcollection(?:<[^>]*>)?\(\s*(?:'(?:jobs|job_turns|job_events|job_archive_markers)'|archiveMarkerCollection)\s*\)/;

@@ -2,7 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { agentJobWorkflowId } from '../../workflows/contracts';
 import type { Logger } from '../log';
-import type { JobLedger } from '../jobs/ledger';
+import type { JobLedger } from './ledger';
 
 /** What a user reads on a job the reconciler ended: nothing was working on it, and a retry runs the turn again. */
 export const lostTurnError = { code: 'unavailable', message: 'no worker was running this turn (it was interrupted before it started or while it ran); retry it' };

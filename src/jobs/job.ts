@@ -20,12 +20,12 @@ export interface JobDoc {
   updatedAt: Date;
   archivedAt: Date | null;
   error?: { code: string; message: string };
-  /** The latest claimed turn (a cache of the turn records; src/agent/job-state.ts); status writes name the turn they finish. */
+  /** The latest claimed turn (a cache of the turn records; src/jobs/job-state.ts); status writes name the turn they finish. */
   turn: number;
   /** The first instruction (and, for jobs older than insert-claimed turns, the follow-ups); later ones live in job_turns. */
   prompts: Array<{ turn: number; prompt: string; at: Date }>;
   asDraft: boolean;
-  /** Turn 1's record and opening events are derived from this document until a writer stores them (src/agent/first-turn.ts). */
+  /** Turn 1's record and opening events are derived from this document until a writer stores them (src/jobs/first-turn.ts). */
   firstTurnImplied?: boolean;
   /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
   idempotencyKey?: string;

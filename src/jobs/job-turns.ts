@@ -90,7 +90,7 @@ function newTurn(t: NewTurn): TurnDoc {
 
 /**
  * A job's turns. Turn 1 of a job created with `firstTurnImplied` reads as derived from the job until the first write
- * to it stores it (src/agent/first-turn.ts), so a create writes one document.
+ * to it stores it (src/jobs/first-turn.ts), so a create writes one document.
  */
 export class TurnStore {
   constructor(private readonly db: Db) {}

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key';
-import { eventKeys } from '../jobs/event-keys';
+import { eventKeys } from './event-keys';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 /** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
