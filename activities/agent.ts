@@ -6,7 +6,7 @@ import type { SimpleGit } from 'simple-git';
 import type { Config, SandboxConfig } from '../src/config';
 import { createLanguageModel } from '../src/llm/model';
 import { SandboxUnavailable } from '../src/sandbox';
-import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../workflows/contracts';
+import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';

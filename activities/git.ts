@@ -10,7 +10,7 @@ import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
 import type { FileStat } from '../src/jobs/job-turns';
-import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
+import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/agent-job-contract';
 
 export interface GitDeps {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */

@@ -2,7 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { reconcileActiveJobs } from '../src/jobs/job-reconcile';
 import type { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
-import type { ReconcileJobsInput, ReconcileJobsResult } from '../workflows/contracts';
+import type { ReconcileJobsInput, ReconcileJobsResult } from '../workflows/reconcile-jobs-contract';
 
 export function createReconcileActivities(deps: { ledger: JobLedger; temporal?: TemporalClient; log?: Logger }) {
   return {

@@ -18,7 +18,7 @@ import { JobEventStore } from '../src/jobs/job-events';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';
 import { installTemporalRuntime } from '../src/worker-build';
-import { AGENT_TASK_QUEUE, taskQueueName, WEBHOOK_TASK_QUEUE } from '../workflows/contracts';
+import { AGENT_TASK_QUEUE, taskQueueName, WEBHOOK_TASK_QUEUE } from '../workflows/task-queues';
 import { startGateway } from '../test/support/gateway';
 import { backedBy, startGitHubDouble } from '../test/support/github-double';
 import { startGitServer } from '../test/support/git-server';

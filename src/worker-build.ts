@@ -5,7 +5,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, t
 import { createActivities } from '../activities';
 import { sweepStaleWorkspaces } from '../activities/workspace-sweep';
 import { workspaceQueueName } from '../activities/workspace-queue';
-import { TASK_QUEUES, taskQueueName } from '../workflows/contracts';
+import { TASK_QUEUES, taskQueueName } from '../workflows/task-queues';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
 import type { Config } from './config';
 import type { Logger } from './log';

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ReconcileJobsInput, ReconcileJobsResult } from './contracts';
+import type { ReconcileJobsInput, ReconcileJobsResult } from './reconcile-jobs-contract';
 
 const { reconcileActiveJobs } = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
 

@@ -7,7 +7,8 @@ import type { JobDoc } from '../../src/jobs/job';
 import { JobLedger } from '../../src/jobs/ledger';
 import { AgentJobService, workflowSummary } from '../../src/agent/service';
 import type { Deps } from '../../src/deps';
-import { AGENT_TASK_QUEUE, agentJobWorkflowId, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/contracts';
+import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../../test/support/gateway';
 import { benchEnv, terminateWorkflows } from './stack';
 

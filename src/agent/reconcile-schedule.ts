@@ -1,5 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client as TemporalClient } from '@temporalio/client';
-import { AGENT_TASK_QUEUE, RECONCILE_EVERY_MS, RECONCILE_GRACE_MS, reconcileScheduleId, taskQueueName } from '../../workflows/contracts';
+import { RECONCILE_EVERY_MS, RECONCILE_GRACE_MS, reconcileScheduleId } from '../../workflows/reconcile-jobs-contract';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 
 /** Creates the reconciler's Temporal schedule once per deployment; every worker calls it at start, all but the first find it there. */
 export async function ensureReconcileSchedule(temporal: TemporalClient, taskQueuePrefix: string): Promise<void> {

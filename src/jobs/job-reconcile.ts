@@ -1,6 +1,6 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { agentJobWorkflowId } from '../../workflows/contracts';
+import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import type { Logger } from '../log';
 import type { JobLedger } from './ledger';
 

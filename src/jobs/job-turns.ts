@@ -1,5 +1,5 @@
 import type { Db, UpdateResult } from 'mongodb';
-import type { CheckResult } from '../../workflows/contracts';
+import type { CheckResult } from '../../workflows/agent-job-contract';
 import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 

@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
-import type { CheckResult, GapAnswer, GapCheckResult } from '../../workflows/contracts';
+import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { GapAnswer, GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import type { JobEvent } from './job-events';
 import type { TurnDoc } from './job-turns';
 

@@ -24,7 +24,8 @@ import { JobEventStore, turnOpening } from './job-events';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
-import type { CheckResult, GapCheckResult } from '../../workflows/contracts';
+import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { eventKeys } from './event-keys';
 
 export interface LedgerDeps {
