@@ -8,16 +8,16 @@ import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
 import { SecretBox } from '../src/webhooks/secret-box';
 import { WebhookStore } from '../src/webhooks/store';
-import { createAgentActivities } from './agent';
+import { createAgentActivities } from './agent-job/agent';
 import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
-import { createGitActivities } from './git';
-import { createGitHubActivities } from './github';
+import { createGitActivities } from './agent-job/git';
+import { createGitHubActivities } from './agent-job/github';
 import { createReconcileActivities } from './job-reconcile';
-import { createJobStatusActivities } from './job-status';
+import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
 import { createWebhookActivities } from './webhooks';
-import { workspaceQueueName } from './workspace-queue';
+import { workspaceQueueName } from './agent-job/workspace-queue';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {

@@ -13,7 +13,7 @@ import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { createActivities } from '../activities';
-import { workspaceQueueName } from '../activities/workspace-queue';
+import { workspaceQueueName } from '../activities/agent-job/workspace-queue';
 import { JobEventStore } from '../src/jobs/job-events';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Client as EsClient } from '@elastic/elasticsearch';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { workspaceQueueName } from '../activities/workspace-queue';
+import { workspaceQueueName } from '../activities/agent-job/workspace-queue';
 import { createLogger } from '../src/log';
 import { createMongo } from '../src/store/mongo';
 import { installTemporalRuntime } from '../src/worker-build';

@@ -1,5 +1,5 @@
 import { JobLedger } from '../../src/jobs/ledger';
-import { createJobStatusActivities } from '../../activities/job-status';
+import { createJobStatusActivities } from '../../activities/agent-job/job-status';
 import { callApi } from '../support/http';
 import { workerlessSuite } from '../support/workerless-jobs';
 

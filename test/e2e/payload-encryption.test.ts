@@ -5,7 +5,7 @@ import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
-import { checkoutClean, createGitActivities } from '../../activities/git';
+import { checkoutClean, createGitActivities } from '../../activities/agent-job/git';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
 import type { AgentJobInput } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { stepData } from '../../activities/turn-journal';
+import { stepData } from '../../activities/agent-job/turn-journal';
 import { costUsd } from '../../src/jobs/prices';
 import { parseSse } from '../support/sse';
 import { sseFrame } from '../../src/rest/job-event-stream';

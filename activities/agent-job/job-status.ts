@@ -1,5 +1,5 @@
-import type { JobLedger } from '../src/jobs/ledger';
-import type { RecordJobStatusInput } from '../workflows/agent-job-contract';
+import type { JobLedger } from '../../src/jobs/ledger';
+import type { RecordJobStatusInput } from '../../workflows/agent-job-contract';
 
 export function createJobStatusActivities(deps: { ledger: JobLedger }) {
   return {

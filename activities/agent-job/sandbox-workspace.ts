@@ -1,7 +1,7 @@
 import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SandboxConfig } from '../src/config';
-import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../src/sandbox';
+import type { SandboxConfig } from '../../src/config';
+import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../../src/sandbox';
 import type { FileOwner } from './clone-fs';
 import { jobFolder } from './job-paths';
 

@@ -2,15 +2,15 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
-import { resolveRepository } from '../src/jobs/repository';
-import { OutboundRefused } from '../src/net/outbound';
+import { resolveRepository } from '../../src/jobs/repository';
+import { OutboundRefused } from '../../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
-import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
+import { hardenedGit, remoteAccess, type RemoteAccess } from '../git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
-import type { FileStat } from '../src/jobs/job-turns';
-import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/agent-job-contract';
+import type { FileStat } from '../../src/jobs/job-turns';
+import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../../workflows/agent-job-contract';
 
 export interface GitDeps {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
@@ -19,7 +19,7 @@ export interface GitDeps {
   workspaceDir: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
   allowPrivateNetworks: string[];
-  /** This worker's own task queue (activities/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
+  /** This worker's own task queue (activities/agent-job/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
   workspaceQueue?: string;
 }
 
