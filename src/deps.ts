@@ -33,6 +33,8 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  /** The only writer of job state; closed before the Temporal connection (it may still be starting webhooks). */
+  jobLedger: JobLedger;
   webhooks: WebhookStore;
   /** Starts webhook deliveries (the gateway sends agent_job.archived and redeliveries). */
   notifier: Notifier;
@@ -62,11 +64,12 @@ export function createDeps(config: Config, log: Logger): Deps {
   const limits = new RateLimits(mongo.db, config.limits);
   const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), new OutboundGuard(config.allowPrivateNetworks));
   const notifier: Notifier = { webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const jobLedger = new JobLedger(mongo.db, { notifier, log });
   const agentJobs = new AgentJobService({
     config,
     log,
     tenancy,
-    ledger: new JobLedger(mongo.db, { notifier, log }),
+    ledger: jobLedger,
     temporal,
     quota: limits,
   });
@@ -86,10 +89,11 @@ export function createDeps(config: Config, log: Logger): Deps {
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.limits.close().catch(() => undefined); // before the database client closes
+  await deps.jobLedger.close();
   await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);
 }

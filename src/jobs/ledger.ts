@@ -52,6 +52,7 @@ export class JobLedger {
   private readonly jobStore: JobStore;
   private readonly turnStore: TurnStore;
   private readonly eventStore: JobEventStore;
+  private readonly background = new Set<Promise<void>>();
 
   constructor(
     db: Db,
@@ -125,9 +126,10 @@ export class JobLedger {
    * Ends a turn: the turn, then the job, then the events, then the webhooks. Only an active job at this very turn
    * moves, so a late or repeated call never moves a job backwards; a repeated call that finds the job already where
    * this outcome put it finishes the events and webhooks. `recorded` is true when this call moved the job.
-   * A caller that nobody runs again passes `bestEffortWebhooks`: a webhook that cannot be started then is logged.
+   * A caller that nobody runs again logs a webhook it cannot start instead of failing (`logged`), or, answering a
+   * request, starts them in the background (`background`: the Temporal client's own retries, about 20 s, go on).
    */
-  async finishTurn(jobId: string, turn: number, outcome: TurnOutcome, opts: { bestEffortWebhooks?: boolean } = {}): Promise<{ recorded: boolean }> {
+  async finishTurn(jobId: string, turn: number, outcome: TurnOutcome, opts: { webhooks?: 'await' | 'logged' | 'background' } = {}): Promise<{ recorded: boolean }> {
     const turnStatus = outcome.turnStatus ?? outcome.status;
     const before = await this.jobStore.byId(jobId);
     // Read now: a retry accepted right after the job moves must not lend this turn its attempt number.
@@ -156,9 +158,24 @@ export class JobLedger {
     if (outcome.prLink) await this.eventStore.append(jobId, { key: eventKeys.pullRequest(turn, attempt), type: 'pull_request', turn, data: { url: outcome.prLink } });
     await this.eventStore.append(jobId, { key: eventKeys.turnFinished(turn, attempt), type: 'turn.finished', turn, data: { status: turnStatus, usage, prLink: outcome.prLink ?? null, ...error } });
     await this.eventStore.append(jobId, { key: eventKeys.status(turn, outcome.status, attempt), type: 'status', turn, data: { status: outcome.status, prLink: job.prLink, ...error } });
-    const sent = this.sendTurnWebhooks(job, turn, attempt, outcome.status);
-    await (opts.bestEffortWebhooks ? sent.catch((err: unknown) => this.d.log?.warn({ err, jobId, turn }, 'could not send the turn webhooks')) : sent);
+    const send = () => this.sendTurnWebhooks(job, turn, attempt, outcome.status);
+    if (opts.webhooks === 'background') this.inBackground(send, { jobId, turn });
+    else if (opts.webhooks === 'logged') await send().catch((err: unknown) => this.d.log?.warn({ err, jobId, turn }, 'could not send the turn webhooks'));
+    else await send();
     return { recorded: moved };
+  }
+
+  /** Runs a webhook start after the caller has moved on; close() waits for it. */
+  private inBackground(send: () => Promise<void>, at: { jobId: string; turn: number }): void {
+    const running: Promise<void> = send()
+      .catch((err: unknown) => this.d.log?.warn({ err, ...at }, 'could not send the turn webhooks'))
+      .finally(() => this.background.delete(running));
+    this.background.add(running);
+  }
+
+  /** Waits for the webhook starts still running in the background: call before the Temporal connection closes. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.background]);
   }
 
   private async sendTurnWebhooks(job: JobDoc, turn: number, attempt: number, status: TurnOutcome['status']): Promise<void> {
@@ -171,11 +188,11 @@ export class JobLedger {
   }
 
   /**
-   * Ends a turn that nobody is working on (no workflow, or its instruction was never delivered), through finishTurn.
-   * Nobody runs these again, and Temporal may be the reason they run (down, or too slow): the webhooks are best effort.
+   * Ends, for a request, a turn that nobody is working on (no workflow, or its instruction was never delivered).
+   * Temporal being down is often why: the request answers now, and the webhooks start in the background.
    */
   async failTurn(job: Pick<JobDoc, '_id' | 'turn'>, error: { code: string; message: string }, turnStatus?: 'stopped'): Promise<{ recorded: boolean }> {
-    return this.finishTurn(job._id, job.turn, { status: 'failed', error, ...(turnStatus ? { turnStatus } : {}) }, { bestEffortWebhooks: true });
+    return this.finishTurn(job._id, job.turn, { status: 'failed', error, ...(turnStatus ? { turnStatus } : {}) }, { webhooks: 'background' });
   }
 
   /** Ends a turn whose record may be missing (a gateway that died before writing it): the record first, since a retry needs it. */
@@ -183,7 +200,8 @@ export class JobLedger {
     const entry = job.prompts.find((p) => p.turn === job.turn);
     const prompt = entry?.prompt ?? (await this.turnStore.get(job._id, job.turn))?.prompt ?? '';
     await this.turnStore.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn: job.turn, prompt, at: entry?.at ?? job.updatedAt });
-    return this.failTurn(job, error);
+    // The reconciler's pass does not find this job again: a webhook it cannot start is logged.
+    return this.finishTurn(job._id, job.turn, { status: 'failed', error }, { webhooks: 'logged' });
   }
 
   /**
