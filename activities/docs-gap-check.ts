@@ -4,21 +4,21 @@ import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
-import type { Db } from 'mongodb';
-import { JobStore } from '../src/agent/job-store';
-import { resolveRepository } from '../src/agent/repository';
+import { resolveRepository } from '../src/jobs/repository';
 import { isAnswerable } from '../src/assistant/relevance';
+import type { JobLedger } from '../src/jobs/ledger';
 import { OutboundRefused } from '../src/net/outbound';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
-import type { BuildDocsIndexResult, BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/contracts';
-import { previewDomain } from '../workflows/contracts';
+import type { BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/docs-gap-check-contract';
+import type { BuildDocsIndexResult } from '../workflows/docs-ingest-contract';
+import { previewDomain } from '../workflows/docs-gap-check-contract';
 import { indexDocs } from './docs';
 import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
 import { hardenedGit, remoteAccess } from './git-hardening';
 
 export interface GapCheckDeps {
-  db: Db;
+  ledger: JobLedger;
   es: EsClient;
   esIndexPrefix: string;
   embedder?: () => Promise<Embedder>;
@@ -84,7 +84,7 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
 
     /** Stores the result on the job; an older turn's result never replaces a newer one. */
     async recordGapCheck(input: { jobId: string; result: GapCheckResult }): Promise<void> {
-      await new JobStore(deps.db).recordGapCheck(input.jobId, input.result);
+      await deps.ledger.recordGapCheck(input.jobId, input.result);
     },
 
     /** Deletes a job's preview index and its alias; a preview already gone is fine. */

@@ -9,7 +9,7 @@ import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } fr
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import { embedChunks } from './docs-embeddings';
-import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/contracts';
+import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/docs-ingest-contract';
 
 export interface DocsActivityDeps {
   es: EsClient;

@@ -1,4 +1,4 @@
-import type { GapAnswer, GapCheckResult } from '../workflows/contracts';
+import type { GapAnswer, GapCheckResult } from '../workflows/docs-gap-check-contract';
 
 /** Identifies docent's comment for one job turn, so a retried activity finds it instead of posting a second. */
 export const gapCommentMarker = (jobId: string, turn: number) => `<!-- docent-gap-check ${jobId} turn ${turn} -->`;

@@ -1,26 +1,25 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { JobEventStore } from '../src/agent/job-events';
-import { TurnStore } from '../src/agent/job-turns';
 import type { Config } from '../src/config';
+import { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
 import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
 import { SecretBox } from '../src/crypto/secret-box';
 import { WebhookStore } from '../src/webhooks/store';
 import { ProjectSecretStore } from '../src/secrets/project-secrets';
-import { createAgentActivities } from './agent';
+import { createAgentActivities } from './agent-job/agent';
 import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
-import { createGitActivities } from './git';
-import { createGitHubActivities } from './github';
+import { createGitActivities } from './agent-job/git';
+import { createGitHubActivities } from './agent-job/github';
 import { createReconcileActivities } from './job-reconcile';
-import { createJobStatusActivities } from './job-status';
+import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
-import { loadTurnSecrets } from './setup-secrets';
+import { loadTurnSecrets } from './agent-job/setup-secrets';
 import { createWebhookActivities } from './webhooks';
-import { workspaceQueueName } from './workspace-queue';
+import { workspaceQueueName } from './agent-job/workspace-queue';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {
@@ -46,12 +45,13 @@ export function createActivities(deps: ActivityDeps) {
     allowPrivateNetworks: config.allowPrivateNetworks,
     workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
   };
-  const journal = { events: new JobEventStore(deps.db), turns: new TurnStore(deps.db), prices: config.agent.prices };
   const guard = new OutboundGuard(config.allowPrivateNetworks);
   const box = config.secretKey && new SecretBox(config.secretKey);
   const webhooks = new WebhookStore(deps.db, box, guard);
   const projectSecrets = new ProjectSecretStore(deps.db, box);
   const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const ledger = new JobLedger(deps.db, { notifier, log: deps.log });
+  const journal = { ledger, prices: config.agent.prices };
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git, journal),
@@ -64,12 +64,12 @@ export function createActivities(deps: ActivityDeps) {
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
     }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
-    ...createReconcileActivities({ db: deps.db, temporal: deps.temporal, log: deps.log }),
-    ...createJobStatusActivities({ db: deps.db, events: journal.events, turns: journal.turns, notifier, log: deps.log }),
+    ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
+    ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
     ...createGapCheckActivities({
-      db: deps.db,
+      ledger,
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,
       embedder: deps.embedder,

@@ -1,14 +1,14 @@
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { Db } from 'mongodb';
-import { reconcileActiveJobs } from '../src/agent/job-reconcile';
+import { reconcileActiveJobs } from '../src/jobs/job-reconcile';
+import type { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
-import type { ReconcileJobsInput, ReconcileJobsResult } from '../workflows/contracts';
+import type { ReconcileJobsInput, ReconcileJobsResult } from '../workflows/reconcile-jobs-contract';
 
-export function createReconcileActivities(deps: { db: Db; temporal?: TemporalClient; log?: Logger }) {
+export function createReconcileActivities(deps: { ledger: JobLedger; temporal?: TemporalClient; log?: Logger }) {
   return {
     async reconcileActiveJobs(input: ReconcileJobsInput): Promise<ReconcileJobsResult> {
       if (!deps.temporal) throw new Error('the reconciler needs the worker’s Temporal client');
-      return reconcileActiveJobs({ db: deps.db, temporal: deps.temporal, log: deps.log }, input.olderThanMs);
+      return reconcileActiveJobs({ ledger: deps.ledger, temporal: deps.temporal, log: deps.log }, input.olderThanMs);
     },
   };
 }

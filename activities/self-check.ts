@@ -1,7 +1,7 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { activityInfo } from '@temporalio/activity';
 import type { Db } from 'mongodb';
-import type { DependencyCheck, WorkerSelfCheckResult } from '../workflows/contracts';
+import type { DependencyCheck, WorkerSelfCheckResult } from '../workflows/worker-self-check-contract';
 
 export interface SelfCheckDeps {
   db: Db;

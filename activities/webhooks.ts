@@ -5,7 +5,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { OutboundRefused, type OutboundGuard } from '../src/net/outbound';
 import type { WebhookStore } from '../src/webhooks/store';
-import type { DeliverWebhookInput } from '../workflows/contracts';
+import type { DeliverWebhookInput } from '../workflows/webhook-delivery-contract';
 
 export interface WebhookDeps {
   webhooks: WebhookStore;

@@ -4,7 +4,8 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentJobWorkflowId, PROJECT_SEARCH_ATTRIBUTE } from '../workflows/contracts';
+import { agentJobWorkflowId } from '../workflows/agent-job-contract';
+import { PROJECT_SEARCH_ATTRIBUTE } from '../workflows/task-queues';
 import { startGateway } from '../test/support/gateway';
 import { backedBy, startGitHubDouble } from '../test/support/github-double';
 import { startGitServer } from '../test/support/git-server';

@@ -8,7 +8,7 @@ bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json
 buf lint
-biome ci .
+npm run lint
 # Jest 30 on Node 24 loads ESM-only packages (ai, @octokit/rest) through require(esm) with vm modules on.
 export NODE_OPTIONS="--experimental-vm-modules --disable-warning=ExperimentalWarning ${NODE_OPTIONS:-}"
 exec jest "$@"

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { priceTableSchema, type PriceTable } from './agent/prices';
+import { priceTableSchema, type PriceTable } from './jobs/prices';
 import type { SandboxLimits } from './sandbox';
 import { parseEgressAllowRule, type EgressAllowRule } from './sandbox/egress/allow-rules';
 

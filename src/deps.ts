@@ -1,9 +1,6 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
-import { JobEventStore } from './agent/job-events';
-import { JobStore } from './agent/job-store';
-import { TurnStore } from './agent/job-turns';
 import { AssistantService } from './assistant/service';
 import { LlmsTxtService } from './docs/llms-service';
 import { GapService } from './gaps/gap-service';
@@ -22,6 +19,7 @@ import { TenancyStore } from './tenancy/store';
 import { OutboundGuard } from './net/outbound';
 import type { Notifier } from './webhooks/notify';
 import { SecretBox } from './crypto/secret-box';
+import { JobLedger } from './jobs/ledger';
 import { WebhookStore } from './webhooks/store';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */
@@ -35,6 +33,8 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  /** The only writer of job state; closed before the Temporal connection (it may still be starting webhooks). */
+  jobLedger: JobLedger;
   webhooks: WebhookStore;
   /** Starts webhook deliveries (the gateway sends agent_job.archived and redeliveries). */
   notifier: Notifier;
@@ -64,16 +64,14 @@ export function createDeps(config: Config, log: Logger): Deps {
   const limits = new RateLimits(mongo.db, config.limits);
   const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), new OutboundGuard(config.allowPrivateNetworks));
   const notifier: Notifier = { webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
+  const jobLedger = new JobLedger(mongo.db, { notifier, log });
   const agentJobs = new AgentJobService({
     config,
     log,
     tenancy,
-    jobs: new JobStore(mongo.db),
+    ledger: jobLedger,
     temporal,
     quota: limits,
-    turns: new TurnStore(mongo.db),
-    events: new JobEventStore(mongo.db),
-    notifier,
   });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
   const embedder = embedderLoader(config.embeddingModelDir, 1);
@@ -91,10 +89,11 @@ export function createDeps(config: Config, log: Logger): Deps {
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.limits.close().catch(() => undefined); // before the database client closes
+  await deps.jobLedger.close();
   await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);
 }

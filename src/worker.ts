@@ -1,4 +1,4 @@
-import { probeWorkerSandbox } from '../activities/sandbox-workspace';
+import { probeWorkerSandbox } from '../activities/agent-job/sandbox-workspace';
 import { loadConfig } from './config';
 import { createLogger } from './log';
 import { startTracing } from './tracing';

@@ -22,10 +22,10 @@ import {
   stopTurnSignal,
   type AgentJobInput,
   type AgentJobProgress,
-  type DocsGapCheckInput,
   type Instruction,
   type RunAgentResult,
-} from './contracts';
+} from './agent-job-contract';
+import type { DocsGapCheckInput } from './docs-gap-check-contract';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 /** Workers a turn may start over on when the one holding its clone vanishes, before it fails. */

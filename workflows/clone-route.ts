@@ -7,7 +7,7 @@ export function cloneWorkerGone(err: unknown): boolean {
 }
 
 /**
- * Where a job's clone is: the task queue of the worker that cloned it (activities/workspace-queue.ts). The steps
+ * Where a job's clone is: the task queue of the worker that cloned it (activities/agent-job/workspace-queue.ts). The steps
  * after the clone go there, so they find it instead of cloning again on whichever worker polls first, and the
  * cleanup reaches every worker that got a clone.
  */

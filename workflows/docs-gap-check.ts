@@ -1,6 +1,6 @@
 import { CancellationScope, patched, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { previewDomain, type DocsGapCheckInput, type GapCheckResult } from './contracts';
+import { previewDomain, type DocsGapCheckInput, type GapCheckResult } from './docs-gap-check-contract';
 
 const retry: RetryPolicy = { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes: ['DocsSourceNotFound', 'NoDocsFound', 'InvalidDocsSource'] };
 // Cloning and indexing the branch's docs is the long step: it heartbeats like the docs ingestion.

@@ -1,6 +1,6 @@
 import { ApplicationFailure, defineQuery, isCancellation, proxyActivities, setHandler, type RetryPolicy } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DOCS_INGEST_NON_RETRYABLE, DOCS_INGEST_PROGRESS_QUERY, type DocsIngestInput, type DocsIngestProgress } from './contracts';
+import { DOCS_INGEST_NON_RETRYABLE, DOCS_INGEST_PROGRESS_QUERY, type DocsIngestInput, type DocsIngestProgress } from './docs-ingest-contract';
 
 export const docsIngestProgress = defineQuery<DocsIngestProgress>(DOCS_INGEST_PROGRESS_QUERY);
 

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { WebhookDeliveryInput } from './contracts';
+import type { WebhookDeliveryInput } from './webhook-delivery-contract';
 
 /**
  * Delivers one webhook message to each subscribed endpoint: every endpoint is retried on its own, with backoff, for a

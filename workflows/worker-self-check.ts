@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { WorkerSelfCheckInput, WorkerSelfCheckResult } from './contracts';
+import type { WorkerSelfCheckInput, WorkerSelfCheckResult } from './worker-self-check-contract';
 
 const { checkWorkerDependencies } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

@@ -3,13 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { JobDoc } from '../../src/agent/job';
-import { JobEventStore } from '../../src/agent/job-events';
-import { TurnStore } from '../../src/agent/job-turns';
-import { JobStore } from '../../src/agent/job-store';
+import type { JobDoc } from '../../src/jobs/job';
+import { JobLedger } from '../../src/jobs/ledger';
 import { AgentJobService, workflowSummary } from '../../src/agent/service';
 import type { Deps } from '../../src/deps';
-import { AGENT_TASK_QUEUE, agentJobWorkflowId, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/contracts';
+import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../../test/support/gateway';
 import { benchEnv, terminateWorkflows } from './stack';
 
@@ -40,10 +39,8 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
                 config: deps.config,
                 log: deps.log,
                 tenancy: deps.tenancy,
-                jobs: new JobStore(deps.mongo.db),
+                ledger: new JobLedger(deps.mongo.db),
                 temporal: deps.temporal,
-                turns: new TurnStore(deps.mongo.db),
-                events: new JobEventStore(deps.mongo.db),
               }),
             },
     },

@@ -1,6 +1,6 @@
-import { eventToJson, type JobEvent, type JobEventStore } from './job-events';
-import type { JobDoc } from './job';
-import type { JobStore } from './job-store';
+import { eventToJson, type JobEvent, type JobEventStore } from '../jobs/job-events';
+import type { JobDoc } from '../jobs/job';
+import type { JobStore } from '../jobs/job-store';
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -23,7 +23,7 @@ const settlePolls = 20;
  * event has been sent. MongoDB here has no change streams (FerretDB), so it polls; ids make a resume exact.
  */
 export async function* followJobEvents(
-  d: { events: JobEventStore; jobs: JobStore },
+  d: { events: Pick<JobEventStore, 'after'>; jobs: Pick<JobStore, 'get'> },
   job: { projectId: string; jobId: string },
   after: number,
   signal: AbortSignal,
@@ -37,7 +37,7 @@ export async function* followJobEvents(
  * events at all (written before events existed) ends as soon as it is no longer active.
  */
 export async function* followJob(
-  d: { events: JobEventStore; jobs: JobStore },
+  d: { events: Pick<JobEventStore, 'after'>; jobs: Pick<JobStore, 'get'> },
   job: { projectId: string; jobId: string },
   after: number,
   signal: AbortSignal,

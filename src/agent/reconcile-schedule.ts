@@ -1,6 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client as TemporalClient } from '@temporalio/client';
 import { PayloadDecryptionError } from '../temporal/payload-codec';
-import { AGENT_TASK_QUEUE, RECONCILE_EVERY_MS, RECONCILE_GRACE_MS, reconcileScheduleId, taskQueueName } from '../../workflows/contracts';
+import { RECONCILE_EVERY_MS, RECONCILE_GRACE_MS, reconcileScheduleId } from '../../workflows/reconcile-jobs-contract';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 
 /**
  * Creates the reconciler's Temporal schedule once per deployment; every worker calls it at start, all but the first

@@ -8,16 +8,15 @@ import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
-import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { agentJob } from '../../workflows/agent-job';
-import { AGENT_TASK_QUEUE, agentJobWorkflowId, followUpSignal, PROJECT_SEARCH_ATTRIBUTE, stopTurnSignal, taskQueueName, type AgentJobInput, type Instruction } from '../../workflows/contracts';
+import { agentJobWorkflowId, followUpSignal, stopTurnSignal, type AgentJobInput, type Instruction } from '../../workflows/agent-job-contract';
+import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
-import { turnOpening } from './first-turn';
-import type { GapSpec, JobDoc, JobStatus } from './job';
-import type { JobEvent, JobEventStore } from './job-events';
-import type { JobPage, JobStore } from './job-store';
-import type { TurnStore } from './job-turns';
-import { jobWithTurns } from './job-view';
+import type { GapSpec, JobDoc, JobStatus } from '../jobs/job';
+import { stoppedError, type JobLedger } from '../jobs/ledger';
+import type { JobEvent } from '../jobs/job-events';
+import type { JobPage } from '../jobs/job-store';
+import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -33,14 +32,11 @@ const unlimited = { headers: {}, release: async () => undefined };
 export interface AgentJobServiceDeps {
   config: Config;
   log: Logger;
-  jobs: JobStore;
+  /** The only writer of jobs, turns and events (with the webhooks a change sends). */
+  ledger: JobLedger;
   tenancy: TenancyStore;
   temporal: TemporalClient;
   quota?: JobQuota;
-  turns: TurnStore;
-  events: JobEventStore;
-  /** Sends agent_job.archived; undefined in setups without webhooks. */
-  notifier?: Notifier;
 }
 
 /** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
@@ -66,7 +62,7 @@ export class AgentJobService {
   }
 
   private async mustGet(projectId: string, jobId: string): Promise<JobDoc> {
-    const job = idShape.test(jobId) ? await this.d.jobs.get(projectId, jobId) : null;
+    const job = idShape.test(jobId) ? await this.d.ledger.jobs.get(projectId, jobId) : null;
     if (!job) throw new AppError('not_found', 'job not found');
     return job;
   }
@@ -78,17 +74,17 @@ export class AgentJobService {
 
   /** The job with its turns, as GET shows it. */
   async getJobView(caller: Caller, input: { projectId: string; jobId: string }) {
-    return jobWithTurns(await this.getJob(caller, input), this.d.turns);
+    return jobWithTurns(await this.getJob(caller, input), this.d.ledger.turns);
   }
 
   /** The job's turns, oldest first. */
   turnsOf(job: JobDoc) {
-    return this.d.turns.list(job._id, job);
+    return this.d.ledger.turns.list(job._id, job);
   }
 
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
     await this.authorize(caller, input.projectId);
-    return this.d.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
+    return this.d.ledger.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
   }
 
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
@@ -98,7 +94,7 @@ export class AgentJobService {
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
-      const existing = await this.d.jobs.findByIdempotencyKey(idempotencyKey);
+      const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
       if (existing) {
         await this.startIfUnstarted(existing, project);
         return { job: existing, created: false, limitHeaders: {} };
@@ -127,7 +123,7 @@ export class AgentJobService {
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
     };
-    const inserted = await this.d.jobs.insert(doc);
+    const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {
       await admission.release(); // a racing retry with the same key: the first request counted
       await this.startIfUnstarted(inserted.job, project);
@@ -137,7 +133,7 @@ export class AgentJobService {
       await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
-      await Promise.all([this.d.jobs.remove(id), admission.release()]);
+      await Promise.all([this.d.ledger.discard(id), admission.release()]);
       // A start that timed out may have started it after all: end that workflow too (best effort; Temporal may be down).
       await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(id)).terminate('the job could not be created')).catch(() => undefined);
       this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
@@ -163,7 +159,7 @@ export class AgentJobService {
     const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
     try {
       // Jobs created before the first turn was implied stored it themselves.
-      if (!job.firstTurnImplied) await this.beginTurnRecord(job, 1, prompt, job.createdAt);
+      if (!job.firstTurnImplied) await this.d.ledger.beginTurn(job, 1, prompt, job.createdAt);
       await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
@@ -180,21 +176,11 @@ export class AgentJobService {
   /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
   private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
     const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
-    for (const t of await this.d.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
+    for (const t of await this.d.ledger.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
     return [...byTurn]
       .filter(([n]) => n < turn)
       .sort(([a], [b]) => a - b)
       .map(([, p]) => p);
-  }
-
-  /** The turn's record and its first events: the stream shows the turn from the moment it is accepted. */
-  private async beginTurnRecord(job: JobDoc, turn: number, prompt: string, at: Date): Promise<void> {
-    const events = turnOpening(turn, prompt);
-    // A job's first turn has no events yet: both go in one insert, beside the turn's own record.
-    await Promise.all([
-      this.d.turns.begin({ jobId: job._id, projectId: job.projectId, model: job.model, turn, prompt, at }),
-      turn === 1 ? this.d.events.appendFirst(job._id, events) : events.reduce((p, e) => p.then(() => this.d.events.append(job._id, e)), Promise.resolve(0)),
-    ]);
   }
 
   private workflowInput(job: JobDoc, first?: Instruction): AgentJobInput {
@@ -248,7 +234,7 @@ export class AgentJobService {
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
-    const job = await this.d.jobs.beginTurn(input.projectId, input.jobId, input.prompt).catch(async (err: unknown) => {
+    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
@@ -264,11 +250,11 @@ export class AgentJobService {
       ...this.capsOf(project),
     };
     try {
-      await this.beginTurnRecord(job, job.turn, input.prompt, job.updatedAt);
+      await this.d.ledger.beginTurn(job, job.turn, input.prompt, job.updatedAt);
       await this.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
-      await Promise.all([this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
+      await Promise.all([this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
       throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
     }
     return { job, limitHeaders: admission.headers };
@@ -297,8 +283,8 @@ export class AgentJobService {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // Nobody is working on it: end the turn here, as the workflow would have.
-      await this.d.jobs.failTurn(job._id, job.turn, { code: 'stopped', message: 'the turn was stopped; send a follow-up or retry it to continue' });
-      await this.d.turns.finish(job._id, job.turn, { status: 'stopped', error: { code: 'stopped', message: 'the turn was stopped' } });
+      await this.d.ledger.failTurn(job, stoppedError, 'stopped');
+      return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
     }
     return job;
   }
@@ -311,17 +297,11 @@ export class AgentJobService {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status !== 'failed') throw new AppError('failed_precondition', `the job is ${current.status}; only a failed or stopped turn can be retried`);
-    const turn = await this.d.turns.get(current._id, current.turn);
-    if (!turn) throw new AppError('failed_precondition', 'this turn was recorded before retries existed; send a follow-up instead');
-    // The turn moves first and only from failed or stopped: of two racing retries, one wins.
-    const reopened = await this.d.turns.reopen(current._id, current.turn);
-    if (!reopened) throw new AppError('failed_precondition', 'the turn is being retried already, or changed meanwhile; read the job again');
-    const job = await this.d.jobs.reactivate(input.projectId, input.jobId, current.turn);
-    if (!job) {
-      // The job moved on meanwhile (archived, a follow-up): the turn ends as it was.
-      await this.d.turns.finish(current._id, current.turn, { status: turn.status, ...(turn.error ? { error: turn.error } : {}) });
-      throw new AppError('failed_precondition', 'the job changed meanwhile; read it again');
-    }
+    const reopened = await this.d.ledger.reopenTurn(input.projectId, current._id, current.turn);
+    if (reopened === 'no turn') throw new AppError('failed_precondition', 'this turn was recorded before retries existed; send a follow-up instead');
+    if (reopened === 'turn changed') throw new AppError('failed_precondition', 'the turn is being retried already, or changed meanwhile; read the job again');
+    if (reopened === 'job changed') throw new AppError('failed_precondition', 'the job changed meanwhile; read it again');
+    const { job, turn } = reopened;
     const resume =
       turn.commit && turn.startCommit && turn.title !== undefined
         ? { resume: { startCommit: turn.startCommit, commit: turn.commit, title: turn.title, summary: turn.summary ?? turn.title, checks: turn.checks, checksPassed: turn.checksPassed } }
@@ -332,16 +312,14 @@ export class AgentJobService {
       history: await this.historyBefore(job, turn.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
-      attempt: reopened.attempt,
+      attempt: turn.attempt,
       ...resume,
     };
     try {
-      for (const e of turnOpening(turn.turn, turn.prompt, reopened.attempt)) await this.d.events.append(job._id, e);
       await this.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');
-      await this.d.jobs.failTurn(job._id, job.turn, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });
-      await this.d.turns.finish(job._id, job.turn, { status: 'failed', error: { code: 'unavailable', message: 'the retry could not be delivered' } });
+      await this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });
       throw new AppError('unavailable', 'the retry could not be delivered; try again shortly');
     }
     return job;
@@ -351,42 +329,30 @@ export class AgentJobService {
   async *jobEvents(caller: Caller, input: { projectId: string; jobId: string; after: number }, signal: AbortSignal): AsyncGenerator<JobEvent> {
     await this.authorize(caller, input.projectId);
     await this.mustGet(input.projectId, input.jobId);
-    yield* followJobEvents({ events: this.d.events, jobs: this.d.jobs }, input, input.after, signal);
+    yield* followJobEvents({ events: this.d.ledger.events, jobs: this.d.ledger.jobs }, input, input.after, signal);
   }
 
   /** Archives the job and cancels its workflow if it was working; archiving twice is harmless. */
   async archiveJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
     if (!idShape.test(input.jobId)) throw new AppError('not_found', 'job not found');
-    const r = await this.d.jobs.archive(input.projectId, input.jobId);
-    if (!r) throw new AppError('not_found', 'job not found');
-    if (r.wasActive) {
-      await this.d.temporal.workflow
+    const job = await this.d.ledger.archive(input.projectId, input.jobId, () =>
+      this.d.temporal.workflow
         .getHandle(agentJobWorkflowId(input.jobId))
         .cancel()
         .catch((err: unknown) => {
           if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId: input.jobId }, 'could not cancel the archived job');
-        });
-    }
-    // After the cancel, so a failure here cannot leave a workflow running; a repeated archive sends them once.
-    if (r.job.archivedAt && r.job.status === 'archived') {
-      const at = r.job.archivedAt.getTime();
-      await this.d.events.append(r.job._id, { key: `archived:${at}`, type: 'status', turn: r.job.turn, data: { status: 'archived' } });
-      if (this.d.notifier) {
-        const job = await jobWithTurns(r.job, this.d.turns);
-        await notifyWebhooks(this.d.notifier, { messageId: `msg_${r.job._id}_archived_${at}`, projectId: r.job.projectId, type: 'agent_job.archived', job }).catch((err: unknown) =>
-          this.d.log.warn({ err, jobId: r.job._id }, 'could not send the archived webhook'),
-        );
-      }
-    }
-    return r.job;
+        }),
+    );
+    if (!job) throw new AppError('not_found', 'job not found');
+    return job;
   }
 
   /** Yields the job now and after every change, and the job's events after `after`, until it is no longer active. */
   async *watchJob(caller: Caller, input: { projectId: string; jobId: string; after?: number }, signal: AbortSignal, pollMs = 300): AsyncGenerator<{ job: JobDoc } | { event: JobEvent }> {
     await this.authorize(caller, input.projectId);
     await this.mustGet(input.projectId, input.jobId);
-    yield* followJob({ events: this.d.events, jobs: this.d.jobs }, input, input.after ?? 0, signal, pollMs);
+    yield* followJob({ events: this.d.ledger.events, jobs: this.d.ledger.jobs }, input, input.after ?? 0, signal, pollMs);
   }
 }
 

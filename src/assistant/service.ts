@@ -16,7 +16,7 @@ import { extractiveAnswer, generateAnswer, passageTitle } from './generate';
 import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
-import { isPreviewDomain } from '../../workflows/contracts';
+import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { historyOf, maxThreadTurns, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */

@@ -67,6 +67,11 @@ export interface ApiKeyStoreOptions {
 /** What may be shown about a key: never the key, never its hash. */
 export type KeyInfo = Omit<ApiKeyDoc, '_id' | 'hash'> & { id: string };
 
+export async function ensureApiKeyIndexes(db: Db): Promise<void> {
+  await db.collection('api_keys').createIndex({ hash: 1 }, { unique: true });
+  await db.collection('api_keys').createIndex({ projectId: 1 });
+}
+
 export class ApiKeyStore {
   // Keyed by the key's SHA-256, the same value the database is searched by, so a cached entry answers exactly the
   // key it was read for. Unknown keys are not kept: a stream of wrong keys cannot push the real ones out.

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { DOCS_INGEST_PROGRESS_QUERY, DOCS_TASK_QUEUE, docsIngestWorkflowId, taskQueueName, type DocsIngestInput, type DocsIngestProgress } from '../../workflows/contracts';
+import { DOCS_INGEST_PROGRESS_QUERY, docsIngestWorkflowId, type DocsIngestInput, type DocsIngestProgress } from '../../workflows/docs-ingest-contract';
+import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { loadConfig, type Config } from '../config';
 import { decodeRawPayload, temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 

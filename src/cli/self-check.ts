@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { AGENT_TASK_QUEUE, taskQueueName, type WorkerSelfCheckResult } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
+import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-contract';
 import type { Config } from '../config';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 

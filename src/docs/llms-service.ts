@@ -2,7 +2,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { AppError } from '../errors';
 import { docsAlias } from '../search/docs-index';
 import { readPages, servedIndex } from '../search/pages';
-import { isPreviewDomain } from '../../workflows/contracts';
+import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { llmsFullTxt, llmsTxt } from './llms-txt';
 
 export type LlmsFile = 'llms.txt' | 'llms-full.txt';

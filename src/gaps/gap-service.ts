@@ -1,6 +1,6 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
-import type { JobDoc } from '../agent/job';
+import type { JobDoc } from '../jobs/job';
 import type { AgentJobService } from '../agent/service';
 import { isUnanswered, turnsSince } from '../analytics/docs-analytics';
 import { groupQuestions } from '../analytics/question-groups';

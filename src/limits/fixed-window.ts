@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 
 /** The positions an unordered insertMany lost to duplicate keys; undefined when it failed for another reason. */
 function duplicateIndexes(err: unknown): Set<number> | undefined {

@@ -1,9 +1,9 @@
-import { jobToJson } from '../agent/job';
+import { jobToJson } from '../jobs/job';
 import { createJobBody, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody } from './response-schemas';
 import { encodeJobEvents } from './job-event-stream';
 import { route, type Route } from './router';

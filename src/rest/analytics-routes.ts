@@ -4,7 +4,7 @@ import { adminProject } from '../auth/admin-project';
 import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { analyticsBody } from './analytics-schemas';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
 /** Docs analytics of a project's domain, for its admin key (README "Analytics and the gap loop"). */

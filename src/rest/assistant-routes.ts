@@ -6,7 +6,7 @@ import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
 import type { LlmsFile } from '../docs/llms-service';
-import { projectOrigins, publicCors } from './cors';
+import { projectOrigins, publicCors } from '../edge/cors';
 import { searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { jobToJson } from '../agent/job';
+import { jobToJson } from '../jobs/job';
 import { parseSince } from '../analytics/since';
 import { idempotencyKey } from '../agent/validation';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { agentJobBody, documentedSchemas } from './response-schemas';
 import { route, type Route } from './router';
 

@@ -1,4 +1,4 @@
-import type { JobEvent } from '../agent/job-events';
+import type { JobEvent } from '../jobs/job-events';
 import type { StreamLease } from '../auth/stream-leases';
 
 /** A comment line every so often, so proxies and browsers keep a quiet stream open. */

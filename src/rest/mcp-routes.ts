@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
 import { docsMcpServer } from '../mcp/docs-server';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 /** Messages one JSON-RPC batch may hold: the whole batch runs on one stream slot. */

@@ -1,7 +1,7 @@
 import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { publicCors } from './cors';
+import { publicCors } from '../edge/cors';
 import { documentedSchemas } from './response-schemas';
 import { registerRestRoutes, route, type Route } from './router';
 

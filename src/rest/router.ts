@@ -4,17 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { z } from 'zod';
 import type { Caller, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
+import { isRouteAuth, type Authenticate, type AuthenticateOperator, type OperatorChecks, type RouteAuth } from '../edge/route-auth';
 import { errorBody } from './response-schemas';
-
-/**
- * The key a route needs: checked before its handler runs, and shown in /openapi.json. `operator`: the codec token
- * (DOCENT_CODEC_TOKEN); `metrics`: the scrape token (DOCENT_METRICS_TOKEN).
- */
-export type RouteAuth = KeyKind | 'none' | OperatorAuth;
-export type OperatorAuth = 'operator' | 'metrics';
-const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator', 'metrics'] satisfies RouteAuth[];
-/** Whether a declaration (from typed code or not) names one of the keys a route may need. */
-export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
 export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
   params: Record<string, string>;
@@ -41,7 +32,7 @@ export interface RestResponse {
 
 /**
  * Who may call a route from a browser. `public`: any origin (`*`). `origins`: only origins `allows` accepts for the
- * request's path parameters (see `projectOrigins` in cors.ts). Routes without `cors` send no CORS headers.
+ * request's path parameters (see `projectOrigins` in src/edge/cors.ts). Routes without `cors` send no CORS headers.
  */
 export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; allows: (origin: string, params: Record<string, string>) => Promise<boolean> };
 
@@ -69,19 +60,12 @@ export function route<B = undefined, A extends RouteAuth = RouteAuth>(r: Route<B
   return r as unknown as Route;
 }
 
-/** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
-export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
-/** Checks an Authorization header against an operator token, or throws 401/403. */
-export type AuthenticateOperator = (authorization: string | undefined) => Promise<void>;
-/** The check of each operator token, by the route auth that names it. */
-export type OperatorChecks = Record<OperatorAuth, AuthenticateOperator>;
-
 const noOperatorToken: AuthenticateOperator = async () => {
   throw new AppError('unauthenticated', 'no operator token is configured');
 };
 const noOperatorTokens: OperatorChecks = { operator: noOperatorToken, metrics: noOperatorToken };
 
-/** What CORS needs to know about a route (read by cors.ts from the route's config). */
+/** What CORS needs to know about a route (read by src/edge/cors.ts from the route's config). */
 export interface BrowserAccess {
   policy: CorsPolicy;
   /** Access-Control-Allow-Methods of a preflight. */

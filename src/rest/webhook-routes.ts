@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps';
 import { deliveryToJson, endpointToJson, WEBHOOK_EVENTS } from '../webhooks/store';
 import { WebhookService } from '../webhooks/service';
-import { projectOrigins } from './cors';
+import { projectOrigins } from '../edge/cors';
 import { createdWebhookBody, deletedBody, redeliveryBody, webhookDeliveriesBody, webhookListBody } from './response-schemas';
 import { route, type Route } from './router';
 

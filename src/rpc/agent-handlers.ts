@@ -1,5 +1,5 @@
 import type { ServiceImpl } from '@connectrpc/connect';
-import { eventToMessage, jobToMessage, type JobStatus } from '../agent/job';
+import { eventToMessage, jobToMessage, type JobStatus } from '../jobs/job';
 import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';

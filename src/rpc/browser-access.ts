@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { isSameOrigin, originsOf } from '../rest/cors';
+import { isSameOrigin, originsOf } from '../edge/cors';
 import type { TenancyStore } from '../tenancy/store';
 
 interface Access {
@@ -10,7 +10,7 @@ interface Access {
 
 /**
  * A browser call (one with an Origin) must come from an origin its own project allows, or a configured one. CORS
- * (rest/cors.ts, `anyProjectOrigin`) let any project's origin through, since a preflight names no project.
+ * (edge/cors.ts, `anyProjectOrigin`) let any project's origin through, since a preflight names no project.
  */
 export function projectOriginCheck(access: Access): Interceptor {
   const check = async (origin: string, message: unknown) => {

@@ -3,7 +3,7 @@ import { createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Caller } from '../auth/api-keys';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
-import type { Authenticate, RouteAuth } from '../rest/router';
+import type { Authenticate, RouteAuth } from '../edge/route-auth';
 import { toPublicRpcError } from './public-errors';
 
 /** The key that passed the method's declared auth, as Connect handlers read it (`callerOf(ctx)`). */

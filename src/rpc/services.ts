@@ -5,7 +5,7 @@ import { AgentService } from '../gen/agent/v2/agent_pb';
 import { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
 import { SearchService } from '../gen/discovery/v1/search_pb';
 import { AssistantService as AssistantServiceV2 } from '../gen/discovery/v2/assistant_pb';
-import { isRouteAuth, type RouteAuth } from '../rest/router';
+import { isRouteAuth, type RouteAuth } from '../edge/route-auth';
 import { agentHandlers, agentMethodAuth } from './agent-handlers';
 import { assistantV1Handlers, assistantV1MethodAuth, assistantV2Handlers, assistantV2MethodAuth, searchHandlers, searchMethodAuth } from './assistant-handlers';
 import type { MethodAuth } from './caller';

@@ -1,7 +1,11 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
-import { ensureJobEventIndexes } from '../agent/job-events';
+import { ensureJobEventIndexes } from '../jobs/job-events';
+import { ensureJobIndexes } from '../jobs/job-store';
+import { ensureTurnIndexes } from '../jobs/job-turns';
+import { ensureApiKeyIndexes } from '../auth/api-keys';
 import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
+import { ensureTenancyIndexes } from '../tenancy/store';
 import { ensureWebhookIndexes } from '../webhooks/store';
 
 export interface Mongo {
@@ -57,22 +61,13 @@ export function createMongo(url: string, dbName: string, timeoutMs: number, conc
   return { client, db: client.db(dbName) };
 }
 
-/** Creates the indexes docent's queries rely on; safe to run at every start. */
+/** Creates the indexes docent's queries rely on, each store its own; safe to run at every start. */
 export async function ensureIndexes(db: Db): Promise<void> {
-  await db.collection('api_keys').createIndex({ hash: 1 }, { unique: true });
-  await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
-  await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
-  // Sparse, so projects without a documentation domain do not collide (FerretDB has no partial indexes).
-  await db.collection('projects').createIndex({ domain: 1 }, { unique: true, sparse: true });
-  await db.collection('api_keys').createIndex({ projectId: 1 });
+  await ensureApiKeyIndexes(db);
+  await ensureJobIndexes(db);
+  await ensureTenancyIndexes(db);
   await ensureLimitIndexes(db);
   await ensureJobEventIndexes(db);
-  await db.collection('job_turns').createIndex({ jobId: 1, turn: 1 });
-  await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
+  await ensureTurnIndexes(db);
   await ensureWebhookIndexes(db);
-}
-
-/** MongoDB's (and FerretDB's) duplicate-key error, the signal that a unique index refused an insert. */
-export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
 }

@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
-import { isPreviewDomain } from '../../workflows/contracts';
+import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { AppError } from '../errors';
 import { isAllowHostPattern } from '../sandbox/egress/allow-rules';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import { LookupCache } from './lookup-cache';
 
 export interface OrgDoc {
@@ -127,6 +127,11 @@ export interface TenancyStoreOptions {
 }
 
 const found = (p: ProjectDoc | null) => p !== null;
+
+export async function ensureTenancyIndexes(db: Db): Promise<void> {
+  // Sparse, so projects without a documentation domain do not collide (FerretDB has no partial indexes).
+  await db.collection('projects').createIndex({ domain: 1 }, { unique: true, sparse: true });
+}
 
 export class TenancyStore {
   // Only what exists is kept, so a project created elsewhere is found at once and unknown names cannot evict known ones.

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client as TemporalClient } from '@temporalio/client';
 import type { webhookDelivery } from '../../workflows/webhook-delivery';
-import { taskQueueName, WEBHOOK_TASK_QUEUE, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/contracts';
+import { taskQueueName, WEBHOOK_TASK_QUEUE } from '../../workflows/task-queues';
+import { webhookDeliveryWorkflowId, type WebhookDeliveryInput } from '../../workflows/webhook-delivery-contract';
 import type { WebhookEvent, WebhookStore } from './store';
 
 export interface Notifier {

@@ -1,4 +1,4 @@
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { restRoutes } from '../../src/rest/routes';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { v2Body } from '../support/http';

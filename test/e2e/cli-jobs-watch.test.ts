@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { activeJobDoc } from '../support/job-docs';
 

@@ -1,4 +1,4 @@
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { callApi } from '../support/http';
 import { activeJobDoc } from '../support/job-docs';
 import { workerlessSuite } from '../support/workerless-jobs';

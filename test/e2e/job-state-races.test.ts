@@ -1,6 +1,5 @@
-import { JobEventStore } from '../../src/agent/job-events';
-import { TurnStore } from '../../src/agent/job-turns';
-import { createJobStatusActivities } from '../../activities/job-status';
+import { JobLedger } from '../../src/jobs/ledger';
+import { createJobStatusActivities } from '../../activities/agent-job/job-status';
 import { callApi } from '../support/http';
 import { workerlessSuite } from '../support/workerless-jobs';
 
@@ -36,7 +35,7 @@ it('twenty follow-ups racing on one job each get their own turn, and none is los
 
 it('a completion racing an archive leaves the job archived', async () => {
   const db = suite.gw.deps.mongo.db;
-  const { recordJobStatus } = createJobStatusActivities({ db, events: new JobEventStore(db), turns: new TurnStore(db) });
+  const { recordJobStatus } = createJobStatusActivities({ ledger: new JobLedger(db) });
   const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => createJob(`task ${i}`)));
   await Promise.all(
     ids.flatMap((id) => [api('POST', `/v2/agent/widgets/job/${id}/archive`), recordJobStatus({ jobId: id, turn: 1, status: 'completed', prLink: `https://github.com/acme/widgets/pull/${id}` })]),

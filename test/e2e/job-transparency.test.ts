@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { Webhook } from 'standardwebhooks';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { asMetricsScraper } from '../support/config';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -17,6 +14,7 @@ import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { readEventStream } from '../support/sse';
+import { startReceiver } from '../support/webhook-receiver';
 
 // What a job shows while and after it runs (turns, usage, events, webhooks, stop, retry, caps), through the gateway
 // over sockets, a worker process, real Temporal, MongoDB and git over HTTP; only the model and GitHub are doubles.
@@ -176,36 +174,6 @@ describe('turns and the event stream', () => {
     expect(unknown.status).toBe(404);
   });
 });
-
-/** A receiver as a user would write one: it verifies each delivery with the standardwebhooks package. */
-async function startReceiver(answer: (n: number) => number) {
-  const received: Array<{ id: string; verified: boolean; body: any; status: number }> = [];
-  let secret = '';
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let verified = false;
-    try {
-      new Webhook(secret).verify(raw, req.headers as Record<string, string>);
-      verified = true;
-    } catch {
-      verified = false;
-    }
-    const status = verified ? answer(received.length) : 401;
-    received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(raw), status });
-    res.writeHead(status).end();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/docent`,
-    received,
-    setSecret: (s: string) => {
-      secret = s;
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 describe('webhooks', () => {
   it('delivers agent_job.completed signed; a 500 is retried with the same webhook-id, and the log shows both attempts', async () => {

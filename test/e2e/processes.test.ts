@@ -6,7 +6,7 @@ import { runWorkerSelfCheck } from '../../src/cli/self-check';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { testConfig } from '../support/config';
 import { startProcess, type Started } from '../support/process';
-import { reconcileScheduleId } from '../../workflows/contracts';
+import { reconcileScheduleId } from '../../workflows/reconcile-jobs-contract';
 
 // The gateway and the worker as `npm start` runs them: compiled, in their own processes, configured by environment.
 const config = testConfig();

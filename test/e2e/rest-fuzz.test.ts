@@ -1,6 +1,6 @@
 import http from 'node:http';
 import fc from 'fast-check';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // Property-based fuzzing of every operation /openapi.json describes: malformed and boundary path parameters, query

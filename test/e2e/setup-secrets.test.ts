@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentJobWorkflowId } from '../../workflows/contracts';
+import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';

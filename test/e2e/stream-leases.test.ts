@@ -1,6 +1,6 @@
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';

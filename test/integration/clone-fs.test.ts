@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, readFile, readlink, rm, stat, symlink, writeFile, type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloneFs, PathRefused } from '../../activities/clone-fs';
+import { CloneFs, PathRefused } from '../../activities/agent-job/clone-fs';
 
 let base: string;
 let root: string;

@@ -1,6 +1,6 @@
-import type { JobDoc } from '../../src/agent/job';
-import { JobEventStore } from '../../src/agent/job-events';
-import { TurnStore } from '../../src/agent/job-turns';
+import type { JobDoc } from '../../src/jobs/job';
+import { JobEventStore } from '../../src/jobs/job-events';
+import { TurnStore } from '../../src/jobs/job-turns';
 import { testConfig } from '../support/config';
 import { activeJobDoc } from '../support/job-docs';
 import { testDatabaseSuite } from '../support/test-database';

@@ -1,7 +1,7 @@
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { AgentJobStatus, AgentService } from '../../src/gen/agent/v2/agent_pb';
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { ApiKeyStore } from '../../src/auth/api-keys';
 import { startGateway, type RunningGateway } from '../support/gateway';
 

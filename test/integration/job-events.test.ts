@@ -1,5 +1,5 @@
 import { MongoClient } from 'mongodb';
-import { JobEventStore } from '../../src/agent/job-events';
+import { JobEventStore } from '../../src/jobs/job-events';
 import { testConfig } from '../support/config';
 import { testDatabaseSuite } from '../support/test-database';
 

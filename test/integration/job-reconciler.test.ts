@@ -1,8 +1,9 @@
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
-import { AGENT_TASK_QUEUE, reconcileScheduleId, taskQueueName, type ReconcileJobsResult } from '../../workflows/contracts';
+import { reconcileScheduleId, type ReconcileJobsResult } from '../../workflows/reconcile-jobs-contract';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { activeJobDoc } from '../support/job-docs';
 import { callApi } from '../support/http';

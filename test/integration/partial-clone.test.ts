@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { checkoutClean, workspacePath, type GitDeps } from '../../activities/git';
+import { checkoutClean, workspacePath, type GitDeps } from '../../activities/agent-job/git';
 import { startGitServer, type GitServer } from '../support/git-server';
 
 // Issue 12 part 2: a job's clone is partial (no file contents of history), and the contents a checkout needs come

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { z } from 'zod';
-import { projectOrigins } from '../../src/rest/cors';
+import { projectOrigins } from '../../src/edge/cors';
 import { route } from '../../src/rest/router';
 import { restRoutes } from '../../src/rest/routes';
 import { startGateway, type RunningGateway } from '../support/gateway';

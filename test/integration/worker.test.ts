@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName, type WorkerSelfCheckResult } from '../../workflows/contracts';
+import { AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
+import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-contract';
 import { runWorkerSelfCheck } from '../../src/cli/self-check';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
@@ -34,7 +35,7 @@ describe('worker on the real Temporal server', () => {
     });
   });
 
-  it('polls both task queues named in workflows/contracts.ts', async () => {
+  it('polls both task queues named in workflows/task-queues.ts', async () => {
     const client = new Client({ connection, namespace: config.temporal.namespace });
     for (const q of [AGENT_TASK_QUEUE, DOCS_TASK_QUEUE] as const) {
       const r = await client.workflowService.describeTaskQueue({

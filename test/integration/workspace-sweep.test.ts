@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { sweepStaleWorkspaces } from '../../activities/workspace-sweep';
+import { sweepStaleWorkspaces } from '../../activities/agent-job/workspace-sweep';
 import { createMongo, type Mongo } from '../../src/store/mongo';
 import { testConfig } from '../support/config';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { workspaceTools, type ToolLimits } from '../../activities/workspace-tools';
+import { workspaceTools, type ToolLimits } from '../../activities/agent-job/workspace-tools';
 
 const limits: ToolLimits = { maxReadBytes: 1000, maxWriteBytes: 2000 };
 const fsmonitorConfig = '[core]\n\tfsmonitor = "touch /tmp/docent-pwned"\n';

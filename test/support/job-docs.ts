@@ -1,4 +1,4 @@
-import type { JobDoc } from '../../src/agent/job';
+import type { JobDoc } from '../../src/jobs/job';
 
 /** A job as a create stores it, on its first turn and still active; tests override what they are about. */
 export function activeJobDoc(id: string, overrides: Partial<JobDoc> & { at?: Date } = {}): JobDoc {

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { PROJECT_SEARCH_ATTRIBUTE } from '../../workflows/contracts';
+import { PROJECT_SEARCH_ATTRIBUTE } from '../../workflows/task-queues';
 
 /** The temporal CLI that infra/stack.sh installed (DOCENT_CACHE, default ~/.cache/docent). */
 function temporalBinary(): string {

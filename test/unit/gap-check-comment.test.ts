@@ -1,5 +1,5 @@
 import { gapCheckComment, gapCommentMarker } from '../../activities/gap-check-comment';
-import type { GapCheckResult } from '../../workflows/contracts';
+import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 
 const result = (question: string): GapCheckResult => ({
   turn: 2,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { stepData } from '../../activities/turn-journal';
-import { costUsd } from '../../src/agent/prices';
+import { stepData } from '../../activities/agent-job/turn-journal';
+import { costUsd } from '../../src/jobs/prices';
 import { parseSse } from '../support/sse';
 import { sseFrame } from '../../src/rest/job-event-stream';
 import { SecretBox } from '../../src/crypto/secret-box';

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobDoc, JobStatus } from './job';
 import type { TurnDoc, TurnStatus } from './job-turns';
 

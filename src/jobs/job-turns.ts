@@ -1,6 +1,6 @@
 import type { Db, UpdateResult } from 'mongodb';
-import type { CheckResult } from '../../workflows/contracts';
-import { isDuplicateKey } from '../store/mongo';
+import type { CheckResult } from '../../workflows/agent-job-contract';
+import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 export type TurnStatus = 'active' | 'completed' | 'failed' | 'stopped';
@@ -62,6 +62,11 @@ export function turnToJson(t: TurnDoc) {
   };
 }
 
+export async function ensureTurnIndexes(db: Db): Promise<void> {
+  await db.collection('job_turns').createIndex({ jobId: 1, turn: 1 });
+  await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
+}
+
 type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date };
 
 /** An accepted instruction's record before anything has happened to it. */
@@ -85,7 +90,7 @@ function newTurn(t: NewTurn): TurnDoc {
 
 /**
  * A job's turns. Turn 1 of a job created with `firstTurnImplied` reads as derived from the job until the first write
- * to it stores it (src/agent/first-turn.ts), so a create writes one document.
+ * to it stores it (src/jobs/first-turn.ts), so a create writes one document.
  */
 export class TurnStore {
   constructor(private readonly db: Db) {}

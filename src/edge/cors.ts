@@ -3,7 +3,7 @@ import type { FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors';
 import type { TenancyStore } from '../tenancy/store';
-import type { BrowserAccess, CorsPolicy } from './router';
+import type { BrowserAccess, CorsPolicy } from '../rest/router';
 
 const lowerCaseSet = (names: readonly string[]) => [...new Set(names.map((n) => n.toLowerCase()))];
 

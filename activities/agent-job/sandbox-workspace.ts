@@ -1,9 +1,9 @@
 import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SandboxConfig } from '../src/config';
-import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../src/sandbox';
-import { setUpCgroup, type CgroupSetup } from '../src/sandbox/cgroup';
-import { requireRelay, startTurnEgress, type EgressSink } from '../src/sandbox/egress';
+import type { SandboxConfig } from '../../src/config';
+import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../../src/sandbox';
+import { setUpCgroup, type CgroupSetup } from '../../src/sandbox/cgroup';
+import { requireRelay, startTurnEgress, type EgressSink } from '../../src/sandbox/egress';
 import type { FileOwner } from './clone-fs';
 import { jobFolder } from './job-paths';
 

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
-import type { Config, SandboxConfig } from '../src/config';
-import { createLanguageModel } from '../src/llm/model';
-import { SandboxUnavailable } from '../src/sandbox';
-import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../workflows/contracts';
+import type { Config, SandboxConfig } from '../../src/config';
+import { createLanguageModel } from '../../src/llm/model';
+import { SandboxUnavailable } from '../../src/sandbox';
+import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
@@ -187,7 +187,7 @@ export function createAgentActivities(deps: AgentDeps) {
         const summary = told + heldBackNote(held, swept);
         const checksPassed = ran.length ? failed(ran).length === 0 : null;
         // Kept for a retry that resumes after the push (the pull request's title, body and draft flag).
-        await deps.journal?.turns.update(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });
+        await deps.journal?.ledger.recordTurnResult(input.jobId, input.instruction.turn, { title, summary, checks: ran, checksPassed });
         return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
         if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);

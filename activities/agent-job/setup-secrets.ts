@@ -1,11 +1,11 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Tool } from 'ai';
 import type { Db } from 'mongodb';
-import { AppError } from '../src/errors';
-import type { CommandResult, RunOptions } from '../src/sandbox';
-import type { ProjectSecretStore } from '../src/secrets/project-secrets';
-import { redactDeep, secretRedactor, type Redact } from '../src/secrets/redactor';
-import type { FileChange } from '../workflows/contracts';
+import { AppError } from '../../src/errors';
+import type { CommandResult, RunOptions } from '../../src/sandbox';
+import type { ProjectSecretStore } from '../../src/secrets/project-secrets';
+import { redactDeep, secretRedactor, type Redact } from '../../src/secrets/redactor';
+import type { FileChange } from '../../workflows/agent-job-contract';
 import type { TurnSandbox } from './sandbox-workspace';
 
 /** A turn's secrets: the variables setup (and, if the project says so, check) commands get, and their redactor. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { AGENT_TASK_QUEUE, taskQueueName } from '../workflows/contracts';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 
 /**
  * The task queue only this worker's clones are worked on through: one per host and workspace folder, so a worker

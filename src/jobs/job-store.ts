@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { AppError } from '../errors';
-import { isDuplicateKey } from '../store/mongo';
+import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobDoc, JobStatus } from './job';
 import { JobState } from './job-state';
 import { TurnStore } from './job-turns';
@@ -23,6 +23,11 @@ function decodeCursor(cursor: string): [number, string] {
     // fall through
   }
   throw new AppError('invalid_argument', 'cursor is not one this API returned');
+}
+
+export async function ensureJobIndexes(db: Db): Promise<void> {
+  await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
+  await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
 }
 
 /** How many turn numbers a follow-up tries past the one it read before giving up (others claimed them first). */
@@ -57,6 +62,16 @@ export class JobStore {
       if (!existing) throw err;
       return { job: existing, created: false };
     }
+  }
+
+  /** Any project's job: for the worker and the reconciler, which act on a job id they were handed. */
+  byId(jobId: string): Promise<JobDoc | null> {
+    return this.jobs.findOne({ _id: jobId });
+  }
+
+  /** Active jobs unchanged since `before`: the reconciler's candidates. */
+  staleActive(before: Date): Promise<JobDoc[]> {
+    return this.jobs.find({ status: 'active', updatedAt: { $lt: before } }).toArray();
   }
 
   findByIdempotencyKey(key: string): Promise<JobDoc | null> {
@@ -124,12 +139,6 @@ export class JobStore {
   async recordGapCheck(jobId: string, result: NonNullable<JobDoc['gapCheck']>): Promise<void> {
     await this.jobs.updateOne({ _id: jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: result.turn } }] }, { $set: { gapCheck: result, updatedAt: new Date() } });
     await this.state.settle(jobId); // on FerretDB this write rewrites the whole job: an archive or a newer turn it raced wins
-  }
-
-  /** Marks a turn failed when its workflow could not be reached, so no job stays active with nobody working on it. */
-  async failTurn(jobId: string, turn: number, error: { code: string; message: string }): Promise<void> {
-    await this.jobs.updateOne({ _id: jobId, turn, status: 'active' }, { $set: { status: 'failed', error, updatedAt: new Date() } });
-    await this.state.settle(jobId);
   }
 
   /** Makes a failed job active again at the same turn, for a retry; null when it is not failed at that turn. */

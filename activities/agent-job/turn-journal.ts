@@ -1,13 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { JobEventStore } from '../src/agent/job-events';
-import type { TurnStore } from '../src/agent/job-turns';
-import { costUsd, type PriceTable } from '../src/agent/prices';
-import type { CheckResult, Instruction, TurnCaps } from '../workflows/contracts';
+import { costUsd, type PriceTable } from '../../src/jobs/prices';
+import { eventKeys } from '../../src/jobs/event-keys';
+import type { JobLedger } from '../../src/jobs/ledger';
+import type { CheckResult, Instruction, TurnCaps } from '../../workflows/agent-job-contract';
 
 /** Where activities write a turn's events and bookkeeping (usage, files, durable steps). */
 export interface TurnJournal {
-  events: JobEventStore;
-  turns: TurnStore;
+  ledger: JobLedger;
   prices: PriceTable;
 }
 
@@ -31,11 +30,11 @@ export function budgetExceeded(message: string): never {
 export async function followTurn(journal: TurnJournal | undefined, jobId: string, model: string, instruction: Instruction, activityAttempt: number, move = 1) {
   const caps: TurnCaps = instruction.caps ?? {};
   const turn = instruction.turn;
-  const keyPrefix = `t${turn}:r${instruction.attempt ?? 1}:a${activityAttempt}${move > 1 ? `:m${move}` : ''}`;
-  const before = journal ? await journal.turns.get(jobId, turn) : null;
+  const run = eventKeys.run(turn, instruction.attempt ?? 1, activityAttempt, move);
+  const before = journal ? await journal.ledger.turns.get(jobId, turn) : null;
   // Every accepted turn has a record or is implied by its job: this one's create was refused (its start landed anyway).
   if (journal && !before) throw ApplicationFailure.create({ type: 'TurnNotAccepted', message: `job ${jobId} has no turn ${turn}: its instruction was refused`, nonRetryable: true });
-  const jobCostBefore = journal && caps.maxJobCostUsd !== undefined ? await journal.turns.jobCostUsd(jobId) : 0;
+  const jobCostBefore = journal && caps.maxJobCostUsd !== undefined ? await journal.ledger.turns.jobCostUsd(jobId) : 0;
   let tokens = (before?.usage.inputTokens ?? 0) + (before?.usage.outputTokens ?? 0);
   let cost = 0;
   let steps = 0;
@@ -44,7 +43,7 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
 
   return {
     /** Unique per turn attempt: other writers of this turn's events (egress) build their keys on it. */
-    keyPrefix,
+    keyPrefix: run,
     async onStep(step: { toolCalls: ToolCall[]; usage: { inputTokens: number | undefined; outputTokens: number | undefined } }): Promise<void> {
       steps += 1;
       const usage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
@@ -55,9 +54,9 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
       if (caps.maxJobCostUsd !== undefined && jobCostBefore + cost >= caps.maxJobCostUsd)
         exceeded = `the job cost $${(jobCostBefore + cost).toFixed(4)}, reaching the project's cap of $${caps.maxJobCostUsd}`;
       if (!journal) return;
-      await journal.turns.addUsage(jobId, turn, { ...usage, ...(price !== undefined ? { costUsd: price } : {}) });
+      await journal.ledger.recordUsage(jobId, turn, { ...usage, ...(price !== undefined ? { costUsd: price } : {}) });
       for (const [i, call] of step.toolCalls.entries()) {
-        await journal.events.append(jobId, { key: `${keyPrefix}:step${steps}:${i}`, type: 'step', turn, data: stepData(call) });
+        await journal.ledger.recordStep(jobId, turn, eventKeys.step(run, steps, i), stepData(call));
       }
     },
     /** A stop condition for the tool loop: true once a cap is reached. */
@@ -71,7 +70,7 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
       for (const c of results) {
         checks += 1;
         const data = { kind: c.kind, command: c.command, exitCode: c.exitCode, durationMs: c.durationMs, ...(c.stoppedBy ? { stoppedBy: c.stoppedBy } : {}) };
-        await journal.events.append(jobId, { key: `${keyPrefix}:check${checks}`, type: 'check', turn, data });
+        await journal.ledger.recordCheck(jobId, turn, eventKeys.check(run, checks), data);
       }
     },
   };

@@ -1,4 +1,4 @@
-import type { CheckResult } from '../workflows/contracts';
+import type { CheckResult } from '../../workflows/agent-job-contract';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 

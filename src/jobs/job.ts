@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
-import type { CheckResult, GapAnswer, GapCheckResult } from '../../workflows/contracts';
+import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { GapAnswer, GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import type { JobEvent } from './job-events';
 import type { TurnDoc } from './job-turns';
 
@@ -20,12 +21,12 @@ export interface JobDoc {
   updatedAt: Date;
   archivedAt: Date | null;
   error?: { code: string; message: string };
-  /** The latest claimed turn (a cache of the turn records; src/agent/job-state.ts); status writes name the turn they finish. */
+  /** The latest claimed turn (a cache of the turn records; src/jobs/job-state.ts); status writes name the turn they finish. */
   turn: number;
   /** The first instruction (and, for jobs older than insert-claimed turns, the follow-ups); later ones live in job_turns. */
   prompts: Array<{ turn: number; prompt: string; at: Date }>;
   asDraft: boolean;
-  /** Turn 1's record and opening events are derived from this document until a writer stores them (src/agent/first-turn.ts). */
+  /** Turn 1's record and opening events are derived from this document until a writer stores them (src/jobs/first-turn.ts). */
   firstTurnImplied?: boolean;
   /** `<projectId>:<Idempotency-Key>`, unique, so a retried create finds its job. */
   idempotencyKey?: string;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import { PLAIN_JOB_ID } from '../workflows/contracts';
+import { PLAIN_JOB_ID } from '../../workflows/agent-job-contract';
 
 /**
  * The folder `<jobId><suffix>` directly inside the workspace folder. Workflow input is not trusted (anyone who can

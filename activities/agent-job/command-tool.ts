@@ -1,6 +1,6 @@
 import { tool } from 'ai';
 import { z } from 'zod';
-import type { CommandResult } from '../src/sandbox';
+import type { CommandResult } from '../../src/sandbox';
 
 /** The agent's `run_command` tool: a shell command in the turn's sandbox, never on the worker itself. */
 export function commandTool(run: (command: string) => Promise<CommandResult>) {

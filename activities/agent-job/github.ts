@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Octokit } from '@octokit/rest';
-import { resolveRepository } from '../src/agent/repository';
-import type { OpenPullRequestInput, OpenPullRequestResult } from '../workflows/contracts';
+import { resolveRepository } from '../../src/jobs/repository';
+import type { OpenPullRequestInput, OpenPullRequestResult } from '../../workflows/agent-job-contract';
 import { pullRequestBody } from './pull-request-body';
 
 export interface GitHubDeps {

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
-import { isDuplicateKey } from '../store/mongo';
-import { firstTurnOf, impliedFirstTurnOf, turnOpening, type FirstTurnSource } from './first-turn';
+import { isDuplicateKey } from '../store/duplicate-key';
+import { eventKeys } from './event-keys';
+import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 /** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
 export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished';
@@ -37,6 +38,14 @@ export async function ensureJobEventIndexes(db: Db): Promise<void> {
 const maxHints = 10_000;
 
 type NewEvent = { key: string; type: JobEventType; turn: number; data: Record<string, unknown> };
+
+/** The events that open a turn's attempt, in this order: the instruction, then the job active again. */
+export function turnOpening(turn: number, prompt: string, attempt = 1): NewEvent[] {
+  return [
+    { key: eventKeys.turnStarted(turn, attempt), type: 'turn.started', turn, data: { prompt, attempt } },
+    { key: eventKeys.status(turn, 'active', attempt), type: 'status', turn, data: { status: 'active' } },
+  ];
+}
 
 const eventId = (jobId: string, seq: number) => `${jobId}:${seq}`;
 

@@ -1,5 +1,5 @@
-import type { CommandResult } from '../src/sandbox';
-import type { CheckResult } from '../workflows/contracts';
+import type { CommandResult } from '../../src/sandbox';
+import type { CheckResult } from '../../workflows/agent-job-contract';
 
 type Run = (command: string) => Promise<CommandResult>;
 

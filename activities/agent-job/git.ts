@@ -2,15 +2,15 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
-import { resolveRepository } from '../src/agent/repository';
-import { OutboundRefused } from '../src/net/outbound';
+import { resolveRepository } from '../../src/jobs/repository';
+import { OutboundRefused } from '../../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
-import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
+import { hardenedGit, remoteAccess, type RemoteAccess } from '../git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
-import type { FileStat } from '../src/agent/job-turns';
-import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../workflows/contracts';
+import type { FileStat } from '../../src/jobs/job-turns';
+import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../../workflows/agent-job-contract';
 
 export interface GitDeps {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
@@ -19,7 +19,7 @@ export interface GitDeps {
   workspaceDir: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
   allowPrivateNetworks: string[];
-  /** This worker's own task queue (activities/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
+  /** This worker's own task queue (activities/agent-job/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
   workspaceQueue?: string;
 }
 
@@ -162,8 +162,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
   async function recordPush(git: SimpleGit, input: CommitAndPushInput, commit: string): Promise<void> {
     if (!journal) return;
     const files = await filesChanged(git, input.startCommit, commit);
-    await journal.turns.update(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
-    await journal.events.append(input.jobId, { key: `t${input.turn}:commit:${commit}`, type: 'commit', turn: input.turn, data: { sha: commit, filesChanged: files } });
+    await journal.ledger.recordPush(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
   }
 
   return {

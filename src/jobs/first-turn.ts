@@ -1,6 +1,5 @@
 import type { Db } from 'mongodb';
 import type { JobDoc } from './job';
-import type { JobEventType } from './job-events';
 
 /** What a job's first turn is derived from while nobody has stored it (docs/decisions.md, "Agent jobs"). */
 export type FirstTurnSource = Pick<JobDoc, '_id' | 'projectId' | 'model' | 'createdAt' | 'prompts' | 'firstTurnImplied'>;
@@ -17,12 +16,4 @@ export async function impliedFirstTurnOf(db: Db, jobId: string): Promise<FirstTu
 export function firstTurnOf(job: FirstTurnSource) {
   const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
   return { jobId: job._id, projectId: job.projectId, model: job.model, turn: 1, prompt, at: job.createdAt };
-}
-
-/** The events that open a turn's attempt, in this order: the instruction, then the job active again. */
-export function turnOpening(turn: number, prompt: string, attempt = 1): Array<{ key: string; type: JobEventType; turn: number; data: Record<string, unknown> }> {
-  return [
-    { key: `t${turn}:started:${attempt}`, type: 'turn.started', turn, data: { prompt, attempt } },
-    { key: `t${turn}:status:active:${attempt}`, type: 'status', turn, data: { status: 'active' } },
-  ];
 }

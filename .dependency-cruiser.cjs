@@ -1,0 +1,59 @@
+// Import rules that `npm run lint` enforces (issue 25; docs/decisions-ledger.md). dependency-cruiser reads the
+// sources with swc: TypeScript 7 has no compiler API for it, and swc tells type-only imports from value imports.
+/** The edge: the HTTP and Connect surface, composed by the entry points and nothing below them. */
+const edge = '^src/(rest|rpc|edge)/';
+const entryPoints = '^src/(server|main|playground)\\.ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import circles, counting value imports only: a type-only import is erased and cannot run in a circle.',
+      severity: 'error',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'workflow-imports',
+      comment: 'Workflow code runs in the deterministic sandbox: it imports workflow files (its contract) and @temporalio/workflow only.',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: { dependencyTypesNot: ['type-only'], pathNot: '^workflows/|node_modules/@temporalio/workflow/' },
+    },
+    {
+      name: 'workflow-type-imports',
+      comment: 'Of anything else, workflow code imports activity types only.',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: { dependencyTypes: ['type-only'], pathNot: '^(workflows|activities)/|node_modules/@temporalio/' },
+    },
+    {
+      name: 'activities-not-edge',
+      comment: 'Activities run in the worker: they never import the gateway surface (src/rest, src/rpc, src/edge).',
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: edge },
+    },
+    {
+      name: 'activities-use-jobs',
+      comment: "Activities reach job state through the shared job domain (src/jobs), never through the gateway's src/agent.",
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: '^src/agent/' },
+    },
+    {
+      name: 'nothing-into-edge',
+      comment: 'Nothing imports upward into the edge: only the edge itself and the entry points that compose it.',
+      severity: 'error',
+      from: { pathNot: `${edge}|${entryPoints}` },
+      to: { path: edge },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(src/gen|dist)/' },
+  },
+};

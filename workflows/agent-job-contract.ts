@@ -1,0 +1,205 @@
+// The agent job workflow's contract: its input, signals, query, errors and its activities' inputs and results.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { GapCheckSpec } from './docs-gap-check-contract';
+
+/** The workflow id of a job, so a repeated start or a follow-up always finds the same workflow. */
+export const agentJobWorkflowId = (jobId: string) => `agent-job-${jobId}`;
+/** Job ids as the gateway makes them (job_<hex>), and any plain name: never a separator, never a dot segment. */
+export const PLAIN_JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** One instruction for the agent; `turn` orders instructions and guards status writes. */
+export interface Instruction {
+  prompt: string;
+  turn: number;
+  /** Earlier instructions of the job, oldest first, so a follow-up has its context. */
+  history: string[];
+  /** The project's sandbox commands as they were when the instruction was accepted; absent in older histories. */
+  checks?: ProjectChecks;
+  /** The project's caps when the instruction was accepted; absent in older histories and when none is set. */
+  caps?: TurnCaps;
+  /** 1 for the first run of a turn, one more for each retry; absent in older histories. */
+  attempt?: number;
+  /** A retry of a turn whose push succeeded: what it pushed, so only the pull request step runs again. */
+  resume?: ResumePoint;
+}
+
+/** Per-project caps (`docent project update --max-turn-tokens/--max-turn-minutes/--max-job-cost-usd`). */
+export interface TurnCaps {
+  maxTurnTokens?: number;
+  maxTurnMinutes?: number;
+  maxJobCostUsd?: number;
+}
+
+/** The durable steps of a failed turn that a retry does not run again. */
+export interface ResumePoint {
+  startCommit: string;
+  commit: string;
+  title: string;
+  summary: string;
+  checks?: CheckResult[];
+  checksPassed?: boolean | null;
+}
+
+/** Stops the running turn (if it is this one); the job keeps its branch and takes follow-ups. */
+export const stopTurnSignal = defineSignal<[{ turn: number }]>('stopTurn');
+
+/** What a project runs in the sandbox around the agent's edit (`docent project update --setup/--check/--network`). */
+export interface ProjectChecks {
+  /** Run once before the agent starts, e.g. `npm ci`. */
+  setup: string[];
+  /** Run after the agent's edit; all must exit 0, e.g. `npm test`. */
+  check: string[];
+  /** Whether sandboxed commands may use the network, through the worker's egress proxy (default: no network). */
+  network: boolean;
+  /** With network: the only hosts the proxy lets them reach (`--allow-host`); absent: any public host. */
+  allowHosts?: string[];
+  /** Whether check commands get the project's secrets too (setup commands always do); only the flag, never a value. */
+  secretsToChecks?: boolean;
+}
+
+/** One sandboxed setup or check command as it last ran in a turn. */
+export interface CheckResult {
+  kind: 'setup' | 'check';
+  command: string;
+  exitCode: number;
+  durationMs: number;
+  /** The last 4 KiB of its output. */
+  output: string;
+  /** Set when docent stopped it: the wall-time limit, the disk limit, or a cancelled turn. */
+  stoppedBy?: 'timeout' | 'disk' | 'cancelled';
+}
+
+export interface AgentJobInput {
+  jobId: string;
+  projectId: string;
+  /** owner/name or git URL, as the project has it. */
+  repository: string;
+  /** The ref the job's branch starts from. */
+  baseRef: string;
+  /** The job's own branch, `docent/<jobId>`. */
+  branch: string;
+  model: string;
+  asDraft: boolean;
+  /** The first instruction; absent when a follow-up restarts a finished job (the instruction comes as a signal). */
+  first?: Instruction;
+  heartbeatTimeoutMs: number;
+  /** How long a step waits for the worker holding the job's clone before the turn starts over on another (absent: 60 s). */
+  cloneWaitMs?: number;
+  maxSteps: number;
+  /** Set on jobs the gap loop created: after each push, the questions are re-asked against the branch's docs. */
+  gapCheck?: GapCheckSpec;
+}
+
+/** A follow-up instruction for a running job. */
+export const followUpSignal = defineSignal<[Instruction]>('followUp');
+
+export interface AgentJobProgress {
+  turn: number;
+  stage: 'waiting' | 'preparing' | 'editing' | 'pushing' | 'opening-pull-request' | 'done';
+}
+
+/** Where the job is, for operators in the Temporal UI and for `docent jobs watch`. */
+export const progressQuery = defineQuery<AgentJobProgress>('progress');
+
+/** Failures that retrying cannot fix; activities throw ApplicationFailure with these types. */
+export const NON_RETRYABLE_AGENT_ERRORS = [
+  'RepositoryNotFound',
+  'RefNotFound',
+  'RepositoryAccessDenied',
+  'AgentLimitExceeded',
+  'ModelRequestRejected',
+  'PullRequestRejected',
+  'RepositoryUrlRefused',
+  'SandboxUnavailable',
+  'BudgetExceeded',
+] as const;
+export type AgentErrorType = (typeof NON_RETRYABLE_AGENT_ERRORS)[number];
+
+/** A file the agent wrote (content) or deleted (null), relative to the repository root. */
+export interface FileChange {
+  path: string;
+  /** The new content (UTF-8, or base64 per `encoding`), a symlink's target, or null when the file was deleted. */
+  content: string | null;
+  encoding?: 'base64';
+  mode?: 'executable' | 'symlink';
+}
+
+export interface PrepareWorkspaceInput {
+  jobId: string;
+  repository: string;
+  baseRef: string;
+  branch: string;
+}
+export interface PrepareWorkspaceResult {
+  /** The commit the agent starts from: the job branch's head if it exists, else the base ref's. */
+  startCommit: string;
+  /** The task queue only the worker holding this clone polls (absent from workers older than it): the turn's next steps go there. */
+  workspaceQueue?: string;
+}
+
+export interface RunAgentInput {
+  jobId: string;
+  repository: string;
+  startCommit: string;
+  instruction: Instruction;
+  model: string;
+  maxSteps: number;
+  /** Which worker of the turn this is (absent: the first); a turn moved off a vanished worker records its steps apart. */
+  move?: number;
+}
+export interface RunAgentResult {
+  changes: FileChange[];
+  /** One line for the commit and the pull request title. */
+  title: string;
+  /** The agent's account of what it did, for the pull request body. */
+  summary: string;
+  /** The project's setup and check commands as they last ran; absent in older histories. */
+  checks?: CheckResult[];
+  /** Whether every command passed; null when the project has none. */
+  checksPassed?: boolean | null;
+}
+
+export interface CommitAndPushInput {
+  jobId: string;
+  repository: string;
+  branch: string;
+  startCommit: string;
+  changes: FileChange[];
+  title: string;
+  turn: number;
+}
+export interface CommitAndPushResult {
+  /** The pushed commit, or null when the changes left the tree as it was. */
+  commit: string | null;
+}
+
+export interface OpenPullRequestInput {
+  repository: string;
+  branch: string;
+  baseRef: string;
+  title: string;
+  body: string;
+  draft: boolean;
+  /** Listed in the body; failing ones named first. */
+  checks?: CheckResult[];
+  /** Absent in older histories. */
+  jobId?: string;
+  turn?: number;
+}
+export interface OpenPullRequestResult {
+  url: string;
+  number: number;
+}
+
+export interface RecordJobStatusInput {
+  jobId: string;
+  turn: number;
+  status: 'completed' | 'failed';
+  /** The turn's own status when it differs from the job's: `stopped` (the job reads failed, code stopped). */
+  turnStatus?: 'stopped';
+  /** Set on completion with a pull request; left as it was when undefined. */
+  prLink?: string;
+  error?: { code: string; message: string };
+  checks?: CheckResult[];
+  checksPassed?: boolean | null;
+}

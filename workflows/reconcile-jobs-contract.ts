@@ -1,0 +1,18 @@
+// The job reconciler workflow's contract: its input, result and schedule.
+
+export interface ReconcileJobsInput {
+  /** Only jobs unchanged for this long are judged, so a create or follow-up still starting is left alone. */
+  olderThanMs: number;
+}
+
+export interface ReconcileJobsResult {
+  /** Active jobs whose workflow was not running, now failed with a retryable error. */
+  failed: string[];
+}
+
+/** How often the worker's schedule runs the reconciler, and how long a job must be unchanged to be judged. */
+export const RECONCILE_EVERY_MS = 60_000;
+export const RECONCILE_GRACE_MS = 120_000;
+
+/** One reconciler schedule per deployment (task queue prefix). */
+export const reconcileScheduleId = (taskQueuePrefix: string) => `${taskQueuePrefix}docent-reconcile-jobs`;
