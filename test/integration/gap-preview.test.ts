@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { Client as EsClient } from '@elastic/elasticsearch';
 import { previewDomain, type DocsGapCheckInput } from '../../workflows/docs-gap-check-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { testConfig } from '../support/config';
@@ -12,6 +11,7 @@ import { deleteTestIndexes, ingestMiniDocs, sameStack, startWorker, type Running
 import { startGateway } from '../support/gateway';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
+import { createEsClient } from '../../src/search/es-client';
 
 // The gap check's preview of a pushed branch, run as the docsGapCheck workflow on a real worker against a real git
 // server and Elasticsearch: a symlinked docs folder is refused, the preview goes even when a later step fails, and a
@@ -80,7 +80,7 @@ describe('the gap check preview', () => {
   });
 
   it('removes the preview index when a later step fails', async () => {
-    const es = new EsClient({ nodes: config.elasticsearch.nodes });
+    const es = createEsClient(config.elasticsearch);
     const err = await gapCheck('plain', 'job_plain');
     expect(causeOf(err)).toContain('GitHub refused the gap check comment (HTTP 403)');
     const left = await es.indices.get({ index: `${config.elasticsearch.indexPrefix}*preview-job_plain*`, expand_wildcards: 'all' });
