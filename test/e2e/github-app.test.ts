@@ -218,5 +218,7 @@ describe('docent as a GitHub App', () => {
     // No call came back before its time (the double would have refused it).
     expect(github.rejected.slice(rejectedBefore)).toEqual([]);
     expect(github.pulls.at(-1)).toMatchObject({ head: `docent/${job.id}`, draft: true });
+    // One worker, one repository: one installation token served every step of the three turns.
+    expect(github.tokenRequests).toHaveLength(1);
   });
 });
