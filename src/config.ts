@@ -184,7 +184,10 @@ const settings = z.object({
   DOCENT_GITHUB_TOKEN: z.string().optional(),
   DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
   // A GitHub App (README "GitHub App"): with it, each job gets an installation token for its one repository.
-  DOCENT_GITHUB_APP_ID: z.string().regex(/^\d{1,20}$/, 'must be the App ID, a number').optional(),
+  DOCENT_GITHUB_APP_ID: z
+    .string()
+    .regex(/^\d{1,20}$/, 'must be the App ID, a number')
+    .optional(),
   DOCENT_GITHUB_APP_PRIVATE_KEY: z.string().optional(),
   DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: z.string().optional(),
   DOCENT_BRANCH_PREFIX: z

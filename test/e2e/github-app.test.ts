@@ -77,7 +77,10 @@ async function waitForTurn(id: string, turn: number): Promise<any> {
 }
 
 const branchHead = async (branch: string) => (await git.git('acme', 'widgets', 'rev-parse', `refs/heads/${branch}`)).trim();
-const passwordOf = (header: string) => Buffer.from(header.replace(/^Basic /, ''), 'base64').toString('utf8').split(':')[1];
+const passwordOf = (header: string) =>
+  Buffer.from(header.replace(/^Basic /, ''), 'base64')
+    .toString('utf8')
+    .split(':')[1];
 
 beforeAll(async () => {
   app = createTestApp();

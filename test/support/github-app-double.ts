@@ -70,8 +70,7 @@ export function jwtProblem(jwt: string, app: TestApp): string | null {
 export function tokenRequestProblem(body: TokenRequest, installed: string[]): string | null {
   if (body.repositories !== undefined && (!Array.isArray(body.repositories) || body.repositories.some((r) => typeof r !== 'string'))) return 'Invalid request: repositories is not an array of strings';
   const names = installed.map((r) => r.split('/')[1]);
-  if (body.repositories?.some((r) => !names.includes(r.toLowerCase())))
-    return 'There is at least one repository that does not exist or is not accessible to the parent installation.';
+  if (body.repositories?.some((r) => !names.includes(r.toLowerCase()))) return 'There is at least one repository that does not exist or is not accessible to the parent installation.';
   for (const [name, level] of Object.entries(body.permissions ?? {})) {
     const granted = appGrants[name];
     if (!granted || (level === 'write' && granted !== 'write') || !['read', 'write'].includes(level)) return 'The permissions requested are not granted to this installation.';

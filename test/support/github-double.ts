@@ -194,7 +194,10 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   function page<T>(res: http.ServerResponse, url: URL, items: T[], wrap: (slice: T[]) => unknown = (x) => x): void {
     const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 30), maxPerPage);
     const pageNo = Number(url.searchParams.get('page') ?? 1);
-    if (!Number.isInteger(perPage) || perPage < 1 || !Number.isInteger(pageNo) || pageNo < 1) return refuse(res, 422, 'Validation Failed', [{ field: 'per_page', code: 'invalid' }]);
+    if (!Number.isInteger(perPage) || perPage < 1 || !Number.isInteger(pageNo) || pageNo < 1) {
+      refuse(res, 422, 'Validation Failed', [{ field: 'per_page', code: 'invalid' }]);
+      return;
+    }
     const last = Math.max(1, Math.ceil(items.length / perPage));
     const link = (n: number) => {
       const u = new URL(`${apiUrl}${url.pathname}${url.search}`);
@@ -318,7 +321,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     return null;
   }
 
-  async function checkRunsRoute(req: http.IncomingMessage, res: http.ServerResponse, owner: string, repo: string, id: number | undefined, raw: Buffer) {
+  async function checkRunsRoute(res: http.ServerResponse, owner: string, repo: string, id: number | undefined, raw: Buffer) {
     const body = parse(raw);
     if (!body) return refuse(res, 400, 'Problems parsing JSON');
     const problem = checkRunProblem(body, id === undefined);
@@ -326,7 +329,15 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     if (id === undefined) {
       if (!(await (opts.commitExists?.(owner, repo, String(body.head_sha)) ?? true))) return refuse(res, 422, 'No commit found for SHA: ' + String(body.head_sha));
       const status = (body.conclusion !== undefined ? 'completed' : (body.status ?? 'queued')) as CheckRun['status'];
-      const run: CheckRun = { id: 7000 + checkRuns.length, name: String(body.name), headSha: String(body.head_sha), status, conclusion: (body.conclusion as string) ?? null, output: (body.output as CheckRun['output']) ?? null, statusHistory: [status] };
+      const run: CheckRun = {
+        id: 7000 + checkRuns.length,
+        name: String(body.name),
+        headSha: String(body.head_sha),
+        status,
+        conclusion: (body.conclusion as string) ?? null,
+        output: (body.output as CheckRun['output']) ?? null,
+        statusHistory: [status],
+      };
       checkRuns.push(run);
       return json(res, 201, runToApi(run, owner, repo));
     }
@@ -413,7 +424,10 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
       json(
         res,
         answer.status,
-        { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api' },
+        {
+          message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+          documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+        },
         { 'retry-after': String(answer.retryAfterSeconds) },
       );
     } else {
@@ -464,7 +478,15 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     if (plugged) {
       if (plugged.permission && !needs(plugged.permission)) return;
       const match = plugged.path.exec(url.pathname)!;
-      return plugged.handle({ req, res, url, match, body: raw, json: (status, body, headers) => json(res, status, body, headers), refuse: (status, message, errors) => refuse(res, status, message, errors) });
+      return plugged.handle({
+        req,
+        res,
+        url,
+        match,
+        body: raw,
+        json: (status, body, headers) => json(res, status, body, headers),
+        refuse: (status, message, errors) => refuse(res, status, message, errors),
+      });
     }
     const issue = /^\/issues\/(\d+)\/comments$/.exec(rest);
     if (issue && (req.method === 'GET' || req.method === 'POST')) {
@@ -480,7 +502,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
       // Only an App may write check runs; a personal token gets 403 on GitHub.
       if (!token) return refuse(res, 403, 'You must authenticate via a GitHub App.');
       if (!needs(['checks', 'write'])) return;
-      return checkRunsRoute(req, res, owner, repo, run[1] ? Number(run[1]) : undefined, raw);
+      return checkRunsRoute(res, owner, repo, run[1] ? Number(run[1]) : undefined, raw);
     }
     const forRef = /^\/commits\/([^/]+)\/check-runs$/.exec(rest);
     if (forRef && req.method === 'GET') {
