@@ -1,4 +1,8 @@
+import { Octokit } from '@octokit/rest';
 import { createGitHubActivities } from '../../activities/agent-job/github';
+import { createGapCheckActivities, type GapCheckDeps } from '../../activities/docs-gap-check';
+import { gapCheckComment } from '../../activities/gap-check-comment';
+import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { GitHubAppNotInstalled, GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import type { CheckResult } from '../../workflows/agent-job-contract';
@@ -24,7 +28,7 @@ beforeAll(async () => {
   git = await startGitServer(token);
   await git.createRepo('acme', 'widgets', { 'README.md': 'hello\n' });
   await git.createRepo('acme', 'tools', { 'README.md': 'tools\n' });
-  for (const branch of ['docent/draft-refused', 'docent/asked-draft', 'docent/forbidden']) await git.git('acme', 'widgets', 'branch', branch, 'main');
+  for (const branch of ['docent/draft-refused', 'docent/asked-draft', 'docent/forbidden', 'docent/paged']) await git.git('acme', 'widgets', 'branch', branch, 'main');
   tokenGitHub = await startGitHubDouble({ token, ...backedBy(git) });
   app = createTestApp();
   appGitHub = await startGitHubDouble({ app, ...backedBy(git) });
@@ -64,6 +68,23 @@ describe('with a personal token', () => {
       nonRetryable: true,
     });
     expect(tokenGitHub.calls.filter((c) => c.method === 'POST').length - before).toBe(1);
+  });
+
+  it('lists are read page by page: a gap-check comment already on the third page is not posted twice', async () => {
+    const credentials = new GitHubCredentials({ apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token });
+    // Reviewers' comments, posted by another client.
+    const octokit = new Octokit({ auth: token, baseUrl: tokenGitHub.apiUrl });
+    const pr = await withToken().openPullRequest({ repository: 'acme/widgets', branch: 'docent/paged', baseRef: 'main', title: 'Docs', body: 'Docs.', draft: false });
+    const result: GapCheckResult = { turn: 1, commit: 'c'.repeat(40), previewIndex: 'p', checkedAt: new Date().toISOString(), questions: [], fixed: 0 };
+    for (const body of ['first review', 'second review', gapCheckComment('job_paged', result)])
+      await octokit.rest.issues.createComment({ owner: 'acme', repo: 'widgets', issue_number: pr.number, body });
+    tokenGitHub.setMaxPerPage(1);
+    // Only what this call uses: the gap check's other activities need Elasticsearch and the job ledger.
+    const gapCheck = createGapCheckActivities({ gitBaseUrl: git.url, credentials } as Pick<GapCheckDeps, 'gitBaseUrl' | 'credentials'> as GapCheckDeps);
+    await gapCheck.commentOnPullRequest({ repository: 'acme/widgets', pullRequest: pr.number, jobId: 'job_paged', result });
+    tokenGitHub.setMaxPerPage(100);
+    expect(tokenGitHub.comments.filter((c) => c.issue === pr.number)).toHaveLength(3);
+    expect(tokenGitHub.calls.filter((c) => c.method === 'GET' && c.path.endsWith(`/issues/${pr.number}/comments`))).toHaveLength(3);
   });
 
   it('a rate limit outside any activity window is left to Temporal: a retryable failure, not a refusal', async () => {
