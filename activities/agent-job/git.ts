@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { resolveRepository } from '../../src/jobs/repository';
-import { GitHubAppNotInstalled, type GitHubCredentials } from '../../src/github/credentials';
+import { GitHubAppRefused, type GitHubCredentials } from '../../src/github/credentials';
 import { OutboundRefused } from '../../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit, remoteAccess, type RemoteAccess } from '../git-hardening';
@@ -51,7 +51,7 @@ async function hostToken(deps: GitDeps, repository: string): Promise<string | un
   try {
     return (await deps.credentials.access(owner, name)).gitToken;
   } catch (err) {
-    if (err instanceof GitHubAppNotInstalled) fail('RepositoryAccessDenied', err.message);
+    if (err instanceof GitHubAppRefused) fail('RepositoryAccessDenied', err.message);
     throw err;
   }
 }

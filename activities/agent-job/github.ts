@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
-import { GitHubAppNotInstalled, statusOf, type GitHubCredentials } from '../../src/github/credentials';
+import { GitHubAppRefused, statusOf, type GitHubCredentials } from '../../src/github/credentials';
 import { resolveRepository } from '../../src/jobs/repository';
 import type { OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
 import { checkRunName, checkRunOutput, checksHeadline, passedAll } from './check-report';
@@ -37,7 +37,7 @@ function rateLimited(err: unknown): boolean {
 function unavailable(err: unknown, what: string): never {
   const status = statusOf(err);
   if (rateLimited(err)) throw ApplicationFailure.create({ type: 'GitHubUnavailable', message: `GitHub asked docent to slow down (HTTP ${status})` });
-  if (err instanceof GitHubAppNotInstalled) throw ApplicationFailure.create({ type: 'RepositoryAccessDenied', message: err.message, nonRetryable: true });
+  if (err instanceof GitHubAppRefused) throw ApplicationFailure.create({ type: 'RepositoryAccessDenied', message: err.message, nonRetryable: true });
   if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
     throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused to ${what} (HTTP ${status})`, nonRetryable: true });
   }

@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig, type Config } from '../config';
-import { GitHubAppNotInstalled, GitHubCredentials, statusOf } from '../github/credentials';
+import { GitHubAppRefused, GitHubCredentials, statusOf } from '../github/credentials';
 import { resolveRepository } from '../jobs/repository';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
@@ -96,7 +96,7 @@ async function checkAppInstalled(github: Config['github'], repository: string): 
   try {
     await new GitHubCredentials(github).installation(owner, name);
   } catch (err) {
-    if (err instanceof GitHubAppNotInstalled) throw new AppError('failed_precondition', err.message);
+    if (err instanceof GitHubAppRefused) throw new AppError('failed_precondition', err.message);
     throw new AppError('unavailable', `could not ask GitHub whether the App is installed on ${owner}/${name} (${statusOf(err) ?? 'network error'})`);
   }
 }

@@ -23,14 +23,19 @@ export interface GitHubAccess {
 /** The permissions an installation token is asked for: push, pull requests, check runs, comments. Nothing else. */
 export const installationPermissions = { contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' } as const;
 
+/** GitHub will not let the App reach a repository; the message says what the operator must do. */
+export class GitHubAppRefused extends Error {
+  override name = 'GitHubAppRefused';
+}
+
 /** The App is not installed on the repository (or cannot see it); `installUrl` is where an owner installs it. */
-export class GitHubAppNotInstalled extends Error {
+export class GitHubAppNotInstalled extends GitHubAppRefused {
+  override name = 'GitHubAppNotInstalled';
   constructor(
     readonly repository: string,
     readonly installUrl: string,
   ) {
     super(`the GitHub App is not installed on ${repository}: install it at ${installUrl} and grant it this repository`);
-    this.name = 'GitHubAppNotInstalled';
   }
 }
 
@@ -55,6 +60,7 @@ export class GitHubCredentials {
   private readonly auth?: ReturnType<typeof createAppAuth>;
   private readonly installations = new Map<string, number>();
   private readonly tokens = new Map<string, CachedToken>();
+  private readonly minting = new Map<string, Promise<string>>();
   private installUrl?: string;
 
   constructor(
@@ -90,6 +96,8 @@ export class GitHubCredentials {
       this.installations.set(key, data.id);
       return data.id;
     } catch (err) {
+      // A JWT GitHub cannot verify: the wrong App id or key (or a clock far off); no retry fixes that.
+      if (statusOf(err) === 401) throw new GitHubAppRefused('GitHub refused the App\'s JWT: check DOCENT_GITHUB_APP_ID, its private key and this machine\'s clock');
       if (statusOf(err) !== 404) throw err;
       this.installations.delete(key);
       throw new GitHubAppNotInstalled(`${owner}/${name}`, await this.appInstallUrl());
@@ -100,6 +108,16 @@ export class GitHubCredentials {
     const key = `${owner}/${name}`.toLowerCase();
     const cached = this.tokens.get(key);
     if (cached && cached.expiresAt - Date.now() > renewBeforeMs) return cached.token;
+    // Steps of several jobs on one repository starting together share one request.
+    let minting = this.minting.get(key);
+    if (!minting) {
+      minting = this.newToken(owner, name, key).finally(() => this.minting.delete(key));
+      this.minting.set(key, minting);
+    }
+    return minting;
+  }
+
+  private async newToken(owner: string, name: string, key: string): Promise<string> {
     let installationId = await this.installation(owner, name);
     let minted: Awaited<ReturnType<typeof this.mint>>;
     try {

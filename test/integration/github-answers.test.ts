@@ -3,7 +3,7 @@ import { createGitHubActivities } from '../../activities/agent-job/github';
 import { createGapCheckActivities, type GapCheckDeps } from '../../activities/docs-gap-check';
 import { gapCheckComment } from '../../activities/gap-check-comment';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
-import { GitHubAppNotInstalled, GitHubCredentials } from '../../src/github/credentials';
+import { GitHubAppNotInstalled, GitHubAppRefused, GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import type { CheckResult } from '../../workflows/agent-job-contract';
 import { createTestApp, type TestApp } from '../support/github-app-double';
@@ -104,12 +104,22 @@ describe('as a GitHub App', () => {
     await expect(credentials.access('acme', 'tools')).resolves.toMatchObject({ mode: 'app', gitToken: expect.stringMatching(/^ghs_/) });
   });
 
-  it('asks for one token per repository and reuses it while it is fresh', async () => {
+  it("a key that is not the App's is refused by GitHub: the error names the settings to check", async () => {
+    const impostor = createTestApp(app.id);
+    const credentials = new GitHubCredentials({ apiUrl: appGitHub.apiUrl, gitUrl: git.url, app: { id: app.id, privateKey: new HiddenText(impostor.privateKeyPem) } });
+    const refused = credentials.access('acme', 'tools');
+    await expect(refused).rejects.toBeInstanceOf(GitHubAppRefused);
+    await expect(refused).rejects.toThrow("GitHub refused the App's JWT: check DOCENT_GITHUB_APP_ID, its private key and this machine's clock");
+    expect(appGitHub.rejected.at(-1)).toBe('401 A JSON web token could not be verified');
+  });
+
+  it('asks for one token per repository and reuses it while it is fresh, one request for steps that start together', async () => {
     appGitHub.install('acme', 'widgets');
     const credentials = appCredentials();
     const before = appGitHub.tokenRequests.length;
-    const first = await credentials.access('acme', 'widgets');
+    const [first, together] = await Promise.all([credentials.access('acme', 'widgets'), credentials.access('acme', 'widgets')]);
     const again = await credentials.access('acme', 'widgets');
+    expect(together.gitToken).toBe(first.gitToken);
     const other = await credentials.access('acme', 'tools');
     expect(again.gitToken).toBe(first.gitToken);
     expect(other.gitToken).not.toBe(first.gitToken);
