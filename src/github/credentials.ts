@@ -97,7 +97,7 @@ export class GitHubCredentials {
       return data.id;
     } catch (err) {
       // A JWT GitHub cannot verify: the wrong App id or key (or a clock far off); no retry fixes that.
-      if (statusOf(err) === 401) throw new GitHubAppRefused('GitHub refused the App\'s JWT: check DOCENT_GITHUB_APP_ID, its private key and this machine\'s clock');
+      if (statusOf(err) === 401) throw new GitHubAppRefused("GitHub refused the App's JWT: check DOCENT_GITHUB_APP_ID, its private key and this machine's clock");
       if (statusOf(err) !== 404) throw err;
       this.installations.delete(key);
       throw new GitHubAppNotInstalled(`${owner}/${name}`, await this.appInstallUrl());
