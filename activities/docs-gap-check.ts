@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { Octokit } from '@octokit/rest';
 import { resolveRepository } from '../src/jobs/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { JobLedger } from '../src/jobs/ledger';
+import type { GitHubCredentials } from '../src/github/credentials';
 import { OutboundRefused } from '../src/net/outbound';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
@@ -24,14 +24,17 @@ export interface GapCheckDeps {
   embedder?: () => Promise<Embedder>;
   relevanceFloor: number;
   gitBaseUrl: string;
-  token?: string;
+  credentials: GitHubCredentials;
   allowPrivateNetworks: string[];
-  githubApiUrl: string;
 }
 
 export function createGapCheckActivities(deps: GapCheckDeps) {
   const retrieval: Retrieval = { es: deps.es, indexPrefix: deps.esIndexPrefix, embedder: deps.embedder };
-  const octokit = new Octokit({ auth: deps.token, baseUrl: deps.githubApiUrl, userAgent: 'docent', request: { retries: 0 } });
+  /** The git host's credential for this repository (none for a repository elsewhere). */
+  const gitToken = async (repository: string) => {
+    const { cloneUrl, owner, name } = resolveRepository(repository, deps.gitBaseUrl);
+    return new URL(cloneUrl).origin === new URL(deps.gitBaseUrl).origin ? (await deps.credentials.access(owner, name)).gitToken : undefined;
+  };
 
   const ask = async (domain: string, question: string): Promise<GapAnswer> => {
     // Public pages only, like llms.txt: the check's result is shown on the pull request.
@@ -47,7 +50,7 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
       const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-preview-'));
       const dir = path.join(parent, 'repo');
       try {
-        const access = await remoteAccess(cloneUrl, deps).catch((err: unknown) => {
+        const access = await remoteAccess(cloneUrl, { ...deps, token: await gitToken(input.repository) }).catch((err: unknown) => {
           throw err instanceof OutboundRefused ? ApplicationFailure.create({ type: 'InvalidDocsSource', message: `the repository URL is refused: ${err.message}`, nonRetryable: true }) : err;
         });
         heartbeat({ phase: 'cloning' });
@@ -101,8 +104,9 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
       const { owner, name: repo } = resolveRepository(input.repository, deps.gitBaseUrl);
       const marker = gapCommentMarker(input.jobId, input.result.turn);
       try {
-        const { data } = await octokit.rest.issues.listComments({ owner, repo, issue_number: input.pullRequest, per_page: 100 });
-        if (data.some((c) => c.body?.startsWith(marker))) return;
+        const { octokit } = await deps.credentials.access(owner, repo);
+        const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.pullRequest, per_page: 100 });
+        if (comments.some((c) => c.body?.startsWith(marker))) return;
         await octokit.rest.issues.createComment({ owner, repo, issue_number: input.pullRequest, body: gapCheckComment(input.jobId, input.result) });
       } catch (err) {
         const status = (err as { status?: number }).status;

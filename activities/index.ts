@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../src/config';
 import { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
+import { GitHubCredentials } from '../src/github/credentials';
 import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
 import { SecretBox } from '../src/crypto/secret-box';
@@ -38,9 +39,11 @@ export interface ActivityDeps {
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
+  // One per worker: installation tokens are cached in its memory.
+  const credentials = new GitHubCredentials(config.github, deps.log);
   const git = {
     gitBaseUrl: config.github.gitUrl,
-    token: config.github.token,
+    credentials,
     workspaceDir: config.agent.workspaceDir,
     allowPrivateNetworks: config.allowPrivateNetworks,
     workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
@@ -63,7 +66,7 @@ export function createActivities(deps: ActivityDeps) {
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
     }),
-    ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
+    ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
@@ -75,9 +78,8 @@ export function createActivities(deps: ActivityDeps) {
       embedder: deps.embedder,
       relevanceFloor: config.assistant.relevanceFloor,
       gitBaseUrl: config.github.gitUrl,
-      token: config.github.token,
+      credentials,
       allowPrivateNetworks: config.allowPrivateNetworks,
-      githubApiUrl: config.github.apiUrl,
     }),
   };
 }

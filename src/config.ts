@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import os from 'node:os';
@@ -182,6 +183,13 @@ const settings = z.object({
   DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
   DOCENT_GITHUB_TOKEN: z.string().optional(),
   DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
+  // A GitHub App (README "GitHub App"): with it, each job gets an installation token for its one repository.
+  DOCENT_GITHUB_APP_ID: z
+    .string()
+    .regex(/^\d{1,20}$/, 'must be the App ID, a number')
+    .optional(),
+  DOCENT_GITHUB_APP_PRIVATE_KEY: z.string().optional(),
+  DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: z.string().optional(),
   DOCENT_BRANCH_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix')
@@ -312,8 +320,8 @@ export interface Config {
   embeddingModelDir?: string;
   temporal: TemporalConfig;
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
-  /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
-  github: { apiUrl: string; gitUrl: string; token?: string };
+  /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token or App for both. */
+  github: GitHubSettings;
   agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
@@ -422,6 +430,58 @@ function temporalConfig(s: Settings): TemporalConfig {
   };
 }
 
+export interface GitHubSettings {
+  apiUrl: string;
+  gitUrl: string;
+  token?: string;
+  /** When set, jobs use installation tokens of this App instead of `token` (src/github/credentials.ts). */
+  app?: { id: string; privateKey: HiddenText };
+}
+
+/** A secret kept in the config: printed, logged or serialised as `[redacted]`; `reveal()` gives the text to the one reader. */
+export class HiddenText {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  reveal(): string {
+    return this.#text;
+  }
+  toString(): string {
+    return '[redacted]';
+  }
+  toJSON(): string {
+    return '[redacted]';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[redacted]';
+  }
+}
+
+/** The App's id and private key (inline PEM or a file), checked to be an RSA private key now rather than at the first job. */
+function githubApp(s: z.infer<typeof settings>): GitHubSettings['app'] {
+  const inline = s.DOCENT_GITHUB_APP_PRIVATE_KEY;
+  const file = s.DOCENT_GITHUB_APP_PRIVATE_KEY_FILE;
+  if (!s.DOCENT_GITHUB_APP_ID && !inline && !file) return undefined;
+  if (inline && file) throw new ConfigError('invalid configuration: give DOCENT_GITHUB_APP_PRIVATE_KEY or DOCENT_GITHUB_APP_PRIVATE_KEY_FILE, not both');
+  if (!s.DOCENT_GITHUB_APP_ID || (!inline && !file)) throw new ConfigError('invalid configuration: DOCENT_GITHUB_APP_ID and DOCENT_GITHUB_APP_PRIVATE_KEY (or _FILE) go together');
+  let pemText: string;
+  try {
+    pemText = inline ?? readFileSync(file!, 'utf8');
+  } catch {
+    throw new ConfigError(`invalid configuration: DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: cannot read the file ${file}`);
+  }
+  // Variables often carry the PEM with its line breaks written as \n.
+  pemText = pemText.replace(/\\n/g, '\n');
+  try {
+    if (createPrivateKey(pemText).asymmetricKeyType !== 'rsa') throw new Error('not RSA');
+  } catch {
+    // The key's text never appears in the message.
+    throw new ConfigError('invalid configuration: the GitHub App private key is not an RSA private key in PEM form (the .pem file GitHub gives)');
+  }
+  return { id: s.DOCENT_GITHUB_APP_ID, privateKey: new HiddenText(pemText) };
+}
+
 /** Parses the settings once at start-up; empty values count as unset (docker compose passes `${X:-}`). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('DOCENT_') && v !== ''));
@@ -456,7 +516,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
     temporal: temporalConfig(s),
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
-    github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN },
+    github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN, app: githubApp(s) },
     agent: {
       branchPrefix: s.DOCENT_BRANCH_PREFIX,
       workspaceDir: s.DOCENT_WORKSPACE_DIR,

@@ -191,6 +191,18 @@ export interface OpenPullRequestResult {
   number: number;
 }
 
+/** The project's checks of one pushed commit, shown on GitHub: a check run (App) or a commit status (token). */
+export interface ReportChecksInput {
+  repository: string;
+  /** The pushed head commit the checks ran on. */
+  commit: string;
+  checks: CheckResult[];
+}
+export interface ReportChecksResult {
+  /** `check-run` or `commit-status`; `none` when GitHub refused it (the job goes on without). */
+  reported: 'check-run' | 'commit-status' | 'none';
+}
+
 export interface RecordJobStatusInput {
   jobId: string;
   turn: number;

@@ -23,6 +23,7 @@ import {
   type AgentJobInput,
   type AgentJobProgress,
   type Instruction,
+  type ReportChecksInput,
   type RunAgentResult,
 } from './agent-job-contract';
 import type { DocsGapCheckInput } from './docs-gap-check-contract';
@@ -168,6 +169,8 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
             await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
           } else {
+            // Added with check runs: histories recorded before replay without the step.
+            if (edit!.checks?.length && patched('report-checks-on-github')) await reportChecks(github, { repository: input.repository, commit: pushed!, checks: edit!.checks });
             stage('opening-pull-request');
             const pr = await github.openPullRequest({
               repository: input.repository,
@@ -207,6 +210,16 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     else if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
     // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
     if (pending.length === 0) break;
+  }
+}
+
+/** Shows the checks on GitHub; a failure to do so is logged and the turn goes on to its pull request, which lists them too. */
+async function reportChecks(github: Pick<Activities, 'reportChecks'>, input: ReportChecksInput): Promise<void> {
+  try {
+    await github.reportChecks(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('reporting the checks on GitHub failed', { repository: input.repository, commit: input.commit, error: err instanceof Error ? err.message : String(err) });
   }
 }
 

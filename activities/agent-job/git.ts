@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { resolveRepository } from '../../src/jobs/repository';
+import { GitHubAppRefused, type GitHubCredentials } from '../../src/github/credentials';
 import { OutboundRefused } from '../../src/net/outbound';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit, remoteAccess, type RemoteAccess } from '../git-hardening';
@@ -15,6 +16,9 @@ import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChang
 export interface GitDeps {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
   gitBaseUrl: string;
+  /** Where the git host's credential comes from (a token, or the App's installation token for the one repository). */
+  credentials?: GitHubCredentials;
+  /** The token itself, for callers without credentials (tests of a single step). */
   token?: string;
   workspaceDir: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
@@ -39,10 +43,24 @@ function classifyGitError(err: unknown, what: string): never {
   fail('GitFailed', `${what} failed: ${lastLine}`);
 }
 
-/** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
-async function accessTo(deps: GitDeps, cloneUrl: string): Promise<RemoteAccess> {
+/** The credential for the configured git host: asked for at each step (it is cached in memory, never in git config). */
+async function hostToken(deps: GitDeps, repository: string): Promise<string | undefined> {
+  if (!deps.credentials) return deps.token;
+  const { cloneUrl, owner, name } = resolveRepository(repository, deps.gitBaseUrl);
+  if (new URL(cloneUrl).origin !== new URL(deps.gitBaseUrl).origin) return undefined;
   try {
-    return await remoteAccess(cloneUrl, deps);
+    return (await deps.credentials.access(owner, name)).gitToken;
+  } catch (err) {
+    if (err instanceof GitHubAppRefused) fail('RepositoryAccessDenied', err.message);
+    throw err;
+  }
+}
+
+/** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
+async function accessTo(deps: GitDeps, repository: string): Promise<RemoteAccess> {
+  const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
+  try {
+    return await remoteAccess(cloneUrl, { ...deps, token: await hostToken(deps, repository) });
   } catch (err) {
     if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     throw err;
@@ -93,9 +111,10 @@ async function exists(p: string): Promise<boolean> {
  * (`--filter=blob:none`): history without file contents, which git fetches for the commits checked out. So the git
  * returned keeps the remote's access settings: any later step may fetch contents the clone left out.
  */
-async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Promise<Clone> {
+async function ensureClone(deps: GitDeps, jobId: string, repository: string): Promise<Clone> {
+  const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
   const dir = workspacePath(deps, jobId);
-  const access = await accessTo(deps, cloneUrl);
+  const access = await accessTo(deps, repository);
   const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
   // Built once the folder exists: simple-git refuses a missing one.
   const clone = (): Clone => ({ git: remote(), remote });
@@ -122,8 +141,7 @@ async function ensureClone(deps: GitDeps, jobId: string, cloneUrl: string): Prom
 
 /** Puts the working tree exactly at `commit`, whatever an earlier attempt left there. */
 async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<Clone> {
-  const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
-  const clone = await ensureClone(deps, jobId, cloneUrl);
+  const clone = await ensureClone(deps, jobId, repository);
   // The checkout downloads the commit's file contents: a network step like the clone.
   await heartbeating('checking out', async (signal) => clone.remote(signal).raw(['checkout', '--force', '--detach', commit]));
   await clone.git.raw(['reset', '--hard', commit]);
@@ -168,9 +186,8 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
   return {
     /** Clones (or refreshes) the job's workspace and says where the agent starts: the job branch if pushed before, else the base ref. */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PrepareWorkspaceResult> {
-      const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
       Context.current().heartbeat('cloning');
-      const { git } = await ensureClone(deps, input.jobId, cloneUrl);
+      const { git } = await ensureClone(deps, input.jobId, input.repository);
       const startCommit = (await revParse(git, `refs/remotes/origin/${input.branch}`)) ?? (await revParse(git, `refs/remotes/origin/${input.baseRef}`)) ?? (await revParse(git, input.baseRef));
       if (!startCommit) fail('RefNotFound', `the base ref "${input.baseRef}" does not exist in the repository`);
       return { startCommit, ...(deps.workspaceQueue ? { workspaceQueue: deps.workspaceQueue } : {}) };

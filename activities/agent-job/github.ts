@@ -1,49 +1,121 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { Octokit } from '@octokit/rest';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Octokit } from '@octokit/rest';
+import { GitHubAppRefused, statusOf, type GitHubCredentials } from '../../src/github/credentials';
 import { resolveRepository } from '../../src/jobs/repository';
-import type { OpenPullRequestInput, OpenPullRequestResult } from '../../workflows/agent-job-contract';
+import type { OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
+import { checkRunName, checkRunOutput, checksHeadline, passedAll } from './check-report';
 import { pullRequestBody } from './pull-request-body';
 
 export interface GitHubDeps {
-  apiUrl: string;
   gitBaseUrl: string;
-  token?: string;
+  credentials: GitHubCredentials;
 }
 
-function statusOf(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : undefined;
+/** Until when a call GitHub rate-limited may be retried inside this attempt: a few seconds before its timeout. */
+function attemptDeadline(): number {
+  try {
+    const { info } = Context.current();
+    return info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs - 5000;
+  } catch {
+    return 0;
+  }
+}
+
+/** GitHub's answer when a repository (its plan or its owner's) has no draft pull requests. */
+function draftsUnavailable(err: unknown): boolean {
+  const data = (err as { response?: { data?: { message?: string; errors?: Array<{ message?: string }> } } }).response?.data;
+  return [data?.message, ...(data?.errors ?? []).map((e) => e.message)].some((m) => typeof m === 'string' && /draft/i.test(m));
+}
+
+/** A rate limit this attempt could not wait out: the activity's next attempt tries again. */
+function rateLimited(err: unknown): boolean {
+  const status = statusOf(err);
+  const headers = (err as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {};
+  return (status === 403 || status === 429) && (headers['retry-after'] !== undefined || headers['x-ratelimit-remaining'] === '0');
+}
+
+function unavailable(err: unknown, what: string): never {
+  const status = statusOf(err);
+  if (rateLimited(err)) throw ApplicationFailure.create({ type: 'GitHubUnavailable', message: `GitHub asked docent to slow down (HTTP ${status})` });
+  if (err instanceof GitHubAppRefused) throw ApplicationFailure.create({ type: 'RepositoryAccessDenied', message: err.message, nonRetryable: true });
+  if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
+    throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused to ${what} (HTTP ${status})`, nonRetryable: true });
+  }
+  throw ApplicationFailure.create({ type: 'GitHubUnavailable', message: `GitHub did not answer (${status ?? 'network error'})` });
 }
 
 export function createGitHubActivities(deps: GitHubDeps) {
-  // Temporal retries the activity; the client itself does not.
-  const octokit = new Octokit({ auth: deps.token, baseUrl: deps.apiUrl, userAgent: 'docent', request: { retries: 0 } });
+  async function clientFor(repository: string) {
+    const { owner, name: repo } = resolveRepository(repository, deps.gitBaseUrl);
+    return { owner, repo, ...(await deps.credentials.access(owner, repo, attemptDeadline)) };
+  }
 
-  async function findOpen(owner: string, repo: string, branch: string) {
-    const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 1 });
-    return data[0] ? { url: data[0].html_url, number: data[0].number } : null;
+  /** The open pull request of the branch, read page by page (GitHub ignores a `head` filter it cannot parse). */
+  async function findOpen(octokit: Octokit, owner: string, repo: string, branch: string) {
+    for await (const { data } of octokit.paginate.iterator(octokit.rest.pulls.list, { owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 100 })) {
+      const pr = data.find((p) => p.head.ref === branch);
+      if (pr) return { url: pr.html_url, number: pr.number };
+    }
+    return null;
   }
 
   return {
-    /** Opens the job branch's pull request, or returns the one already open for it: never a second one. */
+    /**
+     * Opens the job branch's pull request, or returns the one already open for it: never a second one. Where GitHub
+     * has no drafts (422), a pull request that should have been a draft opens ready, titled `[checks failing]`.
+     */
     async openPullRequest(input: OpenPullRequestInput): Promise<OpenPullRequestResult> {
-      const { owner, name: repo } = resolveRepository(input.repository, deps.gitBaseUrl);
+      let client: Awaited<ReturnType<typeof clientFor>> | undefined;
       try {
-        const existing = await findOpen(owner, repo, input.branch);
+        client = await clientFor(input.repository);
+        const { octokit, owner, repo } = client;
+        const existing = await findOpen(octokit, owner, repo, input.branch);
         if (existing) return existing;
-        const body = pullRequestBody(input.body, input.checks);
-        const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title: input.title, body, draft: input.draft });
-        return { url: data.html_url, number: data.number };
+        const create = async (draft: boolean, title: string) => {
+          const body = pullRequestBody(input.body, input.checks, draft);
+          const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title, body, draft });
+          return { url: data.html_url, number: data.number };
+        };
+        try {
+          return await create(input.draft, input.title);
+        } catch (err) {
+          if (statusOf(err) !== 422 || !input.draft || !draftsUnavailable(err)) throw err;
+          const failing = input.checks?.some((c) => c.exitCode !== 0);
+          return await create(false, failing ? `[checks failing] ${input.title}` : input.title);
+        }
       } catch (err) {
-        const status = statusOf(err);
         // 422 also means "a pull request already exists" when two attempts race: look again before giving up.
-        if (status === 422) {
-          const existing = await findOpen(owner, repo, input.branch);
+        if (client && statusOf(err) === 422) {
+          const existing = await findOpen(client.octokit, client.owner, client.repo, input.branch).catch(() => null);
           if (existing) return existing;
         }
-        if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused to open the pull request (HTTP ${status})`, nonRetryable: true });
+        unavailable(err, 'open the pull request');
+      }
+    },
+
+    /**
+     * Shows the checks of a pushed commit on GitHub. With the App: the check run `docent` (created in progress, then
+     * completed; a retry finds it and completes it, never a second one). With a token: the commit status `docent`.
+     */
+    async reportChecks(input: ReportChecksInput): Promise<ReportChecksResult> {
+      const conclusion = passedAll(input.checks) ? 'success' : 'failure';
+      try {
+        const { octokit, owner, repo, mode } = await clientFor(input.repository);
+        if (mode === 'token') {
+          await octokit.rest.repos.createCommitStatus({ owner, repo, sha: input.commit, state: conclusion, context: checkRunName, description: checksHeadline(input.checks).slice(0, 140) });
+          return { reported: 'commit-status' };
         }
-        throw ApplicationFailure.create({ type: 'GitHubUnavailable', message: `GitHub did not answer (${status ?? 'network error'})` });
+        const runs = await octokit.paginate(octokit.rest.checks.listForRef, { owner, repo, ref: input.commit, check_name: checkRunName, filter: 'latest', per_page: 100 });
+        const ours = runs.find((r) => r.head_sha === input.commit && r.name === checkRunName);
+        if (ours?.status === 'completed') return { reported: 'check-run' };
+        const id = ours?.id ?? (await octokit.rest.checks.create({ owner, repo, name: checkRunName, head_sha: input.commit, status: 'in_progress', started_at: new Date().toISOString() })).data.id;
+        await octokit.rest.checks.update({ owner, repo, check_run_id: id, status: 'completed', conclusion, completed_at: new Date().toISOString(), output: checkRunOutput(input.checks) });
+        return { reported: 'check-run' };
+      } catch (err) {
+        const status = statusOf(err);
+        // A token or installation without the permission: the pull request body still lists the checks.
+        if (!rateLimited(err) && (status === 403 || status === 404 || status === 422)) return { reported: 'none' };
+        unavailable(err, 'report the checks');
       }
     },
   };

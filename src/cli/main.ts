@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
+import { GitHubAppRefused, GitHubCredentials, statusOf } from '../github/credentials';
+import { resolveRepository } from '../jobs/repository';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
@@ -87,6 +89,18 @@ function required(values: Record<string, unknown>, name: string): string {
   return v;
 }
 
+/** With a GitHub App, a project's repository must have the App installed: found now, so the admin learns it before a job fails. */
+async function checkAppInstalled(github: Config['github'], repository: string): Promise<void> {
+  if (!github.app) return;
+  const { owner, name } = resolveRepository(repository, github.gitUrl);
+  try {
+    await new GitHubCredentials(github).installation(owner, name);
+  } catch (err) {
+    if (err instanceof GitHubAppRefused) throw new AppError('failed_precondition', err.message);
+    throw new AppError('unavailable', `could not ask GitHub whether the App is installed on ${owner}/${name} (${statusOf(err) ?? 'network error'})`);
+  }
+}
+
 /** Connects to MongoDB for one command and closes the client afterwards. */
 async function withStores(run: (s: WebhookStores & SecretStores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
@@ -96,7 +110,7 @@ async function withStores(run: (s: WebhookStores & SecretStores) => Promise<Outp
     const guard = new OutboundGuard(config.allowPrivateNetworks);
     // The worker checks again at every clone (and may resolve names this machine cannot); this answers the admin now.
     const checkRepository = async (repository: string) => {
-      if (!/^https?:\/\//.test(repository) || new URL(repository).origin === new URL(config.github.gitUrl).origin) return;
+      if (!/^https?:\/\//.test(repository) || new URL(repository).origin === new URL(config.github.gitUrl).origin) return checkAppInstalled(config.github, repository);
       await guard.check(new URL(repository)).catch((err: unknown) => {
         if (err instanceof OutboundRefused && err.unresolved) return;
         throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;

@@ -371,6 +371,9 @@ describe('project checks', () => {
     expect(pr.body).toMatch(/1 of 1 failed/);
     expect(pr.body).toContain('lint: 3 problems');
     expect(await git.git('acme', 'widgets', 'show', `docent/${job.id}:README.md`)).toContain('Hello world');
+    // With a token (no App), GitHub shows the checks as the commit status `docent` on the pushed head.
+    const head = (await git.git('acme', 'widgets', 'rev-parse', `docent/${job.id}`)).trim();
+    expect(github.statuses.filter((st) => st.sha === head)).toEqual([{ sha: head, state: 'failure', context: 'docent', description: '1 of 1 checks failed' }]);
   });
 
   it('checks that hang, fork without end or fill the disk are stopped by the limits; the worker lives on', async () => {

@@ -21,6 +21,8 @@ const histories = [
   'agent-job-archived',
   'agent-job-clone-worker-follow-up',
   'agent-job-clone-worker-gone',
+  'agent-job-check-run',
+  'agent-job-check-run-follow-up',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -23,6 +23,11 @@ export interface GitServer {
   authHeaders: string[];
   /** Pushes received (authenticated `git-receive-pack` requests), by repository path such as `/acme/widgets.git`. */
   pushes: Map<string, number>;
+  /**
+   * From now on accepts exactly the passwords `allows` accepts (GitHub App mode: installation tokens scoped to the
+   * repository, with contents write for a push), instead of the server's one token.
+   */
+  acceptTokens(allows: (token: string, owner: string, name: string, push: boolean) => boolean): void;
   /** Holds every fetch or clone of a repository (`/owner/name.git`) for `ms` before serving it: a slow, large repository. */
   slowDown(repoPath: string, ms: number): void;
   close(): Promise<void>;
@@ -40,15 +45,25 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
   const pushes = new Map<string, number>();
   const slow = new Map<string, number>();
   const expected = 'Basic ' + Buffer.from(`x-access-token:${token}`).toString('base64');
+  let allows: ((token: string, owner: string, name: string, push: boolean) => boolean) | undefined;
+  /** What GitHub checks: the password, for the repository in the path, with write access for git-receive-pack. */
+  const authorized = (auth: string, url: URL): boolean => {
+    if (!allows) return auth === expected;
+    const basic = /^Basic (.+)$/.exec(auth);
+    const [user, password] = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':') : [];
+    const repo = /^\/([^/]+)\/([^/]+)\.git\//.exec(url.pathname);
+    const push = url.pathname.endsWith('/git-receive-pack') || url.searchParams.get('service') === 'git-receive-pack';
+    return user === 'x-access-token' && !!password && !!repo && allows(password, repo[1]!, repo[2]!, push);
+  };
 
   const server = http.createServer((req, res) => {
     const auth = req.headers.authorization ?? '';
     if (auth) authHeaders.push(auth);
-    if (auth !== expected) {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (!authorized(auth, url)) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="docent-test"' });
       return res.end('unauthorized');
     }
-    const url = new URL(req.url ?? '/', 'http://x');
     const push = /^(.*\.git)\/git-receive-pack$/.exec(url.pathname);
     if (req.method === 'POST' && push) pushes.set(push[1]!, (pushes.get(push[1]!) ?? 0) + 1);
     const fetch = /^(.*\.git)\/git-upload-pack$/.exec(url.pathname);
@@ -106,6 +121,9 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     token,
     authHeaders,
     pushes,
+    acceptTokens(check) {
+      allows = check;
+    },
     slowDown(repoPath, ms) {
       slow.set(repoPath, ms);
     },

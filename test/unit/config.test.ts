@@ -1,3 +1,8 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { inspect } from 'node:util';
 import { ConfigError, loadConfig } from '../../src/config';
 
 describe('loadConfig', () => {
@@ -115,5 +120,39 @@ describe('loadConfig', () => {
 
   it('rejects a model provider it does not know', () => {
     expect(() => loadConfig({ DOCENT_MODEL_PROVIDER: 'skynet' })).toThrow(/DOCENT_MODEL_PROVIDER/);
+  });
+
+  describe('GitHub App', () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+
+    it('takes the App id with its key inline (line breaks written as \\n too) or from a file, and never prints the key', async () => {
+      const inline = loadConfig({ DOCENT_GITHUB_APP_ID: '12345', DOCENT_GITHUB_APP_PRIVATE_KEY: pem.replace(/\n/g, '\\n') });
+      expect(inline.github.app?.id).toBe('12345');
+      expect(inline.github.app?.privateKey.reveal()).toBe(pem);
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-config-'));
+      await writeFile(path.join(dir, 'app.pem'), pem);
+      const fromFile = loadConfig({ DOCENT_GITHUB_APP_ID: '12345', DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: path.join(dir, 'app.pem') });
+      expect(fromFile.github.app?.privateKey.reveal()).toBe(pem);
+      await rm(dir, { recursive: true, force: true });
+      const printed = [JSON.stringify(inline), inspect(inline, { depth: 10 }), String(inline.github.app?.privateKey)].join('\n');
+      expect(printed).not.toContain('PRIVATE KEY');
+      expect(printed).toContain('[redacted]');
+    });
+
+    it('refuses half an App, both key forms, and a key that is not an RSA private key, without quoting it', () => {
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_ID: '12345' })).toThrow(/DOCENT_GITHUB_APP_ID and DOCENT_GITHUB_APP_PRIVATE_KEY \(or _FILE\) go together/);
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_PRIVATE_KEY: pem })).toThrow(/go together/);
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_ID: '1', DOCENT_GITHUB_APP_PRIVATE_KEY: pem, DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: '/x' })).toThrow(/not both/);
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_ID: 'docent', DOCENT_GITHUB_APP_PRIVATE_KEY: pem })).toThrow(/DOCENT_GITHUB_APP_ID: must be the App ID/);
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_ID: '1', DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: '/nonexistent/app.pem' })).toThrow(/cannot read the file/);
+      const bad = '-----BEGIN RSA PRIVATE KEY-----\nnot-a-key-secretish\n-----END RSA PRIVATE KEY-----\n';
+      expect(() => loadConfig({ DOCENT_GITHUB_APP_ID: '1', DOCENT_GITHUB_APP_PRIVATE_KEY: bad })).toThrow(/not an RSA private key in PEM form/);
+      try {
+        loadConfig({ DOCENT_GITHUB_APP_ID: '1', DOCENT_GITHUB_APP_PRIVATE_KEY: bad });
+      } catch (err) {
+        expect((err as Error).message).not.toContain('secretish');
+      }
+    });
   });
 });

@@ -1,0 +1,168 @@
+import { createAppAuth } from '@octokit/auth-app';
+import { throttling } from '@octokit/plugin-throttling';
+import { Octokit } from '@octokit/rest';
+import type { GitHubSettings } from '../config';
+import type { Logger } from '../log';
+
+/**
+ * How docent reaches one repository on GitHub: the only place that holds GitHub credentials.
+ *
+ * - Token mode (DOCENT_GITHUB_TOKEN): every repository gets that token.
+ * - App mode (DOCENT_GITHUB_APP_ID and its private key): every repository gets an installation token requested for
+ *   that one repository with only the permissions below, kept in this process's memory until shortly before it
+ *   expires. Never store, log or hand one to a sandbox: ask for access again instead (it is cached).
+ */
+export interface GitHubAccess {
+  /** REST client for this repository's API calls; GitHub's rate limits are waited out (see `RetryWindow`). */
+  octokit: Octokit;
+  /** The password git sends as `x-access-token` to the configured git host; undefined means none is configured. */
+  gitToken?: string;
+  mode: 'app' | 'token';
+}
+
+/** The permissions an installation token is asked for: push, pull requests, check runs, comments. Nothing else. */
+export const installationPermissions = { contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' } as const;
+
+/** GitHub will not let the App reach a repository; the message says what the operator must do. */
+export class GitHubAppRefused extends Error {
+  override name = 'GitHubAppRefused';
+}
+
+/** The App is not installed on the repository (or cannot see it); `installUrl` is where an owner installs it. */
+export class GitHubAppNotInstalled extends GitHubAppRefused {
+  override name = 'GitHubAppNotInstalled';
+  constructor(
+    readonly repository: string,
+    readonly installUrl: string,
+  ) {
+    super(`the GitHub App is not installed on ${repository}: install it at ${installUrl} and grant it this repository`);
+  }
+}
+
+/** When a call GitHub rate-limited may still be retried: by this epoch millisecond (an activity's deadline), else not at all. */
+export type RetryWindow = () => number;
+
+/** A token is used for at most one activity (minutes); one with less left than this is replaced before it is handed out. */
+const renewBeforeMs = 10 * 60_000;
+const maxRateLimitRetries = 3;
+
+const RateLimited = Octokit.plugin(throttling);
+type Throttled = InstanceType<typeof RateLimited>;
+
+interface CachedToken {
+  token: string;
+  expiresAt: number;
+}
+
+export class GitHubCredentials {
+  readonly mode: 'app' | 'token';
+  private readonly app?: Throttled;
+  private readonly auth?: ReturnType<typeof createAppAuth>;
+  private readonly installations = new Map<string, number>();
+  private readonly tokens = new Map<string, CachedToken>();
+  private readonly minting = new Map<string, Promise<string>>();
+  private installUrl?: string;
+
+  constructor(
+    private readonly settings: GitHubSettings,
+    private readonly log?: Logger,
+  ) {
+    this.mode = settings.app ? 'app' : 'token';
+    if (settings.app) {
+      const auth = { appId: settings.app.id, privateKey: settings.app.privateKey.reveal() };
+      this.auth = createAppAuth({ ...auth, request: this.client().request });
+      // Signs /app/* and /repos/{o}/{r}/installation with the App's JWT.
+      this.app = this.client(undefined, { authStrategy: createAppAuth, auth });
+    }
+  }
+
+  /** API client and git password for `owner/name`; in App mode an installation token for that repository alone. */
+  async access(owner: string, name: string, retryWindow?: RetryWindow): Promise<GitHubAccess> {
+    if (this.mode === 'token') return { octokit: this.client(retryWindow, { auth: this.settings.token }), gitToken: this.settings.token, mode: 'token' };
+    const token = await this.installationToken(owner, name);
+    return { octokit: this.client(retryWindow, { auth: token }), gitToken: token, mode: 'app' };
+  }
+
+  /**
+   * The App's installation on `owner/name` (GET /repos/{owner}/{repo}/installation), looked up once per process and
+   * again when a token request fails. Throws GitHubAppNotInstalled, naming the install URL, when there is none.
+   */
+  async installation(owner: string, name: string, fresh = false): Promise<number> {
+    const key = `${owner}/${name}`.toLowerCase();
+    const known = this.installations.get(key);
+    if (known !== undefined && !fresh) return known;
+    try {
+      const { data } = await this.app!.rest.apps.getRepoInstallation({ owner, repo: name });
+      this.installations.set(key, data.id);
+      return data.id;
+    } catch (err) {
+      // A JWT GitHub cannot verify: the wrong App id or key (or a clock far off); no retry fixes that.
+      if (statusOf(err) === 401) throw new GitHubAppRefused("GitHub refused the App's JWT: check DOCENT_GITHUB_APP_ID, its private key and this machine's clock");
+      if (statusOf(err) !== 404) throw err;
+      this.installations.delete(key);
+      throw new GitHubAppNotInstalled(`${owner}/${name}`, await this.appInstallUrl());
+    }
+  }
+
+  private async installationToken(owner: string, name: string): Promise<string> {
+    const key = `${owner}/${name}`.toLowerCase();
+    const cached = this.tokens.get(key);
+    if (cached && cached.expiresAt - Date.now() > renewBeforeMs) return cached.token;
+    // Steps of several jobs on one repository starting together share one request.
+    let minting = this.minting.get(key);
+    if (!minting) {
+      minting = this.newToken(owner, name, key).finally(() => this.minting.delete(key));
+      this.minting.set(key, minting);
+    }
+    return minting;
+  }
+
+  private async newToken(owner: string, name: string, key: string): Promise<string> {
+    let installationId = await this.installation(owner, name);
+    let minted: Awaited<ReturnType<typeof this.mint>>;
+    try {
+      minted = await this.mint(installationId, name);
+    } catch (err) {
+      // Uninstalled and installed again, or the repository moved: the old installation id is gone.
+      if (statusOf(err) !== 404 && statusOf(err) !== 422) throw err;
+      installationId = await this.installation(owner, name, true);
+      minted = await this.mint(installationId, name);
+    }
+    this.tokens.set(key, { token: minted.token, expiresAt: Date.parse(minted.expiresAt) });
+    return minted.token;
+  }
+
+  private async mint(installationId: number, name: string) {
+    // refresh: this module keeps its own cache, which honours the token's real expiry.
+    return this.auth!({ type: 'installation', installationId, repositoryNames: [name], permissions: { ...installationPermissions }, refresh: true });
+  }
+
+  private async appInstallUrl(): Promise<string> {
+    if (!this.installUrl) {
+      const { data } = await this.app!.rest.apps.getAuthenticated();
+      this.installUrl = `${data?.html_url ?? `${new URL(this.settings.gitUrl).origin}/apps/${data?.slug}`}/installations/new`;
+    }
+    return this.installUrl;
+  }
+
+  private client(retryWindow?: RetryWindow, extra: Record<string, unknown> = {}): Throttled {
+    const retry = (what: string) => (retryAfter: number, options: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
+      const allowed = retryCount < maxRateLimitRetries && retryWindow !== undefined && Date.now() + retryAfter * 1000 < retryWindow();
+      this.log?.warn({ method: options.method, url: options.url, retryAfterSeconds: retryAfter, retrying: allowed }, `GitHub ${what}`);
+      return allowed;
+    };
+    return new RateLimited({
+      baseUrl: this.settings.apiUrl,
+      userAgent: 'docent',
+      // Temporal retries an activity; the client itself retries only what GitHub asked to be retried later.
+      request: { retries: 0 },
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      throttle: { onSecondaryRateLimit: retry('secondary rate limit'), onRateLimit: retry('rate limit') },
+      ...extra,
+    });
+  }
+}
+
+export function statusOf(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : undefined;
+}
