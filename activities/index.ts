@@ -57,7 +57,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createGitActivities(git, journal),
     ...createAgentActivities({
       ...git,
-      model: config.model,
+      models: config.models,
       sandbox: config.sandbox,
       repairRounds: config.agent.repairRounds,
       journal,

@@ -3,8 +3,9 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
-import type { Config, SandboxConfig } from '../../src/config';
-import { createLanguageModel } from '../../src/llm/model';
+import type { SandboxConfig } from '../../src/config';
+import { catalogLanguageModel } from '../../src/llm/model';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
@@ -18,7 +19,8 @@ import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
-  model: Config['model'];
+  /** The models this worker may call (DOCENT_MODELS); a job names one of them. */
+  models: CatalogModel[];
   /** Undefined when DOCENT_SANDBOX=off: no run_command, and projects with checks fail their turns. */
   sandbox?: SandboxConfig;
   repairRounds: number;
@@ -112,7 +114,10 @@ export function createAgentActivities(deps: AgentDeps) {
      */
     async runAgent(input: RunAgentInput): Promise<RunAgentResult> {
       const ctx = Context.current();
-      const model = createLanguageModel(deps.model, input.model);
+      const entry = catalogEntry(deps.models, input.model);
+      // A job whose model the operator has since taken out of the catalog: retrying on this worker cannot help.
+      if (!entry) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${input.model} is not in this worker's model catalog (DOCENT_MODELS)`, nonRetryable: true });
+      const model = catalogLanguageModel(entry);
       if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: 'no model is configured on the worker', nonRetryable: true });
       const project = input.instruction.checks ?? { setup: [], check: [], network: false };
       if (!deps.sandbox && project.setup.length + project.check.length > 0) {

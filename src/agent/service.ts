@@ -6,6 +6,7 @@ import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
+import { catalogEntry, publicModel } from '../llm/model-catalog';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
@@ -87,11 +88,25 @@ export class AgentJobService {
     return this.d.ledger.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
   }
 
+  /** The models jobs may choose, the default first, as GET /v2/agent/{projectId}/models lists them. */
+  async listModels(caller: Caller, input: { projectId: string }) {
+    await this.authorize(caller, input.projectId);
+    return this.d.config.models.map((m, i) => publicModel(m, i === 0));
+  }
+
+  /** The catalog entry a create names, or the default; a name outside the catalog is the caller's mistake. */
+  private chosenModel(projectId: string, name: string | undefined) {
+    const entry = name === undefined ? this.d.config.models[0] : catalogEntry(this.d.config.models, name);
+    if (!entry) throw new AppError('invalid_argument', `model: ${name} is not one of this server's models (GET /v2/agent/${projectId}/models lists them)`);
+    return entry;
+  }
+
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
   async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string; gap?: GapSpec } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
+    const model = this.chosenModel(input.projectId, input.model);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
@@ -109,7 +124,7 @@ export class AgentJobService {
       projectId: input.projectId,
       status: 'active',
       source: { repository: project.repository, ref: input.branch ?? project.ref },
-      model: input.model ?? this.d.config.model.id!,
+      model: model.name,
       branch: `${this.d.config.agent.branchPrefix}${id}`,
       prLink: null,
       createdAt: now,

@@ -51,6 +51,7 @@ export function turnToJson(t: TurnDoc) {
   return {
     turn: t.turn,
     prompt: t.prompt,
+    model: t.model,
     status: t.status,
     startedAt: t.startedAt.toISOString(),
     finishedAt: t.finishedAt?.toISOString() ?? null,

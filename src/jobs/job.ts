@@ -83,6 +83,7 @@ function turnToMessage(t: TurnDoc) {
   return {
     turn: t.turn,
     prompt: t.prompt,
+    model: t.model,
     status: t.status,
     startedAt: timestampFromDate(t.startedAt),
     finishedAt: t.finishedAt ? timestampFromDate(t.finishedAt) : undefined,

@@ -4,7 +4,7 @@ import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
 import { projectOrigins } from '../edge/cors';
-import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody } from './response-schemas';
+import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody, agentModelsBody } from './response-schemas';
 import { encodeJobEvents } from './job-event-stream';
 import { route, type Route } from './router';
 
@@ -99,6 +99,15 @@ export function agentRoutes(deps: Deps): Route[] {
         const job = await jobs.retryJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
         return { status: 200, body: jobToJson(job) };
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/agent/{projectId}/models',
+      summary: "The models a create's `model` may name, the default first",
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'The model catalog (DOCENT_MODELS)', json: agentModelsBody } },
+      handler: async (req) => ({ status: 200, body: { models: await jobs.listModels(req.caller, { projectId: req.params.projectId! }) } }),
     }),
     route({
       method: 'GET',

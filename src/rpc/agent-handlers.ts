@@ -25,6 +25,8 @@ export const agentMethodAuth: MethodAuth<typeof AgentService> = {
   watchAgentJob: 'admin',
   stopAgentJob: 'admin',
   retryAgentJob: 'admin',
+  listAgentModels: 'admin',
+  getAgentJobDiff: 'admin',
 };
 
 /** Connect handlers of agent.v2.AgentService over the same service as the REST routes. */
@@ -58,6 +60,13 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       const { job, limitHeaders } = await jobs.sendMessage(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, prompt });
       for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
       return { job: jobToMessage(job) };
+    },
+    async listAgentModels(req, ctx) {
+      const models = await jobs.listModels(callerOf(ctx), { projectId: req.projectId });
+      return { models: models.map((m) => ({ id: m.id, provider: m.provider, isDefault: m.default, images: m.images, prices: m.prices ?? undefined })) };
+    },
+    async getAgentJobDiff() {
+      throw new AppError('unimplemented', 'the diff is not served yet');
     },
     async archiveAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.archiveJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
