@@ -78,6 +78,21 @@ export class AgentJobService {
     return jobWithTurns(await this.getJob(caller, input), this.d.ledger.turns);
   }
 
+  /**
+   * The unified diff of the job's branch against the commit it forked from, or of one turn, as the worker stored it
+   * when it pushed (docs/decisions-agent-api.md, "Diff"). Empty when nothing was pushed (yet).
+   */
+  async getDiff(caller: Caller, input: { projectId: string; jobId: string; turn?: number }): Promise<{ diff: string; truncated: boolean }> {
+    const job = await this.getJob(caller, input);
+    if (input.turn !== undefined && input.turn > job.turn) throw new AppError('not_found', `turn ${input.turn} not found: the job has ${job.turn}`);
+    const pushed = (await this.d.ledger.turns.list(job._id, job)).filter((t) => t.commit && (input.turn === undefined || t.turn === input.turn));
+    const latestPush = pushed.at(-1);
+    if (!latestPush) return { diff: '', truncated: false };
+    const stored = await this.d.ledger.diffs.get(job._id, input.turn);
+    if (!stored || stored.turn !== latestPush.turn) throw new AppError('failed_precondition', `turn ${latestPush.turn} was pushed before docent stored diffs; see the branch ${job.branch}`);
+    return input.turn === undefined ? { diff: stored.branchDiff, truncated: stored.branchTruncated } : { diff: stored.turnDiff, truncated: stored.turnTruncated };
+  }
+
   /** The job's turns, oldest first. */
   turnsOf(job: JobDoc) {
     return this.d.ledger.turns.list(job._id, job);

@@ -37,6 +37,10 @@ export type ListJobs = z.infer<typeof listJobsQuery>;
 /** Where an event stream resumes: after this event id (0: from the start). */
 export const lastEventId = z.coerce.number({ error: 'Last-Event-ID must be an event id' }).int('Last-Event-ID must be an event id').min(0, 'Last-Event-ID must be an event id');
 
+export const diffQuery = z.strictObject({
+  turn: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
+
 export const eventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),
 });

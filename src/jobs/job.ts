@@ -125,6 +125,7 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     archivedAt: doc.archivedAt ? timestampFromDate(doc.archivedAt) : undefined,
     updatedAt: timestampFromDate(doc.updatedAt),
     branch: doc.branch,
+    turn: doc.turn,
     error: doc.error,
     checks: (doc.checks ?? []).map(checkToMessage),
     checksPassed: doc.checksPassed ?? undefined,

@@ -20,6 +20,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from '../log';
 import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { JobDoc } from './job';
+import { JobDiffStore, type TurnDiff } from './job-diffs';
 import { JobEventStore, turnOpening } from './job-events';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
@@ -52,6 +53,7 @@ export class JobLedger {
   private readonly jobStore: JobStore;
   private readonly turnStore: TurnStore;
   private readonly eventStore: JobEventStore;
+  private readonly diffStore: JobDiffStore;
   private readonly background = new Set<Promise<void>>();
 
   constructor(
@@ -61,6 +63,7 @@ export class JobLedger {
     this.jobStore = new JobStore(db);
     this.turnStore = new TurnStore(db);
     this.eventStore = new JobEventStore(db);
+    this.diffStore = new JobDiffStore(db);
   }
 
   /** Reads of jobs: by id, by idempotency key, a project's page. */
@@ -71,6 +74,11 @@ export class JobLedger {
   /** Reads of turns, an implied turn 1 included. */
   get turns(): Pick<TurnStore, 'get' | 'list' | 'jobCostUsd'> {
     return this.turnStore;
+  }
+
+  /** Reads of the diffs pushes stored. */
+  get diffs(): Pick<JobDiffStore, 'get'> {
+    return this.diffStore;
   }
 
   /** Reads of events, an implied opening included. */
@@ -254,7 +262,9 @@ export class JobLedger {
   }
 
   /** The pushed commit, the turn's durable step (a retry resumes after it), and its event. */
-  async recordPush(jobId: string, turn: number, push: { startCommit: string; commit: string; filesChanged: FileStat[] }): Promise<void> {
+  async recordPush(jobId: string, turn: number, push: { startCommit: string; commit: string; filesChanged: FileStat[] }, diff?: TurnDiff): Promise<void> {
+    // The diff before the turn's step: a client that sees the commit can read its diff.
+    if (diff) await this.diffStore.put(jobId, turn, diff);
     await this.turnStore.update(jobId, turn, push);
     await this.eventStore.append(jobId, { key: eventKeys.commit(turn, push.commit), type: 'commit', turn, data: { sha: push.commit, filesChanged: push.filesChanged } });
   }

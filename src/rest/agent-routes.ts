@@ -1,5 +1,5 @@
 import { jobToJson } from '../jobs/job';
-import { createJobBody, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, diffQuery, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
@@ -7,6 +7,10 @@ import { projectOrigins } from '../edge/cors';
 import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody, agentModelsBody } from './response-schemas';
 import { encodeJobEvents } from './job-event-stream';
 import { route, type Route } from './router';
+
+async function* toStream(text: string) {
+  yield text;
+}
 
 const theJob = { 200: { description: 'The job', json: agentJobBody } };
 
@@ -73,6 +77,23 @@ export function agentRoutes(deps: Deps): Route[] {
           status: 200,
           headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
           stream: encodeJobEvents(first, events, lease),
+        };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/agent/{projectId}/job/{jobId}/diff',
+      summary: 'The unified diff of the job branch against its base, or of one turn with ?turn=N (binary files marked, capped at 1 MiB)',
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'text/x-diff; empty when nothing was pushed. `X-Docent-Diff-Truncated: true` when cut (the text then ends with a note)', streamed: 'text/x-diff' } },
+      handler: async (req) => {
+        const { turn } = parseInput(diffQuery, Object.fromEntries(req.query));
+        const { diff, truncated } = await jobs.getDiff(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, turn });
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/x-diff; charset=utf-8', 'x-docent-diff-truncated': String(truncated), 'cache-control': 'no-store' },
+          stream: toStream(diff),
         };
       },
     }),

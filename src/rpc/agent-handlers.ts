@@ -1,6 +1,6 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { eventToMessage, jobToMessage, type JobStatus } from '../jobs/job';
-import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, diffQuery, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
@@ -65,8 +65,9 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       const models = await jobs.listModels(callerOf(ctx), { projectId: req.projectId });
       return { models: models.map((m) => ({ id: m.id, provider: m.provider, isDefault: m.default, images: m.images, prices: m.prices ?? undefined })) };
     },
-    async getAgentJobDiff() {
-      throw new AppError('unimplemented', 'the diff is not served yet');
+    async getAgentJobDiff(req, ctx) {
+      const { turn } = parseInput(diffQuery, { turn: req.turn });
+      return jobs.getDiff(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, turn });
     },
     async archiveAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.archiveJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };

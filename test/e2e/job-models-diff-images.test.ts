@@ -12,8 +12,9 @@ import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
-// The model catalog through the gateway and a worker process: the provider double serves two models and records which
-// one each call asked for.
+// Issue 21 item 5 and issue 23 items 3-4 through the gateway over sockets, a worker process, real Temporal, MongoDB
+// and git over HTTP: the model catalog (the provider double serves two models and records which one each call asked
+// for) and the diff of a two-turn job.
 
 const token = 'ghs_docenttesttoken0123456789';
 let git: GitServer;
@@ -25,10 +26,37 @@ let worker: Started;
 let adminKey: string;
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+/** This turn's instruction, not the earlier ones a follow-up repeats. */
+const instruction = (req: ChatRequest) => /Instruction: ([^"\\]*)/.exec(lastUser(req))?.[1] ?? '';
+
+// Half a MiB of one-character lines: two such files fit a turn's change limit, and their diff is past the 1 MiB cap.
+const bigFile = 'x\n'.repeat(250_000);
 
 function script(req: ChatRequest): ScriptedTurn {
   const afterTool = req.messages.at(-1)?.role === 'tool';
-  if (lastUser(req).includes('write the notes')) {
+  if (instruction(req).startsWith('add the logo')) {
+    return afterTool
+      ? { text: 'Add a logo and notes\n\nDone.' }
+      : {
+          toolCalls: [
+            { name: 'write_file', args: { path: 'logo.bin', content: '\u0000\u0001PNG\u0000binary' } },
+            { name: 'edit_file', args: { path: 'README.md', old: '# Widgets', new: '# Widgets, with a logo' } },
+            // A repository's attributes must not hide a text change from the diff.
+            { name: 'write_file', args: { path: '.gitattributes', content: 'README.md -diff\n' } },
+          ],
+        };
+  }
+  if (instruction(req).startsWith('add the big files')) {
+    return afterTool
+      ? { text: 'Add big files\n\nDone.' }
+      : {
+          toolCalls: [
+            { name: 'write_file', args: { path: 'zz-big-1.txt', content: bigFile } },
+            { name: 'write_file', args: { path: 'zz-big-2.txt', content: bigFile } },
+          ],
+        };
+  }
+  if (instruction(req).startsWith('write the notes')) {
     return afterTool ? { text: 'Add NOTES.md\n\nNotes.' } : { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: 'notes\n' } }] };
   }
   return { text: 'No change needed\n\nNothing to do.' };
@@ -131,5 +159,57 @@ describe('the model catalog', () => {
     expect(model.requests.filter((q) => lastUser(q).includes('look around')).map((q) => q.model)).toEqual([model.modelId]);
     expect(job.turns[0]).toMatchObject({ model: model.modelId });
     expect(job.turns[0].usage.costUsd).toBeGreaterThan(0);
+  });
+});
+
+describe('the diff of a job', () => {
+  let jobId: string;
+  const diff = (query = '') => api('GET', `/v2/agent/widgets/job/${jobId}/diff${query}`);
+
+  beforeAll(async () => {
+    jobId = (await (await api('POST', '/v2/agent/widgets/job', { prompt: 'add the logo' })).json()).id;
+    expect((await waitForJob(jobId)).status).toBe('completed');
+    expect((await api('POST', `/v2/agent/widgets/job/${jobId}/message`, { prompt: 'add the big files' })).status).toBe(200);
+    expect((await waitForJob(jobId)).turns.map((t: { status: string }) => t.status)).toEqual(['completed', 'completed']);
+  }, 120_000);
+
+  it("one turn's diff is git's diff of its commit, binary files marked, attributes of the repository ignored", async () => {
+    const r = await diff('?turn=1');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/x-diff; charset=utf-8');
+    expect(r.headers.get('x-docent-diff-truncated')).toBe('false');
+    const text = await r.text();
+    const [first, second] = (await git.git('acme', 'widgets', 'rev-list', '--reverse', `main..docent/${jobId}`)).trim().split('\n');
+    expect(text).toBe(await git.git('acme', 'widgets', 'diff', '--no-renames', `${first}~1`, first!));
+    expect(text).toContain('Binary files /dev/null and b/logo.bin differ');
+    expect(text).toContain('+# Widgets, with a logo');
+    expect(text).not.toContain('zz-big');
+    const two = await (await diff('?turn=2')).text();
+    expect(two).toContain('diff --git a/zz-big-1.txt b/zz-big-1.txt');
+    expect(two).not.toContain('logo.bin');
+    // Cut, but what it shows is git's diff of the second commit.
+    const firstFile = await git.git('acme', 'widgets', 'diff', '--no-renames', first!, second!, '--', 'zz-big-1.txt');
+    expect(two.startsWith(firstFile)).toBe(true);
+  });
+
+  it('the whole diff is the branch against its base, cut at the cap with a note', async () => {
+    const r = await diff();
+    expect(r.headers.get('x-docent-diff-truncated')).toBe('true');
+    const text = await r.text();
+    expect(text).toContain('Binary files /dev/null and b/logo.bin differ');
+    expect(text).toContain('+# Widgets, with a logo');
+    expect(text).toContain('diff --git a/zz-big-1.txt b/zz-big-1.txt');
+    expect(text).toMatch(/\n# docent: the diff was cut at 1 MiB; the whole change is on the branch docent\/job_\w+\n$/);
+    expect(Buffer.byteLength(text)).toBeLessThan(1024 * 1024 + 200);
+    const rpcDiff = await rpc().getAgentJobDiff({ projectId: 'widgets', jobId }, asAdmin());
+    expect(rpcDiff).toMatchObject({ diff: text, truncated: true });
+    expect((await rpc().getAgentJobDiff({ projectId: 'widgets', jobId, turn: 1 }, asAdmin())).truncated).toBe(false);
+  });
+
+  it('a turn the job does not have is 404, a malformed one 400', async () => {
+    expect(await (await diff('?turn=3')).json()).toMatchObject({ code: 'not_found' });
+    const bad = await diff('?turn=first');
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).code).toBe('invalid_argument');
   });
 });
