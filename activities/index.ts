@@ -62,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
       repairRounds: config.agent.repairRounds,
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
+      images: { images: ledger.images, guard },
     }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),

@@ -16,6 +16,7 @@ import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
+import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
@@ -28,6 +29,8 @@ export interface AgentDeps extends GitDeps {
   journal?: TurnJournal;
   /** The job's project secrets, read from the database when a turn starts (absent in unit tests: none). */
   secrets?: (jobId: string) => Promise<TurnSecrets>;
+  /** Where an instruction's images are read or fetched (absent in unit tests: instructions with images fail). */
+  images?: ImageDeps;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -152,7 +155,8 @@ export function createAgentActivities(deps: AgentDeps) {
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
-        const messages: ModelMessage[] = [{ role: 'user', content: opening }];
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
+        const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({
             model,

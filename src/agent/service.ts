@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
 import { catalogEntry, publicModel } from '../llm/model-catalog';
+import { checkImages, type ImageInput } from './images';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
@@ -122,6 +123,7 @@ export class AgentJobService {
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
     const model = this.chosenModel(input.projectId, input.model);
+    const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
@@ -131,6 +133,11 @@ export class AgentJobService {
       }
     }
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
+    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    const withImages = imageRefs.length ? { images: imageRefs } : {};
 
     const id = `job_${randomBytes(12).toString('hex')}`;
     const now = new Date();
@@ -146,7 +153,7 @@ export class AgentJobService {
       updatedAt: now,
       archivedAt: null,
       turn: 1,
-      prompts: [{ turn: 1, prompt: input.prompt, at: now }],
+      prompts: [{ turn: 1, prompt: input.prompt, at: now, ...withImages }],
       asDraft: input.asDraft ?? false,
       // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions.md, issue 13).
       firstTurnImplied: true,
@@ -160,7 +167,7 @@ export class AgentJobService {
       return { ...inserted, limitHeaders: {} };
     }
     try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...withImages });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.ledger.discard(id), admission.release()]);
@@ -186,11 +193,12 @@ export class AgentJobService {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly');
     }
-    const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
+    const first = job.prompts.find((p) => p.turn === 1);
+    const prompt = first?.prompt ?? '';
     try {
       // Jobs created before the first turn was implied stored it themselves.
       if (!job.firstTurnImplied) await this.d.ledger.beginTurn(job, 1, prompt, job.createdAt);
-      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
@@ -259,12 +267,17 @@ export class AgentJobService {
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
-  async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+  async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string; images?: ImageInput[] }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    const images = checkImages(input.images, catalogEntry(this.d.config.models, current.model), `/v2/agent/${input.projectId}/models`);
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
-    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt).catch(async (err: unknown) => {
+    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt, imageRefs).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
@@ -278,6 +291,7 @@ export class AgentJobService {
       history: await this.historyBefore(job, job.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
+      ...(imageRefs.length ? { images: imageRefs } : {}),
     };
     try {
       await this.d.ledger.beginTurn(job, job.turn, input.prompt, job.updatedAt);
@@ -343,6 +357,7 @@ export class AgentJobService {
       checks: projectChecks(project),
       ...this.capsOf(project),
       attempt: turn.attempt,
+      ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
     };
     try {

@@ -22,6 +22,7 @@ import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { JobDoc } from './job';
 import { JobDiffStore, type TurnDiff } from './job-diffs';
 import { JobEventStore, turnOpening } from './job-events';
+import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
@@ -54,6 +55,7 @@ export class JobLedger {
   private readonly turnStore: TurnStore;
   private readonly eventStore: JobEventStore;
   private readonly diffStore: JobDiffStore;
+  private readonly imageStore: JobImageStore;
   private readonly background = new Set<Promise<void>>();
 
   constructor(
@@ -64,6 +66,7 @@ export class JobLedger {
     this.turnStore = new TurnStore(db);
     this.eventStore = new JobEventStore(db);
     this.diffStore = new JobDiffStore(db);
+    this.imageStore = new JobImageStore(db);
   }
 
   /** Reads of jobs: by id, by idempotency key, a project's page. */
@@ -79,6 +82,18 @@ export class JobLedger {
   /** Reads of the diffs pushes stored. */
   get diffs(): Pick<JobDiffStore, 'get'> {
     return this.diffStore;
+  }
+
+  /** Reads of the images instructions brought. */
+  get images(): Pick<JobImageStore, 'get'> {
+    return this.imageStore;
+  }
+
+  /** Stores an instruction's images before it is accepted, so the worker finds them by reference. */
+  async storeImages(images: Array<{ mimeType: ImageMimeType; data: Uint8Array } | { url: string }>): Promise<ImageRef[]> {
+    const refs: ImageRef[] = [];
+    for (const image of images) refs.push('url' in image ? { url: image.url } : await this.imageStore.put(image.mimeType, image.data));
+    return refs;
   }
 
   /** Reads of events, an implied opening included. */
@@ -97,8 +112,8 @@ export class JobLedger {
   }
 
   /** Accepts a follow-up as the job's next turn; null when the job is missing or archived. */
-  claimNextTurn(projectId: string, jobId: string, prompt: string): Promise<JobDoc | null> {
-    return this.jobStore.beginTurn(projectId, jobId, prompt);
+  claimNextTurn(projectId: string, jobId: string, prompt: string, images?: ImageRef[]): Promise<JobDoc | null> {
+    return this.jobStore.beginTurn(projectId, jobId, prompt, images);
   }
 
   /** Begins a turn: its record and its opening events, so the stream shows it from the moment it is accepted. */

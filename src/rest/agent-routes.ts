@@ -1,5 +1,5 @@
 import { jobToJson } from '../jobs/job';
-import { createJobBody, diffQuery, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, diffQuery, eventsQuery, idempotencyKey, maxInstructionBodyBytes, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
@@ -27,6 +27,7 @@ export function agentRoutes(deps: Deps): Route[] {
       auth: 'admin',
       cors,
       body: createJobBody,
+      bodyLimit: maxInstructionBodyBytes,
       responses: { 201: { description: 'The new job', json: agentJobBody }, 200: { description: 'The job an earlier request with the same Idempotency-Key created', json: agentJobBody } },
       handler: async (req) => {
         const header = req.headers['idempotency-key'];
@@ -150,9 +151,10 @@ export function agentRoutes(deps: Deps): Route[] {
       auth: 'admin',
       cors,
       body: sendMessageBody,
+      bodyLimit: maxInstructionBodyBytes,
       responses: theJob,
       handler: async (req) => {
-        const { job, limitHeaders } = await jobs.sendMessage(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt });
+        const { job, limitHeaders } = await jobs.sendMessage(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt, images: req.body.images });
         return { status: 200, body: jobToJson(job), headers: limitHeaders };
       },
     }),

@@ -3,6 +3,7 @@ import { ensureJobEventIndexes } from '../jobs/job-events';
 import { ensureJobIndexes } from '../jobs/job-store';
 import { ensureTurnIndexes } from '../jobs/job-turns';
 import { ensureDiffIndexes } from '../jobs/job-diffs';
+import { ensureImageIndexes } from '../jobs/job-images';
 import { ensureApiKeyIndexes } from '../auth/api-keys';
 import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
@@ -71,5 +72,6 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureJobEventIndexes(db);
   await ensureTurnIndexes(db);
   await ensureDiffIndexes(db);
+  await ensureImageIndexes(db);
   await ensureWebhookIndexes(db);
 }

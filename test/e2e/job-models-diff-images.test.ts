@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
@@ -14,7 +17,7 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 
 // Issue 21 item 5 and issue 23 items 3-4 through the gateway over sockets, a worker process, real Temporal, MongoDB
 // and git over HTTP: the model catalog (the provider double serves two models and records which one each call asked
-// for) and the diff of a two-turn job.
+// for), the diff of a two-turn job, and images with an instruction (the double checks image parts as OpenAI would).
 
 const token = 'ghs_docenttesttoken0123456789';
 let git: GitServer;
@@ -24,6 +27,13 @@ let gw: RunningGateway;
 let workspaceDir: string;
 let worker: Started;
 let adminKey: string;
+let imageHost: http.Server;
+let imageUrl: string;
+
+const pngHeader = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+/** PNG magic and then noise: what docent checks is the magic, what the test checks is every byte reaching the model. */
+const png = (size: number) => Buffer.concat([pngHeader, randomBytes(size - pngHeader.length)]);
+const gif = Buffer.concat([Buffer.from('GIF89a'), randomBytes(64)]);
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
 /** This turn's instruction, not the earlier ones a follow-up repeats. */
@@ -73,19 +83,32 @@ beforeAll(async () => {
   model = await startScriptedModel(script, { otherModelIds: ['scripted-large'] });
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  // A screenshot host on loopback, which the worker may reach only because the test allows that network.
+  imageHost = http.createServer((req, res) => {
+    if (req.url === '/shot.gif') res.writeHead(200, { 'content-type': 'image/gif' }).end(gif);
+    else res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
+  });
+  await new Promise<void>((r) => imageHost.listen(0, '127.0.0.1', r));
+  imageUrl = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}`;
   const models = { DOCENT_MODELS: JSON.stringify(catalog()), DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
   gw = await startGateway({ ...models, DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_MODEL_PROVIDER: '', DOCENT_MODEL: '', ...models });
+  worker = startProcess('src/worker.js', {
+    ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
+    DOCENT_MODEL_PROVIDER: '',
+    DOCENT_MODEL: '',
+    DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+    ...models,
+  });
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });
 
 afterAll(async () => {
   await worker?.stop('SIGKILL');
   await gw?.stop();
-  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  await Promise.all([git?.close(), github?.close(), model?.close(), new Promise((r) => imageHost?.close(r))]);
   await rm(workspaceDir, { recursive: true, force: true });
 });
 
@@ -211,5 +234,77 @@ describe('the diff of a job', () => {
     const bad = await diff('?turn=first');
     expect(bad.status).toBe(400);
     expect((await bad.json()).code).toBe('invalid_argument');
+  });
+});
+
+describe('images with an instruction', () => {
+  const userParts = (q: ChatRequest) => q.messages.find((m) => m.role === 'user')?.content as Array<{ type: string; image_url?: { url: string } }>;
+  const create = (body: object) => api('POST', '/v2/agent/widgets/job', { prompt: 'match the screenshot', model: 'scripted-large', ...body });
+
+  it('an image given as bytes reaches the model as an image part, and stays out of Temporal history', async () => {
+    const shot = png(300_000);
+    const r = await create({ images: [{ mimeType: 'image/png', data: shot.toString('base64') }] });
+    expect(r.status).toBe(201);
+    const job = await waitForJob((await r.json()).id);
+    expect(job.status).toBe('completed');
+    const call = model.requests.find((q) => instruction(q).startsWith('match the screenshot'))!;
+    const parts = userParts(call);
+    expect(parts.map((p) => p.type)).toEqual(['text', 'image_url']);
+    expect(parts[1]!.image_url!.url).toBe(`data:image/png;base64,${shot.toString('base64')}`);
+    const history = await gw.deps.temporal.workflow.getHandle(`agent-job-${job.id}`).fetchHistory();
+    expect(JSON.stringify(history).length).toBeLessThan(shot.length);
+    expect(model.rejected).toEqual([]);
+  });
+
+  it('an image URL is fetched by the worker; a follow-up takes images too, and over Connect past 1 MiB', async () => {
+    const created = await (await create({ prompt: 'copy the diagram', images: [{ url: `${imageUrl}/shot.gif` }] })).json();
+    expect((await waitForJob(created.id)).status).toBe('completed');
+    const call = model.requests.find((q) => instruction(q).startsWith('copy the diagram'))!;
+    expect(userParts(call)[1]!.image_url!.url).toBe(`data:image/gif;base64,${gif.toString('base64')}`);
+
+    const big = png(2 * 1024 * 1024);
+    await rpc().sendAgentJobMessage({ projectId: 'widgets', jobId: created.id, prompt: 'now this one', images: [{ mimeType: 'image/png', source: { case: 'data', value: big } }] }, asAdmin());
+    expect((await waitForJob(created.id)).turns).toHaveLength(2);
+    const followUp = model.requests.find((q) => instruction(q).startsWith('now this one'))!;
+    expect(userParts(followUp)[1]!.image_url!.url).toBe(`data:image/png;base64,${big.toString('base64')}`);
+  });
+
+  it('a URL that is not an image fails the turn with a clear error', async () => {
+    const created = await (await create({ prompt: 'look at the page', images: [{ url: `${imageUrl}/page.html` }] })).json();
+    const job = await waitForJob(created.id);
+    expect(job.error).toMatchObject({ code: 'image_refused' });
+    expect(job.error.message).toContain('not a PNG, JPEG, WebP or GIF image');
+    expect(model.requests.some((q) => instruction(q).startsWith('look at the page'))).toBe(false);
+  });
+
+  it('refuses bad images with 400 before anything starts', async () => {
+    const refusal = async (body: object, message: RegExp) => {
+      const r = await create(body);
+      const answer = await r.json();
+      expect([r.status, answer.code]).toEqual([400, 'invalid_argument']);
+      expect(answer.error).toMatch(message);
+    };
+    const before = (await (await api('GET', '/v2/agent/widgets/jobs?limit=100')).json()).jobs.length;
+    await refusal({ images: [{ mimeType: 'image/png', data: Buffer.from('GIF89a-but-called-png').toString('base64') }] }, /images\[0\]: declared image\/png, but the bytes are image\/gif/);
+    await refusal({ images: [{ mimeType: 'image/png', data: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64') }] }, /not a PNG, JPEG, WebP or GIF image/);
+    await refusal({ images: [{ mimeType: 'image/png', data: png(10 * 1024 * 1024 + 1).toString('base64') }] }, /larger than 10 MB/);
+    await refusal({ images: Array.from({ length: 6 }, () => ({ mimeType: 'image/gif', data: gif.toString('base64') })) }, /at most 5 images/);
+    await refusal({ images: [{ url: 'file:///etc/passwd' }] }, /http\(s\) URL/);
+    // The default model's catalog entry does not take images.
+    await refusal({ model: undefined, images: [{ mimeType: 'image/gif', data: gif.toString('base64') }] }, new RegExp(`model ${model.modelId} does not take images`));
+    const err = await rpc()
+      .createAgentJob({ projectId: 'widgets', prompt: 'x', model: 'scripted-large', images: [{ mimeType: 'image/jpeg', source: { case: 'data', value: Buffer.from('hello') } }] }, asAdmin())
+      .catch((e: unknown) => e);
+    expect(ConnectError.from(err).code).toBe(Code.InvalidArgument);
+    expect((await (await api('GET', '/v2/agent/widgets/jobs?limit=100')).json()).jobs).toHaveLength(before);
+  });
+
+  it('takes a large body only on the routes with images, and reads it only for a valid key', async () => {
+    const large = { prompt: 'x', images: [{ mimeType: 'image/png', data: png(2 * 1024 * 1024).toString('base64') }] };
+    const anonymous = await callApi(gw.url, 'docent_admin_not-a-key', 'POST', '/v2/agent/widgets/job', large);
+    expect(anonymous.status).toBe(401);
+    const elsewhere = await api('POST', '/v2/agent/widgets/job/job_none/stop', large);
+    expect(elsewhere.status).toBe(400);
+    expect((await elsewhere.json()).error).toMatch(/request body is larger than/);
   });
 });

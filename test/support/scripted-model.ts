@@ -33,6 +33,18 @@ export interface ScriptedModel {
 
 const roles = new Set(['system', 'user', 'assistant', 'tool']);
 
+/** What OpenAI says of a user message's content parts: text, or an image as a data URL of a type it reads, or https. */
+function contentPartProblem(part: unknown): string | null {
+  const p = part as { type?: string; text?: unknown; image_url?: { url?: unknown } };
+  if (p?.type === 'text') return typeof p.text === 'string' ? null : 'text parts need text';
+  if (p?.type !== 'image_url') return `invalid content part type "${String(p?.type)}"`;
+  const url = p.image_url?.url;
+  if (typeof url !== 'string') return 'image_url parts need image_url.url';
+  if (/^https:\/\//.test(url)) return null;
+  const data = /^data:image\/(png|jpeg|webp|gif);base64,([A-Za-z0-9+/]+={0,2})$/.exec(url);
+  return data ? null : 'Invalid image_url: expected a base64 data URL of a PNG, JPEG, WebP or GIF image, or an https URL';
+}
+
 /** What OpenAI's chat completions endpoint would refuse, in its own words where possible. */
 function validate(body: ChatRequest, modelIds: string[]): string | null {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
@@ -42,6 +54,10 @@ function validate(body: ChatRequest, modelIds: string[]): string | null {
     if (!roles.has(m.role)) return `invalid role "${m.role}"`;
     if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return 'tool messages need tool_call_id';
     if (m.role !== 'assistant' && m.content === undefined) return `${m.role} message without content`;
+    if (m.role === 'user' && Array.isArray(m.content)) {
+      const problem = m.content.map(contentPartProblem).find(Boolean);
+      if (problem) return problem;
+    }
   }
   for (const t of body.tools ?? []) {
     if (t.type !== 'function' || typeof t.function?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.function.name)) {
