@@ -241,8 +241,8 @@ describe('images with an instruction', () => {
   const userParts = (q: ChatRequest) => q.messages.find((m) => m.role === 'user')?.content as Array<{ type: string; image_url?: { url: string } }>;
   const create = (body: object) => api('POST', '/v2/agent/widgets/job', { prompt: 'match the screenshot', model: 'scripted-large', ...body });
 
-  it('an image given as bytes reaches the model as an image part, and stays out of Temporal history', async () => {
-    const shot = png(300_000);
+  it('an image of the largest size given as bytes reaches the model as an image part, and stays out of Temporal history', async () => {
+    const shot = png(10 * 1024 * 1024);
     const r = await create({ images: [{ mimeType: 'image/png', data: shot.toString('base64') }] });
     expect(r.status).toBe(201);
     const job = await waitForJob((await r.json()).id);
