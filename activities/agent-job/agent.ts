@@ -141,6 +141,8 @@ export function createAgentActivities(deps: AgentDeps) {
       // The model may think, and commands may run, for longer than the heartbeat timeout: beat all along.
       const beat = setInterval(() => ctx.heartbeat({ steps }), 1000);
       try {
+        // Before setup: an image that cannot be had fails the turn before anything runs.
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
         const setupRun = sandbox && redactedRun(sandbox, secrets, true);
         const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
@@ -155,7 +157,6 @@ export function createAgentActivities(deps: AgentDeps) {
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
-        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
         const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({

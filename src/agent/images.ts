@@ -1,6 +1,5 @@
 import { AppError } from '../errors';
 import { imageMimeTypes, maxImageBytes, maxImages, sniffImage, type ImageMimeType } from '../jobs/job-images';
-import type { CatalogModel } from '../llm/model-catalog';
 
 /** An image as a create or follow-up gives it, REST (base64 decoded) and Connect alike. */
 export type ImageInput = { mimeType?: string; data: Uint8Array } | { url: string };
@@ -30,9 +29,9 @@ function checkBytes(i: number, declared: string | undefined, data: Uint8Array): 
  * Checks an instruction's images for the model that will see them: at most 5, each at most 10 MB and a PNG, JPEG,
  * WebP or GIF by its magic bytes (the declared type must agree), and a model whose catalog entry takes images.
  */
-export function checkImages(images: readonly ImageInput[] | undefined, model: CatalogModel | undefined, modelsPath: string): CheckedImage[] {
+export function checkImages(images: readonly ImageInput[] | undefined, model: { name: string; images: boolean }, modelsPath: string): CheckedImage[] {
   if (!images?.length) return [];
   if (images.length > maxImages) throw new AppError('invalid_argument', `images: at most ${maxImages} images may go with an instruction, not ${images.length}`);
-  if (!model?.images) throw new AppError('invalid_argument', `images: the model ${model?.name ?? ''} does not take images; choose one whose "images" is true (GET ${modelsPath})`);
+  if (!model.images) throw new AppError('invalid_argument', `images: the model ${model.name} does not take images; choose one whose "images" is true (GET ${modelsPath})`);
   return images.map((image, i) => ('url' in image ? checkUrl(i, image.url) : checkBytes(i, image.mimeType, image.data)));
 }

@@ -271,7 +271,9 @@ export class AgentJobService {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
-    const images = checkImages(input.images, catalogEntry(this.d.config.models, current.model), `/v2/agent/${input.projectId}/models`);
+    // A model the operator has since taken out of the catalog takes no images here.
+    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
+    const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
     const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
       await admission.release();
