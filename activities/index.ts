@@ -60,11 +60,12 @@ export function createActivities(deps: ActivityDeps) {
     ...createGitActivities(git, journal),
     ...createAgentActivities({
       ...git,
-      model: config.model,
+      models: config.models,
       sandbox: config.sandbox,
       repairRounds: config.agent.repairRounds,
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
+      images: { images: ledger.images, guard },
     }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),

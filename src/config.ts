@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { catalogPrices, modelCatalogSchema, type CatalogModel } from './llm/model-catalog';
 import { priceTableSchema, type PriceTable } from './jobs/prices';
 import type { SandboxLimits } from './sandbox';
 import { parseEgressAllowRule, type EgressAllowRule } from './sandbox/egress/allow-rules';
@@ -106,6 +107,16 @@ const payloadKeys = z.string().transform((v, ctx) => {
   return { encryptWith: keys.keys().next().value as string, keys };
 });
 
+// A JSON setting, parsed before its schema checks it.
+const json = z.string().transform((v, ctx) => {
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+});
+
 const nodeList = z
   .string()
   .transform((v) =>
@@ -180,6 +191,10 @@ const settings = z.object({
   DOCENT_MODEL: z.string().optional(),
   DOCENT_MODEL_BASE_URL: z.url().optional(),
   DOCENT_MODEL_API_KEY: z.string().optional(),
+  // The single model of DOCENT_MODEL takes image parts (instructions with screenshots); DOCENT_MODELS says it per model.
+  DOCENT_MODEL_IMAGES: z.enum(['on', 'off']).default('off'),
+  // The models jobs may choose, the first the default (README "Models"); unset: DOCENT_MODEL alone.
+  DOCENT_MODELS: json.pipe(modelCatalogSchema).optional(),
   DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
   DOCENT_GITHUB_TOKEN: z.string().optional(),
   DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
@@ -201,18 +216,7 @@ const settings = z.object({
   DOCENT_AGENT_CLONE_WAIT_MS: positiveInt.min(1000).default(60_000),
   DOCENT_RECONCILER: z.enum(['on', 'off']).default('on'),
   // USD per million tokens by model id, e.g. {"gpt-4o":{"input":2.5,"output":10}}: turns show costUsd for these models.
-  DOCENT_MODEL_PRICES: z
-    .string()
-    .transform((v, ctx) => {
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(priceTableSchema)
-    .default({}),
+  DOCENT_MODEL_PRICES: json.pipe(priceTableSchema).default({}),
   // 32 bytes, base64: encrypts webhook secrets at rest (`openssl rand -base64 32`); webhooks need it.
   DOCENT_SECRET_KEY: z
     .string()
@@ -319,7 +323,10 @@ export interface Config {
   /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
   embeddingModelDir?: string;
   temporal: TemporalConfig;
+  /** The default model (the catalog's first), as the assistant and model-less checks use it. */
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
+  /** The models jobs may choose (src/llm/model-catalog.ts), the default first; empty when no model is configured. */
+  models: CatalogModel[];
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token or App for both. */
   github: GitHubSettings;
   agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
@@ -482,6 +489,30 @@ function githubApp(s: z.infer<typeof settings>): GitHubSettings['app'] {
   return { id: s.DOCENT_GITHUB_APP_ID, privateKey: new HiddenText(pemText) };
 }
 
+/**
+ * The catalog: DOCENT_MODELS with DOCENT_MODEL_BASE_URL and DOCENT_MODEL_API_KEY as every entry's defaults, or else the
+ * one model of DOCENT_MODEL_PROVIDER and DOCENT_MODEL, priced from DOCENT_MODEL_PRICES; empty when neither is complete.
+ */
+function modelCatalog(s: Settings): CatalogModel[] {
+  const shared = { ...(s.DOCENT_MODEL_BASE_URL && { baseUrl: s.DOCENT_MODEL_BASE_URL }), ...(s.DOCENT_MODEL_API_KEY && { apiKey: s.DOCENT_MODEL_API_KEY }) };
+  if (s.DOCENT_MODELS) {
+    const models = s.DOCENT_MODELS.map((m) => ({ ...shared, ...m }));
+    const unreachable = models.find((m) => m.provider === 'openai-compatible' && !m.baseUrl);
+    if (unreachable) throw new ConfigError(`invalid configuration: DOCENT_MODELS: ${unreachable.name} is openai-compatible and needs a baseUrl (or DOCENT_MODEL_BASE_URL)`);
+    return models;
+  }
+  if (!s.DOCENT_MODEL_PROVIDER || !s.DOCENT_MODEL) return [];
+  const price = s.DOCENT_MODEL_PRICES[s.DOCENT_MODEL];
+  return [{ name: s.DOCENT_MODEL, provider: s.DOCENT_MODEL_PROVIDER, ...shared, ...(price && { prices: price }), images: s.DOCENT_MODEL_IMAGES === 'on' }];
+}
+
+/** The default model as the single-model settings describe it; from the catalog's first entry when DOCENT_MODELS is set. */
+function defaultModel(s: Settings, models: CatalogModel[]): Config['model'] {
+  const first = s.DOCENT_MODELS ? models[0] : undefined;
+  if (!first) return { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY };
+  return { provider: first.provider, id: first.name, baseUrl: first.baseUrl, apiKey: first.apiKey };
+}
+
 /** Parses the settings once at start-up; empty values count as unset (docker compose passes `${X:-}`). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('DOCENT_') && v !== ''));
@@ -495,6 +526,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!s.DOCENT_ES_USERNAME !== !s.DOCENT_ES_PASSWORD) throw new ConfigError('invalid configuration: DOCENT_ES_USERNAME and DOCENT_ES_PASSWORD go together');
   if (s.DOCENT_ES_API_KEY && s.DOCENT_ES_USERNAME) throw new ConfigError('invalid configuration: give Elasticsearch either DOCENT_ES_API_KEY or DOCENT_ES_USERNAME and DOCENT_ES_PASSWORD, not both');
   if (s.DOCENT_CODEC_TOKEN && !s.DOCENT_PAYLOAD_KEYS) throw new ConfigError('invalid configuration: DOCENT_CODEC_TOKEN needs DOCENT_PAYLOAD_KEYS (the codec endpoint decodes with them)');
+  if (s.DOCENT_MODELS && (s.DOCENT_MODEL || s.DOCENT_MODEL_PROVIDER)) throw new ConfigError('invalid configuration: give DOCENT_MODELS or DOCENT_MODEL_PROVIDER and DOCENT_MODEL, not both');
+  const models = modelCatalog(s);
   const [sandboxUid, sandboxGid] = s.DOCENT_SANDBOX_USER.split(':').map(Number);
   return {
     host: s.DOCENT_HOST,
@@ -515,7 +548,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
     temporal: temporalConfig(s),
-    model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
+    model: defaultModel(s, models),
+    models,
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN, app: githubApp(s) },
     agent: {
       branchPrefix: s.DOCENT_BRANCH_PREFIX,
@@ -526,7 +560,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // Off in tests that spawn workers with a throwaway queue prefix: each would leave a schedule in the shared server.
       reconciler: s.DOCENT_RECONCILER === 'on',
       repairRounds: s.DOCENT_AGENT_REPAIR_ROUNDS,
-      prices: s.DOCENT_MODEL_PRICES,
+      prices: catalogPrices(models, s.DOCENT_MODEL_PRICES),
     },
     secretKey: s.DOCENT_SECRET_KEY === undefined ? undefined : Buffer.from(s.DOCENT_SECRET_KEY, 'base64'),
     sandbox:

@@ -21,7 +21,12 @@ export interface Instruction {
   attempt?: number;
   /** A retry of a turn whose push succeeded: what it pushed, so only the pull request step runs again. */
   resume?: ResumePoint;
+  /** Images shown to the model with the prompt, by reference (the bytes stay in MongoDB); absent in older histories. */
+  images?: InstructionImage[];
 }
+
+/** An image stored by the gateway (by the SHA-256 of its bytes), or a URL the worker fetches. */
+export type InstructionImage = { sha256: string; mimeType: string } | { url: string };
 
 /** Per-project caps (`docent project update --max-turn-tokens/--max-turn-minutes/--max-job-cost-usd`). */
 export interface TurnCaps {

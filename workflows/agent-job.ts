@@ -39,6 +39,7 @@ const errorCodes: Record<string, string> = {
   RepositoryAccessDenied: 'repository_access_denied',
   AgentLimitExceeded: 'agent_limit_exceeded',
   ModelRequestRejected: 'model_error',
+  ImageRefused: 'image_refused',
   PullRequestRejected: 'pull_request_rejected',
   RepositoryUrlRefused: 'repository_url_refused',
   SandboxUnavailable: 'sandbox_unavailable',

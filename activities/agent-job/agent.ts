@@ -3,8 +3,9 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
-import type { Config, SandboxConfig } from '../../src/config';
-import { createLanguageModel } from '../../src/llm/model';
+import type { SandboxConfig } from '../../src/config';
+import { catalogLanguageModel } from '../../src/llm/model';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
@@ -15,10 +16,12 @@ import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
+import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
-  model: Config['model'];
+  /** The models this worker may call (DOCENT_MODELS); a job names one of them. */
+  models: CatalogModel[];
   /** Undefined when DOCENT_SANDBOX=off: no run_command, and projects with checks fail their turns. */
   sandbox?: SandboxConfig;
   repairRounds: number;
@@ -26,6 +29,8 @@ export interface AgentDeps extends GitDeps {
   journal?: TurnJournal;
   /** The job's project secrets, read from the database when a turn starts (absent in unit tests: none). */
   secrets?: (jobId: string) => Promise<TurnSecrets>;
+  /** Where an instruction's images are read or fetched (absent in unit tests: instructions with images fail). */
+  images?: ImageDeps;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -112,7 +117,10 @@ export function createAgentActivities(deps: AgentDeps) {
      */
     async runAgent(input: RunAgentInput): Promise<RunAgentResult> {
       const ctx = Context.current();
-      const model = createLanguageModel(deps.model, input.model);
+      const entry = catalogEntry(deps.models, input.model);
+      // A job whose model the operator has since taken out of the catalog: retrying on this worker cannot help.
+      if (!entry) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${input.model} is not in this worker's model catalog (DOCENT_MODELS)`, nonRetryable: true });
+      const model = catalogLanguageModel(entry);
       if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: 'no model is configured on the worker', nonRetryable: true });
       const project = input.instruction.checks ?? { setup: [], check: [], network: false };
       if (!deps.sandbox && project.setup.length + project.check.length > 0) {
@@ -133,6 +141,8 @@ export function createAgentActivities(deps: AgentDeps) {
       // The model may think, and commands may run, for longer than the heartbeat timeout: beat all along.
       const beat = setInterval(() => ctx.heartbeat({ steps }), 1000);
       try {
+        // Before setup: an image that cannot be had fails the turn before anything runs.
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
         const setupRun = sandbox && redactedRun(sandbox, secrets, true);
         const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
@@ -147,7 +157,7 @@ export function createAgentActivities(deps: AgentDeps) {
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
-        const messages: ModelMessage[] = [{ role: 'user', content: opening }];
+        const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({
             model,

@@ -10,6 +10,7 @@ import { hardenedGit, remoteAccess, type RemoteAccess } from '../git-hardening';
 import { jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
+import { branchBase, turnDiff } from './turn-diff';
 import type { FileStat } from '../../src/jobs/job-turns';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../../workflows/agent-job-contract';
 
@@ -71,6 +72,8 @@ async function accessTo(deps: GitDeps, repository: string): Promise<RemoteAccess
 interface Clone {
   git: SimpleGit;
   remote(signal?: AbortSignal): SimpleGit;
+  /** Git on the .git folder alone (run with `--bare`), with the remote's access for contents a partial clone lacks. */
+  bare(signal?: AbortSignal): SimpleGit;
 }
 
 /** The activity running this code, or undefined outside one (a helper called from a test). */
@@ -117,7 +120,8 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string): Pr
   const access = await accessTo(deps, repository);
   const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
   // Built once the folder exists: simple-git refuses a missing one.
-  const clone = (): Clone => ({ git: remote(), remote });
+  const bare = (signal?: AbortSignal) => hardenedGit(path.join(dir, '.git'), deps.workspaceDir, access.config, signal);
+  const clone = (): Clone => ({ git: remote(), remote, bare });
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
     try {
       await heartbeating('fetching', async (signal) => remote(signal).fetch(['origin', '--prune', '--force']));
@@ -177,10 +181,13 @@ async function filesChanged(git: SimpleGit, from: string, to: string): Promise<F
 
 export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
   /** The pushed commit is the turn's durable step: a retry resumes after it. Written again by a retried attempt, harmlessly. */
-  async function recordPush(git: SimpleGit, input: CommitAndPushInput, commit: string): Promise<void> {
+  async function recordPush(clone: Clone, input: CommitAndPushInput, commit: string): Promise<void> {
     if (!journal) return;
-    const files = await filesChanged(git, input.startCommit, commit);
-    await journal.ledger.recordPush(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files });
+    const files = await filesChanged(clone.git, input.startCommit, commit);
+    const base = branchBase(await journal.ledger.turns.list(input.jobId), input.turn, input.startCommit);
+    // Diffs may read contents the partial clone lacks: a network step.
+    const diff = await heartbeating('diffing', (signal) => turnDiff(clone.bare(signal), { base, startCommit: input.startCommit, commit, branch: input.branch }));
+    await journal.ledger.recordPush(input.jobId, input.turn, { startCommit: input.startCommit, commit, filesChanged: files }, diff);
   }
 
   return {
@@ -208,7 +215,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       if (remoteHead && remoteHead !== input.startCommit) {
         const [parent, message] = [await revParse(git, `${remoteHead}^`), await git.raw(['log', '-1', '--format=%B', remoteHead])];
         if (parent === input.startCommit && message.includes(marker)) {
-          await recordPush(git, input, remoteHead);
+          await recordPush(clone, input, remoteHead);
           return { commit: remoteHead };
         }
       }
@@ -225,7 +232,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
         if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
         classifyGitError(err, 'pushing the job branch');
       }
-      await recordPush(git, input, commit);
+      await recordPush(clone, input, commit);
       return { commit };
     },
   };

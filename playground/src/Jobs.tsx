@@ -3,6 +3,7 @@ import { createConnectTransport } from '@connectrpc/connect-web';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { AgentJobStatus, AgentService, type AgentJob } from '../../src/gen/agent/v2/agent_pb';
 import { agentCall, describeEvent, type JobSummary } from './job-api';
+import { JobDiff } from './JobDiff';
 import type { Settings } from './settings';
 
 const statusName = (s: AgentJobStatus) => AgentJobStatus[s].toLowerCase();
@@ -183,6 +184,7 @@ export function Jobs({ settings }: { settings: Settings }) {
               Send follow-up
             </button>
           </form>
+          <JobDiff settings={settings} projectId={watched.projectId} jobId={watched.jobId} turns={job?.turn || 1} />
           <ol className="events" data-testid="job-events" aria-label="Job events">
             {events.map((e) => (
               <li key={e.id} data-type={e.type}>

@@ -6,6 +6,8 @@ import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
+import { catalogEntry, publicModel } from '../llm/model-catalog';
+import { checkImages, type ImageInput } from './images';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
@@ -77,6 +79,21 @@ export class AgentJobService {
     return jobWithTurns(await this.getJob(caller, input), this.d.ledger.turns);
   }
 
+  /**
+   * The unified diff of the job's branch against the commit it forked from, or of one turn, as the worker stored it
+   * when it pushed (docs/decisions-agent-api.md, "Diff"). Empty when nothing was pushed (yet).
+   */
+  async getDiff(caller: Caller, input: { projectId: string; jobId: string; turn?: number }): Promise<{ diff: string; truncated: boolean }> {
+    const job = await this.getJob(caller, input);
+    if (input.turn !== undefined && input.turn > job.turn) throw new AppError('not_found', `turn ${input.turn} not found: the job has ${job.turn}`);
+    const pushed = (await this.d.ledger.turns.list(job._id, job)).filter((t) => t.commit && (input.turn === undefined || t.turn === input.turn));
+    const latestPush = pushed.at(-1);
+    if (!latestPush) return { diff: '', truncated: false };
+    const stored = await this.d.ledger.diffs.get(job._id, input.turn);
+    if (!stored || stored.turn !== latestPush.turn) throw new AppError('failed_precondition', `turn ${latestPush.turn} was pushed before docent stored diffs; see the branch ${job.branch}`);
+    return input.turn === undefined ? { diff: stored.branchDiff, truncated: stored.branchTruncated } : { diff: stored.turnDiff, truncated: stored.turnTruncated };
+  }
+
   /** The job's turns, oldest first. */
   turnsOf(job: JobDoc) {
     return this.d.ledger.turns.list(job._id, job);
@@ -87,11 +104,26 @@ export class AgentJobService {
     return this.d.ledger.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
   }
 
+  /** The models jobs may choose, the default first, as GET /v2/agent/{projectId}/models lists them. */
+  async listModels(caller: Caller, input: { projectId: string }) {
+    await this.authorize(caller, input.projectId);
+    return this.d.config.models.map((m, i) => publicModel(m, i === 0));
+  }
+
+  /** The catalog entry a create names, or the default; a name outside the catalog is the caller's mistake. */
+  private chosenModel(projectId: string, name: string | undefined) {
+    const entry = name === undefined ? this.d.config.models[0] : catalogEntry(this.d.config.models, name);
+    if (!entry) throw new AppError('invalid_argument', `model: ${name} is not one of this server's models (GET /v2/agent/${projectId}/models lists them)`);
+    return entry;
+  }
+
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
   async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string; gap?: GapSpec } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const missing = missingModelSetting(this.d.config.model);
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
+    const model = this.chosenModel(input.projectId, input.model);
+    const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
@@ -101,6 +133,11 @@ export class AgentJobService {
       }
     }
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
+    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    const withImages = imageRefs.length ? { images: imageRefs } : {};
 
     const id = `job_${randomBytes(12).toString('hex')}`;
     const now = new Date();
@@ -109,14 +146,14 @@ export class AgentJobService {
       projectId: input.projectId,
       status: 'active',
       source: { repository: project.repository, ref: input.branch ?? project.ref },
-      model: input.model ?? this.d.config.model.id!,
+      model: model.name,
       branch: `${this.d.config.agent.branchPrefix}${id}`,
       prLink: null,
       createdAt: now,
       updatedAt: now,
       archivedAt: null,
       turn: 1,
-      prompts: [{ turn: 1, prompt: input.prompt, at: now }],
+      prompts: [{ turn: 1, prompt: input.prompt, at: now, ...withImages }],
       asDraft: input.asDraft ?? false,
       // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions.md, issue 13).
       firstTurnImplied: true,
@@ -130,7 +167,7 @@ export class AgentJobService {
       return { ...inserted, limitHeaders: {} };
     }
     try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...withImages });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.ledger.discard(id), admission.release()]);
@@ -156,11 +193,12 @@ export class AgentJobService {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly');
     }
-    const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
+    const first = job.prompts.find((p) => p.turn === 1);
+    const prompt = first?.prompt ?? '';
     try {
       // Jobs created before the first turn was implied stored it themselves.
       if (!job.firstTurnImplied) await this.d.ledger.beginTurn(job, 1, prompt, job.createdAt);
-      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project) });
+      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
       throw new AppError('unavailable', 'the job could not be started; try again shortly');
@@ -229,12 +267,19 @@ export class AgentJobService {
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
-  async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+  async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string; images?: ImageInput[] }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    // A model the operator has since taken out of the catalog takes no images here.
+    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
+    const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
-    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt).catch(async (err: unknown) => {
+    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt, imageRefs).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
@@ -248,6 +293,7 @@ export class AgentJobService {
       history: await this.historyBefore(job, job.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
+      ...(imageRefs.length ? { images: imageRefs } : {}),
     };
     try {
       await this.d.ledger.beginTurn(job, job.turn, input.prompt, job.updatedAt);
@@ -313,6 +359,7 @@ export class AgentJobService {
       checks: projectChecks(project),
       ...this.capsOf(project),
       attempt: turn.attempt,
+      ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
     };
     try {

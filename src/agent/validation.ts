@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { maxImageBytes, maxImages } from '../jobs/job-images';
+import type { ImageInput } from './images';
 
 const maxPromptChars = 32 * 1024;
 
@@ -11,6 +13,32 @@ const refName = z
   .max(200)
   .regex(/^(?!\/|.*\/\/|.*\.\.|.*@\{|.*\.lock$|.*\/$)[A-Za-z0-9._/-]+$/, 'must be a valid branch name');
 
+// Base64 of the largest image, so a larger one is refused before it is decoded.
+const maxImageBase64Chars = Math.ceil(maxImageBytes / 3) * 4;
+
+/** `images` of a REST create or follow-up: bytes in base64 with their type, or a URL; decoded here, checked by content in ./images. */
+const images = z
+  .array(
+    z.union([
+      z.strictObject({
+        mimeType: z.string().max(100),
+        data: z
+          .string()
+          .max(maxImageBase64Chars, `must be at most ${maxImageBytes / 1024 / 1024} MB`)
+          .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
+      }),
+      z.strictObject({ url: z.string().max(2048) }),
+    ]),
+  )
+  // Counted here too, so six images are refused before any is decoded.
+  .max(maxImages, `at most ${maxImages} images may go with an instruction`)
+  .transform((list): ImageInput[] => list.map((i) => ('url' in i ? { url: i.url } : { mimeType: i.mimeType, data: Buffer.from(i.data, 'base64') })));
+
+/** The largest create or follow-up: five of the largest images in base64, and the rest of the body. */
+export const maxInstructionBodyBytes = maxImages * maxImageBase64Chars + 256 * 1024;
+/** The same as one Connect message, whose images are bytes. */
+export const maxInstructionMessageBytes = maxImages * maxImageBytes + 256 * 1024;
+
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
@@ -20,10 +48,11 @@ export const createJobBody = z.strictObject({
     .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id')
     .optional(),
   asDraft: z.boolean().optional(),
+  images: images.optional(),
 });
 export type CreateJob = z.infer<typeof createJobBody>;
 
-export const sendMessageBody = z.strictObject({ prompt });
+export const sendMessageBody = z.strictObject({ prompt, images: images.optional() });
 
 export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1-255 visible ASCII characters');
 
@@ -36,6 +65,10 @@ export type ListJobs = z.infer<typeof listJobsQuery>;
 
 /** Where an event stream resumes: after this event id (0: from the start). */
 export const lastEventId = z.coerce.number({ error: 'Last-Event-ID must be an event id' }).int('Last-Event-ID must be an event id').min(0, 'Last-Event-ID must be an event id');
+
+export const diffQuery = z.strictObject({
+  turn: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
 
 export const eventsQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),

@@ -14,6 +14,6 @@ export async function impliedFirstTurnOf(db: Db, jobId: string): Promise<FirstTu
 
 /** Turn 1 as its record is first stored: the create's prompt, at the create's time, so a derived and a stored one read the same. */
 export function firstTurnOf(job: FirstTurnSource) {
-  const prompt = job.prompts.find((p) => p.turn === 1)?.prompt ?? '';
-  return { jobId: job._id, projectId: job.projectId, model: job.model, turn: 1, prompt, at: job.createdAt };
+  const first = job.prompts.find((p) => p.turn === 1);
+  return { jobId: job._id, projectId: job.projectId, model: job.model, turn: 1, prompt: first?.prompt ?? '', at: job.createdAt, ...(first?.images?.length ? { images: first.images } : {}) };
 }

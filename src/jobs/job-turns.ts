@@ -1,4 +1,5 @@
 import type { Db, UpdateResult } from 'mongodb';
+import type { ImageRef } from './job-images';
 import type { CheckResult } from '../../workflows/agent-job-contract';
 import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
@@ -26,6 +27,8 @@ export interface TurnDoc {
   model: string;
   turn: number;
   prompt: string;
+  /** The instruction's images, by reference; a retry sends them again. */
+  images?: ImageRef[];
   status: TurnStatus;
   startedAt: Date;
   finishedAt: Date | null;
@@ -51,6 +54,7 @@ export function turnToJson(t: TurnDoc) {
   return {
     turn: t.turn,
     prompt: t.prompt,
+    model: t.model,
     status: t.status,
     startedAt: t.startedAt.toISOString(),
     finishedAt: t.finishedAt?.toISOString() ?? null,
@@ -67,7 +71,7 @@ export async function ensureTurnIndexes(db: Db): Promise<void> {
   await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
 }
 
-type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date };
+type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date; images?: ImageRef[] };
 
 /** An accepted instruction's record before anything has happened to it. */
 function newTurn(t: NewTurn): TurnDoc {
@@ -78,6 +82,7 @@ function newTurn(t: NewTurn): TurnDoc {
     model: t.model,
     turn: t.turn,
     prompt: t.prompt,
+    ...(t.images?.length ? { images: t.images } : {}),
     status: 'active',
     startedAt: t.at,
     finishedAt: null,

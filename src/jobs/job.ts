@@ -1,4 +1,5 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { ImageRef } from './job-images';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
 import type { CheckResult } from '../../workflows/agent-job-contract';
@@ -24,7 +25,8 @@ export interface JobDoc {
   /** The latest claimed turn (a cache of the turn records; src/jobs/job-state.ts); status writes name the turn they finish. */
   turn: number;
   /** The first instruction (and, for jobs older than insert-claimed turns, the follow-ups); later ones live in job_turns. */
-  prompts: Array<{ turn: number; prompt: string; at: Date }>;
+  /** `images`: what the create's images are stored as (src/jobs/job-images.ts). */
+  prompts: Array<{ turn: number; prompt: string; at: Date; images?: ImageRef[] }>;
   asDraft: boolean;
   /** Turn 1's record and opening events are derived from this document until a writer stores them (src/jobs/first-turn.ts). */
   firstTurnImplied?: boolean;
@@ -83,6 +85,7 @@ function turnToMessage(t: TurnDoc) {
   return {
     turn: t.turn,
     prompt: t.prompt,
+    model: t.model,
     status: t.status,
     startedAt: timestampFromDate(t.startedAt),
     finishedAt: t.finishedAt ? timestampFromDate(t.finishedAt) : undefined,
@@ -124,6 +127,7 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     archivedAt: doc.archivedAt ? timestampFromDate(doc.archivedAt) : undefined,
     updatedAt: timestampFromDate(doc.updatedAt),
     branch: doc.branch,
+    turn: doc.turn,
     error: doc.error,
     checks: (doc.checks ?? []).map(checkToMessage),
     checksPassed: doc.checksPassed ?? undefined,

@@ -20,7 +20,9 @@ import type { Db } from 'mongodb';
 import type { Logger } from '../log';
 import { notifyWebhooks, type Notifier } from '../webhooks/notify';
 import type { JobDoc } from './job';
+import { JobDiffStore, type TurnDiff } from './job-diffs';
 import { JobEventStore, turnOpening } from './job-events';
+import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
@@ -52,6 +54,8 @@ export class JobLedger {
   private readonly jobStore: JobStore;
   private readonly turnStore: TurnStore;
   private readonly eventStore: JobEventStore;
+  private readonly diffStore: JobDiffStore;
+  private readonly imageStore: JobImageStore;
   private readonly background = new Set<Promise<void>>();
 
   constructor(
@@ -61,6 +65,8 @@ export class JobLedger {
     this.jobStore = new JobStore(db);
     this.turnStore = new TurnStore(db);
     this.eventStore = new JobEventStore(db);
+    this.diffStore = new JobDiffStore(db);
+    this.imageStore = new JobImageStore(db);
   }
 
   /** Reads of jobs: by id, by idempotency key, a project's page. */
@@ -71,6 +77,23 @@ export class JobLedger {
   /** Reads of turns, an implied turn 1 included. */
   get turns(): Pick<TurnStore, 'get' | 'list' | 'jobCostUsd'> {
     return this.turnStore;
+  }
+
+  /** Reads of the diffs pushes stored. */
+  get diffs(): Pick<JobDiffStore, 'get'> {
+    return this.diffStore;
+  }
+
+  /** Reads of the images instructions brought. */
+  get images(): Pick<JobImageStore, 'get'> {
+    return this.imageStore;
+  }
+
+  /** Stores an instruction's images before it is accepted, so the worker finds them by reference. */
+  async storeImages(images: Array<{ mimeType: ImageMimeType; data: Uint8Array } | { url: string }>): Promise<ImageRef[]> {
+    const refs: ImageRef[] = [];
+    for (const image of images) refs.push('url' in image ? { url: image.url } : await this.imageStore.put(image.mimeType, image.data));
+    return refs;
   }
 
   /** Reads of events, an implied opening included. */
@@ -89,8 +112,8 @@ export class JobLedger {
   }
 
   /** Accepts a follow-up as the job's next turn; null when the job is missing or archived. */
-  claimNextTurn(projectId: string, jobId: string, prompt: string): Promise<JobDoc | null> {
-    return this.jobStore.beginTurn(projectId, jobId, prompt);
+  claimNextTurn(projectId: string, jobId: string, prompt: string, images?: ImageRef[]): Promise<JobDoc | null> {
+    return this.jobStore.beginTurn(projectId, jobId, prompt, images);
   }
 
   /** Begins a turn: its record and its opening events, so the stream shows it from the moment it is accepted. */
@@ -254,7 +277,9 @@ export class JobLedger {
   }
 
   /** The pushed commit, the turn's durable step (a retry resumes after it), and its event. */
-  async recordPush(jobId: string, turn: number, push: { startCommit: string; commit: string; filesChanged: FileStat[] }): Promise<void> {
+  async recordPush(jobId: string, turn: number, push: { startCommit: string; commit: string; filesChanged: FileStat[] }, diff?: TurnDiff): Promise<void> {
+    // The diff before the turn's step: a client that sees the commit can read its diff.
+    if (diff) await this.diffStore.put(jobId, turn, diff);
     await this.turnStore.update(jobId, turn, push);
     await this.eventStore.append(jobId, { key: eventKeys.commit(turn, push.commit), type: 'commit', turn, data: { sha: push.commit, filesChanged: push.filesChanged } });
   }

@@ -3,6 +3,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import type { Config } from '../config';
+import type { CatalogModel } from './model-catalog';
 
 /** The setting an operator must add before model-backed features work, or null when a model is configured. */
 export function missingModelSetting(model: Config['model']): string | null {
@@ -27,4 +28,9 @@ export function createLanguageModel(model: Config['model'], modelId?: string): L
     default:
       return null;
   }
+}
+
+/** Builds a catalog entry's model (a job's `model`). */
+export function catalogLanguageModel(entry: CatalogModel): LanguageModel | null {
+  return createLanguageModel({ provider: entry.provider, id: entry.name, baseUrl: entry.baseUrl, apiKey: entry.apiKey });
 }

@@ -1,12 +1,16 @@
 import { jobToJson } from '../jobs/job';
-import { createJobBody, eventsQuery, idempotencyKey, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, diffQuery, eventsQuery, idempotencyKey, maxInstructionBodyBytes, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
 import { projectOrigins } from '../edge/cors';
-import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody } from './response-schemas';
+import { agentJobBody, agentJobPageBody, agentJobWithTurnsBody, agentModelsBody } from './response-schemas';
 import { encodeJobEvents } from './job-event-stream';
 import { route, type Route } from './router';
+
+async function* toStream(text: string) {
+  yield text;
+}
 
 const theJob = { 200: { description: 'The job', json: agentJobBody } };
 
@@ -23,6 +27,7 @@ export function agentRoutes(deps: Deps): Route[] {
       auth: 'admin',
       cors,
       body: createJobBody,
+      bodyLimit: maxInstructionBodyBytes,
       responses: { 201: { description: 'The new job', json: agentJobBody }, 200: { description: 'The job an earlier request with the same Idempotency-Key created', json: agentJobBody } },
       handler: async (req) => {
         const header = req.headers['idempotency-key'];
@@ -77,6 +82,23 @@ export function agentRoutes(deps: Deps): Route[] {
       },
     }),
     route({
+      method: 'GET',
+      path: '/v2/agent/{projectId}/job/{jobId}/diff',
+      summary: 'The unified diff of the job branch against its base, or of one turn with ?turn=N (binary files marked, capped at 1 MiB)',
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'text/x-diff; empty when nothing was pushed. `X-Docent-Diff-Truncated: true` when cut (the text then ends with a note)', streamed: 'text/x-diff' } },
+      handler: async (req) => {
+        const { turn } = parseInput(diffQuery, Object.fromEntries(req.query));
+        const { diff, truncated } = await jobs.getDiff(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, turn });
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/x-diff; charset=utf-8', 'x-docent-diff-truncated': String(truncated), 'cache-control': 'no-store' },
+          stream: toStream(diff),
+        };
+      },
+    }),
+    route({
       method: 'POST',
       path: '/v2/agent/{projectId}/job/{jobId}/stop',
       summary: 'Stop the running turn: the job keeps its branch and pull request, its turn ends stopped, and it takes follow-ups',
@@ -102,6 +124,15 @@ export function agentRoutes(deps: Deps): Route[] {
     }),
     route({
       method: 'GET',
+      path: '/v2/agent/{projectId}/models',
+      summary: "The models a create's `model` may name, the default first",
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'The model catalog (DOCENT_MODELS)', json: agentModelsBody } },
+      handler: async (req) => ({ status: 200, body: { models: await jobs.listModels(req.caller, { projectId: req.params.projectId! }) } }),
+    }),
+    route({
+      method: 'GET',
       path: '/v2/agent/{projectId}/jobs',
       summary: 'List agent jobs, newest first (query: status, limit 1-100, cursor)',
       auth: 'admin',
@@ -120,9 +151,10 @@ export function agentRoutes(deps: Deps): Route[] {
       auth: 'admin',
       cors,
       body: sendMessageBody,
+      bodyLimit: maxInstructionBodyBytes,
       responses: theJob,
       handler: async (req) => {
-        const { job, limitHeaders } = await jobs.sendMessage(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt });
+        const { job, limitHeaders } = await jobs.sendMessage(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt, images: req.body.images });
         return { status: 200, body: jobToJson(job), headers: limitHeaders };
       },
     }),

@@ -76,11 +76,16 @@ const turnBody = z
   .object({
     turn: z.number().int(),
     prompt: z.string(),
+    model: z.string().describe('The model the turn called'),
     status: z.enum(['active', 'completed', 'failed', 'stopped']),
     startedAt: z.iso.datetime(),
     finishedAt: z.iso.datetime().nullable(),
     filesChanged: z.array(fileStat).describe('Lines added and deleted per file by the commit the turn pushed'),
-    usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), costUsd: z.number().optional().describe('From DOCENT_MODEL_PRICES; absent when the model has no price') }),
+    usage: z.object({
+      inputTokens: z.number().int(),
+      outputTokens: z.number().int(),
+      costUsd: z.number().optional().describe("From the model's catalog prices (DOCENT_MODELS or DOCENT_MODEL_PRICES); absent when it has none"),
+    }),
     checks: z.array(checkResult),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     prLink: z.string().nullable().describe('The pull request this turn opened or updated'),
@@ -125,6 +130,20 @@ export const redeliveryBody = z.object({ messageId: z.string(), endpointId: z.st
 export const deletedBody = z.object({ id: z.string(), deleted: z.literal(true) });
 
 export const agentJobPageBody = z.object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() }).register(documentedSchemas, { id: 'AgentJobPage' });
+
+export const agentModelsBody = z
+  .object({
+    models: z.array(
+      z.object({
+        id: z.string().describe("What a create's `model` takes"),
+        provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
+        default: z.boolean().describe('Used when a create names no model'),
+        images: z.boolean().describe('Takes images with an instruction'),
+        prices: z.object({ input: z.number(), output: z.number() }).nullable().describe('USD per million tokens; null when the operator gave none'),
+      }),
+    ),
+  })
+  .register(documentedSchemas, { id: 'AgentModels' });
 
 export const searchResultsBody = z
   .object({

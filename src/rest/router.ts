@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { z } from 'zod';
 import type { Caller, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
+import { maxBodyBytes } from '../edge/errors';
 import { isRouteAuth, type Authenticate, type AuthenticateOperator, type OperatorChecks, type RouteAuth } from '../edge/route-auth';
 import { errorBody } from './response-schemas';
 
@@ -52,6 +53,8 @@ export interface Route<B = unknown, A extends RouteAuth = RouteAuth> {
   responses?: Record<number, ResponseDoc>;
   /** Browser access; see CorsPolicy. */
   cors?: CorsPolicy;
+  /** A body limit above the gateway's 1 MiB, for the routes that take images; such a body is read only for a valid key. */
+  bodyLimit?: number;
   handler: (req: RestRequest<B, A>) => Promise<RestResponse>;
 }
 
@@ -152,6 +155,17 @@ function handlerOf(r: Route) {
   };
 }
 
+/**
+ * On a route that takes large bodies, a body past the gateway's usual limit (or of unknown length) is read only once
+ * the key is known good: nobody without one can make the gateway read and parse megabytes.
+ */
+function keyBeforeLargeBody(authenticate: Authenticate, kind: 'admin' | 'assistant') {
+  return async (req: FastifyRequest) => {
+    const length = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
+    if (length > maxBodyBytes) req.caller = await authenticate(req.headers.authorization, kind);
+  };
+}
+
 /** Registers one declared route; a route without a valid `auth` stops the gateway from starting. */
 function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticate, operatorChecks: OperatorChecks): void {
   if (!isRouteAuth(r.auth)) throw new Error(`route ${r.method} ${r.path} declares no authentication: set auth to 'admin', 'assistant', 'operator', 'metrics' or 'none'`);
@@ -165,10 +179,11 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
     exposeHeadRoute: false,
     schema: schemaOf(r),
     config: { auth: r.auth, browserAccess, documented: true },
+    ...(r.bodyLimit && kind ? { bodyLimit: r.bodyLimit, onRequest: keyBeforeLargeBody(authenticate, kind) } : {}),
     // After validation, so a malformed request is a 400 whatever its key; before the handler, so no route forgets it.
     preHandler: kind
       ? async (req) => {
-          req.caller = await authenticate(req.headers.authorization, kind);
+          req.caller ??= await authenticate(req.headers.authorization, kind);
         }
       : auth === 'operator' || auth === 'metrics'
         ? async (req) => operatorChecks[auth](req.headers.authorization)

@@ -1,11 +1,12 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { eventToMessage, jobToMessage, type JobStatus } from '../jobs/job';
-import { createJobBody, idempotencyKey, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { createJobBody, diffQuery, idempotencyKey, maxInstructionMessageBytes, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
 import { AppError } from '../errors';
-import { AgentJobStatus, type AgentService } from '../gen/agent/v2/agent_pb';
+import { AgentJobStatus, type AgentJobImage, type AgentService } from '../gen/agent/v2/agent_pb';
+import type { ImageInput } from '../agent/images';
 import { callerOf, type MethodAuth } from './caller';
 
 const statusFromProto: Partial<Record<AgentJobStatus, JobStatus>> = {
@@ -14,6 +15,12 @@ const statusFromProto: Partial<Record<AgentJobStatus, JobStatus>> = {
   [AgentJobStatus.ARCHIVED]: 'archived',
   [AgentJobStatus.FAILED]: 'failed',
 };
+
+/** An AgentJobImage as the service takes it; one with neither bytes nor a URL is refused there as empty. */
+function imageFromProto(image: AgentJobImage): ImageInput {
+  if (image.source.case === 'url') return { url: image.source.value };
+  return { mimeType: image.mimeType, data: image.source.case === 'data' ? image.source.value : new Uint8Array() };
+}
 
 /** Every agent.v2.AgentService method needs the project's admin key. */
 export const agentMethodAuth: MethodAuth<typeof AgentService> = {
@@ -25,14 +32,19 @@ export const agentMethodAuth: MethodAuth<typeof AgentService> = {
   watchAgentJob: 'admin',
   stopAgentJob: 'admin',
   retryAgentJob: 'admin',
+  listAgentModels: 'admin',
+  getAgentJobDiff: 'admin',
 };
+
+/** The methods that take images read messages up to five of the largest images. */
+export const agentMethodReadMaxBytes = { createAgentJob: maxInstructionMessageBytes, sendAgentJobMessage: maxInstructionMessageBytes };
 
 /** Connect handlers of agent.v2.AgentService over the same service as the REST routes. */
 export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
   const jobs = deps.agentJobs;
   return {
     async createAgentJob(req, ctx) {
-      const body = parseInput(createJobBody, { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft });
+      const body = { ...parseInput(createJobBody, { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft }), images: req.images.map(imageFromProto) };
       const key = req.idempotencyKey ?? ctx.requestHeader.get('idempotency-key') ?? undefined;
       const { job, limitHeaders } = await jobs.createJob(callerOf(ctx), { projectId: req.projectId, idempotencyKey: key === undefined ? undefined : parseInput(idempotencyKey, key), ...body });
       for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
@@ -55,9 +67,17 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     },
     async sendAgentJobMessage(req, ctx) {
       const { prompt } = parseInput(sendMessageBody, { prompt: req.prompt });
-      const { job, limitHeaders } = await jobs.sendMessage(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, prompt });
+      const { job, limitHeaders } = await jobs.sendMessage(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, prompt, images: req.images.map(imageFromProto) });
       for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
       return { job: jobToMessage(job) };
+    },
+    async listAgentModels(req, ctx) {
+      const models = await jobs.listModels(callerOf(ctx), { projectId: req.projectId });
+      return { models: models.map((m) => ({ id: m.id, provider: m.provider, isDefault: m.default, images: m.images, prices: m.prices ?? undefined })) };
+    },
+    async getAgentJobDiff(req, ctx) {
+      const { turn } = parseInput(diffQuery, { turn: req.turn });
+      return jobs.getDiff(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, turn });
     },
     async archiveAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.archiveJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };

@@ -6,7 +6,7 @@ import { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assi
 import { SearchService } from '../gen/discovery/v1/search_pb';
 import { AssistantService as AssistantServiceV2 } from '../gen/discovery/v2/assistant_pb';
 import { isRouteAuth, type RouteAuth } from '../edge/route-auth';
-import { agentHandlers, agentMethodAuth } from './agent-handlers';
+import { agentHandlers, agentMethodAuth, agentMethodReadMaxBytes } from './agent-handlers';
 import { assistantV1Handlers, assistantV1MethodAuth, assistantV2Handlers, assistantV2MethodAuth, searchHandlers, searchMethodAuth } from './assistant-handlers';
 import type { MethodAuth } from './caller';
 
@@ -15,6 +15,8 @@ export interface RpcService<S extends DescService = DescService> {
   service: S;
   auth: MethodAuth<S>;
   impl: ServiceImpl<S>;
+  /** Methods whose messages may be larger than the gateway's 1 MiB (those that take images), by local name. */
+  readMaxBytes?: Partial<Record<keyof ServiceImpl<S>, number>>;
 }
 
 const rpcService = <S extends DescService>(s: RpcService<S>) => s as unknown as RpcService;
@@ -22,7 +24,7 @@ const rpcService = <S extends DescService>(s: RpcService<S>) => s as unknown as 
 /** Every Connect service of the public API. */
 export function rpcServices(deps: Deps): RpcService[] {
   return [
-    rpcService({ service: AgentService, auth: agentMethodAuth, impl: agentHandlers(deps) }),
+    rpcService({ service: AgentService, auth: agentMethodAuth, impl: agentHandlers(deps), readMaxBytes: agentMethodReadMaxBytes }),
     rpcService({ service: AssistantServiceV2, auth: assistantV2MethodAuth, impl: assistantV2Handlers(deps) }),
     rpcService({ service: AssistantServiceV1, auth: assistantV1MethodAuth, impl: assistantV1Handlers(deps) }),
     rpcService({ service: SearchService, auth: searchMethodAuth, impl: searchHandlers(deps) }),
@@ -48,10 +50,11 @@ export function connectRoutes(services: readonly RpcService[]): { routes: (route
     }
   }
   const routes = (router: ConnectRouter) => {
-    for (const { service, impl } of services) {
+    for (const { service, impl, readMaxBytes } of services) {
       for (const m of service.methods) {
         const handler = (impl as Record<string, MethodImpl<DescMethod>>)[m.localName]!;
-        router.rpc(m, handler, { maxTimeoutMs: m.methodKind === 'unary' ? maxTimeoutMs.unary : maxTimeoutMs.streaming });
+        const larger = (readMaxBytes as Record<string, number> | undefined)?.[m.localName];
+        router.rpc(m, handler, { maxTimeoutMs: m.methodKind === 'unary' ? maxTimeoutMs.unary : maxTimeoutMs.streaming, ...(larger ? { readMaxBytes: larger } : {}) });
       }
     }
   };

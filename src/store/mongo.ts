@@ -2,6 +2,8 @@ import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { ensureJobEventIndexes } from '../jobs/job-events';
 import { ensureJobIndexes } from '../jobs/job-store';
 import { ensureTurnIndexes } from '../jobs/job-turns';
+import { ensureDiffIndexes } from '../jobs/job-diffs';
+import { ensureImageIndexes } from '../jobs/job-images';
 import { ensureApiKeyIndexes } from '../auth/api-keys';
 import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
@@ -69,5 +71,7 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureLimitIndexes(db);
   await ensureJobEventIndexes(db);
   await ensureTurnIndexes(db);
+  await ensureDiffIndexes(db);
+  await ensureImageIndexes(db);
   await ensureWebhookIndexes(db);
 }

@@ -197,6 +197,12 @@ describe('playground from an allowed origin', () => {
     // The ids the page shows are the stream's: one per event, in order.
     expect(events.map((e) => Number(/^#(\d+)/.exec(e)?.[1]))).toEqual(events.map((_, i) => i + 1));
     expect(await page.locator('[data-testid=job-list]').textContent()).toContain(jobId!);
+    // The job's diff, through the Connect GetAgentJobDiff call.
+    await page.getByRole('button', { name: 'Show diff' }).click();
+    const diff = await page.locator('[data-testid=job-diff]').innerText();
+    expect(diff).toContain('diff --git a/README.md b/README.md');
+    expect(diff).toMatch(/^-.*wrold/m);
+    expect(diff).toMatch(/^\+.*world/m);
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/playground.png', fullPage: true });
   });

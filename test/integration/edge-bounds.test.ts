@@ -1,4 +1,5 @@
 import http2 from 'node:http2';
+import { maxInstructionMessageBytes } from '../../src/agent/validation';
 import net from 'node:net';
 import { Code, createClient } from '@connectrpc/connect';
 import Fastify from 'fastify';
@@ -59,35 +60,40 @@ function firstAnswer(port: number, head: string, bodyPart: Buffer, ms = 5_000): 
 
 describe('message size', () => {
   it('refuses a 16 MB message over Connect and gRPC with resource_exhausted, and stays ready', async () => {
-    const prompt = 'x'.repeat(sixteenMiB);
+    // A method without images keeps the 1 MiB bound (creates and follow-ups take images: see below).
+    const jobId = 'x'.repeat(sixteenMiB);
     const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
-    await expect(connect.createAgentJob({ projectId: 'proj-a', prompt }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    await expect(connect.getAgentJob({ projectId: 'proj-a', jobId }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
     // Node's own HTTP/2 client refuses to queue 16 MB in one session by default (10 MB): let it, so the server decides.
     const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url, nodeOptions: { maxSessionMemory: 64 } }));
-    await expect(grpc.createAgentJob({ projectId: 'proj-a', prompt }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
     expect(await gw.deps.mongo.db.collection('jobs').countDocuments()).toBe(0);
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
 
   it('answers from the declared length, while almost all of the message is still unsent', async () => {
     const port = Number(new URL(gw.url).port);
-    const head = [
-      'POST /agent.v2.AgentService/CreateAgentJob HTTP/1.1',
-      'host: x',
-      'content-type: application/json',
-      'connect-protocol-version: 1',
-      `authorization: Bearer ${adminKey}`,
-      `content-length: ${sixteenMiB}`,
-      '',
-      '',
-    ].join('\r\n');
-    const answer = await firstAnswer(port, head, Buffer.alloc(64 * 1024, 'x'));
+    const head = (method: string, length: number) =>
+      [
+        `POST /agent.v2.AgentService/${method} HTTP/1.1`,
+        'host: x',
+        'content-type: application/json',
+        'connect-protocol-version: 1',
+        `authorization: Bearer ${adminKey}`,
+        `content-length: ${length}`,
+        '',
+        '',
+      ].join('\r\n');
+    const answer = await firstAnswer(port, head('GetAgentJob', sixteenMiB), Buffer.alloc(64 * 1024, 'x'));
     expect(answer).toMatch(/^HTTP\/1\.1 429 /); // Connect's status for resource_exhausted
+    // A create takes five 10 MB images, and no more.
+    const pastImages = await firstAnswer(port, head('CreateAgentJob', maxInstructionMessageBytes + 1), Buffer.alloc(64 * 1024, 'x'));
+    expect(pastImages).toMatch(/^HTTP\/1\.1 429 /);
 
     // gRPC on h2c: the 5-byte envelope prefix announces 16 MiB; the answer comes before the message does.
     const session = http2.connect(gw.h2Url);
     try {
-      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/CreateAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${adminKey}` });
+      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/GetAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${adminKey}` });
       const prefix = Buffer.alloc(5);
       prefix.writeUInt32BE(sixteenMiB, 1);
       stream.write(Buffer.concat([prefix, Buffer.alloc(64 * 1024)]));

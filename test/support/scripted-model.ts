@@ -33,15 +33,31 @@ export interface ScriptedModel {
 
 const roles = new Set(['system', 'user', 'assistant', 'tool']);
 
+/** What OpenAI says of a user message's content parts: text, or an image as a data URL of a type it reads, or https. */
+function contentPartProblem(part: unknown): string | null {
+  const p = part as { type?: string; text?: unknown; image_url?: { url?: unknown } };
+  if (p?.type === 'text') return typeof p.text === 'string' ? null : 'text parts need text';
+  if (p?.type !== 'image_url') return `invalid content part type "${String(p?.type)}"`;
+  const url = p.image_url?.url;
+  if (typeof url !== 'string') return 'image_url parts need image_url.url';
+  if (/^https:\/\//.test(url)) return null;
+  const data = /^data:image\/(png|jpeg|webp|gif);base64,([A-Za-z0-9+/]+={0,2})$/.exec(url);
+  return data ? null : 'Invalid image_url: expected a base64 data URL of a PNG, JPEG, WebP or GIF image, or an https URL';
+}
+
 /** What OpenAI's chat completions endpoint would refuse, in its own words where possible. */
-function validate(body: ChatRequest, modelId: string): string | null {
+function validate(body: ChatRequest, modelIds: string[]): string | null {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
-  if (body.model !== modelId) return `model "${String(body.model)}" does not exist`;
+  if (!modelIds.includes(body.model)) return `model "${String(body.model)}" does not exist`;
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages must be a non-empty array';
   for (const m of body.messages) {
     if (!roles.has(m.role)) return `invalid role "${m.role}"`;
     if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return 'tool messages need tool_call_id';
     if (m.role !== 'assistant' && m.content === undefined) return `${m.role} message without content`;
+    if (m.role === 'user' && Array.isArray(m.content)) {
+      const problem = m.content.map(contentPartProblem).find(Boolean);
+      if (problem) return problem;
+    }
   }
   for (const t of body.tools ?? []) {
     if (t.type !== 'function' || typeof t.function?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.function.name)) {
@@ -69,8 +85,13 @@ function stall(ms: number, res: http.ServerResponse): Promise<void> {
  * A stand-in for a paid model provider: an OpenAI-compatible `/chat/completions` endpoint over real HTTP that
  * answers from a script and refuses what the real API would refuse (wrong key, unknown model, malformed messages).
  */
-export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatRequest, index: number) => ScriptedTurn), opts: { modelId?: string; apiKey?: string } = {}): Promise<ScriptedModel> {
+export async function startScriptedModel(
+  script: ScriptedTurn[] | ((req: ChatRequest, index: number) => ScriptedTurn),
+  opts: { modelId?: string; apiKey?: string; otherModelIds?: string[] } = {},
+): Promise<ScriptedModel> {
   const modelId = opts.modelId ?? 'scripted-model';
+  // Models the provider also serves, as an account with several models would.
+  const modelIds = [modelId, ...(opts.otherModelIds ?? [])];
   const apiKey = opts.apiKey ?? 'sk-test-scripted';
   const requests: ChatRequest[] = [];
   const rejected: string[] = [];
@@ -93,7 +114,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     } catch {
       return fail(res, 400, 'body is not JSON');
     }
-    const problem = validate(body, modelId);
+    const problem = validate(body, modelIds);
     if (problem) return fail(res, 400, problem);
     requests.push(body);
     const index = turnIndex++;
@@ -101,6 +122,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     if (!turn) return fail(res, 500, `script has no turn ${index}`);
 
     const id = `chatcmpl-${index}`;
+    const servedBy = body.model;
     const created = Math.floor(Date.now() / 1000);
     const pieces = turn.text === undefined ? [] : Array.isArray(turn.text) ? turn.text : [turn.text];
     const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
@@ -117,7 +139,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
           id,
           object: 'chat.completion',
           created,
-          model: modelId,
+          model: servedBy,
           choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason }],
           usage,
         }),
@@ -127,7 +149,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (delta: object, finish: string | null = null, extra: object = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: servedBy, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
     if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
     send({ role: 'assistant', content: '' });
     for (const [i, piece] of pieces.entries()) {
@@ -136,7 +158,7 @@ export async function startScriptedModel(script: ScriptedTurn[] | ((req: ChatReq
     }
     for (const [i, c] of toolCalls.entries()) send({ tool_calls: [{ index: i, ...c }] });
     send({}, finishReason);
-    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [], usage })}\n\n`);
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: servedBy, choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
   });
 

@@ -156,3 +156,44 @@ describe('loadConfig', () => {
     });
   });
 });
+
+describe('the model catalog', () => {
+  const legacy = { DOCENT_MODEL_PROVIDER: 'openai', DOCENT_MODEL: 'gpt-4.1', DOCENT_MODEL_API_KEY: 'sk-x' };
+
+  it('is the single DOCENT_MODEL when DOCENT_MODELS is unset, priced from DOCENT_MODEL_PRICES', () => {
+    const c = loadConfig({ ...legacy, DOCENT_MODEL_PRICES: '{"gpt-4.1":{"input":2,"output":8},"gpt-old":{"input":1,"output":1}}' });
+    expect(c.models).toEqual([{ name: 'gpt-4.1', provider: 'openai', apiKey: 'sk-x', prices: { input: 2, output: 8 }, images: false }]);
+    expect(c.model).toEqual({ provider: 'openai', id: 'gpt-4.1', baseUrl: undefined, apiKey: 'sk-x' });
+    // Jobs of earlier models keep their price.
+    expect(c.agent.prices['gpt-old']).toEqual({ input: 1, output: 1 });
+    expect(loadConfig({ ...legacy, DOCENT_MODEL_IMAGES: 'on' }).models[0]!.images).toBe(true);
+    expect(loadConfig({}).models).toEqual([]);
+  });
+
+  it('reads DOCENT_MODELS, the first the default, with the shared endpoint and key as defaults', () => {
+    const c = loadConfig({
+      DOCENT_MODEL_BASE_URL: 'http://127.0.0.1:11434/v1',
+      DOCENT_MODEL_API_KEY: 'shared',
+      DOCENT_MODEL_PRICES: '{"claude-x":{"input":9,"output":9}}',
+      DOCENT_MODELS: JSON.stringify([
+        { name: 'local-llm', provider: 'openai-compatible' },
+        { name: 'claude-x', provider: 'anthropic', apiKey: 'sk-ant', baseUrl: 'https://api.anthropic.com/v1', prices: { input: 3, output: 15 }, images: true },
+      ]),
+    });
+    expect(c.models.map((m) => [m.name, m.provider, m.baseUrl, m.apiKey, m.images])).toEqual([
+      ['local-llm', 'openai-compatible', 'http://127.0.0.1:11434/v1', 'shared', false],
+      ['claude-x', 'anthropic', 'https://api.anthropic.com/v1', 'sk-ant', true],
+    ]);
+    expect(c.model).toMatchObject({ provider: 'openai-compatible', id: 'local-llm' });
+    expect(c.agent.prices['claude-x']).toEqual({ input: 3, output: 15 });
+  });
+
+  it('refuses a malformed catalog, naming the setting', () => {
+    expect(() => loadConfig({ DOCENT_MODELS: 'gpt-4.1' })).toThrow(/DOCENT_MODELS: must be JSON/);
+    expect(() => loadConfig({ DOCENT_MODELS: '[]' })).toThrow(/DOCENT_MODELS/);
+    expect(() => loadConfig({ DOCENT_MODELS: '[{"name":"a","provider":"openai"},{"name":"a","provider":"anthropic"}]' })).toThrow(/each model once/);
+    expect(() => loadConfig({ DOCENT_MODELS: '[{"name":"a","provider":"gemini"}]' })).toThrow(/DOCENT_MODELS/);
+    expect(() => loadConfig({ DOCENT_MODELS: '[{"name":"a","provider":"openai-compatible"}]' })).toThrow(/needs a baseUrl/);
+    expect(() => loadConfig({ ...legacy, DOCENT_MODELS: '[{"name":"a","provider":"openai"}]' })).toThrow(/not both/);
+  });
+});
