@@ -14,6 +14,7 @@ import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './agent-job/git';
 import { createGitHubActivities } from './agent-job/github';
+import { createPullRequestAnswerActivities } from './agent-job/pull-request-answer';
 import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
@@ -64,6 +65,7 @@ export function createActivities(deps: ActivityDeps) {
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
     }),
     ...createGitHubActivities({ apiUrl: config.github.apiUrl, gitBaseUrl: config.github.gitUrl, token: config.github.token }),
+    ...createPullRequestAnswerActivities(config.github),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),

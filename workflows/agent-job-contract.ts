@@ -21,6 +21,17 @@ export interface Instruction {
   attempt?: number;
   /** A retry of a turn whose push succeeded: what it pushed, so only the pull request step runs again. */
   resume?: ResumePoint;
+  /** Set when a pull-request comment gave the instruction: the turn's end answers there; absent in older histories. */
+  reply?: PullRequestReply;
+}
+
+/** The pull request whose comment gave an instruction, where the turn's answer goes. */
+export interface PullRequestReply {
+  /** The job's repository, as the project has it. */
+  repository: string;
+  pullNumber: number;
+  /** The pull request's page; a pushed commit is linked under it. */
+  pullRequestUrl: string;
 }
 
 /** Per-project caps (`docent project update --max-turn-tokens/--max-turn-minutes/--max-job-cost-usd`). */
@@ -202,4 +213,17 @@ export interface RecordJobStatusInput {
   error?: { code: string; message: string };
   checks?: CheckResult[];
   checksPassed?: boolean | null;
+}
+
+/** How a turn that a pull-request comment gave ended, for the answer on the pull request. */
+export type TurnEnding =
+  | { kind: 'pushed'; commit: string; title: string; summary: string; checksPassed?: boolean | null }
+  | { kind: 'unchanged'; summary: string }
+  | { kind: 'failed'; error: { code: string; message: string } };
+
+export interface AnswerPullRequestInput {
+  jobId: string;
+  turn: number;
+  reply: PullRequestReply;
+  ending: TurnEnding;
 }
