@@ -47,3 +47,6 @@ export function commentPrompt(body: string, location?: ReviewLocation): string |
 
 /** Keeps text docent writes from notifying anyone (or itself): `@name` loses its link. */
 export const withoutMentions = (text: string) => text.replace(/@(?=[A-Za-z0-9])/g, '@\u200b');
+
+/** Marks docent's notices (archived, refused) the same way as its answers. */
+export const noticeMarker = (jobId: string) => `<!-- docent:answer job=${jobId} notice -->`;
