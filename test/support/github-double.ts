@@ -38,6 +38,8 @@ export interface GitHubDoubleOptions {
   branchHead(owner: string, repo: string, branch: string): Promise<string | null>;
   /** Whether the repository exists. */
   repoExists(owner: string, repo: string): Promise<boolean>;
+  /** More endpoints, tried after the credential check (github-double-conversation.ts); true when one answered. */
+  extraRoutes?: (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer) => Promise<boolean>;
 }
 
 /** Repositories and branches as the test git server holds them, which is what GitHub reads from its own storage. */
@@ -129,6 +131,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     if (auth !== `token ${opts.token}` && auth !== `Bearer ${opts.token}`) return refuse(res, 401, 'Bad credentials');
     if (!/application\/(vnd\.github|json)/.test(String(req.headers.accept ?? ''))) return refuse(res, 415, 'Unsupported Accept header');
     const url = new URL(req.url ?? '/', 'http://x');
+    if (await opts.extraRoutes?.(req, res, url, Buffer.concat(chunks))) return;
     const c = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
     if (c) return issueComments(req, res, url, c[1]!, c[2]!, Number(c[3]), Buffer.concat(chunks));
     const m = /^\/repos\/([^/]+)\/([^/]+)\/pulls$/.exec(url.pathname);
