@@ -110,7 +110,11 @@ describe('pull-request comments steer the agent', () => {
   it('a job opens its pull request', async () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'add a contributing guide' })).json();
     jobId = created.id;
-    const job = await waitFor('the job', () => readJob(jobId), (j) => j.status !== 'active');
+    const job = await waitFor(
+      'the job',
+      () => readJob(jobId),
+      (j) => j.status !== 'active',
+    );
     expect(job.status).toBe('completed');
     pull = github.pulls.find((p) => p.head === `docent/${jobId}`)!.number;
     firstHead = (await git.git('acme', 'widgets', 'rev-parse', `docent/${jobId}`)).trim();
@@ -124,7 +128,11 @@ describe('pull-request comments steer the agent', () => {
     // The acknowledgement comes with the answer to the delivery, before the turn's work.
     expect(conversation.reactions).toEqual([{ kind: 'issue', commentId: sent.comment.id, content: 'eyes' }]);
 
-    const job = await waitFor('turn 2', () => readJob(jobId), (j) => j.turn === 2 && j.status !== 'active');
+    const job = await waitFor(
+      'turn 2',
+      () => readJob(jobId),
+      (j) => j.turn === 2 && j.status !== 'active',
+    );
     expect(job.status).toBe('completed');
     expect(job.turns.map((t: { prompt: string }) => t.prompt)).toEqual(['add a contributing guide', '@docent please fix the typo in the README']);
     const commits = (await git.git('acme', 'widgets', 'rev-list', `main..docent/${jobId}`)).trim().split('\n');
@@ -133,7 +141,11 @@ describe('pull-request comments steer the agent', () => {
     expect(await git.git('acme', 'widgets', 'show', `docent/${jobId}:README.md`)).toBe('# Widgets\n\nHello world\n');
     expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
 
-    const [answer] = await waitFor('the answer', () => answersOn(pull), (a) => a.length === 1);
+    const [answer] = await waitFor(
+      'the answer',
+      () => answersOn(pull),
+      (a) => a.length === 1,
+    );
     expect(answer!.body).toContain(`[\`${commits[0]!.slice(0, 7)}\`](${github.pulls.find((p) => p.number === pull)!.html_url}/commits/${commits[0]})`);
     expect(answer!.body).toContain('Fix typo in README');
     expect(conversation.rejected).toEqual([]);
@@ -187,13 +199,21 @@ describe('pull-request comments steer the agent', () => {
     const sent = await commentAndDeliver({ kind: 'review', pull, body: '@docent is this greeting right?', login: 'octo-owner', association: 'OWNER', path: 'README.md', line: 3, diffHunk });
     expect(sent.body.outcome).toBe('turn_started');
     expect(conversation.reactions.at(-1)).toEqual({ kind: 'review', commentId: sent.comment.id, content: 'eyes' });
-    await waitFor('turn 3', () => readJob(jobId), (j) => j.turn === 3 && j.status !== 'active');
+    await waitFor(
+      'turn 3',
+      () => readJob(jobId),
+      (j) => j.turn === 3 && j.status !== 'active',
+    );
     const request = model.requests.find((q) => instructionOf(q).includes('Review comment on'))!;
     const instruction = instructionOf(request);
     expect(instruction).toContain('Review comment on README.md line 3');
     expect(instruction).toContain('is this greeting right?');
     expect(instruction).toContain(JSON.stringify(diffHunk).slice(1, -1));
-    const answers = await waitFor('the second answer', () => answersOn(pull), (a) => a.length === 2);
+    const answers = await waitFor(
+      'the second answer',
+      () => answersOn(pull),
+      (a) => a.length === 2,
+    );
     expect(answers[1]!.body).toContain('I changed nothing.');
     expect(answers[1]!.body).toContain('The greeting on that line is already right.');
   });

@@ -21,6 +21,8 @@ const histories = [
   'agent-job-archived',
   'agent-job-clone-worker-follow-up',
   'agent-job-clone-worker-gone',
+  'agent-job-pull-request-comment',
+  'agent-job-pull-request-comment-unchanged',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
