@@ -169,12 +169,7 @@ export class GitHubWebhookService {
     if (!pr.open || job.status === 'archived') {
       // A close whose delivery has not arrived (or failed) still ends the job.
       if (!pr.open) await this.d.agentJobs.archiveForClosedPullRequest(job);
-      await this.notice(
-        client,
-        c.pullNumber,
-        job._id,
-        `This job is archived: its pull request was ${pr.merged ? 'merged' : 'closed'}${pr.open ? ' (the job was archived)' : ''}. Create a new job for further changes.`,
-      );
+      await this.notice(client, c.pullNumber, job._id, `This job is archived${pr.open ? '' : `: its pull request was ${pr.merged ? 'merged' : 'closed'}`}. Create a new job for further changes.`);
       return { ...onJob, outcome: 'answered_archived', reason: 'the job is archived' };
     }
     const prompt = commentPrompt(c.body, c.location);
