@@ -13,7 +13,7 @@ import { agentJobWorkflowId, followUpSignal, stopTurnSignal, type AgentJobInput,
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
 import type { GapSpec, JobDoc, JobStatus } from '../jobs/job';
-import { stoppedError, type JobLedger } from '../jobs/ledger';
+import { stoppedError, type ArchivedBy, type JobLedger } from '../jobs/ledger';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
@@ -357,18 +357,22 @@ export class AgentJobService {
   }
 
   /** Archives the job of a pull request that was closed or merged on GitHub, as an admin's archive would. */
-  archiveForClosedPullRequest(job: JobDoc): Promise<JobDoc | null> {
-    return this.archive(job.projectId, job._id);
+  archiveForClosedPullRequest(job: JobDoc, merged: boolean): Promise<JobDoc | null> {
+    return this.archive(job.projectId, job._id, merged ? 'pull_request_merged' : 'pull_request_closed');
   }
 
-  private archive(projectId: string, jobId: string): Promise<JobDoc | null> {
-    return this.d.ledger.archive(projectId, jobId, () =>
-      this.d.temporal.workflow
-        .getHandle(agentJobWorkflowId(jobId))
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId }, 'could not cancel the archived job');
-        }),
+  private archive(projectId: string, jobId: string, by?: ArchivedBy): Promise<JobDoc | null> {
+    return this.d.ledger.archive(
+      projectId,
+      jobId,
+      () =>
+        this.d.temporal.workflow
+          .getHandle(agentJobWorkflowId(jobId))
+          .cancel()
+          .catch((err: unknown) => {
+            if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId }, 'could not cancel the archived job');
+          }),
+      by,
     );
   }
 

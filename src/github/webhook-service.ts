@@ -168,7 +168,7 @@ export class GitHubWebhookService {
 
     if (!pr.open || job.status === 'archived') {
       // A close whose delivery has not arrived (or failed) still ends the job.
-      if (!pr.open) await this.d.agentJobs.archiveForClosedPullRequest(job);
+      if (!pr.open) await this.d.agentJobs.archiveForClosedPullRequest(job, pr.merged);
       await this.notice(client, c.pullNumber, job._id, `This job is archived${pr.open ? '' : `: its pull request was ${pr.merged ? 'merged' : 'closed'}`}. Create a new job for further changes.`);
       return { ...onJob, outcome: 'answered_archived', reason: 'the job is archived' };
     }
@@ -190,7 +190,7 @@ export class GitHubWebhookService {
     const head = p.pull_request.head;
     const job = await this.jobOfBranch(p.repository.full_name, head.ref, head.repo?.full_name ?? null);
     if (!job) return ignored('not the pull request of a docent job', about);
-    const archived = await this.d.agentJobs.archiveForClosedPullRequest(job);
+    const archived = await this.d.agentJobs.archiveForClosedPullRequest(job, p.pull_request.merged === true);
     if (!archived) return ignored('the job no longer exists', about);
     return { ...about, jobId: job._id, outcome: 'archived', reason: p.pull_request.merged ? 'the pull request was merged' : 'the pull request was closed without merging' };
   }

@@ -9,6 +9,7 @@ import { deliver, issueCommentCreated, pullRequestClosed, reviewCommentCreated, 
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
+import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
@@ -232,6 +233,8 @@ describe('pull-request comments steer the agent', () => {
     const r = await deliver(gw.url, closed);
     expect(await r.json()).toMatchObject({ outcome: 'archived', reason: 'the pull request was merged' });
     expect(await readJob(jobId)).toMatchObject({ status: 'archived', archivedAt: expect.any(String) });
+    const { events } = await readEventStream(`${gw.url}/v2/agent/widgets/job/${jobId}/events`, adminKey);
+    expect(events.at(-1)).toMatchObject({ type: 'status', data: { status: 'archived', by: 'pull_request_merged' } });
 
     const late = await commentAndDeliver({ kind: 'issue', pull, body: '@docent one more thing: fix the typo again', login: 'octo-member', association: 'MEMBER' });
     expect(late.body.outcome).toBe('answered_archived');
