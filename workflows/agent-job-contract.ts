@@ -224,6 +224,8 @@ export type TurnEnding =
 export interface AnswerPullRequestInput {
   jobId: string;
   turn: number;
+  /** The turn's attempt (absent: the first): a retried turn answers again. */
+  attempt?: number;
   reply: PullRequestReply;
   ending: TurnEnding;
 }

@@ -209,7 +209,8 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         turnScope = undefined;
       }
       // Only instructions from a pull-request comment carry `reply`, and none did before this step existed.
-      if (instruction.reply && ending && patched('answer-pull-request-comment')) await answerOnPullRequest({ jobId: input.jobId, turn, reply: instruction.reply, ending });
+      if (instruction.reply && ending && patched('answer-pull-request-comment'))
+        await answerOnPullRequest({ jobId: input.jobId, turn, attempt: instruction.attempt, reply: instruction.reply, ending });
       stage('done');
     }
     // Added after jobs were already running: histories without this step replay without it.

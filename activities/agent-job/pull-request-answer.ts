@@ -8,7 +8,7 @@ const maxSummaryChars = 60_000;
 
 /** The answer's text: what the turn changed (with the commit's link) or why it changed nothing. Model text never mentions anyone. */
 export function answerText(input: AnswerPullRequestInput): string {
-  return `${describeEnding(input.ending, input.reply.pullRequestUrl)}\n\n${answerMarker(input.jobId, input.turn)}`;
+  return `${describeEnding(input.ending, input.reply.pullRequestUrl)}\n\n${answerMarker(input.jobId, input.turn, input.attempt)}`;
 }
 
 function describeEnding(ending: TurnEnding, pullRequestUrl: string): string {
@@ -27,7 +27,7 @@ export function createPullRequestAnswerActivities(settings: GitHubApiSettings) {
     /** Comments the turn's answer on its pull request, once: a retry finds the answer an earlier attempt posted. */
     async answerPullRequestComment(input: AnswerPullRequestInput): Promise<{ commentId: number }> {
       const { octokit, owner, repo } = githubClientFor(settings, input.reply.repository);
-      const marker = answerMarker(input.jobId, input.turn);
+      const marker = answerMarker(input.jobId, input.turn, input.attempt);
       try {
         const earlier = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.reply.pullNumber, per_page: 100 });
         const posted = earlier.find((c) => c.body?.includes(marker));

@@ -248,7 +248,7 @@ export class AgentJobService {
   private async continueJob(project: ProjectDoc, current: JobDoc, prompt: string, reply?: PullRequestReply): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
-    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt).catch(async (err: unknown) => {
+    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt, reply).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
@@ -329,6 +329,7 @@ export class AgentJobService {
       ...this.capsOf(project),
       attempt: turn.attempt,
       ...resume,
+      ...(turn.reply ? { reply: turn.reply } : {}),
     };
     try {
       await this.deliverInstruction(job, instruction);

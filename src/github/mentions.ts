@@ -4,7 +4,7 @@ import { maxPromptChars } from '../agent/validation';
 export const steeringAssociations: ReadonlySet<string> = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
 
 /** Marks docent's own answers, so an answer is never read as an instruction and a retried answer is found. */
-export const answerMarker = (jobId: string, turn: number) => `<!-- docent:answer job=${jobId} turn=${turn} -->`;
+export const answerMarker = (jobId: string, turn: number, attempt = 1) => `<!-- docent:answer job=${jobId} turn=${turn}${attempt > 1 ? ` attempt=${attempt}` : ''} -->`;
 export const isDocentAnswer = (body: string) => body.includes('<!-- docent:answer ');
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,5 +1,5 @@
 import type { Db, UpdateResult } from 'mongodb';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { CheckResult, PullRequestReply } from '../../workflows/agent-job-contract';
 import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
@@ -43,6 +43,8 @@ export interface TurnDoc {
   checksPassed?: boolean | null;
   /** 1, then one more for each retry. */
   attempt: number;
+  /** The pull request whose comment gave the instruction: a retry answers there too. */
+  reply?: PullRequestReply;
 }
 
 export const turnId = (jobId: string, turn: number) => `${jobId}:${turn}`;
@@ -67,7 +69,7 @@ export async function ensureTurnIndexes(db: Db): Promise<void> {
   await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
 }
 
-type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date };
+type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date; reply?: PullRequestReply };
 
 /** An accepted instruction's record before anything has happened to it. */
 function newTurn(t: NewTurn): TurnDoc {
@@ -85,6 +87,7 @@ function newTurn(t: NewTurn): TurnDoc {
     usage: { inputTokens: 0, outputTokens: 0 },
     prLink: null,
     attempt: 1,
+    ...(t.reply ? { reply: t.reply } : {}),
   };
 }
 

@@ -24,7 +24,7 @@ import { JobEventStore, turnOpening } from './job-events';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { CheckResult, PullRequestReply } from '../../workflows/agent-job-contract';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { eventKeys } from './event-keys';
 
@@ -91,9 +91,9 @@ export class JobLedger {
     return this.jobStore.remove(jobId);
   }
 
-  /** Accepts a follow-up as the job's next turn; null when the job is missing or archived. */
-  claimNextTurn(projectId: string, jobId: string, prompt: string): Promise<JobDoc | null> {
-    return this.jobStore.beginTurn(projectId, jobId, prompt);
+  /** Accepts a follow-up as the job's next turn (`reply`: the pull request its comment came from); null when the job is missing or archived. */
+  claimNextTurn(projectId: string, jobId: string, prompt: string, reply?: PullRequestReply): Promise<JobDoc | null> {
+    return this.jobStore.beginTurn(projectId, jobId, prompt, reply);
   }
 
   /** Begins a turn: its record and its opening events, so the stream shows it from the moment it is accepted. */

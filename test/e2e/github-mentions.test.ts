@@ -34,8 +34,16 @@ const instructionOf = (req: ChatRequest) => {
 };
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
 
+const slowOnce = new Set<string>();
+
 function script(req: ChatRequest): ScriptedTurn {
   const instruction = instructionOf(req);
+  if (instruction.includes('think it over')) {
+    // The first attempt stalls until the test stops it; the retry answers at once.
+    const first = !slowOnce.has('think');
+    slowOnce.add('think');
+    return { text: 'Thought it over\n\nThe README needs nothing more.', firstChunkDelayMs: first ? 60_000 : 0 };
+  }
   if (instruction.includes('Review comment on')) return { text: 'Nothing to change\n\nThe greeting on that line is already right.' };
   if (instruction.includes('fix the typo')) {
     return afterTool(req) ? { text: 'Fix typo in README\n\nCorrected "wrold" to "world".' } : { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] };
@@ -63,6 +71,8 @@ beforeAll(async () => {
     DOCENT_GITHUB_API_URL: github.apiUrl,
     DOCENT_GITHUB_TOKEN: token,
     DOCENT_GITHUB_WEBHOOK_SECRET: secret,
+    // A stop reaches the working agent at its next heartbeat.
+    DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
@@ -226,6 +236,37 @@ describe('pull-request comments steer the agent', () => {
     expect(answers[1]!.body).toContain('The greeting on that line is already right.');
   });
 
+  it('a stopped turn is answered that it stopped, and its retry through the API is answered on the pull request too', async () => {
+    const sent = await commentAndDeliver({ kind: 'issue', pull, body: '@docent think it over once more', login: 'octo-member', association: 'MEMBER' });
+    expect(sent.body).toMatchObject({ outcome: 'turn_started' });
+    await waitFor('the slow model call', () => model.requests.some((q) => instructionOf(q).includes('think it over')), Boolean);
+    expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
+    await waitFor(
+      'the stopped turn',
+      () => readJob(jobId),
+      (j) => j.turn === 4 && j.status === 'failed',
+    );
+    const stopped = await waitFor(
+      'the answer to the stop',
+      () => answersOn(pull),
+      (a) => a.length === 3,
+    );
+    expect(stopped[2]!.body).toContain('This instruction failed (`stopped`)');
+
+    expect((await api('POST', `/v2/agent/widgets/job/${jobId}/retry`)).status).toBe(200);
+    await waitFor(
+      'the retried turn',
+      () => readJob(jobId),
+      (j) => j.turn === 4 && j.status === 'completed',
+    );
+    const retried = await waitFor(
+      'the answer to the retry',
+      () => answersOn(pull),
+      (a) => a.length === 4,
+    );
+    expect(retried[3]!.body).toContain('The README needs nothing more.');
+  });
+
   it('a merged pull request archives its job, and a later mention is answered that the job is archived', async () => {
     conversation.close(pull, true);
     const pr = github.pulls.find((p) => p.number === pull)!;
@@ -239,7 +280,7 @@ describe('pull-request comments steer the agent', () => {
     const late = await commentAndDeliver({ kind: 'issue', pull, body: '@docent one more thing: fix the typo again', login: 'octo-member', association: 'MEMBER' });
     expect(late.body.outcome).toBe('answered_archived');
     const job = await readJob(jobId);
-    expect(job).toMatchObject({ status: 'archived', turn: 3 });
+    expect(job).toMatchObject({ status: 'archived', turn: 4 });
     expect(answersOn(pull).at(-1)!.body).toContain('This job is archived: its pull request was merged');
   });
 });
