@@ -60,12 +60,12 @@ interface PullRequestState {
 export class GitHubWebhookService {
   private readonly verifier?: Webhooks;
   /** One handler per event name; a delivery of any other event is recorded as ignored. */
-  private readonly handlers: Record<string, EventHandler> = {
-    issue_comment: (p) => this.onIssueComment(p),
-    pull_request_review_comment: (p) => this.onReviewComment(p),
-    pull_request: (p) => this.onPullRequest(p),
-    ping: async () => ignored('ping: the webhook is set up'),
-  };
+  private readonly handlers = new Map<string, EventHandler>([
+    ['issue_comment', (p) => this.onIssueComment(p)],
+    ['pull_request_review_comment', (p) => this.onReviewComment(p)],
+    ['pull_request', (p) => this.onPullRequest(p)],
+    ['ping', async () => ignored('ping: the webhook is set up')],
+  ]);
 
   constructor(private readonly d: GitHubWebhookDeps) {
     const secret = d.config.githubWebhooks.secret;
@@ -93,7 +93,7 @@ export class GitHubWebhookService {
     if (!(await this.d.deliveries.claim(id, event))) return { id, outcome: 'duplicate', reason: 'this delivery was received before' };
     const about = anyEvent.safeParse(payload);
     const repo = about.success && about.data.repository ? repositoryKey(...(about.data.repository.full_name.split('/') as [string, string])) : undefined;
-    const handler = this.handlers[event] ?? (async () => ignored(`event ${event} is not handled`));
+    const handler = this.handlers.get(event) ?? (async () => ignored(`event ${event} is not handled`));
     let handled: Handled;
     try {
       handled = await handler(payload, id);

@@ -192,7 +192,11 @@ describe('pull-request comments steer the agent', () => {
     const octokit = new Octokit({ auth: token, baseUrl: github.apiUrl });
     const { data: theirs } = await octokit.rest.pulls.create({ owner: 'acme', repo: 'widgets', head: 'feature/people', base: 'main', title: 'A human change' });
     const elsewhere = await commentAndDeliver({ kind: 'issue', pull: theirs.number, body: '@docent fix the typo in the README', login: 'octo-member', association: 'MEMBER' });
-    expect([outsider.status, chatter.status, elsewhere.status]).toEqual([200, 200, 200]);
+    // An event docent has no handler for (and one named like an object's own property).
+    const starred = await signedDelivery(secret, 'star', { action: 'created', starred_at: new Date().toISOString(), repository: { full_name: 'acme/widgets' }, sender: { login: 'fan' } });
+    const odd = await signedDelivery(secret, 'constructor', { repository: { full_name: 'acme/widgets' } });
+    const unhandled = [await deliver(gw.url, starred), await deliver(gw.url, odd)];
+    expect([outsider.status, chatter.status, elsewhere.status, ...unhandled.map((r) => r.status)]).toEqual([200, 200, 200, 200, 200]);
     expect(outsider.body.outcome).toBe('ignored');
     expect((await readJob(jobId)).turn).toBe(2);
     expect(conversation.reactions).toHaveLength(1);
@@ -209,6 +213,8 @@ describe('pull-request comments steer the agent', () => {
     });
     expect(listed.find((d) => d.id === chatter.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'no mention of @docent' });
     expect(listed.find((d) => d.id === elsewhere.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'not the pull request of a docent job', pullNumber: theirs.number });
+    expect(listed.find((d) => d.id === starred.id)).toMatchObject({ event: 'star', outcome: 'ignored', reason: 'event star is not handled' });
+    expect(listed.find((d) => d.id === odd.id)).toMatchObject({ event: 'constructor', outcome: 'ignored', reason: 'event constructor is not handled' });
     expect(listed.find((d) => d.id === mentionDelivery.id)).toMatchObject({ outcome: 'turn_started', jobId, turn: 2 });
   });
 
