@@ -14,6 +14,8 @@ export interface GitHubDeliveryDoc {
   repository?: string;
   pullNumber?: number;
   author?: string;
+  /** The job's project, when the delivery was about a job: only that project's admins see it. */
+  projectId?: string;
   jobId?: string;
   turn?: number;
   outcome: DeliveryOutcome;
@@ -67,10 +69,10 @@ export class GitHubDeliveryStore {
     await this.deliveries.deleteOne({ _id: id, outcome: 'processing' });
   }
 
-  /** A repository's deliveries, newest first. */
-  list(repository: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
+  /** A repository's deliveries that no other project's job owns, newest first. */
+  list(repository: string, projectId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
     return this.deliveries
-      .find({ repository, expiresAt: { $gt: now } })
+      .find({ repository, expiresAt: { $gt: now }, $or: [{ projectId }, { projectId: { $exists: false } }] })
       .sort({ receivedAt: -1 })
       .limit(deliveryListCap)
       .toArray();

@@ -114,7 +114,7 @@ export class GitHubWebhookService {
   async deliveries(caller: Caller, projectId: string): Promise<GitHubDeliveryDoc[]> {
     const project = await adminProject(this.d.tenancy, caller, projectId);
     const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
-    return this.d.deliveries.list(repositoryKey(owner, name));
+    return this.d.deliveries.list(repositoryKey(owner, name), project._id);
   }
 
   private async onIssueComment(payload: unknown): Promise<Handled> {
@@ -163,7 +163,7 @@ export class GitHubWebhookService {
     if (!pr) return ignored('the pull request was not found on GitHub', about);
     const job = await this.jobOfBranch(c.repository, pr.headRef, pr.headRepository);
     if (!job) return ignored('not the pull request of a docent job', about);
-    const onJob = { ...about, jobId: job._id };
+    const onJob = { ...about, projectId: job.projectId, jobId: job._id };
     await this.acknowledge(client, c);
 
     if (!pr.open || job.status === 'archived') {
@@ -192,7 +192,7 @@ export class GitHubWebhookService {
     if (!job) return ignored('not the pull request of a docent job', about);
     const archived = await this.d.agentJobs.archiveForClosedPullRequest(job, p.pull_request.merged === true);
     if (!archived) return ignored('the job no longer exists', about);
-    return { ...about, jobId: job._id, outcome: 'archived', reason: p.pull_request.merged ? 'the pull request was merged' : 'the pull request was closed without merging' };
+    return { ...about, projectId: job.projectId, jobId: job._id, outcome: 'archived', reason: p.pull_request.merged ? 'the pull request was merged' : 'the pull request was closed without merging' };
   }
 
   /**

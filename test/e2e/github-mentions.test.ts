@@ -26,6 +26,7 @@ let gw: RunningGateway;
 let workspaceDir: string;
 let worker: Started;
 let adminKey: string;
+let otherKey: string;
 
 /** The instruction of the model call: what follows the last "Instruction: " of its opening message. */
 const instructionOf = (req: ChatRequest) => {
@@ -77,6 +78,9 @@ beforeAll(async () => {
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  // Another project on the same repository: it sees the repository's deliveries, never those about widgets' jobs.
+  await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  otherKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;
   worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });
@@ -215,6 +219,9 @@ describe('pull-request comments steer the agent', () => {
     expect(listed.find((d) => d.id === elsewhere.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'not the pull request of a docent job', pullNumber: theirs.number });
     expect(listed.find((d) => d.id === starred.id)).toMatchObject({ event: 'star', outcome: 'ignored', reason: 'event star is not handled' });
     expect(listed.find((d) => d.id === odd.id)).toMatchObject({ event: 'constructor', outcome: 'ignored', reason: 'event constructor is not handled' });
+    const otherSees = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries.map((d: { id: string }) => d.id);
+    expect(otherSees).toContain(starred.id);
+    expect(otherSees).not.toContain(mentionDelivery.id);
     expect(listed.find((d) => d.id === mentionDelivery.id)).toMatchObject({ outcome: 'turn_started', jobId, turn: 2 });
   });
 
