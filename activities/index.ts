@@ -15,6 +15,7 @@ import { createDocsActivities } from './docs';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './agent-job/git';
 import { createGitHubActivities } from './agent-job/github';
+import { createPullRequestAnswerActivities } from './agent-job/pull-request-answer';
 import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
@@ -68,6 +69,7 @@ export function createActivities(deps: ActivityDeps) {
       images: { images: ledger.images, guard },
     }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
+    ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),

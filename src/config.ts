@@ -222,6 +222,13 @@ const settings = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)')
     .optional(),
+  // Verifies POST /github/webhook (X-Hub-Signature-256); unset leaves the route off.
+  DOCENT_GITHUB_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // The handle a pull-request comment mentions to steer its job (`@docent`).
+  DOCENT_GITHUB_MENTION: z
+    .string()
+    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be a GitHub login or app slug, without the @')
+    .default('docent'),
   // Rounds the agent gets to fix the project's checks after they fail (docs/decisions.md, "Sandbox").
   DOCENT_AGENT_REPAIR_ROUNDS: z.coerce.number().int().min(0).max(10).default(2),
   // bubblewrap sandbox for repository code: `off` runs no repository code at all (no run_command, no checks).
@@ -332,6 +339,8 @@ export interface Config {
   agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
+  /** GitHub's webhooks to POST /github/webhook: off (404) without a secret; `mention` is the handle that steers a job. */
+  githubWebhooks: { secret?: string; mention: string };
   /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
   sandbox?: SandboxConfig;
   /** CIDRs outbound URLs may reach although private, loopback or link-local. */
@@ -563,6 +572,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prices: catalogPrices(models, s.DOCENT_MODEL_PRICES),
     },
     secretKey: s.DOCENT_SECRET_KEY === undefined ? undefined : Buffer.from(s.DOCENT_SECRET_KEY, 'base64'),
+    githubWebhooks: { secret: s.DOCENT_GITHUB_WEBHOOK_SECRET, mention: s.DOCENT_GITHUB_MENTION },
     sandbox:
       s.DOCENT_SANDBOX === 'off'
         ? undefined

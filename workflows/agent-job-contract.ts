@@ -23,6 +23,17 @@ export interface Instruction {
   resume?: ResumePoint;
   /** Images shown to the model with the prompt, by reference (the bytes stay in MongoDB); absent in older histories. */
   images?: InstructionImage[];
+  /** Set when a pull-request comment gave the instruction: the turn's end answers there; absent in older histories. */
+  reply?: PullRequestReply;
+}
+
+/** The pull request whose comment gave an instruction, where the turn's answer goes. */
+export interface PullRequestReply {
+  /** The job's repository, as the project has it. */
+  repository: string;
+  pullNumber: number;
+  /** The pull request's page; a pushed commit is linked under it. */
+  pullRequestUrl: string;
 }
 
 /** An image stored by the gateway (by the SHA-256 of its bytes), or a URL the worker fetches. */
@@ -219,4 +230,19 @@ export interface RecordJobStatusInput {
   error?: { code: string; message: string };
   checks?: CheckResult[];
   checksPassed?: boolean | null;
+}
+
+/** How a turn that a pull-request comment gave ended, for the answer on the pull request. */
+export type TurnEnding =
+  | { kind: 'pushed'; commit: string; title: string; summary: string; checksPassed?: boolean | null }
+  | { kind: 'unchanged'; summary: string }
+  | { kind: 'failed'; error: { code: string; message: string } };
+
+export interface AnswerPullRequestInput {
+  jobId: string;
+  turn: number;
+  /** The turn's attempt (absent: the first): a retried turn answers again. */
+  attempt?: number;
+  reply: PullRequestReply;
+  ending: TurnEnding;
 }

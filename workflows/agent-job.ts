@@ -22,9 +22,11 @@ import {
   stopTurnSignal,
   type AgentJobInput,
   type AgentJobProgress,
+  type AnswerPullRequestInput,
   type Instruction,
   type ReportChecksInput,
   type RunAgentResult,
+  type TurnEnding,
 } from './agent-job-contract';
 import type { DocsGapCheckInput } from './docs-gap-check-contract';
 
@@ -138,6 +140,8 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       };
       const scope = new CancellationScope();
       turnScope = { turn, scope };
+      // How the turn ended, for an instruction a pull-request comment gave.
+      let ending: TurnEnding | undefined;
       if (stopRequested.has(turn)) scope.cancel();
       try {
         await scope.run(async () => {
@@ -166,6 +170,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             }));
           }
           const verified = { checks: edit!.checks, checksPassed: edit!.checksPassed };
+          ending = pushed ? { kind: 'pushed', commit: pushed, title: edit!.title, summary: edit!.summary, checksPassed: edit!.checksPassed } : { kind: 'unchanged', summary: edit!.summary };
           if (pushed === null) {
             // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
             await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
@@ -193,17 +198,23 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
           // Stopped by a client: the turn ends `stopped`, the workflow lives on for follow-ups.
           await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', turnStatus: 'stopped', error: stoppedError });
+          ending = { kind: 'failed', error: stoppedError };
         } else if (isCancellation(err)) {
           // Archived (the gateway has recorded it): the clone of a possibly private repository goes even so.
           if (route) await CancellationScope.nonCancellable(() => route.removeClones(input.jobId, gitOptions));
           else if (patched('remove-workspace-when-archived')) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
           throw err;
         } else {
-          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error: describeFailure(err) });
+          const error = describeFailure(err);
+          await status.recordJobStatus({ jobId: input.jobId, turn, status: 'failed', error });
+          ending = { kind: 'failed', error };
         }
       } finally {
         turnScope = undefined;
       }
+      // Only instructions from a pull-request comment carry `reply`, and none did before this step existed.
+      if (instruction.reply && ending && patched('answer-pull-request-comment'))
+        await answerOnPullRequest({ jobId: input.jobId, turn, attempt: instruction.attempt, reply: instruction.reply, ending });
       stage('done');
     }
     // Added after jobs were already running: histories without this step replay without it.
@@ -221,6 +232,17 @@ async function reportChecks(github: Pick<Activities, 'reportChecks'>, input: Rep
   } catch (err) {
     if (isCancellation(err)) throw err;
     log.warn('reporting the checks on GitHub failed', { repository: input.repository, commit: input.commit, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** Answers the comment that gave the turn; an answer GitHub refuses is logged and leaves the job as it is. */
+async function answerOnPullRequest(input: AnswerPullRequestInput): Promise<void> {
+  const { answerPullRequestComment } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5, initialInterval: '2 seconds' } });
+  try {
+    await answerPullRequestComment(input);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('could not answer on the pull request', { jobId: input.jobId, turn: input.turn, error: err instanceof Error ? err.message : String(err) });
   }
 }
 

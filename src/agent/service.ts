@@ -11,11 +11,11 @@ import { checkImages, type ImageInput } from './images';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
-import { agentJobWorkflowId, followUpSignal, stopTurnSignal, type AgentJobInput, type Instruction } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, followUpSignal, stopTurnSignal, type AgentJobInput, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
 import type { GapSpec, JobDoc, JobStatus } from '../jobs/job';
-import { stoppedError, type JobLedger } from '../jobs/ledger';
+import { stoppedError, type ArchivedBy, type JobLedger } from '../jobs/ledger';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
@@ -270,16 +270,36 @@ export class AgentJobService {
   async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string; images?: ImageInput[] }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
     const current = await this.mustGet(input.projectId, input.jobId);
+    return this.continueJob(project, current, input.prompt, { images: input.images });
+  }
+
+  /**
+   * A follow-up from a comment on the job's pull request (src/github/webhook-service.ts): the same turn as a message,
+   * counted against the same limit, whose end is answered on the pull request.
+   */
+  async continueFromPullRequest(job: JobDoc, prompt: string, reply: PullRequestReply): Promise<JobDoc> {
+    const project = await this.d.tenancy.getProject(job.projectId);
+    if (!project) throw new AppError('not_found', 'project not found');
+    return (await this.continueJob(project, job, prompt, { reply })).job;
+  }
+
+  private async continueJob(
+    project: ProjectDoc,
+    current: JobDoc,
+    prompt: string,
+    { images: imageInput, reply }: { images?: ImageInput[]; reply?: PullRequestReply },
+  ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
-    const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
-    const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
+    const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
+    const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
     const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
-    const job = await this.d.ledger.claimNextTurn(input.projectId, input.jobId, input.prompt, imageRefs).catch(async (err: unknown) => {
+    const extra = { ...(imageRefs.length ? { images: imageRefs } : {}), ...(reply ? { reply } : {}) };
+    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt, extra).catch(async (err: unknown) => {
       await admission.release();
       throw err;
     });
@@ -288,15 +308,16 @@ export class AgentJobService {
       throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
     }
     const instruction: Instruction = {
-      prompt: input.prompt,
+      prompt,
       turn: job.turn,
       history: await this.historyBefore(job, job.turn),
       checks: projectChecks(project),
       ...this.capsOf(project),
       ...(imageRefs.length ? { images: imageRefs } : {}),
+      ...(reply ? { reply } : {}),
     };
     try {
-      await this.d.ledger.beginTurn(job, job.turn, input.prompt, job.updatedAt);
+      await this.d.ledger.beginTurn(job, job.turn, prompt, job.updatedAt);
       await this.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
@@ -361,6 +382,7 @@ export class AgentJobService {
       attempt: turn.attempt,
       ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
+      ...(turn.reply ? { reply: turn.reply } : {}),
     };
     try {
       await this.deliverInstruction(job, instruction);
@@ -383,16 +405,29 @@ export class AgentJobService {
   async archiveJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
     if (!idShape.test(input.jobId)) throw new AppError('not_found', 'job not found');
-    const job = await this.d.ledger.archive(input.projectId, input.jobId, () =>
-      this.d.temporal.workflow
-        .getHandle(agentJobWorkflowId(input.jobId))
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId: input.jobId }, 'could not cancel the archived job');
-        }),
-    );
+    const job = await this.archive(input.projectId, input.jobId);
     if (!job) throw new AppError('not_found', 'job not found');
     return job;
+  }
+
+  /** Archives the job of a pull request that was closed or merged on GitHub, as an admin's archive would. */
+  archiveForClosedPullRequest(job: JobDoc, merged: boolean): Promise<JobDoc | null> {
+    return this.archive(job.projectId, job._id, merged ? 'pull_request_merged' : 'pull_request_closed');
+  }
+
+  private archive(projectId: string, jobId: string, by?: ArchivedBy): Promise<JobDoc | null> {
+    return this.d.ledger.archive(
+      projectId,
+      jobId,
+      () =>
+        this.d.temporal.workflow
+          .getHandle(agentJobWorkflowId(jobId))
+          .cancel()
+          .catch((err: unknown) => {
+            if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId }, 'could not cancel the archived job');
+          }),
+      by,
+    );
   }
 
   /** Yields the job now and after every change, and the job's events after `after`, until it is no longer active. */

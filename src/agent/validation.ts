@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { maxImageBytes, maxImages } from '../jobs/job-images';
 import type { ImageInput } from './images';
 
-const maxPromptChars = 32 * 1024;
+export const maxPromptChars = 32 * 1024;
 
 /** An instruction: at least one character after trimming, at most 32 KiB. */
 export const prompt = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(maxPromptChars, `must be at most ${maxPromptChars} characters`);

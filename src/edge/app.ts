@@ -76,6 +76,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', undefined);
+  app.decorateRequest('rawBody', undefined);
   requireDeclaredAuth(app);
   observeRequests(app, deps, declared.rpc.streamingPaths);
   answerErrorsInOneShape(app, deps.log);

@@ -15,6 +15,11 @@ export function acceptJsonBodiesOnly(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(jsonType, { parseAs: 'string', bodyLimit: maxBodyBytes }, (req, body, done) => {
     if (req.is404 || body === '') return done(null, undefined);
+    // A signed body is verified as sent, before it is parsed (the route parses it then).
+    if (req.routeOptions.config.rawBody) {
+      req.rawBody = body as string;
+      return done(null, undefined);
+    }
     parseJson(req, body as string, (err, value) => (err ? done(new AppError('invalid_argument', 'request body is not valid JSON'), undefined) : done(null, value)));
   });
   // Any other type: nothing is read; a body that is there is refused before it is read.

@@ -4,7 +4,8 @@ import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobDoc, JobStatus } from './job';
 import { JobState } from './job-state';
-import { TurnStore } from './job-turns';
+import { TurnStore, type NextTurnExtras } from './job-turns';
+import type { PullRequestReply } from '../../workflows/agent-job-contract';
 
 export interface JobPage {
   jobs: JobDoc[];
@@ -105,14 +106,14 @@ export class JobStore {
    * claimed by inserting its record (an atomic insert, unlike a conditional update on FerretDB), so each of many
    * racing follow-ups gets its own turn and none is lost.
    */
-  async beginTurn(projectId: string, jobId: string, prompt: string, images?: ImageRef[]): Promise<JobDoc | null> {
+  async beginTurn(projectId: string, jobId: string, prompt: string, extra: NextTurnExtras = {}): Promise<JobDoc | null> {
     const current = await this.get(projectId, jobId);
     if (!current || current.status === 'archived' || (await this.state.archivedAt(jobId))) return null;
     const now = new Date();
     let turn = current.turn + 1;
     for (let claimed = false; !claimed; ) {
       if (turn > current.turn + maxTurnClaims) throw new AppError('unavailable', 'the job is changing too often; send the message again');
-      claimed = await this.turns.claim({ jobId, projectId, model: current.model, turn, prompt, at: now, images });
+      claimed = await this.turns.claim({ jobId, projectId, model: current.model, turn, prompt, at: now, ...extra });
       if (!claimed) turn++;
     }
     await this.jobs.updateOne(

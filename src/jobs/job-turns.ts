@@ -1,6 +1,6 @@
 import type { Db, UpdateResult } from 'mongodb';
 import type { ImageRef } from './job-images';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { CheckResult, PullRequestReply } from '../../workflows/agent-job-contract';
 import { isDuplicateKey } from '../store/duplicate-key';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
@@ -46,6 +46,8 @@ export interface TurnDoc {
   checksPassed?: boolean | null;
   /** 1, then one more for each retry. */
   attempt: number;
+  /** The pull request whose comment gave the instruction: a retry answers there too. */
+  reply?: PullRequestReply;
 }
 
 export const turnId = (jobId: string, turn: number) => `${jobId}:${turn}`;
@@ -71,7 +73,9 @@ export async function ensureTurnIndexes(db: Db): Promise<void> {
   await db.collection('job_turns').createIndex({ projectId: 1, model: 1 });
 }
 
-type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date; images?: ImageRef[] };
+type NewTurn = { jobId: string; projectId: string; model: string; turn: number; prompt: string; at: Date } & NextTurnExtras;
+/** What a follow-up may bring beside its prompt: images shown to the model, the pull request whose comment gave it. */
+export type NextTurnExtras = { images?: ImageRef[]; reply?: PullRequestReply };
 
 /** An accepted instruction's record before anything has happened to it. */
 function newTurn(t: NewTurn): TurnDoc {
@@ -90,6 +94,7 @@ function newTurn(t: NewTurn): TurnDoc {
     usage: { inputTokens: 0, outputTokens: 0 },
     prLink: null,
     attempt: 1,
+    ...(t.reply ? { reply: t.reply } : {}),
   };
 }
 

@@ -24,9 +24,9 @@ import { JobDiffStore, type TurnDiff } from './job-diffs';
 import { JobEventStore, turnOpening } from './job-events';
 import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
-import { TurnStore, type FileStat, type TurnDoc, type TurnUsage } from './job-turns';
+import { TurnStore, type FileStat, type NextTurnExtras, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { CheckResult, PullRequestReply } from '../../workflows/agent-job-contract';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { eventKeys } from './event-keys';
 
@@ -46,6 +46,9 @@ export interface TurnOutcome {
   checks?: CheckResult[];
   checksPassed?: boolean | null;
 }
+
+/** What archived a job besides an admin's request, as its `archived` status event says. */
+export type ArchivedBy = 'pull_request_merged' | 'pull_request_closed';
 
 /** What a stopped turn says, wherever it was stopped (the workflow's stop handler says the same). */
 export const stoppedError = { code: 'stopped', message: 'the turn was stopped; send a follow-up or retry it to continue' };
@@ -111,9 +114,9 @@ export class JobLedger {
     return this.jobStore.remove(jobId);
   }
 
-  /** Accepts a follow-up as the job's next turn; null when the job is missing or archived. */
-  claimNextTurn(projectId: string, jobId: string, prompt: string, images?: ImageRef[]): Promise<JobDoc | null> {
-    return this.jobStore.beginTurn(projectId, jobId, prompt, images);
+  /** Accepts a follow-up as the job's next turn (`reply`: the pull request its comment came from); null when the job is missing or archived. */
+  claimNextTurn(projectId: string, jobId: string, prompt: string, extra: NextTurnExtras = {}): Promise<JobDoc | null> {
+    return this.jobStore.beginTurn(projectId, jobId, prompt, extra);
   }
 
   /** Begins a turn: its record and its opening events, so the stream shows it from the moment it is accepted. */
@@ -230,15 +233,16 @@ export class JobLedger {
   /**
    * Archives the job for good. `whileFirst` runs once, for the archive that ended an active job (the workflow's
    * cancel), before the event and webhook, so a failure after it cannot leave a workflow running. A repeated archive
-   * sends the event and webhook once (their keys carry the first archive's time).
+   * sends the event and webhook once (their keys carry the first archive's time). `by` says what archived it when it
+   * was not an admin's request (a pull request merged or closed on GitHub).
    */
-  async archive(projectId: string, jobId: string, whileFirst: () => Promise<unknown>): Promise<JobDoc | null> {
+  async archive(projectId: string, jobId: string, whileFirst: () => Promise<unknown>, by?: ArchivedBy): Promise<JobDoc | null> {
     const r = await this.jobStore.archive(projectId, jobId);
     if (!r) return null;
     if (r.wasActive) await whileFirst();
     if (r.job.archivedAt && r.job.status === 'archived') {
       const at = r.job.archivedAt;
-      await this.eventStore.append(r.job._id, { key: eventKeys.archived(at), type: 'status', turn: r.job.turn, data: { status: 'archived' } });
+      await this.eventStore.append(r.job._id, { key: eventKeys.archived(at), type: 'status', turn: r.job.turn, data: { status: 'archived', ...(by ? { by } : {}) } });
       if (this.d.notifier) {
         const job = await jobWithTurns(r.job, this.turnStore);
         await notifyWebhooks(this.d.notifier, { messageId: `msg_${r.job._id}_archived_${at.getTime()}`, projectId: r.job.projectId, type: 'agent_job.archived', job }).catch((err: unknown) =>

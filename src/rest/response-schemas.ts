@@ -103,7 +103,7 @@ export const jobEventBody = z
     data: z
       .record(z.string(), z.unknown())
       .describe(
-        'status: {status}; step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}',
+        'status: {status} (archived: also `by`, pull_request_merged or pull_request_closed, when GitHub archived it); step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}',
       ),
   })
   .register(documentedSchemas, { id: 'AgentJobEvent' });

@@ -18,6 +18,8 @@ export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
   signal: AbortSignal;
   /** The caller's address as the socket sees it. */
   remoteAddress: string;
+  /** The body as sent, unparsed: only on routes that declare `rawBody` (a signature covers these exact bytes). */
+  rawBody?: string;
   /** The key that passed the route's `auth`; a route with `auth: 'none'` has none. */
   caller: A extends KeyKind ? Caller : undefined;
 }
@@ -55,6 +57,8 @@ export interface Route<B = unknown, A extends RouteAuth = RouteAuth> {
   cors?: CorsPolicy;
   /** A body limit above the gateway's 1 MiB, for the routes that take images; such a body is read only for a valid key. */
   bodyLimit?: number;
+  /** The JSON body reaches the handler unparsed, as `rawBody` (no `body` schema then). */
+  rawBody?: boolean;
   handler: (req: RestRequest<B, A>) => Promise<RestResponse>;
 }
 
@@ -79,6 +83,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the route's declared `auth` before its handler runs. */
     caller?: Caller;
+    /** The unparsed JSON body of a route that declares `rawBody`. */
+    rawBody?: string;
   }
   interface FastifyContextConfig {
     /** Every route declares who may call it; 'rpc' means each Connect method declares its own (rpc/services.ts). */
@@ -88,6 +94,8 @@ declare module 'fastify' {
     preflightOf?: Record<string, BrowserAccess>;
     /** Listed in /openapi.json (the declared REST routes only). */
     documented?: boolean;
+    /** The JSON body is kept as sent (src/edge/json-bodies.ts). */
+    rawBody?: boolean;
   }
 }
 
@@ -145,6 +153,7 @@ function handlerOf(r: Route) {
       body: req.body,
       signal: aborter.signal,
       remoteAddress: req.socket.remoteAddress ?? '',
+      rawBody: req.rawBody,
       caller: req.caller as RestRequest['caller'],
     });
     reply.code(out.status);
@@ -178,7 +187,7 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
     // HEAD is answered 405 with the other methods the route does not declare.
     exposeHeadRoute: false,
     schema: schemaOf(r),
-    config: { auth: r.auth, browserAccess, documented: true },
+    config: { auth: r.auth, browserAccess, documented: true, ...(r.rawBody ? { rawBody: true } : {}) },
     ...(r.bodyLimit && kind ? { bodyLimit: r.bodyLimit, onRequest: keyBeforeLargeBody(authenticate, kind) } : {}),
     // After validation, so a malformed request is a 400 whatever its key; before the handler, so no route forgets it.
     preHandler: kind

@@ -4,6 +4,7 @@ import { agentRoutes } from './agent-routes';
 import { assistantRoutes } from './assistant-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { gapsRoutes } from './gaps-routes';
+import { githubRoutes } from './github-routes';
 import { mcpRoutes } from './mcp-routes';
 import { codecRoutes } from './codec-routes';
 import { livenessBody, readinessBody } from './response-schemas';
@@ -54,5 +55,15 @@ function healthRoutes(deps: Deps): Route[] {
 
 /** Every REST path of the public API, over the same services as the Connect handlers; one list per area. */
 export function restRoutes(deps: Deps): Route[] {
-  return [...healthRoutes(deps), ...agentRoutes(deps), ...webhookRoutes(deps), ...assistantRoutes(deps), ...mcpRoutes(deps), ...analyticsRoutes(deps), ...gapsRoutes(deps), ...codecRoutes(deps)];
+  return [
+    ...healthRoutes(deps),
+    ...agentRoutes(deps),
+    ...webhookRoutes(deps),
+    ...githubRoutes(deps),
+    ...assistantRoutes(deps),
+    ...mcpRoutes(deps),
+    ...analyticsRoutes(deps),
+    ...gapsRoutes(deps),
+    ...codecRoutes(deps),
+  ];
 }

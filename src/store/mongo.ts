@@ -1,3 +1,4 @@
+import { ensureGitHubDeliveryIndexes } from '../github/deliveries';
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { ensureJobEventIndexes } from '../jobs/job-events';
 import { ensureJobIndexes } from '../jobs/job-store';
@@ -74,4 +75,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureDiffIndexes(db);
   await ensureImageIndexes(db);
   await ensureWebhookIndexes(db);
+  await ensureGitHubDeliveryIndexes(db);
 }

@@ -23,6 +23,8 @@ const histories = [
   'agent-job-clone-worker-gone',
   'agent-job-check-run',
   'agent-job-check-run-follow-up',
+  'agent-job-pull-request-comment',
+  'agent-job-pull-request-comment-unchanged',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -127,6 +127,8 @@ export interface GitHubDoubleOptions {
   commitExists?(owner: string, repo: string, sha: string): Promise<boolean>;
   /** Routes of other test modules. */
   routes?: GitHubRoute[];
+  /** More endpoints, tried after the credential check (github-double-conversation.ts); true when one answered. */
+  extraRoutes?: (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer) => Promise<boolean>;
 }
 
 /** Repositories and branches as the test git server holds them, which is what GitHub reads from its own storage. */
@@ -474,6 +476,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     };
     const write = req.method !== 'GET';
 
+    if (await opts.extraRoutes?.(req, res, url, raw)) return;
     const plugged = opts.routes?.find((r) => r.method === req.method && r.path.test(url.pathname));
     if (plugged) {
       if (plugged.permission && !needs(plugged.permission)) return;

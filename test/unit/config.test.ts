@@ -30,6 +30,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ DOCENT_MODEL_PROVIDER: '', DOCENT_GRPC_PORT: '' }).grpcPort).toBe(8081);
   });
 
+  it('leaves GitHub webhooks off without a secret, refuses a short one without echoing it, and checks the handle', () => {
+    expect(loadConfig({ DOCENT_GITHUB_WEBHOOK_SECRET: '' }).githubWebhooks).toEqual({ secret: undefined, mention: 'docent' });
+    expect(loadConfig({ DOCENT_GITHUB_WEBHOOK_SECRET: 'a-long-enough-secret', DOCENT_GITHUB_MENTION: 'acme-bot' }).githubWebhooks).toEqual({ secret: 'a-long-enough-secret', mention: 'acme-bot' });
+    expect(() => loadConfig({ DOCENT_GITHUB_WEBHOOK_SECRET: 'short-secret' })).toThrow(/DOCENT_GITHUB_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ DOCENT_GITHUB_WEBHOOK_SECRET: 'short-secret' })).not.toThrow(/short-secret/);
+    expect(() => loadConfig({ DOCENT_GITHUB_MENTION: '@docent' })).toThrow(/DOCENT_GITHUB_MENTION/);
+  });
+
   it('gives the published rate limits by default and reads overrides', () => {
     // Per client IP well below the per-key month, for messages and searches alike.
     expect(loadConfig({}).limits).toEqual({

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+// The fields of GitHub's webhook payloads that docent reads (docs.github.com/webhooks/webhook-events-and-payloads).
+// The body is signed by GitHub, yet read as data: only these fields, each checked, are used.
+
+const user = z.object({ login: z.string().max(100), type: z.string().max(40).optional() });
+const repository = z.object({
+  full_name: z
+    .string()
+    .max(300)
+    .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/),
+});
+const comment = z.object({
+  id: z.number().int().positive(),
+  body: z.string().nullable(),
+  user,
+  author_association: z.string().max(40),
+});
+const pullHead = z.object({ ref: z.string().max(300), repo: repository.nullable() });
+
+export const issueCommentEvent = z.object({
+  action: z.string().max(40),
+  issue: z.object({
+    number: z.number().int().positive(),
+    html_url: z.string().max(2000),
+    // Present only when the issue is a pull request.
+    pull_request: z.object({ html_url: z.string().max(2000).optional() }).optional(),
+  }),
+  comment,
+  repository,
+});
+
+export const reviewCommentEvent = z.object({
+  action: z.string().max(40),
+  comment: comment.extend({
+    path: z.string().max(4096),
+    line: z.number().int().nullable().optional(),
+    original_line: z.number().int().nullable().optional(),
+    diff_hunk: z.string(),
+  }),
+  pull_request: z.object({ number: z.number().int().positive(), html_url: z.string().max(2000) }),
+  repository,
+});
+
+export const pullRequestEvent = z.object({
+  action: z.string().max(40),
+  pull_request: z.object({ number: z.number().int().positive(), merged: z.boolean().nullable().optional(), head: pullHead }),
+  repository,
+});
+
+/** Any event: the repository it concerns, when it names one. */
+export const anyEvent = z.object({ action: z.string().max(40).optional(), repository: repository.optional() });

@@ -1,0 +1,258 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhooks } from '@octokit/webhooks';
+import type { z } from 'zod';
+import type { AgentJobService } from '../agent/service';
+import { adminProject } from '../auth/admin-project';
+import type { Caller } from '../auth/api-keys';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import type { JobDoc } from '../jobs/job';
+import { resolveRepository } from '../jobs/repository';
+import type { Logger } from '../log';
+import type { TenancyStore } from '../tenancy/store';
+import { githubClientFor, type RepositoryClient } from './client';
+import type { GitHubCredentials } from './credentials';
+import { repositoryKey, type GitHubDeliveryDoc, type GitHubDeliveryStore } from './deliveries';
+import { commentPrompt, isDocentAnswer, mentions, noticeMarker, steeringAssociations, type ReviewLocation } from './mentions';
+import { anyEvent, issueCommentEvent, pullRequestEvent, reviewCommentEvent } from './payloads';
+
+export interface GitHubWebhookDeps {
+  config: Config;
+  log: Logger;
+  /** GitHub access per repository (the token, or the App's installation token). */
+  credentials: GitHubCredentials;
+  agentJobs: AgentJobService;
+  /** Reads a job by id (the ledger's reads). */
+  jobById(jobId: string): Promise<JobDoc | null>;
+  deliveries: GitHubDeliveryStore;
+  tenancy: TenancyStore;
+}
+
+/** What was done with a delivery, as its record keeps it. */
+type Handled = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository'>;
+type EventHandler = (payload: unknown, deliveryId: string) => Promise<Handled>;
+
+const ignored = (reason: string, extra: Partial<Handled> = {}): Handled => ({ ...extra, outcome: 'ignored', reason });
+
+/** A comment that may steer a job: the fields both comment events share. */
+interface SteeringComment {
+  repository: string;
+  pullNumber: number;
+  commentId: number;
+  kind: 'issue' | 'review';
+  body: string;
+  author: string;
+  authorType?: string;
+  association: string;
+  location?: ReviewLocation;
+}
+
+/** The state of a pull request as GitHub reports it now. */
+interface PullRequestState {
+  open: boolean;
+  merged: boolean;
+  headRef: string;
+  headRepository: string | null;
+  url: string;
+}
+
+/**
+ * GitHub's webhooks: verified on the raw body before anything is read, acted on once per delivery id, and dispatched
+ * by event name. Comments that mention the handle on a job's pull request become turns; closing it archives the job.
+ */
+export class GitHubWebhookService {
+  private readonly verifier?: Webhooks;
+  /** One handler per event name; a delivery of any other event is recorded as ignored. */
+  private readonly handlers = new Map<string, EventHandler>([
+    ['issue_comment', (p) => this.onIssueComment(p)],
+    ['pull_request_review_comment', (p) => this.onReviewComment(p)],
+    ['pull_request', (p) => this.onPullRequest(p)],
+    ['ping', async () => ignored('ping: the webhook is set up')],
+  ]);
+
+  constructor(private readonly d: GitHubWebhookDeps) {
+    const secret = d.config.githubWebhooks.secret;
+    if (secret) this.verifier = new Webhooks({ secret });
+  }
+
+  /** Handles one POST /github/webhook; the answer's body says what was done (GitHub shows it in the delivery log). */
+  async receive(headers: IncomingHttpHeaders, rawBody: string | undefined): Promise<{ id: string; outcome: string; reason?: string }> {
+    if (!this.verifier) throw new AppError('not_found', 'GitHub webhooks are off: set DOCENT_GITHUB_WEBHOOK_SECRET');
+    const signature = header(headers, 'x-hub-signature-256');
+    if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
+    const body = rawBody ?? '';
+    const valid = await this.verifier.verify(body, signature).catch(() => false);
+    if (!valid) throw new AppError('unauthenticated', 'X-Hub-Signature-256 does not match the body');
+    const id = header(headers, 'x-github-delivery');
+    const event = header(headers, 'x-github-event');
+    if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
+    if (!event || !/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body);
+    } catch {
+      throw new AppError('invalid_argument', 'the body is not JSON: set the webhook content type to application/json');
+    }
+    if (!(await this.d.deliveries.claim(id, event))) return { id, outcome: 'duplicate', reason: 'this delivery was received before' };
+    const about = anyEvent.safeParse(payload);
+    const repo = about.success && about.data.repository ? repositoryKey(...(about.data.repository.full_name.split('/') as [string, string])) : undefined;
+    const handler = this.handlers.get(event) ?? (async () => ignored(`event ${event} is not handled`));
+    let handled: Handled;
+    try {
+      handled = await handler(payload, id);
+    } catch (err) {
+      // Forgotten, so a redelivery from GitHub's log acts on it.
+      await this.d.deliveries.release(id);
+      if (err instanceof AppError) throw err;
+      this.d.log.error({ err, deliveryId: id, event }, 'could not handle a GitHub webhook');
+      throw new AppError('unavailable', 'the delivery could not be handled; redeliver it shortly');
+    }
+    const action = about.success ? about.data.action : undefined;
+    await this.d.deliveries.settle(id, { ...(action ? { action } : {}), ...(repo ? { repository: repo } : {}), ...handled });
+    this.d.log.info({ deliveryId: id, event, outcome: handled.outcome, reason: handled.reason, jobId: handled.jobId }, 'GitHub webhook handled');
+    return { id, outcome: handled.outcome, ...(handled.reason ? { reason: handled.reason } : {}) };
+  }
+
+  /** The deliveries about the project's repository, newest first. */
+  async deliveries(caller: Caller, projectId: string): Promise<GitHubDeliveryDoc[]> {
+    const project = await adminProject(this.d.tenancy, caller, projectId);
+    const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
+    return this.d.deliveries.list(repositoryKey(owner, name), project._id);
+  }
+
+  private async onIssueComment(payload: unknown): Promise<Handled> {
+    const p = parsePayload(issueCommentEvent, payload);
+    if (p.action !== 'created') return ignored(`comment ${p.action}, not created`);
+    if (!p.issue.pull_request) return ignored('comment on an issue, not a pull request', { pullNumber: p.issue.number });
+    return this.onComment({
+      repository: p.repository.full_name,
+      pullNumber: p.issue.number,
+      commentId: p.comment.id,
+      kind: 'issue',
+      body: p.comment.body ?? '',
+      author: p.comment.user.login,
+      authorType: p.comment.user.type,
+      association: p.comment.author_association,
+    });
+  }
+
+  private async onReviewComment(payload: unknown): Promise<Handled> {
+    const p = parsePayload(reviewCommentEvent, payload);
+    if (p.action !== 'created') return ignored(`review comment ${p.action}, not created`);
+    const c = p.comment;
+    return this.onComment({
+      repository: p.repository.full_name,
+      pullNumber: p.pull_request.number,
+      commentId: c.id,
+      kind: 'review',
+      body: c.body ?? '',
+      author: c.user.login,
+      authorType: c.user.type,
+      association: c.author_association,
+      location: { path: c.path, line: c.line ?? c.original_line ?? null, diffHunk: c.diff_hunk },
+    });
+  }
+
+  private async onComment(c: SteeringComment): Promise<Handled> {
+    const about = { pullNumber: c.pullNumber, author: c.author };
+    if (isDocentAnswer(c.body)) return ignored("docent's own answer", about);
+    if (c.authorType === 'Bot') return ignored('comment by a bot', about);
+    const handle = this.d.config.githubWebhooks.mention;
+    if (!mentions(c.body, handle)) return ignored(`no mention of @${handle}`, about);
+    if (!steeringAssociations.has(c.association)) return ignored(`the author is not an owner, member or collaborator (author_association ${c.association})`, about);
+
+    const client = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, c.repository);
+    const pr = await this.pullRequestState(client, c.pullNumber);
+    if (!pr) return ignored('the pull request was not found on GitHub', about);
+    const job = await this.jobOfBranch(c.repository, pr.headRef, pr.headRepository);
+    if (!job) return ignored('not the pull request of a docent job', about);
+    const onJob = { ...about, projectId: job.projectId, jobId: job._id };
+    await this.acknowledge(client, c);
+
+    if (!pr.open || job.status === 'archived') {
+      // A close whose delivery has not arrived (or failed) still ends the job.
+      if (!pr.open) await this.d.agentJobs.archiveForClosedPullRequest(job, pr.merged);
+      await this.notice(client, c.pullNumber, job._id, `This job is archived${pr.open ? '' : `: its pull request was ${pr.merged ? 'merged' : 'closed'}`}. Create a new job for further changes.`);
+      return { ...onJob, outcome: 'answered_archived', reason: 'the job is archived' };
+    }
+    const prompt = commentPrompt(c.body, c.location);
+    if (prompt === null) return this.refuse(client, c.pullNumber, onJob, 'the comment is longer than an instruction may be (32 KiB)');
+    try {
+      const started = await this.d.agentJobs.continueFromPullRequest(job, prompt, { repository: job.source.repository, pullNumber: c.pullNumber, pullRequestUrl: pr.url });
+      return { ...onJob, turn: started.turn, outcome: 'turn_started' };
+    } catch (err) {
+      if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return this.refuse(client, c.pullNumber, onJob, err.message);
+      throw err;
+    }
+  }
+
+  private async onPullRequest(payload: unknown): Promise<Handled> {
+    const p = parsePayload(pullRequestEvent, payload);
+    const about = { pullNumber: p.pull_request.number };
+    if (p.action !== 'closed') return ignored(`pull request ${p.action}, not closed`, about);
+    const head = p.pull_request.head;
+    const job = await this.jobOfBranch(p.repository.full_name, head.ref, head.repo?.full_name ?? null);
+    if (!job) return ignored('not the pull request of a docent job', about);
+    const archived = await this.d.agentJobs.archiveForClosedPullRequest(job, p.pull_request.merged === true);
+    if (!archived) return ignored('the job no longer exists', about);
+    return { ...about, projectId: job.projectId, jobId: job._id, outcome: 'archived', reason: p.pull_request.merged ? 'the pull request was merged' : 'the pull request was closed without merging' };
+  }
+
+  /**
+   * The job whose branch is the pull request's head: the branch names the job (`<prefix><jobId>`), and the job's
+   * repository must be the one the pull request is in, with the head in that same repository (never a fork's).
+   */
+  private async jobOfBranch(repository: string, headRef: string, headRepository: string | null): Promise<JobDoc | null> {
+    const prefix = this.d.config.agent.branchPrefix;
+    if (!headRef.startsWith(prefix) || headRepository?.toLowerCase() !== repository.toLowerCase()) return null;
+    const job = await this.d.jobById(headRef.slice(prefix.length));
+    if (!job || job.branch !== headRef) return null;
+    const { owner, name } = resolveRepository(job.source.repository, this.d.config.github.gitUrl);
+    return repositoryKey(owner, name) === repository.toLowerCase() ? job : null;
+  }
+
+  private async pullRequestState(client: RepositoryClient, pullNumber: number): Promise<PullRequestState | null> {
+    try {
+      const { data } = await client.octokit.rest.pulls.get({ owner: client.owner, repo: client.repo, pull_number: pullNumber });
+      return { open: data.state === 'open', merged: data.merged === true, headRef: data.head.ref, headRepository: data.head.repo?.full_name ?? null, url: data.html_url };
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** The `eyes` reaction: the comment was read and acted on. A reaction GitHub refuses is logged, never fatal. */
+  private async acknowledge(client: RepositoryClient, c: SteeringComment): Promise<void> {
+    const { octokit, owner, repo } = client;
+    const react =
+      c.kind === 'issue'
+        ? octokit.rest.reactions.createForIssueComment({ owner, repo, comment_id: c.commentId, content: 'eyes' })
+        : octokit.rest.reactions.createForPullRequestReviewComment({ owner, repo, comment_id: c.commentId, content: 'eyes' });
+    await react.catch((err: unknown) => this.d.log.warn({ err, repository: c.repository, commentId: c.commentId }, 'could not react to the comment'));
+  }
+
+  private async refuse(client: RepositoryClient, pullNumber: number, onJob: Partial<Handled>, reason: string): Promise<Handled> {
+    await this.notice(client, pullNumber, onJob.jobId!, `I did not act on this comment: ${reason}.`);
+    return { ...onJob, outcome: 'refused', reason };
+  }
+
+  /** A comment that answers without a turn (archived, refused); a comment GitHub refuses is logged. */
+  private async notice(client: RepositoryClient, pullNumber: number, jobId: string, text: string): Promise<void> {
+    const { octokit, owner, repo } = client;
+    await octokit.rest.issues
+      .createComment({ owner, repo, issue_number: pullNumber, body: `${text}\n\n${noticeMarker(jobId)}` })
+      .catch((err: unknown) => this.d.log.warn({ err, jobId, pullNumber }, 'could not comment on the pull request'));
+  }
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A payload missing a field docent reads is refused: GitHub would not send it, so someone else built it. */
+function parsePayload<T>(schema: z.ZodType<T>, payload: unknown): T {
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) throw new AppError('invalid_argument', `the payload lacks a field docent reads (${parsed.error.issues[0]?.path.join('.') ?? '?'})`);
+  return parsed.data;
+}

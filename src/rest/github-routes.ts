@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { Deps } from '../deps';
+import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
+import { GitHubCredentials } from '../github/credentials';
+import { GitHubWebhookService } from '../github/webhook-service';
+import { projectOrigins } from '../edge/cors';
+import { route, type Route } from './router';
+
+const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'duplicate']);
+
+const receivedBody = z.object({
+  id: z.string().describe('X-GitHub-Delivery'),
+  outcome,
+  reason: z.string().optional().describe('Why it was ignored or refused'),
+});
+
+const githubDeliveriesBody = z.object({
+  deliveries: z.array(
+    z.object({
+      id: z.string().describe('X-GitHub-Delivery'),
+      event: z.string().describe('X-GitHub-Event'),
+      action: z.string().nullable(),
+      repository: z.string().nullable(),
+      pullNumber: z.number().int().nullable(),
+      author: z.string().nullable().describe("The comment's author"),
+      jobId: z.string().nullable(),
+      turn: z.number().int().nullable().describe('The turn a comment started'),
+      outcome,
+      reason: z.string().nullable(),
+      receivedAt: z.iso.datetime(),
+    }),
+  ),
+});
+
+/** GitHub's webhooks (pull-request comments steer jobs; a closed pull request archives its job) and their log. */
+export function githubRoutes(deps: Deps): Route[] {
+  const service = new GitHubWebhookService({
+    config: deps.config,
+    log: deps.log,
+    credentials: new GitHubCredentials(deps.config.github, deps.log),
+    agentJobs: deps.agentJobs,
+    jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
+    deliveries: new GitHubDeliveryStore(deps.mongo.db),
+    tenancy: deps.tenancy,
+  });
+  return [
+    route({
+      method: 'POST',
+      path: '/github/webhook',
+      summary: "GitHub's webhooks (issue_comment, pull_request_review_comment, pull_request), verified with X-Hub-Signature-256; 404 while DOCENT_GITHUB_WEBHOOK_SECRET is unset",
+      // GitHub holds no key: the signature over the body is the credential, checked before the body is parsed.
+      auth: 'none',
+      rawBody: true,
+      responses: { 200: { description: 'What was done with the delivery (a delivery seen before: duplicate, nothing done)', json: receivedBody } },
+      handler: async (req) => ({ status: 200, body: await service.receive(req.headers, req.rawBody) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/agent/{projectId}/github/deliveries',
+      summary: "GitHub webhook deliveries about the project's repository, newest first, with what was done or why not (last 30 days, at most 100)",
+      auth: 'admin',
+      cors: projectOrigins(deps.tenancy, deps.config.corsOrigins),
+      responses: { 200: { description: 'The deliveries', json: githubDeliveriesBody } },
+      handler: async (req) => ({ status: 200, body: { deliveries: (await service.deliveries(req.caller, req.params.projectId!)).map(deliveryToJson) } }),
+    }),
+  ];
+}

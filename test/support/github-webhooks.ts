@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { Webhooks } from '@octokit/webhooks';
+import type { PullRequest } from './github-double';
+import type { HumanComment } from './github-double-conversation';
+
+// Webhook deliveries as GitHub sends them (docs.github.com/webhooks/webhook-events-and-payloads): its headers, a body
+// signed with the real @octokit/webhooks signer, and payloads with GitHub's field names (the fields docent reads and
+// the neighbours GitHub sends beside them).
+
+const repositoryOf = (owner: string, repo: string) => ({
+  id: 4242,
+  name: repo,
+  full_name: `${owner}/${repo}`,
+  private: true,
+  owner: { login: owner, id: 77, type: 'Organization' },
+  html_url: `https://github.test/${owner}/${repo}`,
+  default_branch: 'main',
+});
+const userOf = (login: string) => ({ login, id: login.length * 1000 + 7, type: 'User', site_admin: false });
+
+/** `issue_comment` (created) for a comment on a pull request's conversation. */
+export function issueCommentCreated(owner: string, repo: string, pr: PullRequest, c: HumanComment, state: 'open' | 'closed' = 'open') {
+  return {
+    action: 'created',
+    issue: {
+      number: pr.number,
+      title: pr.title,
+      state,
+      html_url: pr.html_url,
+      user: userOf('docent-bot'),
+      pull_request: { url: `https://api.github.test/repos/${owner}/${repo}/pulls/${pr.number}`, html_url: pr.html_url, merged_at: null },
+    },
+    comment: {
+      id: c.id,
+      body: c.body,
+      html_url: `${pr.html_url}#issuecomment-${c.id}`,
+      user: userOf(c.login),
+      author_association: c.association,
+      created_at: new Date().toISOString(),
+    },
+    repository: repositoryOf(owner, repo),
+    sender: userOf(c.login),
+  };
+}
+
+/** `pull_request_review_comment` (created) for a comment on a line of the diff. */
+export function reviewCommentCreated(owner: string, repo: string, pr: PullRequest, c: HumanComment) {
+  return {
+    action: 'created',
+    comment: {
+      id: c.id,
+      body: c.body,
+      path: c.path,
+      line: c.line,
+      original_line: c.line,
+      side: 'RIGHT',
+      diff_hunk: c.diffHunk,
+      commit_id: pr.headSha,
+      html_url: `${pr.html_url}#discussion_r${c.id}`,
+      user: userOf(c.login),
+      author_association: c.association,
+    },
+    pull_request: {
+      number: pr.number,
+      html_url: pr.html_url,
+      state: 'open',
+      head: { ref: pr.head, sha: pr.headSha, repo: repositoryOf(owner, repo) },
+      base: { ref: pr.base, repo: repositoryOf(owner, repo) },
+    },
+    repository: repositoryOf(owner, repo),
+    sender: userOf(c.login),
+  };
+}
+
+/** `pull_request` (closed), merged or not. */
+export function pullRequestClosed(owner: string, repo: string, pr: PullRequest, merged: boolean) {
+  return {
+    action: 'closed',
+    number: pr.number,
+    pull_request: {
+      number: pr.number,
+      state: 'closed',
+      merged,
+      merged_at: merged ? new Date().toISOString() : null,
+      html_url: pr.html_url,
+      head: { label: `${owner}:${pr.head}`, ref: pr.head, sha: pr.headSha, repo: repositoryOf(owner, repo) },
+      base: { label: `${owner}:${pr.base}`, ref: pr.base, repo: repositoryOf(owner, repo) },
+    },
+    repository: repositoryOf(owner, repo),
+    sender: userOf('octo-maintainer'),
+  };
+}
+
+export interface Delivery {
+  id: string;
+  event: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A delivery signed as GitHub signs it (X-Hub-Signature-256 over the exact body). */
+export async function signedDelivery(secret: string, event: string, payload: unknown, id: string = randomUUID()): Promise<Delivery> {
+  const body = JSON.stringify(payload);
+  const signature = await new Webhooks({ secret }).sign(body);
+  return {
+    id,
+    event,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'GitHub-Hookshot/5a3c1b0',
+      'x-github-event': event,
+      'x-github-delivery': id,
+      'x-github-hook-id': '123456',
+      'x-hub-signature-256': signature,
+    },
+  };
+}
+
+/** Posts a delivery to the gateway's webhook route. */
+export const deliver = (gatewayUrl: string, d: Delivery) => fetch(`${gatewayUrl}/github/webhook`, { method: 'POST', headers: d.headers, body: d.body });
