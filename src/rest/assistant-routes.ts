@@ -6,8 +6,8 @@ import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
 import type { LlmsFile } from '../docs/llms-service';
-import { projectOrigins, publicCors } from '../edge/cors';
-import { pageBody, searchResultsBody } from './response-schemas';
+import { isSameOrigin, projectOrigins, publicCors } from '../edge/cors';
+import { originCheckBody, pageBody, searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 /** REST paths of the documentation assistant and search (README "Documentation assistant"). */
@@ -91,6 +91,20 @@ export function assistantRoutes(deps: Deps): Route[] {
       handler: async (req) => {
         await deps.assistant.recordFeedback(req.caller, req.params.domain!, req.body);
         return { status: 204 };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/discovery/v1/assistant/{domain}/origin',
+      summary: "Whether the calling page's Origin may call the assistant of this domain (the embedded widget explains a refused origin with it)",
+      auth: 'none',
+      cors: publicCors,
+      responses: { 200: { description: 'The Origin header as received, and whether the project allows it', json: originCheckBody } },
+      handler: async (req) => {
+        // A refused preflight is unreadable to a page; this answer, readable from anywhere, says why the call failed.
+        const origin = typeof req.headers.origin === 'string' ? req.headers.origin.slice(0, 200) : '';
+        const allowed = origin === '' || isSameOrigin(origin, req.headers.host) || (cors.kind === 'public' || (await cors.allows(origin, { domain: req.params.domain! })));
+        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { origin, allowed } };
       },
     }),
     ...(['llms.txt', 'llms-full.txt'] as const).map((file) => llmsRoute(deps, file)),

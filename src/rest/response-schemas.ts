@@ -132,6 +132,8 @@ export const searchResultsBody = z
   })
   .register(documentedSchemas, { id: 'SearchResults' });
 
+export const originCheckBody = z.object({ origin: z.string(), allowed: z.boolean() }).register(documentedSchemas, { id: 'OriginCheck' });
+
 export const pageBody = z.object({ path: z.string(), content: z.string() }).register(documentedSchemas, { id: 'Page' });
 
 const dependencyHealth = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });

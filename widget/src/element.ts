@@ -1,0 +1,234 @@
+import type { SourceUrlUIPart } from 'ai';
+import { Conversation, explainFailure, type DocsMessage } from './chat';
+import { linkCitations, renderMarkdown } from './markdown';
+import { readSettings, settingAttributes, type WidgetSettings } from './settings';
+import { styles } from './styles';
+
+type Status = 'ready' | 'submitted' | 'streaming' | 'error';
+
+/** Builds an element with attributes and children; text always goes in as text. */
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  el.append(...children);
+  return el;
+}
+
+const textOf = (m: DocsMessage) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+const sourcesOf = (m: DocsMessage) => m.parts.filter((p): p is SourceUrlUIPart => p.type === 'source-url');
+const isMac = () => /Mac|iPhone|iPad/.test(navigator.platform);
+
+/**
+ * `<docent-assistant>`: an "Ask AI" button and a chat panel over the docs, in an open shadow root. The panel is a
+ * modal `<dialog>`: the browser keeps focus inside it and closes it on Esc; Ctrl/Cmd+K opens it from anywhere.
+ */
+export class DocentAssistant extends HTMLElement {
+  static observedAttributes = [...settingAttributes];
+  private settings!: WidgetSettings;
+  private conversation!: Conversation;
+  private status: Status = 'ready';
+  private readonly root = this.attachShadow({ mode: 'open' });
+  private readonly dialog = h('dialog', { 'aria-labelledby': 'docent-title', part: 'panel' });
+  private readonly log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
+  private readonly error = h('p', { class: 'error', role: 'alert', hidden: '' });
+  private readonly statusText = h('p', { class: 'status', role: 'status', 'data-testid': 'status' });
+  private readonly input = h('textarea', { name: 'question', rows: '1', placeholder: 'Ask a question about the docs', 'aria-label': 'Your question', maxlength: '4000' });
+  private readonly send = h('button', { type: 'submit', class: 'send', 'aria-label': 'Send question' }, 'Send');
+  private readonly starters = h('ul', { class: 'starters', 'aria-label': 'Suggested questions' });
+  private readonly launcher = h('button', { type: 'button', class: 'launcher', part: 'launcher', 'aria-haspopup': 'dialog', 'aria-keyshortcuts': 'Control+K Meta+K' });
+  private readonly heading = h('h2', { id: 'docent-title' });
+  private readonly onKey = (e: KeyboardEvent) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'k') {
+      e.preventDefault();
+      if (this.dialog.open) this.close();
+      else this.open();
+    }
+  };
+
+  constructor() {
+    super();
+    const form = h('form', { class: 'ask' }, this.input, this.send);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.ask(this.input.value);
+    });
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    const close = h('button', { type: 'button', class: 'icon', 'aria-label': 'Close assistant' }, '✕');
+    close.addEventListener('click', () => this.close());
+    const restart = h('button', { type: 'button', class: 'icon', 'aria-label': 'Start a new conversation' }, 'New');
+    restart.addEventListener('click', () => {
+      this.conversation.reset();
+      this.render();
+      this.input.focus();
+    });
+    this.dialog.append(h('header', {}, this.heading, restart, close), this.log, this.starters, this.error, this.statusText, form);
+    this.dialog.addEventListener('close', () => this.launcher.focus());
+    this.launcher.addEventListener('click', () => this.open());
+    this.root.append(h('style', {}, styles), this.launcher, this.dialog);
+  }
+
+  connectedCallback(): void {
+    this.configure();
+    document.addEventListener('keydown', this.onKey);
+  }
+
+  disconnectedCallback(): void {
+    document.removeEventListener('keydown', this.onKey);
+  }
+
+  attributeChangedCallback(): void {
+    if (this.isConnected) this.configure();
+  }
+
+  open(): void {
+    if (this.dialog.open) return;
+    this.dialog.showModal();
+    this.input.focus();
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  close(): void {
+    this.dialog.close();
+  }
+
+  private configure(): void {
+    this.settings = readSettings(this);
+    this.conversation = new Conversation(this.settings);
+    if (this.settings.accent) this.style.setProperty('--accent', this.settings.accent);
+    else this.style.removeProperty('--accent');
+    this.heading.textContent = this.settings.title;
+    this.launcher.replaceChildren(this.settings.title, h('kbd', { 'aria-hidden': 'true' }, isMac() ? '⌘K' : 'Ctrl K'));
+    this.launcher.setAttribute('aria-label', `${this.settings.title} (opens the docs assistant)`);
+    this.render();
+  }
+
+  private async ask(question: string): Promise<void> {
+    const text = question.trim();
+    if (!text || this.status === 'submitted' || this.status === 'streaming') return;
+    this.input.value = '';
+    this.setStatus('submitted');
+    try {
+      await this.conversation.ask(text, () => {
+        if (this.conversation.messages.at(-1)?.role === 'assistant') this.setStatus('streaming');
+        this.render();
+      });
+      this.setStatus('ready');
+    } catch (err) {
+      this.showError(await explainFailure(err, this.settings));
+      this.setStatus('error');
+    }
+    this.render();
+  }
+
+  private setStatus(status: Status): void {
+    this.status = status;
+    this.dialog.dataset.status = status;
+    this.send.disabled = status === 'submitted' || status === 'streaming';
+    this.statusText.textContent = status === 'submitted' ? 'Searching the docs…' : status === 'streaming' ? 'Answering…' : '';
+    if (status !== 'error') this.showError('');
+  }
+
+  private showError(message: string): void {
+    this.error.textContent = message;
+    this.error.hidden = !message;
+  }
+
+  private render(): void {
+    const messages = this.conversation.messages;
+    this.log.replaceChildren(...messages.map((m, i) => (m.role === 'user' ? h('div', { class: 'msg user' }, h('p', {}, textOf(m))) : this.renderAnswer(m, i === messages.length - 1))));
+    this.starters.replaceChildren(
+      ...(messages.length
+        ? []
+        : this.settings.starters.map((q) => {
+            const b = h('button', { type: 'button' }, q);
+            b.addEventListener('click', () => void this.ask(q));
+            return h('li', {}, b);
+          })),
+    );
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  private renderAnswer(m: DocsMessage, last: boolean): HTMLElement {
+    const sources = sourcesOf(m);
+    const answer = h('div', { class: 'answer' });
+    answer.append(renderMarkdown(textOf(m), document));
+    linkCitations(
+      answer,
+      sources.map((s) => ({ n: s.sourceId, url: s.url, title: s.title ?? s.url })),
+      document,
+    );
+    for (const pre of answer.querySelectorAll('pre')) pre.replaceWith(this.codeBlock(pre));
+    const article = h('article', { class: 'msg assistant', 'data-message-id': m.id }, answer);
+    if (sources.length) {
+      const list = h('ol', { class: 'sources', 'aria-label': 'Sources' });
+      for (const s of sources) {
+        const a = h('a', { target: '_blank', rel: 'noopener noreferrer' }, s.title ?? s.url);
+        if (/^https?:/i.test(s.url)) a.setAttribute('href', s.url);
+        list.append(h('li', { value: s.sourceId }, a));
+      }
+      article.append(list);
+    }
+    const streaming = last && (this.status === 'streaming' || this.status === 'submitted');
+    if (!streaming && m.id) article.append(this.feedback(m.id));
+    return article;
+  }
+
+  private codeBlock(pre: HTMLPreElement): HTMLElement {
+    const copy = h('button', { type: 'button', class: 'copy', 'aria-label': 'Copy code' }, 'Copy');
+    copy.addEventListener('click', () => {
+      void navigator.clipboard.writeText(pre.textContent ?? '').then(
+        () => {
+          copy.textContent = 'Copied';
+        },
+        () => {
+          copy.textContent = 'Copy failed';
+        },
+      );
+    });
+    return h('div', { class: 'code' }, pre, copy);
+  }
+
+  /** Thumbs up or down is sent at once; a comment, if the reader writes one, is sent with the same rating after. */
+  private feedback(messageId: string): HTMLElement {
+    const group = h('div', { class: 'feedback', role: 'group', 'aria-label': 'Rate this answer' });
+    const note = h('span', { role: 'status' });
+    const comment = h('form', { class: 'comment', hidden: '' });
+    const commentBox = h('textarea', { name: 'comment', 'aria-label': 'What could be better? (optional)', placeholder: 'What could be better? (optional)', maxlength: '2000' });
+    comment.append(commentBox, h('button', { type: 'submit' }, 'Send'));
+    let rating: 'up' | 'down' | undefined;
+    const send = async (comment?: string) => {
+      try {
+        await this.conversation.rate(messageId, rating!, comment);
+        note.textContent = comment ? 'Thanks, comment sent.' : 'Thanks for the feedback.';
+      } catch (err) {
+        note.textContent = `Feedback not sent: ${await explainFailure(err, this.settings)}`;
+      }
+    };
+    const thumb = (value: 'up' | 'down', label: string, icon: string) => {
+      const b = h('button', { type: 'button', class: 'icon', 'aria-label': label, 'aria-pressed': 'false', 'data-rating': value }, icon);
+      b.addEventListener('click', () => {
+        rating = value;
+        for (const other of group.querySelectorAll('[data-rating]')) other.setAttribute('aria-pressed', String(other === b));
+        comment.hidden = false;
+        void send();
+      });
+      return b;
+    };
+    comment.addEventListener('submit', (e) => {
+      e.preventDefault();
+      if (rating && commentBox.value.trim()) void send(commentBox.value.trim());
+    });
+    group.append(thumb('up', 'Helpful', '👍'), thumb('down', 'Not helpful', '👎'), note);
+    return h('div', {}, group, comment);
+  }
+}
+
+/** Registers the element once; a second copy of the script on the page is harmless. */
+export function defineDocentAssistant(name = 'docent-assistant'): void {
+  if (!customElements.get(name)) customElements.define(name, DocentAssistant);
+}
