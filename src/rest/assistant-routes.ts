@@ -103,7 +103,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       handler: async (req) => {
         // A refused preflight is unreadable to a page; this answer, readable from anywhere, says why the call failed.
         const origin = typeof req.headers.origin === 'string' ? req.headers.origin.slice(0, 200) : '';
-        const allowed = origin === '' || isSameOrigin(origin, req.headers.host) || (cors.kind === 'public' || (await cors.allows(origin, { domain: req.params.domain! })));
+        const allowed = origin === '' || isSameOrigin(origin, req.headers.host) || cors.kind === 'public' || (await cors.allows(origin, { domain: req.params.domain! }));
         return { status: 200, headers: { 'cache-control': 'no-store' }, body: { origin, allowed } };
       },
     }),

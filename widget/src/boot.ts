@@ -1,5 +1,5 @@
 import { defineDocentAssistant } from './element';
-import { settingAttributes } from './settings';
+import type { settingAttributes } from './settings';
 
 // widget.js: `<script src="https://<docent>/widget.js" data-domain=… data-key=… defer>` adds one <docent-assistant>
 // to the page, configured from the tag's data-* attributes, talking to the gateway the script came from.

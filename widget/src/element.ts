@@ -68,6 +68,7 @@ export class DocentAssistant extends HTMLElement {
     });
     this.dialog.append(h('header', {}, this.heading, restart, close), this.log, this.starters, this.error, this.statusText, form);
     this.dialog.addEventListener('close', () => this.launcher.focus());
+    this.dialog.addEventListener('keydown', (e) => this.keepFocusInside(e));
     this.launcher.addEventListener('click', () => this.open());
     this.root.append(h('style', {}, styles), this.launcher, this.dialog);
   }
@@ -94,6 +95,23 @@ export class DocentAssistant extends HTMLElement {
 
   close(): void {
     this.dialog.close();
+  }
+
+  /** Tab from the last control wraps to the first (and Shift+Tab back): focus never leaves the open panel. */
+  private keepFocusInside(e: KeyboardEvent): void {
+    if (e.key !== 'Tab') return;
+    const focusable = [...this.dialog.querySelectorAll<HTMLElement>('button, textarea, a[href]')].filter((el) => !el.matches(':disabled') && el.getClientRects().length > 0);
+    const first = focusable[0];
+    const last = focusable.at(-1);
+    const active = this.root.activeElement;
+    if (!first || !last) return;
+    if (e.shiftKey && (active === first || !this.dialog.contains(active))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (active === last || !this.dialog.contains(active))) {
+      e.preventDefault();
+      first.focus();
+    }
   }
 
   private configure(): void {
@@ -193,7 +211,7 @@ export class DocentAssistant extends HTMLElement {
     return h('div', { class: 'code' }, pre, copy);
   }
 
-  /** Thumbs up or down is sent at once; a comment, if the reader writes one, is sent with the same rating after. */
+  /** Thumbs up or down (Yes / No) is sent at once; a comment, if the reader writes one, is sent with the same rating after. */
   private feedback(messageId: string): HTMLElement {
     const group = h('div', { class: 'feedback', role: 'group', 'aria-label': 'Rate this answer' });
     const note = h('span', { role: 'status' });
@@ -209,8 +227,8 @@ export class DocentAssistant extends HTMLElement {
         note.textContent = `Feedback not sent: ${await explainFailure(err, this.settings)}`;
       }
     };
-    const thumb = (value: 'up' | 'down', label: string, icon: string) => {
-      const b = h('button', { type: 'button', class: 'icon', 'aria-label': label, 'aria-pressed': 'false', 'data-rating': value }, icon);
+    const thumb = (value: 'up' | 'down', label: string, text: string) => {
+      const b = h('button', { type: 'button', class: 'icon', 'aria-label': label, 'aria-pressed': 'false', 'data-rating': value }, text);
       b.addEventListener('click', () => {
         rating = value;
         for (const other of group.querySelectorAll('[data-rating]')) other.setAttribute('aria-pressed', String(other === b));
@@ -223,7 +241,7 @@ export class DocentAssistant extends HTMLElement {
       e.preventDefault();
       if (rating && commentBox.value.trim()) void send(commentBox.value.trim());
     });
-    group.append(thumb('up', 'Helpful', '👍'), thumb('down', 'Not helpful', '👎'), note);
+    group.append(h('span', { 'aria-hidden': 'true' }, 'Helpful?'), thumb('up', 'Helpful', 'Yes'), thumb('down', 'Not helpful', 'No'), note);
     return h('div', {}, group, comment);
   }
 }

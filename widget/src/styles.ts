@@ -24,6 +24,7 @@ export const styles = `
   }
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 button, textarea { font: inherit; color: inherit; }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 .launcher {
@@ -64,7 +65,7 @@ header h2 { flex: 1; margin: 0; font-size: 15px; }
 .copy { position: absolute; top: 6px; right: 6px; font-size: 12px; border: 1px solid var(--border); background: var(--bg); border-radius: 6px; padding: 2px 8px; cursor: pointer; }
 .sources { margin: 8px 0 0; padding-left: 20px; font-size: 13px; color: var(--muted); }
 .feedback { display: flex; align-items: center; gap: 4px; margin-top: 6px; color: var(--muted); font-size: 13px; }
-.feedback [aria-pressed="true"] { color: var(--accent); background: var(--code-bg); }
+.feedback [aria-pressed="true"] { color: var(--accent); background: var(--code-bg); font-weight: 600; }
 .comment { display: flex; gap: 6px; margin-top: 6px; }
 .comment textarea { flex: 1; min-height: 2.4em; }
 .starters { list-style: none; margin: 0; padding: 0 14px 8px; display: flex; flex-wrap: wrap; gap: 6px; }
