@@ -20,7 +20,19 @@ import { widgetTtft } from './widget-ttft';
 import { workerScaling } from './worker-scaling';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, widgetTtft, streamThroughput, threadAppend, sandboxOverhead, jobEventsWebhooks, workerScaling];
+const all: Benchmark[] = [
+  jobCreateLatency,
+  jobCreateThroughput,
+  workflowOverhead,
+  docsSearchLatency,
+  assistantTtft,
+  widgetTtft,
+  streamThroughput,
+  threadAppend,
+  sandboxOverhead,
+  jobEventsWebhooks,
+  workerScaling,
+];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {
