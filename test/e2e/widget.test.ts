@@ -18,7 +18,7 @@ const domain = 'docs.kiln-widget.test';
 const answer = ['To install kiln in CI, ', 'run `kiln ci` ', 'for a clean, repeatable install [1].'];
 // What a model could produce when it quotes a page holding markup, or when a prompt injection steers it.
 const quotedMarkup = 'The page shows <img src=x onerror="window.__pwned=\'page\'"> next to each badge.';
-const scriptAnswer = 'Here it is: <script>window.__pwned="model"</script> **done** [run](javascript:window.__pwned="link")';
+const scriptAnswer = 'Here it is: <script>window.__pwned="model"</script> **done** [run](javascript:window.__pwned="link")\n\n```sh\nkiln ci --frozen\n```\n';
 let model: ScriptedModel;
 let gw: RunningGateway;
 let docsDir: string;
@@ -94,6 +94,7 @@ beforeAll(async () => {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     viewport: { width: 1280, height: 800 },
+    permissions: ['clipboard-read', 'clipboard-write'],
   });
 }, 240_000);
 
@@ -217,6 +218,8 @@ describe('the widget on a docs site the project allows', () => {
     await ask(page, 'Show the badges as raw tags');
     await page.waitForFunction(answersDone(4));
     const [quoted, scripted] = [answer$(page).nth(2), answer$(page).nth(3)];
+    // Earlier answers are not rebuilt while new ones stream: the rating given above is still shown.
+    expect(await answer$(page).first().getByRole('button', { name: 'Not helpful' }).getAttribute('aria-pressed')).toBe('true');
     expect(await quoted.locator('.answer').textContent()).toContain('<img src=x onerror="window.__pwned=\'page\'">');
     expect(await scripted.locator('.answer').textContent()).toContain('<script>window.__pwned="model"</script>');
     expect(await scripted.locator('.answer strong').textContent()).toBe('done');
@@ -226,6 +229,26 @@ describe('the widget on a docs site the project allows', () => {
     expect(await link.getAttribute('href')).toBeNull();
     await link.click();
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
+  });
+
+  it('puts a copy button on code blocks', async () => {
+    const code = answer$(page).nth(3).locator('.code');
+    expect(await code.locator('pre code').textContent()).toBe('kiln ci --frozen\n');
+    await code.getByRole('button', { name: 'Copy code' }).click();
+    await code.getByText('Copied').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe('kiln ci --frozen\n');
+  });
+
+  it('follows prefers-color-scheme and prefers-reduced-motion', async () => {
+    const panel = page.locator('docent-assistant dialog');
+    const look = (el: unknown) => {
+      const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string; animationName: string } }).getComputedStyle(el);
+      return { background: style.backgroundColor, animation: style.animationName };
+    };
+    await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'no-preference' });
+    expect(await panel.evaluate(look)).toEqual({ background: 'rgb(255, 255, 255)', animation: 'rise' });
+    await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
+    expect(await panel.evaluate(look)).toEqual({ background: 'rgb(17, 24, 39)', animation: 'none' });
   });
 });
 

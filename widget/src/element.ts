@@ -2,7 +2,7 @@ import type { SourceUrlUIPart } from 'ai';
 import { Conversation, explainFailure, type DocsMessage } from './chat';
 import { linkCitations, renderMarkdown } from './markdown';
 import { readSettings, settingAttributes, type WidgetSettings } from './settings';
-import { styles } from './styles';
+import styles from './styles.css?inline';
 
 type Status = 'ready' | 'submitted' | 'streaming' | 'error';
 
@@ -27,6 +27,7 @@ export class DocentAssistant extends HTMLElement {
   private settings!: WidgetSettings;
   private conversation!: Conversation;
   private status: Status = 'ready';
+  private rendered = new Map<string, { key: string; el: HTMLElement }>();
   private readonly root = this.attachShadow({ mode: 'open' });
   private readonly dialog = h('dialog', { 'aria-labelledby': 'docent-title', part: 'panel' });
   private readonly log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
@@ -156,9 +157,24 @@ export class DocentAssistant extends HTMLElement {
     this.error.hidden = !message;
   }
 
+  /**
+   * Shows the conversation. A message is rebuilt only when its content changed (a streaming answer), so earlier
+   * answers keep their rating and a comment being typed.
+   */
   private render(): void {
     const messages = this.conversation.messages;
-    this.log.replaceChildren(...messages.map((m, i) => (m.role === 'user' ? h('div', { class: 'msg user' }, h('p', {}, textOf(m))) : this.renderAnswer(m, i === messages.length - 1))));
+    const rendered = new Map<string, { key: string; el: HTMLElement }>();
+    const views = messages.map((m, i) => {
+      const streaming = i === messages.length - 1 && (this.status === 'streaming' || this.status === 'submitted');
+      const key = `${m.parts.length}:${textOf(m).length}:${streaming}`;
+      const id = `${m.role}:${m.id}`;
+      const kept = this.rendered.get(id);
+      const el = kept?.key === key ? kept.el : m.role === 'user' ? h('div', { class: 'msg user' }, h('p', {}, textOf(m))) : this.renderAnswer(m, streaming);
+      rendered.set(id, { key, el });
+      return el;
+    });
+    this.rendered = rendered;
+    this.log.replaceChildren(...views);
     this.starters.replaceChildren(
       ...(messages.length
         ? []
@@ -171,7 +187,7 @@ export class DocentAssistant extends HTMLElement {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
-  private renderAnswer(m: DocsMessage, last: boolean): HTMLElement {
+  private renderAnswer(m: DocsMessage, streaming: boolean): HTMLElement {
     const sources = sourcesOf(m);
     const answer = h('div', { class: 'answer' });
     answer.append(renderMarkdown(textOf(m), document));
@@ -180,7 +196,11 @@ export class DocentAssistant extends HTMLElement {
       sources.map((s) => ({ n: s.sourceId, url: s.url, title: s.title ?? s.url })),
       document,
     );
-    for (const pre of answer.querySelectorAll('pre')) pre.replaceWith(this.codeBlock(pre));
+    for (const pre of answer.querySelectorAll('pre')) {
+      const block = h('div', { class: 'code' });
+      pre.before(block);
+      block.append(pre, this.copyButton(pre));
+    }
     const article = h('article', { class: 'msg assistant', 'data-message-id': m.id }, answer);
     if (sources.length) {
       const list = h('ol', { class: 'sources', 'aria-label': 'Sources' });
@@ -191,12 +211,11 @@ export class DocentAssistant extends HTMLElement {
       }
       article.append(list);
     }
-    const streaming = last && (this.status === 'streaming' || this.status === 'submitted');
     if (!streaming && m.id) article.append(this.feedback(m.id));
     return article;
   }
 
-  private codeBlock(pre: HTMLPreElement): HTMLElement {
+  private copyButton(pre: HTMLPreElement): HTMLButtonElement {
     const copy = h('button', { type: 'button', class: 'copy', 'aria-label': 'Copy code' }, 'Copy');
     copy.addEventListener('click', () => {
       void navigator.clipboard.writeText(pre.textContent ?? '').then(
@@ -208,7 +227,7 @@ export class DocentAssistant extends HTMLElement {
         },
       );
     });
-    return h('div', { class: 'code' }, pre, copy);
+    return copy;
   }
 
   /** Thumbs up or down (Yes / No) is sent at once; a comment, if the reader writes one, is sent with the same rating after. */
