@@ -1,7 +1,7 @@
 // widget-ttft: time from asking in the embedded widget (Debian's chromium) to the first answer text on screen, vs a
 // direct stream client in the same page: fetch of the same v2 endpoint, read until its first text-delta frame.
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
@@ -50,6 +50,21 @@ const directAsk = (url: string, key: string, question: string) => `(async () => 
   return first;
 })()`;
 
+/** What a docs page downloads: widget.js as the gateway sends it (built .gz and .br beside it, widget/vite.config.mts). */
+async function sizeRow(dir: string): Promise<Row> {
+  const kib = async (file: string) => (await stat(path.join(dir, file))).size / 1024;
+  const [gz, br, raw] = await Promise.all([kib('widget.js.gz'), kib('widget.js.br'), kib('widget.js')]);
+  return {
+    bench: 'widget-ttft',
+    case: 'widget.js size',
+    ratio: `${gz.toFixed(1)} KiB gzip, ${br.toFixed(1)} KiB brotli`,
+    target: '≤ 60 KiB gzipped',
+    met: gz <= 60,
+    subject: `${raw.toFixed(1)} KiB minified`,
+    baseline: '—',
+  };
+}
+
 export const widgetTtft: Benchmark = {
   name: 'widget-ttft',
   summary: `first answer text in the widget (chromium) vs a direct fetch stream client in the same page (model's first token after ${firstMs} ms)`,
@@ -94,6 +109,7 @@ export const widgetTtft: Benchmark = {
         baseline: `p50 ${fmtMs(median(p50s(r.baseline)))}, p99 ${fmtMs(pooled(r.baseline, 99))}`,
       });
       ctx.log(`${rows[0]!.case}: ${rows[0]!.ratio}`);
+      rows.push(await sizeRow(a.gw.deps.config.widgetDir));
     } finally {
       await browser.close();
       await rm(profile, { recursive: true, force: true });
