@@ -121,3 +121,16 @@ describe('search pageSize and scoreThreshold', () => {
     expect((bad as ConnectError).code).toBe(Code.InvalidArgument);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the page endpoint and the search parameters', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: { properties?: Record<string, { minimum?: number; maximum?: number }> } }> } } }>;
+    };
+    const bodyOf = (path: string) => doc.paths[path]?.post?.requestBody?.content['application/json']?.schema.properties ?? {};
+    expect(Object.keys(bodyOf('/discovery/v1/page/{domain}')).sort()).toEqual(['groups', 'path']);
+    const search = bodyOf('/discovery/v1/search/{domain}');
+    expect(search.pageSize).toMatchObject({ minimum: 1, maximum: 50 });
+    expect(search.scoreThreshold).toMatchObject({ minimum: 0, maximum: 1 });
+  });
+});
