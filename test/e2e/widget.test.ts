@@ -35,10 +35,10 @@ interface StaticSite {
 }
 
 /** A docs site of its own origin: one page with the script tag, a site button, and CSS that must not reach the panel. */
-async function serveDocsSite(html: (origin: string) => string): Promise<StaticSite> {
+async function serveDocsSite(html: (origin: string) => string, headers: Record<string, string> = {}): Promise<StaticSite> {
   const app = Fastify({ forceCloseConnections: true });
   let origin = '';
-  app.get('/guide/', (_req, reply) => reply.type('text/html').send(html(origin)));
+  app.get('/guide/', (_req, reply) => reply.type('text/html').headers(headers).send(html(origin)));
   await app.listen({ port: 0, host: '127.0.0.1' });
   origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return { origin, close: () => app.close() };
@@ -285,6 +285,43 @@ describe('the widget files', () => {
       expect(await r.text()).not.toContain('docent_asst_');
       expect((await fetch(gw.url + file, { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } })).status).toBe(304);
       expect((await fetch(gw.url + file, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-encoding')).toBe('gzip');
+    }
+  });
+
+  it("tells any page whether its origin may call the domain's assistant", async () => {
+    const check = async (headers: Record<string, string>, forDomain = domain) => {
+      const r = await fetch(`${gw.url}/discovery/v1/assistant/${forDomain}/origin`, { headers });
+      expect(r.headers.get('access-control-allow-origin')).toBe(headers.origin ? '*' : null);
+      return r.json();
+    };
+    expect(await check({ origin: allowedSite.origin })).toEqual({ origin: allowedSite.origin, allowed: true });
+    expect(await check({ origin: refusedSite.origin })).toEqual({ origin: refusedSite.origin, allowed: false });
+    expect(await check({ origin: allowedSite.origin }, 'docs.unknown.test')).toEqual({ origin: allowedSite.origin, allowed: false });
+    expect(await check({})).toEqual({ origin: '', allowed: true });
+  });
+
+  it("is styled on a site whose Content-Security-Policy allows no inline styles", async () => {
+    const csp = () => `default-src 'none'; script-src ${gw.url}; connect-src ${gw.url}; style-src 'none'`;
+    const site = await serveDocsSite(() => `<!doctype html><body><p>Strict docs</p><script src="${gw.url}/widget.js" data-domain="${domain}" data-key="${assistantKey}" defer></script></body>`, {
+      'content-security-policy': csp(),
+    });
+    const page = await browser.newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (m.text().includes('Content Security Policy')) violations.push(m.text());
+    });
+    try {
+      await page.goto(`${site.origin}/guide/`);
+      const launcher = page.locator('docent-assistant .launcher');
+      const look = (el: unknown) => {
+        const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string; position: string } }).getComputedStyle(el);
+        return { background: style.backgroundColor, position: style.position };
+      };
+      expect(await launcher.evaluate(look)).toEqual({ background: 'rgb(37, 99, 235)', position: 'fixed' });
+      expect(violations).toEqual([]);
+    } finally {
+      await page.close();
+      await site.close();
     }
   });
 

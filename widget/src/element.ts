@@ -18,6 +18,16 @@ const textOf = (m: DocsMessage) => m.parts.map((p) => (p.type === 'text' ? p.tex
 const sourcesOf = (m: DocsMessage) => m.parts.filter((p): p is SourceUrlUIPart => p.type === 'source-url');
 const isMac = () => /Mac|iPhone|iPad/.test(navigator.platform);
 
+let sheet: CSSStyleSheet | undefined;
+/** One stylesheet object for every instance on the page. */
+function sharedSheet(): CSSStyleSheet {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(styles);
+  }
+  return sheet;
+}
+
 /**
  * `<docent-assistant>`: an "Ask AI" button and a chat panel over the docs, in an open shadow root. The panel is a
  * modal `<dialog>`: the browser keeps focus inside it and closes it on Esc; Ctrl/Cmd+K opens it from anywhere.
@@ -71,7 +81,10 @@ export class DocentAssistant extends HTMLElement {
     this.dialog.addEventListener('close', () => this.launcher.focus());
     this.dialog.addEventListener('keydown', (e) => this.keepFocusInside(e));
     this.launcher.addEventListener('click', () => this.open());
-    this.root.append(h('style', {}, styles), this.launcher, this.dialog);
+    // A constructed stylesheet, not a <style> element: a site's Content-Security-Policy without 'unsafe-inline'
+    // styles still lets it apply.
+    this.root.adoptedStyleSheets = [sharedSheet()];
+    this.root.append(this.launcher, this.dialog);
   }
 
   connectedCallback(): void {
@@ -129,6 +142,10 @@ export class DocentAssistant extends HTMLElement {
   private async ask(question: string): Promise<void> {
     const text = question.trim();
     if (!text || this.status === 'submitted' || this.status === 'streaming') return;
+    if (!this.settings.domain || !this.settings.apiKey) {
+      this.showError('This assistant is not set up: its script tag needs data-domain and data-key.');
+      return;
+    }
     this.input.value = '';
     this.setStatus('submitted');
     try {
@@ -201,7 +218,8 @@ export class DocentAssistant extends HTMLElement {
       pre.before(block);
       block.append(pre, this.copyButton(pre));
     }
-    const article = h('article', { class: 'msg assistant', 'data-message-id': m.id }, answer);
+    // While it streams, screen readers wait for the whole answer instead of reading every re-render.
+    const article = h('article', { class: 'msg assistant', 'data-message-id': m.id, 'aria-busy': String(streaming) }, answer);
     if (sources.length) {
       const list = h('ol', { class: 'sources', 'aria-label': 'Sources' });
       for (const s of sources) {
