@@ -300,7 +300,7 @@ describe('the widget files', () => {
     expect(await check({})).toEqual({ origin: '', allowed: true });
   });
 
-  it("is styled on a site whose Content-Security-Policy allows no inline styles", async () => {
+  it('is styled on a site whose Content-Security-Policy allows no inline styles', async () => {
     const csp = () => `default-src 'none'; script-src ${gw.url}; connect-src ${gw.url}; style-src 'none'`;
     const site = await serveDocsSite(() => `<!doctype html><body><p>Strict docs</p><script src="${gw.url}/widget.js" data-domain="${domain}" data-key="${assistantKey}" defer></script></body>`, {
       'content-security-policy': csp(),
