@@ -42,7 +42,7 @@ export class DocentAssistant extends HTMLElement {
   private readonly dialog = h('dialog', { 'aria-labelledby': 'docent-title', part: 'panel' });
   private readonly log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
   private readonly error = h('p', { class: 'error', role: 'alert', hidden: '' });
-  private readonly statusText = h('p', { class: 'status', role: 'status', 'data-testid': 'status' });
+  private readonly statusText = h('p', { class: 'status', role: 'status' });
   private readonly input = h('textarea', { name: 'question', rows: '1', placeholder: 'Ask a question about the docs', 'aria-label': 'Your question', maxlength: '4000' });
   private readonly send = h('button', { type: 'submit', class: 'send', 'aria-label': 'Send question' }, 'Send');
   private readonly starters = h('ul', { class: 'starters', 'aria-label': 'Suggested questions' });
