@@ -18,6 +18,7 @@ COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
 COPY playground ./playground
+COPY widget ./widget
 # src/gen is never copied in (.dockerignore): buf regenerates it with the local protoc-gen-es.
 RUN npm run generate && npm run build
 

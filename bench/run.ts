@@ -16,10 +16,23 @@ import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
+import { widgetTtft } from './widget-ttft';
 import { workerScaling } from './worker-scaling';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead, jobEventsWebhooks, workerScaling];
+const all: Benchmark[] = [
+  jobCreateLatency,
+  jobCreateThroughput,
+  workflowOverhead,
+  docsSearchLatency,
+  assistantTtft,
+  widgetTtft,
+  streamThroughput,
+  threadAppend,
+  sandboxOverhead,
+  jobEventsWebhooks,
+  workerScaling,
+];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {

@@ -16,3 +16,5 @@ esac
 buf generate >&2
 tsc -p tsconfig.build.json >&2
 vite build --config playground/vite.config.mts >&2
+vite build --config widget/vite.config.mts >&2
+vite build --config widget/vite.config.mts --mode module >&2

@@ -7,6 +7,7 @@ bash infra/stack.sh start
 bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json
+tsc -p widget/tsconfig.json
 buf lint
 npm run lint
 # Jest 30 on Node 24 loads ESM-only packages (ai, @octokit/rest) through require(esm) with vm modules on.

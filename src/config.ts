@@ -311,6 +311,8 @@ const settings = z.object({
   DOCENT_CORS_ORIGINS: originList.default([]),
   // The built playground page served at /playground/.
   DOCENT_PLAYGROUND_DIR: z.string().default(path.join(packageRoot(), 'dist', 'playground')),
+  // The built embeddable assistant served at /widget.js and /widget.mjs (widget/vite.config.mts).
+  DOCENT_WIDGET_DIR: z.string().default(path.join(packageRoot(), 'dist', 'widget')),
   // Where the `docent` CLI reaches a running gateway, and the admin key it sends (`docent jobs watch`).
   DOCENT_API_URL: z.url().default('http://127.0.0.1:8080'),
   DOCENT_API_KEY: z.string().optional(),
@@ -369,6 +371,7 @@ export interface Config {
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
   corsOrigins: string[];
   playgroundDir: string;
+  widgetDir: string;
   /** The gateway as the CLI calls it. */
   api: { url: string; key?: string };
   /** OTLP/HTTP traces endpoint; tracing is off when unset. */
@@ -618,6 +621,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: s.DOCENT_TRUSTED_PROXY,
     corsOrigins: s.DOCENT_CORS_ORIGINS,
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,
+    widgetDir: s.DOCENT_WIDGET_DIR,
     otlpEndpoint: s.DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT,
     api: { url: s.DOCENT_API_URL, key: s.DOCENT_API_KEY },
     metricsToken: s.DOCENT_METRICS_TOKEN,

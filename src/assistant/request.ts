@@ -122,13 +122,24 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
   };
 }
 
-/** Documentation search: `{ query, pageSize?, filter? }`, pageSize 1..50 (default 10). */
+/**
+ * Documentation search as Mintlify's Assistant API takes it: `{ query, pageSize?, scoreThreshold?, filter? }`, pageSize
+ * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions-widget.md).
+ */
 export const searchRequest = z.looseObject({
   query: z.string().trim().min(1, 'must not be empty').max(2_000),
   pageSize: z.number().int().min(1, 'must be between 1 and 50').max(50, 'must be between 1 and 50').optional(),
+  scoreThreshold: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').optional(),
   filter: filter.optional(),
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
+
+/** Mintlify's page request: a page path (with or without a leading slash or `.md`) and optional groups to narrow to. */
+export const pageRequest = z.looseObject({
+  path: z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),
+  groups: z.array(z.string().max(100)).max(20).optional(),
+});
+export type PageRequestBody = z.infer<typeof pageRequest>;
 
 /** Feedback on an answer: the thread (and message) as the stream named them, a rating and an optional comment. */
 export const feedbackRequest = z.looseObject({

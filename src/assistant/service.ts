@@ -70,7 +70,18 @@ export interface AnswerSession {
 export interface SearchInput {
   query: string;
   pageSize?: number;
+  /** 0..1: passages whose score (relative to the best match's, see relativeScores) is below it are left out. */
+  scoreThreshold?: number;
   filter?: SearchFilter;
+}
+
+/**
+ * Scores on Mintlify's 0..1 scale: each passage's score divided by the best one's. Raw scores (BM25, or fused ranks in
+ * hybrid retrieval) have no fixed range, so the best match is 1 and the rest say how close to it they come.
+ */
+export function relativeScores(passages: Passage[]): Passage[] {
+  const best = passages[0]?.score ?? 0;
+  return passages.map((p) => ({ ...p, score: best > 0 ? Math.round((p.score / best) * 10_000) / 10_000 : 0 }));
 }
 
 export class AssistantService {
@@ -97,21 +108,30 @@ export class AssistantService {
     this.authorize(caller, domain);
     const admission = await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
     const visible = visibleGroups(caller.groups, input.filter?.groups);
-    const passages = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
+    const ranked = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
+    const passages = relativeScores(ranked).filter((p) => p.score >= (input.scoreThreshold ?? 0));
     return { passages, headers: admission?.headers ?? {} };
   }
 
-  /** A page's Markdown, rebuilt from its passages; counted as a search. A page the key may not see is `not_found`. */
-  async getPage(caller: Caller, domain: string, path: string, opts: { remoteAddress?: string } = {}): Promise<{ markdown: string; url: string; title: string }> {
+  /**
+   * A page's Markdown, rebuilt from its passages; counted as a search. A page the key may not see (or that `groups`
+   * narrows away) is `not_found`, like a page that does not exist.
+   */
+  async getPage(
+    caller: Caller,
+    domain: string,
+    path: string,
+    opts: { remoteAddress?: string; groups?: readonly string[] } = {},
+  ): Promise<{ path: string; markdown: string; url: string; title: string; headers: Record<string, string> }> {
     this.authorize(caller, domain);
-    await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
+    const admission = await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
     const wanted = path
       .trim()
       .replace(/^\/+|\/+$/g, '')
       .replace(/\.(md|mdx|markdown)$/i, '');
-    const [page] = await readPages(this.deps.es, docsAlias(this.retrieval.indexPrefix, domain), { visibleGroups: visibleGroups(caller.groups, undefined), path: wanted });
+    const [page] = wanted ? await readPages(this.deps.es, docsAlias(this.retrieval.indexPrefix, domain), { visibleGroups: visibleGroups(caller.groups, opts.groups), path: wanted }) : [];
     if (!page) throw new AppError('not_found', `no page ${wanted.slice(0, 200)} in the documentation of ${domain}`);
-    return { markdown: pageMarkdown(page), url: page.url, title: page.title };
+    return { path: page.path, markdown: pageMarkdown(page), url: page.url, title: page.title, headers: admission?.headers ?? {} };
   }
 
   /**

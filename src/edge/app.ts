@@ -9,6 +9,7 @@ import { operatorTokenCheck } from '../auth/operator-token';
 import type { Deps } from '../deps';
 import { clientIpContext } from '../limits/client-context';
 import { playground } from '../playground';
+import { widget } from '../widget';
 import { anyProjectOrigin, corsOptionsFor } from './cors';
 import { openApiRoute, registerOpenApi } from '../rest/openapi';
 import { registerRestRoutes, type Route } from '../rest/router';
@@ -94,6 +95,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   });
   await app.register(connectPaths(deps, declared.rpc, authenticate));
   await app.register(playground(deps.config.playgroundDir));
+  await app.register(widget(deps.config.widgetDir));
   await app.ready();
   return app;
 }

@@ -42,13 +42,14 @@ export function docsMcpServer(assistant: AssistantService, log: Logger, ctx: Mcp
       inputSchema: {
         query: z.string().trim().min(1).max(2000).describe('What to look for, in words or exact names'),
         pageSize: z.number().int().min(1).max(50).optional().describe('How many passages (1-50, default 10)'),
+        scoreThreshold: z.number().min(0).max(1).optional().describe('Leave out passages scoring below this (0-1; the best match scores 1)'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ query, pageSize }) =>
+    ({ query, pageSize, scoreThreshold }) =>
       guarded(async () => {
-        const { passages } = await assistant.search(ctx.caller, ctx.domain, { query, pageSize }, { signal: ctx.signal, remoteAddress: ctx.remoteAddress });
-        const results = passages.map(({ path, url, title, headings, content }) => ({ title, path, url, headings, content }));
+        const { passages } = await assistant.search(ctx.caller, ctx.domain, { query, pageSize, scoreThreshold }, { signal: ctx.signal, remoteAddress: ctx.remoteAddress });
+        const results = passages.map(({ path, url, title, headings, content, score }) => ({ title, path, url, headings, content, score }));
         const body = results.map((r, i) => `[${i + 1}] ${[r.title, ...r.headings].join(' › ')}\npath: ${r.path}\nurl: ${r.url}\n\n${r.content}`).join('\n\n---\n\n');
         return text(body || 'No passages match.', { results });
       }),

@@ -1,13 +1,13 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
 import type { AnswerSession } from '../assistant/service';
-import { assistantRequestV1, assistantRequestV2, feedbackRequest, searchRequest, toQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, feedbackRequest, pageRequest, searchRequest, toQuestion } from '../assistant/request';
 import { encodeUiMessageStream, uiMessageStreamHeaders } from '../assistant/ui-message-stream';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
 import type { LlmsFile } from '../docs/llms-service';
-import { projectOrigins, publicCors } from '../edge/cors';
-import { searchResultsBody } from './response-schemas';
+import { isSameOrigin, projectOrigins, publicCors } from '../edge/cors';
+import { originCheckBody, pageBody, searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 /** REST paths of the documentation assistant and search (README "Documentation assistant"). */
@@ -55,7 +55,7 @@ export function assistantRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/discovery/v1/search/{domain}',
-      summary: 'Search the documentation: passages best first',
+      summary: 'Search the documentation: passages best first, scored 0..1 against the best match (scoreThreshold leaves out lower ones)',
       auth: 'assistant',
       cors,
       body: searchRequest,
@@ -64,6 +64,20 @@ export function assistantRoutes(deps: Deps): Route[] {
         const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
         const { passages, headers } = await deps.assistant.search(req.caller, req.params.domain!, req.body, { signal: req.signal, remoteAddress });
         return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/discovery/v1/page/{domain}',
+      summary: "A page's Markdown by its path; a page the key's groups do not cover is 404 like an unknown one",
+      auth: 'assistant',
+      cors,
+      body: pageRequest,
+      responses: { 200: { description: 'The page path and its Markdown', json: pageBody } },
+      handler: async (req) => {
+        const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
+        const page = await deps.assistant.getPage(req.caller, req.params.domain!, req.body.path, { remoteAddress, groups: req.body.groups });
+        return { status: 200, headers: page.headers, body: { path: page.path, content: page.markdown } };
       },
     }),
     route({
@@ -77,6 +91,20 @@ export function assistantRoutes(deps: Deps): Route[] {
       handler: async (req) => {
         await deps.assistant.recordFeedback(req.caller, req.params.domain!, req.body);
         return { status: 204 };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/discovery/v1/assistant/{domain}/origin',
+      summary: "Whether the calling page's Origin may call the assistant of this domain (the embedded widget explains a refused origin with it)",
+      auth: 'none',
+      cors: publicCors,
+      responses: { 200: { description: 'The Origin header as received, and whether the project allows it', json: originCheckBody } },
+      handler: async (req) => {
+        // A refused preflight is unreadable to a page; this answer, readable from anywhere, says why the call failed.
+        const origin = typeof req.headers.origin === 'string' ? req.headers.origin.slice(0, 200) : '';
+        const allowed = origin === '' || isSameOrigin(origin, req.headers.host) || cors.kind === 'public' || (await cors.allows(origin, { domain: req.params.domain! }));
+        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { origin, allowed } };
       },
     }),
     ...(['llms.txt', 'llms-full.txt'] as const).map((file) => llmsRoute(deps, file)),

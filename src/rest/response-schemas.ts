@@ -151,6 +151,10 @@ export const searchResultsBody = z
   })
   .register(documentedSchemas, { id: 'SearchResults' });
 
+export const originCheckBody = z.object({ origin: z.string(), allowed: z.boolean() }).register(documentedSchemas, { id: 'OriginCheck' });
+
+export const pageBody = z.object({ path: z.string(), content: z.string() }).register(documentedSchemas, { id: 'Page' });
+
 const dependencyHealth = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });
 
 export const readinessBody = z

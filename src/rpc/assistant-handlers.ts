@@ -1,6 +1,6 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AnswerEvent } from '../assistant/events';
-import { assistantRequestV1, assistantRequestV2, feedbackRequest, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, feedbackRequest, pageRequest, searchRequest, toQuestion, type AssistantQuestion } from '../assistant/request';
 import { parseInput } from '../validate';
 import type { Deps } from '../deps';
 import { whileLeased } from '../auth/stream-leases';
@@ -13,7 +13,7 @@ import { callerOf, type MethodAuth } from './caller';
 /** The assistant's methods need an assistant key of the domain they name. */
 export const assistantV2MethodAuth: MethodAuth<typeof AssistantServiceV2> = { sendMessage: 'assistant', sendFeedback: 'assistant' };
 export const assistantV1MethodAuth: MethodAuth<typeof AssistantServiceV1> = { sendMessage: 'assistant' };
-export const searchMethodAuth: MethodAuth<typeof SearchService> = { search: 'assistant' };
+export const searchMethodAuth: MethodAuth<typeof SearchService> = { search: 'assistant', getPage: 'assistant' };
 
 // Connect requests go through the same zod schemas as REST bodies, so both surfaces accept and refuse the same things.
 const filterOf = (f: SearchFilterV1 | SearchFilterV2 | undefined) =>
@@ -86,10 +86,16 @@ export function assistantV1Handlers(deps: Deps): ServiceImpl<typeof AssistantSer
 export function searchHandlers(deps: Deps): ServiceImpl<typeof SearchService> {
   return {
     async search(req, ctx) {
-      const body = parseInput(searchRequest, { query: req.query, pageSize: req.pageSize, filter: filterOf(req.filter) });
+      const body = parseInput(searchRequest, { query: req.query, pageSize: req.pageSize, scoreThreshold: req.scoreThreshold, filter: filterOf(req.filter) });
       const { passages, headers } = await deps.assistant.search(callerOf(ctx), req.domain, body, { signal: ctx.signal, remoteAddress: ctx.values.get(clientIpKey) });
       for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
       return { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) };
+    },
+    async getPage(req, ctx) {
+      const body = parseInput(pageRequest, { path: req.path, groups: req.groups.length ? req.groups : undefined });
+      const page = await deps.assistant.getPage(callerOf(ctx), req.domain, body.path, { groups: body.groups, remoteAddress: ctx.values.get(clientIpKey) });
+      for (const [name, value] of Object.entries(page.headers)) ctx.responseHeader.set(name, value);
+      return { path: page.path, content: page.markdown };
     },
   };
 }

@@ -51,7 +51,7 @@ describe('MCP server of a docs domain', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['ask_docs', 'get_page', 'search_docs']);
     const search = tools.find((t) => t.name === 'search_docs')!;
     expect(search.inputSchema.required).toEqual(['query']);
-    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['pageSize', 'query']);
+    expect(Object.keys(search.inputSchema.properties ?? {}).sort()).toEqual(['pageSize', 'query', 'scoreThreshold']);
   });
 
   it('search_docs returns passages with title, path and URL', async () => {
@@ -63,6 +63,18 @@ describe('MCP server of a docs domain', () => {
     expect(results.length).toBeLessThanOrEqual(3);
     expect(results).toContainEqual(expect.objectContaining({ path: 'guides/quickstart', title: 'Quickstart', url: 'https://kiln.example/guides/quickstart#install-the-kiln-binary' }));
     expect(textOf(r)).toContain('path: guides/quickstart');
+  });
+
+  it('search_docs leaves out passages scoring below scoreThreshold, as Mintlify documents it', async () => {
+    const client = await connect(key);
+    const search = async (args: object) =>
+      structured<{ results: Array<{ path: string; score: number }> }>(await client.callTool({ name: 'search_docs', arguments: { query: 'install the kiln binary', pageSize: 10, ...args } })).results;
+    const all = await search({});
+    const best = await search({ scoreThreshold: 1 });
+    expect(best.length).toBeGreaterThan(0);
+    expect(best.length).toBeLessThan(all.length);
+    expect(best.every((r) => r.score === 1)).toBe(true);
+    expect(best[0]!.path).toBe(all[0]!.path);
   });
 
   it('get_page returns the page as Markdown, and a tool error for a page that does not exist', async () => {
