@@ -21,12 +21,12 @@ export interface DocsActivityDeps {
 }
 
 /** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
-function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
+export function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message });
 }
 
 /** A page whose front matter cannot be read stays broken on retry, and is not indexed without its `groups`. */
-function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChunk[] {
+export function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChunk[] {
   try {
     return chunkPage(file, source, { baseUrl });
   } catch (err) {
@@ -37,7 +37,7 @@ function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChun
 
 const docExtensions = /\.(md|mdx|markdown)$/i;
 const skippedDirs = new Set(['.git', 'node_modules']);
-const bulkBatch = 500;
+export const bulkBatch = 500;
 
 export function isGitSource(source: string): boolean {
   return /^(https?|ssh|git|file):\/\//i.test(source) || /^[\w.-]+@[\w.-]+:/.test(source);
@@ -90,7 +90,7 @@ async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanu
 }
 
 /** Waits until every copy of the index is allocated, heartbeating; a cluster too small for them fails and is retried. */
-async function waitForCopies(es: EsClient, index: string): Promise<void> {
+export async function waitForCopies(es: EsClient, index: string): Promise<void> {
   for (let waited = 0; ; waited += 5) {
     heartbeat({ phase: 'replicating' });
     const health = await es.cluster.health({ index, wait_for_status: 'green', timeout: '5s' }, { ignore: [408] });
@@ -184,7 +184,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
       // Only this domain's versioned indexes: `<alias>-<16 hex>`, so a domain that extends this one is never matched.
       const ours = versionedIndexPattern(alias);
       const existing = Object.keys(await es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }));
-      const stale = existing.filter((i) => ours.test(i) && i !== input.index);
+      const stale = existing.filter((i) => ours.test(i) && i !== input.index && !(input.keepServed && served.includes(i)));
       if (stale.length) await es.indices.delete({ index: stale.join(',') }, { ignore: [404] });
       return { alias, index: input.index, deletedIndexes: stale };
     },

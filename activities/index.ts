@@ -11,6 +11,7 @@ import { WebhookStore } from '../src/webhooks/store';
 import { ProjectSecretStore } from '../src/secrets/project-secrets';
 import { createAgentActivities } from './agent-job/agent';
 import { createDocsActivities } from './docs';
+import { createDocsSyncActivities } from './docs-sync';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './agent-job/git';
 import { createGitHubActivities } from './agent-job/github';
@@ -68,6 +69,13 @@ export function createActivities(deps: ActivityDeps) {
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
     ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
+    ...createDocsSyncActivities({
+      es: deps.es,
+      esIndexPrefix: config.elasticsearch.indexPrefix,
+      esReplicas: config.elasticsearch.replicas,
+      embedder: deps.embedder,
+      git: { gitBaseUrl: config.github.gitUrl, token: config.github.token, allowPrivateNetworks: config.allowPrivateNetworks },
+    }),
     ...createGapCheckActivities({
       ledger,
       es: deps.es,
