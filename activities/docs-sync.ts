@@ -25,16 +25,42 @@ interface SyncedMeta {
 
 type IndexMeta = { source?: string; baseUrl?: string; version?: string; embeddingModel?: string | null; sync?: SyncedMeta };
 
-// Copying a large index's unchanged passages can outlast the client's usual request timeout.
-const copyTimeoutMs = 10 * 60_000;
-
 async function indexMeta(deps: DocsSyncDeps, index: string): Promise<IndexMeta | undefined> {
   const mapping = await deps.es.indices.getMapping({ index }).catch(() => ({}) as Record<string, never>);
   return (mapping as Record<string, { mappings?: { _meta?: IndexMeta } }>)[index]?.mappings?._meta;
 }
 
+/**
+ * Copies the passages (vectors included) of the given pages from one index to another. Through the worker, not
+ * `_reindex`: that is a module a minimal Elasticsearch may lack, and a page's passages are small.
+ */
+async function copyPassages(deps: DocsSyncDeps, from: string, to: string, paths: string[]): Promise<void> {
+  const { es } = deps;
+  let copied = 0;
+  const pages = es.helpers.scrollSearch<Record<string, unknown>>({ index: from, size: bulkBatch, query: { terms: { path: paths } } });
+  for await (const response of pages) {
+    const hits = response.body.hits.hits;
+    if (hits.length === 0) continue;
+    const r = await es.bulk({ operations: hits.flatMap((h) => [{ index: { _index: to, _id: h._id } }, h._source ?? {}]) });
+    if (r.errors) {
+      const first = r.items.find((it) => it.index?.error)?.index?.error;
+      throw new Error(`copying unchanged passages failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
+    }
+    copied += hits.length;
+    heartbeat({ phase: 'copying', copied });
+  }
+}
+
 /** Parses and embeds the changed pages and adds them to `index`; returns how many passages were embedded now. */
-async function addPages(deps: DocsSyncDeps, docs: DocsCheckout, index: string, changed: string[], blobs: Map<string, string>, baseUrl: string, previous: string[]): Promise<{ chunks: number; embedded?: number }> {
+async function addPages(
+  deps: DocsSyncDeps,
+  docs: DocsCheckout,
+  index: string,
+  changed: string[],
+  blobs: Map<string, string>,
+  baseUrl: string,
+  previous: string[],
+): Promise<{ chunks: number; embedded?: number }> {
   const { es } = deps;
   const chunks: DocChunk[] = [];
   for (const [i, file] of changed.entries()) {
@@ -98,17 +124,7 @@ export async function syncDocs(deps: DocsSyncDeps, input: DocsSyncInput): Promis
     const body = docsIndexBody(embedder?.dims, deps.esReplicas ?? 0);
     const meta: IndexMeta = { source: input.repository, baseUrl, version, embeddingModel: embedder?.modelId ?? null, sync };
     await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: meta } });
-    if (previous && kept.length > 0) {
-      heartbeat({ phase: 'copying', pages: kept.length });
-      const copy = es.reindex({ source: { index: previous, query: { terms: { path: kept.map(pagePath) } } }, dest: { index }, wait_for_completion: true }, { requestTimeout: copyTimeoutMs });
-      const timer = setInterval(() => heartbeat({ phase: 'copying', pages: kept.length }), 5_000);
-      try {
-        const copied = await copy;
-        if (copied.failures?.length) throw new Error(`copying unchanged passages failed: ${JSON.stringify(copied.failures[0]).slice(0, 200)}`);
-      } finally {
-        clearInterval(timer);
-      }
-    }
+    if (previous && kept.length > 0) await copyPassages(deps, previous, index, kept.map(pagePath));
     const added = await addPages(deps, docs, index, changed, blobs, baseUrl, served);
     await es.indices.refresh({ index });
     if ((deps.esReplicas ?? 0) > 0) await waitForCopies(es, index);

@@ -102,17 +102,34 @@ async function resultOf(s: DocsSyncSchedules, run: { workflowId: string; runId: 
   }
 }
 
-/** Runs one sync now through the schedule (so it never overlaps a scheduled one) and waits for its result. */
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The second a schedule's run was due: Temporal names the run `<workflowId>-<that second, RFC 3339>`. */
+const runSecond = (workflowId: string) => /-(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/.exec(workflowId)?.[1];
+const thisSecond = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/**
+ * Runs one sync now through the schedule (so it never overlaps a scheduled one) and waits for its result. Temporal
+ * names a schedule's runs by the second they were due and drops a second start of the same name, so the trigger waits
+ * for any running sync to end and for a second no run has used.
+ */
 export async function syncDocsNow(s: DocsSyncSchedules, domain: string, opts: { appearWithinMs?: number } = {}): Promise<DocsSyncResult> {
-  const seen = new Set(runsOf(await describeFollowed(s, domain)).map((r) => r.runId));
+  let d = await describeFollowed(s, domain);
+  while (d.info.runningActions.length > 0) {
+    await pause(300);
+    d = await describeFollowed(s, domain);
+  }
+  const runs = runsOf(d);
+  const used = new Set(runs.map((r) => runSecond(r.workflowId)));
+  while (used.has(thisSecond())) await pause(100);
+  const seen = new Set(runs.map((r) => r.runId));
   await s.temporal.schedule.getHandle(docsSyncScheduleId(s.taskQueuePrefix, domain)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
-  // A trigger during a running sync starts right after it: wait for the first run that was not there before.
-  const deadline = Date.now() + (opts.appearWithinMs ?? 30 * 60_000);
+  const deadline = Date.now() + (opts.appearWithinMs ?? 60_000);
   for (;;) {
     const fresh = runsOf(await describeFollowed(s, domain)).find((r) => !seen.has(r.runId));
     if (fresh) return resultOf(s, fresh);
-    if (Date.now() > deadline) throw new AppError('unavailable', `no sync of ${domain} started`);
-    await new Promise((r) => setTimeout(r, 300));
+    if (Date.now() > deadline) throw new AppError('unavailable', `no sync of ${domain} started: is a worker running?`);
+    await pause(300);
   }
 }
 
@@ -150,11 +167,20 @@ export async function docsSyncStatus(s: DocsSyncSchedules, domain: string): Prom
     const info = await handle.describe();
     if (info.status.name === 'RUNNING') continue;
     if (!status.last) {
-      const error = info.status.name === 'COMPLETED' ? undefined : await handle.result().then(
-        () => undefined,
-        (err: unknown) => (err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)),
-      );
-      status.last = { workflowId: w.workflowId, startedAt: info.startTime, durationMs: info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() : undefined, status: info.status.name, error };
+      const error =
+        info.status.name === 'COMPLETED'
+          ? undefined
+          : await handle.result().then(
+              () => undefined,
+              (err: unknown) => (err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)),
+            );
+      status.last = {
+        workflowId: w.workflowId,
+        startedAt: info.startTime,
+        durationMs: info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() : undefined,
+        status: info.status.name,
+        error,
+      };
     }
     if (info.status.name === 'COMPLETED') {
       status.lastSuccess = await handle.result();
