@@ -7,7 +7,7 @@ import { AppError } from '../src/errors';
 import { resolveRepository } from '../src/jobs/repository';
 import { OutboundRefused } from '../src/net/outbound';
 import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
-import type { DocsSyncInput } from '../workflows/docs-sync-contract';
+import type { GitDocsSource } from '../workflows/docs-sync-contract';
 
 export interface DocsGitDeps {
   /** Where `owner/name` repositories live; the only host that gets the token. */
@@ -60,7 +60,7 @@ function cloneUrlOf(repository: string, gitBaseUrl: string): string {
 }
 
 /** Maps git's stderr to a failure a person can act on; the token is never in it (it travels in GIT_CONFIG_* only). */
-function classifyCloneError(err: unknown, input: DocsSyncInput): never {
+function classifyCloneError(err: unknown, input: GitDocsSource): never {
   const text = err instanceof Error ? err.message : String(err);
   if (/Remote branch .* not found|could not find remote branch/i.test(text)) fail('DocsSourceNotFound', `the ref "${input.ref}" does not exist in ${input.repository}`);
   if (/not found|does not appear to be a git repository/i.test(text)) fail('DocsSourceNotFound', `${input.repository}: the repository does not exist or the token cannot see it`);
@@ -102,7 +102,7 @@ function docsFiles(listing: string, docsPath: string): DocsFile[] {
  * A shallow clone of the followed ref without a working tree, through the agent's hardened git: the docs are read
  * from git's objects by blob, so repository content never becomes files on the worker.
  */
-export async function checkoutDocs(input: DocsSyncInput, deps: DocsGitDeps): Promise<DocsCheckout> {
+export async function checkoutDocs(input: GitDocsSource, deps: DocsGitDeps): Promise<DocsCheckout> {
   const cloneUrl = cloneUrlOf(input.repository, deps.gitBaseUrl);
   const access = await docsRepositoryAccess(cloneUrl, deps);
   const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-sync-'));

@@ -75,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
       esReplicas: config.elasticsearch.replicas,
       embedder: deps.embedder,
       git: { gitBaseUrl: config.github.gitUrl, token: config.github.token, allowPrivateNetworks: config.allowPrivateNetworks },
+      guard,
     }),
     ...createGapCheckActivities({
       ledger,

@@ -11,7 +11,8 @@ export const docsSyncSchedulePrefix = (prefix: string) => `${prefix}docs-sync-`;
 /** How often a followed repository is synced unless `--every` says otherwise. */
 export const DOCS_SYNC_DEFAULT_EVERY = '10m';
 
-export interface DocsSyncInput {
+/** A docs repository followed by its branch or tag. */
+export interface GitDocsSource {
   domain: string;
   /** `owner/name` on the configured git host, or an http(s) git URL. */
   repository: string;
@@ -23,10 +24,21 @@ export interface DocsSyncInput {
   baseUrl?: string;
 }
 
+/** A published site followed through its sitemap; passages link to the pages crawled. */
+export interface SiteDocsSource {
+  domain: string;
+  /** The sitemap (or sitemap index) URL; only pages of its origin are crawled. */
+  sitemap: string;
+}
+
+export type DocsSyncInput = GitDocsSource | SiteDocsSource;
+
+export const isSiteSource = (input: DocsSyncInput): input is SiteDocsSource => 'sitemap' in input && typeof input.sitemap === 'string';
+
 /** What one sync did; also the workflow's result, so the Temporal UI shows it on the schedule's workflow. */
 export interface DocsSyncResult {
   domain: string;
-  /** The commit the served index now holds. */
+  /** The commit the served index now holds; for a site, a hash of its pages' versions. */
   commit: string;
   index: string;
   pages: number;
@@ -41,6 +53,10 @@ export interface DocsSyncResult {
   unchanged: boolean;
   /** Every page was parsed again: no earlier sync's index, or the chunker, model, layout or base URL changed. */
   fullRebuild: boolean;
+  /** Pages that could not be read this time (a site's page that failed or is too large); an earlier copy stays served. */
+  errors?: string[];
+  /** Site pages robots.txt excludes. */
+  pagesExcluded?: number;
 }
 
 export interface SyncDocsPublishInput {

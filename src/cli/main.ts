@@ -256,6 +256,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (command === 'docs' && argv[1] === 'ingest' && argv.some((a) => a === '--sitemap' || a.startsWith('--sitemap='))) return docsSyncCommand('ingest-sitemap', argv.slice(2));
   if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
   if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return docsSyncCommand(argv[1]!, argv.slice(2));
   if (command === 'jobs' && argv[1] === 'watch') return jobsWatchCommand(argv.slice(2));

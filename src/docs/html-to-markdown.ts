@@ -15,7 +15,10 @@ function turndown(): TurndownService {
     filter: (node) => /^H[1-6]$/.test(node.nodeName) && Boolean(headingId(node)),
     replacement: (content, node) => {
       const level = Number(node.nodeName[1]);
-      const text = content.replace(/\s+/g, ' ').replace(/\s*#\s*$/, '').trim();
+      const text = content
+        .replace(/\s+/g, ' ')
+        .replace(/\s*#\s*$/, '')
+        .trim();
       return `\n\n${'#'.repeat(level)} ${text} {#${headingId(node)}}\n\n`;
     },
   });

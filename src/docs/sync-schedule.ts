@@ -1,7 +1,7 @@
 import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
 import { resolveRepository } from '../jobs/repository';
 import { AppError } from '../errors';
-import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult } from '../../workflows/docs-sync-contract';
+import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
 import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 
 /** The Temporal client and settings every docs-sync call needs. */
@@ -14,8 +14,8 @@ export interface DocsSyncSchedules {
 
 /** What the schedule remembers to match pushes: the clone URL and branch (readable in the list, without describing each). */
 interface FollowMemo {
-  cloneUrl: string;
-  ref: string;
+  cloneUrl?: string;
+  ref?: string;
 }
 
 // A sync runs far below this; a stuck one must not hold the schedule (runs never overlap) for ever.
@@ -30,7 +30,7 @@ export function parseEvery(every: string): number {
 }
 
 function memoOf(input: DocsSyncInput, gitBaseUrl: string): FollowMemo {
-  return { cloneUrl: resolveRepository(input.repository, gitBaseUrl).cloneUrl, ref: input.ref };
+  return isSiteSource(input) ? {} : { cloneUrl: resolveRepository(input.repository, gitBaseUrl).cloneUrl, ref: input.ref };
 }
 
 function scheduleParts(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: number) {
@@ -49,19 +49,20 @@ function scheduleParts(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: numb
   };
 }
 
-/** Follows a domain's docs repository: creates its schedule (first sync at once), or replaces what an existing one follows. */
-export async function followDocs(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: number): Promise<void> {
+/** Follows a domain's docs: creates its schedule (first sync at once unless told), or replaces what an existing one follows. */
+export async function followDocs(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: number, opts: { firstNow?: boolean } = {}): Promise<void> {
+  const state = { triggerImmediately: opts.firstNow ?? true };
   const scheduleId = docsSyncScheduleId(s.taskQueuePrefix, input.domain);
   const memo = memoOf(input, s.gitBaseUrl);
   const parts = scheduleParts(s, input, everyMs);
   try {
-    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state: { triggerImmediately: true } });
+    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     // The memo cannot be updated: a schedule following another repository is made again.
     const handle = s.temporal.schedule.getHandle(scheduleId);
     await handle.delete();
-    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state: { triggerImmediately: true } });
+    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state });
   }
 }
 
@@ -135,9 +136,8 @@ export async function syncDocsNow(s: DocsSyncSchedules, domain: string, opts: { 
 
 export interface DocsSyncStatus {
   domain: string;
-  repository: string;
-  ref: string;
-  docsPath: string;
+  /** What the schedule follows. */
+  source: DocsSyncInput;
   everyMs: number;
   /** The newest sync that succeeded, if Temporal still lists it. */
   lastSuccess?: DocsSyncResult;
@@ -154,9 +154,7 @@ export async function docsSyncStatus(s: DocsSyncSchedules, domain: string): Prom
   const interval = d.spec.intervals?.[0]?.every;
   const status: DocsSyncStatus = {
     domain,
-    repository: input.repository,
-    ref: input.ref,
-    docsPath: input.docsPath,
+    source: input,
     everyMs: typeof interval === 'number' ? interval : Number(interval ?? 0),
     running: d.info.runningActions.length > 0,
     nextSyncAt: d.info.nextActionTimes[0],

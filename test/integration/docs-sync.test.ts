@@ -116,7 +116,7 @@ describe('docs that stay in sync with their repository', () => {
   it('prints the synced commit, counts, and the last sync’s duration', async () => {
     const status = await docsSyncStatus(schedules, domain);
     const head = (await git.git('acme', 'kiln-docs', 'rev-parse', 'main')).trim();
-    expect(status).toMatchObject({ repository: 'acme/kiln-docs', ref: 'main', docsPath: 'docs', everyMs: 600_000, lastSuccess: { commit: head, pages: 3 } });
+    expect(status).toMatchObject({ source: { repository: 'acme/kiln-docs', ref: 'main', docsPath: 'docs' }, everyMs: 600_000, lastSuccess: { commit: head, pages: 3 } });
     expect(status.last).toMatchObject({ status: 'COMPLETED', error: undefined });
     expect(status.last!.durationMs).toBeGreaterThan(0);
     const printed: string[] = [];
