@@ -24,7 +24,8 @@ function turndown(): TurndownService {
   });
   // The "¶"/"#" permalinks generators put in headings are not text.
   service.addRule('headingPermalink', {
-    filter: (node) => node.nodeName === 'A' && /^H[1-6]$/.test(node.parentNode?.nodeName ?? '') && (node.getAttribute('href') ?? '').startsWith('#') && /^[#¶§🔗\s]*$/.test(node.textContent ?? ''),
+    filter: (node) =>
+      node.nodeName === 'A' && /^H[1-6]$/.test(node.parentNode?.nodeName ?? '') && (node.getAttribute('href') ?? '').startsWith('#') && /^(?:[#¶§\s]|🔗)*$/u.test(node.textContent ?? ''),
     replacement: () => '',
   });
   return service;
