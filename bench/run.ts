@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { assistantTtft } from './assistant-ttft';
+import { docsResync } from './docs-resync';
 import { docsSearchLatency } from './docs-search-latency';
 import { jobCreateLatency } from './job-create-latency';
 import { jobCreateThroughput } from './job-create-throughput';
@@ -19,7 +20,19 @@ import { threadAppend } from './thread-append';
 import { workerScaling } from './worker-scaling';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead, jobEventsWebhooks, workerScaling];
+const all: Benchmark[] = [
+  jobCreateLatency,
+  jobCreateThroughput,
+  workflowOverhead,
+  docsSearchLatency,
+  assistantTtft,
+  streamThroughput,
+  threadAppend,
+  sandboxOverhead,
+  jobEventsWebhooks,
+  workerScaling,
+  docsResync,
+];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {
