@@ -16,8 +16,6 @@ export interface CrawlLimits {
   timeoutMs: number;
 }
 
-export const defaultCrawlLimits: CrawlLimits = { concurrency: 4, maxPages: 2000, maxPageBytes: 5_000_000, timeoutMs: 20_000 };
-
 /** The user agent robots.txt rules are matched against. */
 export const CRAWLER_AGENT = 'docent-crawler';
 
@@ -68,7 +66,7 @@ export async function listSite(
   input: SiteDocsSource,
   guard: OutboundGuard,
   previous: { pages: Record<string, string>; validators: Record<string, PageValidators> } | undefined,
-  limits: CrawlLimits = defaultCrawlLimits,
+  limits: CrawlLimits,
 ): Promise<SiteListing> {
   let sitemap: URL;
   try {

@@ -13,7 +13,7 @@ export interface DocsSyncDeps extends DocsActivityDeps {
   git: DocsGitDeps;
   /** Checks every address a crawl fetches from (DOCENT_ALLOW_PRIVATE_NETWORKS). */
   guard: OutboundGuard;
-  crawlLimits?: CrawlLimits;
+  crawlLimits: CrawlLimits;
 }
 
 /** What a synced index records in its mapping's `_meta.sync`: enough for the next sync to copy what did not change. */

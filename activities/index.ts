@@ -76,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
       embedder: deps.embedder,
       git: { gitBaseUrl: config.github.gitUrl, token: config.github.token, allowPrivateNetworks: config.allowPrivateNetworks },
       guard,
+      crawlLimits: { ...config.crawl, timeoutMs: 20_000 },
     }),
     ...createGapCheckActivities({
       ledger,

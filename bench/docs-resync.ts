@@ -8,7 +8,7 @@ import { runDocsIngest } from '../src/cli/docs-ingest';
 import { followDocs, syncDocsNow, unfollowDocs, type DocsSyncSchedules } from '../src/docs/sync-schedule';
 import { createEsClient } from '../src/search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from '../src/temporal/connection';
-import { npmDocsFolder, startWorker } from '../test/support/docs';
+import { startWorker } from '../test/support/docs';
 import { startGitServer } from '../test/support/git-server';
 import type { Benchmark } from './lib/bench';
 import { alternate, type Block } from './lib/blocks';
@@ -16,6 +16,8 @@ import { benchEnv, deleteIndexes, runId } from './lib/stack';
 import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
 const token = 'ghs_benchdocsresync0123456789';
+// From dist/bench, where the benchmarks run.
+const npmDocsFolder = path.resolve(__dirname, '../../test/fixtures/docs/npm');
 const rounds = 3;
 const changedPage = 'docs/commands/npm-ci.md';
 
