@@ -68,7 +68,13 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
-    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
+    ...createDocsActivities({
+      es: deps.es,
+      esIndexPrefix: config.elasticsearch.indexPrefix,
+      esReplicas: config.elasticsearch.replicas,
+      embedder: deps.embedder,
+      git: { gitBaseUrl: config.github.gitUrl, token: config.github.token, allowPrivateNetworks: config.allowPrivateNetworks },
+    }),
     ...createDocsSyncActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { docsSyncCommand, describeSyncStatus } from '../../src/cli/docs-sync';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { docsSyncStatus, followDocs, syncDocsNow, syncOnPush, unfollowDocs, type DocsSyncSchedules } from '../../src/docs/sync-schedule';
 import { createEsClient } from '../../src/search/es-client';
 import { docsAlias } from '../../src/search/docs-index';
@@ -78,6 +79,11 @@ describe('docs that stay in sync with their repository', () => {
     expect((await search('repository outside the docs folder')).paths).not.toContain('README');
   });
 
+  it('ingests the same private repository once with docs ingest, with the token (no "could not read Username")', async () => {
+    const r = await runDocsIngest(config, { domain: 'docs.private-ingest.test', source: `${git.url}/acme/kiln-docs.git`, docsPath: 'docs' }, () => undefined);
+    expect(r).toMatchObject({ phase: 'done', pages: 4, unchanged: false });
+  });
+
   it('re-embeds only the changed page, removes the deleted one, and searches during the sync always answer', async () => {
     const commit = await git.commitFiles('acme', 'kiln-docs', {
       'docs/glazes.md': page('Glazes', 'The tenmoku glaze breaks rust brown over the rims of bowls.'),
@@ -86,15 +92,16 @@ describe('docs that stay in sync with their repository', () => {
     let syncing = true;
     const failures: string[] = [];
     let searches = 0;
-    const loop = (async () => {
+    // Three readers at once, so some are in flight at the alias swap and at the old index's removal.
+    const loops = ['install the furnace controller', 'space between pots on the shelves', 'glaze'].map(async (query) => {
       while (syncing) {
-        const r = await search('install the furnace controller');
+        const r = await search(query);
         searches++;
-        if (r.status !== 200 || r.paths.length === 0) failures.push(`${r.status} ${r.paths.length}`);
+        if (r.status !== 200 || r.paths.length === 0) failures.push(`${query}: ${r.status} ${r.paths.length}`);
       }
-    })();
+    });
     const r = await syncDocsNow(schedules, domain).finally(() => (syncing = false));
-    await loop;
+    await Promise.all(loops);
     expect(r).toMatchObject({ commit, pages: 3, pagesReembedded: 1, pagesRemoved: 1, unchanged: false, fullRebuild: false });
     expect(searches).toBeGreaterThan(0);
     expect(failures).toEqual([]);
