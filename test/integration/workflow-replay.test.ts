@@ -21,6 +21,9 @@ const histories = [
   'agent-job-archived',
   'agent-job-clone-worker-follow-up',
   'agent-job-clone-worker-gone',
+  'docs-sync-changed-pages',
+  'docs-sync-unchanged',
+  'docs-sync-failed',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
