@@ -45,6 +45,10 @@ function scheduleParts(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: numb
       taskQueue: taskQueueName(s.taskQueuePrefix, DOCS_TASK_QUEUE),
       args: [input],
       workflowExecutionTimeout: syncTimeout,
+      // What the Temporal UI shows beside each sync of the schedule.
+      staticSummary: isSiteSource(input)
+        ? `docs of ${input.domain} from the site ${input.sitemap}`
+        : `docs of ${input.domain} from ${input.repository}@${input.ref}${input.docsPath ? `:${input.docsPath}` : ''}`,
     },
   };
 }
