@@ -84,7 +84,11 @@ export async function listSite(
   };
 
   const robotsUrl = new URL('/robots.txt', sitemap.origin);
-  const robotsRes = await get(robotsUrl);
+  const robotsRes = await get(robotsUrl).catch((err: unknown) => {
+    // A robots.txt that redirects off the site cannot be read here: crawling nothing is the safe reading (RFC 9309).
+    if (err instanceof FetchRefused) fail('DocsSourceNotFound', `cannot read ${robotsUrl}: ${err.message}`);
+    throw err;
+  });
   // RFC 9309: a missing robots.txt (4xx) allows everything; a server error means crawling nothing yet (retried).
   if (robotsRes.status >= 500) throw new Error(`${robotsUrl} answered HTTP ${robotsRes.status}`);
   const robots = robotsParser(robotsUrl.toString(), robotsRes.status === 200 ? robotsRes.body.toString('utf8') : '');

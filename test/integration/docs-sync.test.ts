@@ -133,6 +133,14 @@ describe('docs that stay in sync with their repository', () => {
     expect(text).toMatch(/pages {10}3\npassages {7}\d+/);
     expect(text).toMatch(/last sync {6}\S+ took \d+\.\d s: completed/);
     expect(describeSyncStatus(status)[0]).toBe('docs.sync.test follows acme/kiln-docs@main (docs/), every 10m');
+    // The token reaches git only: never the sync's Temporal history.
+    const history = JSON.stringify(await schedules.temporal.workflow.getHandle(status.last!.workflowId).fetchHistory());
+    const payloads = [...history.matchAll(/"data":"([^"]+)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8')).join('\n');
+    expect(payloads).toContain('acme/kiln-docs');
+    for (const text of [history, payloads]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
+    }
   });
 
   it('syncs the domains following a pushed repository and branch, and only those', async () => {
