@@ -10,6 +10,7 @@ import { temporalConnectionOptions, temporalDataConverter } from '../../src/temp
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, sameStack, startWorker, type RunningWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { sseChunks, v2Body } from '../support/http';
 
 const domain = 'docs.site.test';
 let site: http.Server;
@@ -129,6 +130,21 @@ describe('a published site ingested from its sitemap', () => {
     const all = JSON.stringify(docs);
     for (const chromeText of ['bananas', 'Papaya', 'Mango', 'Privacy', 'walrus', 'Secret plans']) expect(all).not.toContain(chromeText);
     expect(docs.find((d) => d.path === 'guide/kiln-care')!.title).toBe('Kiln care');
+
+    // The assistant answers from the page's main content and cites the page's own anchor.
+    const answer = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(v2Body('How do I get glaze drips off my kiln shelves?')),
+    });
+    expect(answer.status).toBe(200);
+    const chunks = sseChunks(await answer.text());
+    const text = chunks
+      .filter((c) => c.type === 'text-delta')
+      .map((c) => c.delta)
+      .join('');
+    expect(text).toContain('carbide scraper');
+    expect(chunks.filter((c) => c.type === 'source-url')[0]?.url).toBe(`${origin}/guide/kiln-care#cleaning-shelves`);
   });
 
   it('re-fetches with ETag on the next crawl and re-embeds only the page that changed', async () => {
