@@ -38,6 +38,8 @@ async function indexMeta(deps: DocsSyncDeps, index: string): Promise<IndexMeta |
   return (mapping as Record<string, { mappings?: { _meta?: IndexMeta } }>)[index]?.mappings?._meta;
 }
 
+const termsPerQuery = 10_000;
+
 /**
  * Copies the passages (vectors included) of the given pages from one index to another. Through the worker, not
  * `_reindex`: that is a module a minimal Elasticsearch may lack, and a page's passages are small.
@@ -45,17 +47,20 @@ async function indexMeta(deps: DocsSyncDeps, index: string): Promise<IndexMeta |
 async function copyPassages(deps: DocsSyncDeps, from: string, to: string, paths: string[]): Promise<void> {
   const { es } = deps;
   let copied = 0;
-  const pages = es.helpers.scrollSearch<Record<string, unknown>>({ index: from, size: bulkBatch, query: { terms: { path: paths } } });
-  for await (const response of pages) {
-    const hits = response.body.hits.hits;
-    if (hits.length === 0) continue;
-    const r = await es.bulk({ operations: hits.flatMap((h) => [{ index: { _index: to, _id: h._id } }, h._source ?? {}]) });
-    if (r.errors) {
-      const first = r.items.find((it) => it.index?.error)?.index?.error;
-      throw new Error(`copying unchanged passages failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
+  // A `terms` query takes at most 65,536 values (index.max_terms_count).
+  for (let i = 0; i < paths.length; i += termsPerQuery) {
+    const pages = es.helpers.scrollSearch<Record<string, unknown>>({ index: from, size: bulkBatch, query: { terms: { path: paths.slice(i, i + termsPerQuery) } } });
+    for await (const response of pages) {
+      const hits = response.body.hits.hits;
+      if (hits.length === 0) continue;
+      const r = await es.bulk({ operations: hits.flatMap((h) => [{ index: { _index: to, _id: h._id } }, h._source ?? {}]) });
+      if (r.errors) {
+        const first = r.items.find((it) => it.index?.error)?.index?.error;
+        throw new Error(`copying unchanged passages failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
+      }
+      copied += hits.length;
+      heartbeat({ phase: 'copying', copied });
     }
-    copied += hits.length;
-    heartbeat({ phase: 'copying', copied });
   }
 }
 
