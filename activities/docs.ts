@@ -201,7 +201,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
       // Only this domain's versioned indexes: `<alias>-<16 hex>`, so a domain that extends this one is never matched.
       const ours = versionedIndexPattern(alias);
       const existing = Object.keys(await es.indices.get({ index: `${alias}-*`, expand_wildcards: 'all' }));
-      const stale = existing.filter((i) => ours.test(i) && i !== input.index && !(input.keepServed && served.includes(i)));
+      const stale = existing.filter((i) => ours.test(i) && i !== input.index);
       if (stale.length) await es.indices.delete({ index: stale.join(',') }, { ignore: [404] });
       return { alias, index: input.index, deletedIndexes: stale };
     },

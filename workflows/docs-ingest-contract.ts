@@ -33,8 +33,6 @@ export interface BuildDocsIndexResult {
 export interface PublishDocsIndexInput {
   domain: string;
   index: string;
-  /** Keeps the indexes the alias served before the swap (deleted by the next publish), for searches already under way. */
-  keepServed?: boolean;
 }
 
 export interface PublishDocsIndexResult {

@@ -8,19 +8,18 @@ const retry: RetryPolicy = { maximumAttempts: 5, initialInterval: '2 seconds', n
 
 // The build clones, diffs and embeds the changed pages: it heartbeats, so a silent worker is noticed within a minute.
 const { syncDocsIndex } = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute', retry });
-const { publishDocsIndex } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
+// Publishing deletes the passages readers no longer see: a few pages' worth, or a whole index.
+const { publishSyncedIndex } = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry });
 
-/** One sync of a followed docs repository: an index built from the last one plus the changed pages, then the alias flipped. */
+/** One sync of a followed docs source: the changed pages added to the index unseen, then readers switched to them at once. */
 export async function docsSync(input: DocsSyncInput): Promise<DocsSyncResult> {
   let progress: DocsSyncProgress = { phase: 'syncing' };
   setHandler(docsSyncProgress, () => progress);
   try {
     const result = await syncDocsIndex(input);
-    if (!result.unchanged) {
-      progress = { phase: 'publishing', result };
-      // The index it replaces stays until the next sync, so a search that resolved the alias just before still finishes.
-      await publishDocsIndex({ domain: input.domain, index: result.index, keepServed: true });
-    }
+    progress = { phase: 'publishing', result };
+    // Also when nothing changed: a publish that failed after the last build is completed now.
+    await publishSyncedIndex({ domain: input.domain, index: result.index });
     progress = { phase: 'done', result };
     return result;
   } catch (err) {
