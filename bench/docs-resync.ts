@@ -83,7 +83,7 @@ export const docsResync: Benchmark = {
       return {
         rows: [{ bench: 'docs-resync', case: 'one page of 91 changed', ratio: fmtRatio(ratio), target: '≤ 0.10×', met: ratio <= 0.1, subject: fmtMs(median(sync)), baseline: fmtMs(median(full)) }],
         notes: [
-          `docs-resync: ${rounds} pairs; the subject is \`syncDocsNow\` after a push, to its result (schedule trigger, shallow clone over local smart HTTP, blob diff, copy of the unchanged passages, one page embedded, alias flip); pages re-embedded per sync: ${reembedded.join(', ')}. The floor is \`runDocsIngest\` of the same 91 pages into a fresh domain (every passage embedded).`,
+          `docs-resync: ${rounds} pairs; the subject is \`syncDocsNow\` after a push, to its result (schedule trigger, shallow clone over local smart HTTP, blob diff, one page embedded into the served index, alias filter moved, old passages deleted); pages re-embedded per sync: ${reembedded.join(', ')}. The floor is \`runDocsIngest\` of the same 91 pages into a fresh domain (every passage embedded).`,
         ],
       };
     } finally {
