@@ -1,4 +1,4 @@
-import type { Client as EsClient } from '@elastic/elasticsearch';
+import type { Client as EsClient, estypes } from '@elastic/elasticsearch';
 import { heartbeat } from '@temporalio/activity';
 import type { DocChunk } from '../src/docs/chunk';
 import { embeddingKey } from '../src/search/docs-index';
@@ -8,9 +8,16 @@ import { embeddingText, type Embedder } from '../src/search/embedder';
  * The vectors of the chunks, in their order. Chunks whose text an earlier index of the domain already embedded with
  * the same model reuse that vector, so re-ingesting after a small edit embeds only what changed.
  */
-export async function embedChunks(args: { es: EsClient; embedder: Embedder; chunks: DocChunk[]; previousIndexes: string[] }): Promise<{ vectors: Float32Array[]; embedded: number }> {
+export async function embedChunks(args: {
+  es: EsClient;
+  embedder: Embedder;
+  chunks: DocChunk[];
+  previousIndexes: string[];
+  /** Narrows the earlier passages read for reuse (a sync reads only the old versions of the pages it re-embeds). */
+  previousQuery?: estypes.QueryDslQueryContainer;
+}): Promise<{ vectors: Float32Array[]; embedded: number }> {
   const { es, embedder, chunks } = args;
-  const known = await storedVectors(es, embedder.modelId, args.previousIndexes);
+  const known = await storedVectors(es, embedder.modelId, args.previousIndexes, args.previousQuery ?? { match_all: {} });
   const keys = chunks.map(embeddingKey);
   const vectors: Array<Float32Array | undefined> = keys.map((k) => known.get(k));
   const missing = chunks.map((_, i) => i).filter((i) => !vectors[i]);
@@ -22,13 +29,13 @@ export async function embedChunks(args: { es: EsClient; embedder: Embedder; chun
   return { vectors: vectors as Float32Array[], embedded: missing.length };
 }
 
-async function storedVectors(es: EsClient, modelId: string, indexes: string[]): Promise<Map<string, Float32Array>> {
+async function storedVectors(es: EsClient, modelId: string, indexes: string[], query: estypes.QueryDslQueryContainer): Promise<Map<string, Float32Array>> {
   const byKey = new Map<string, Float32Array>();
   for (const index of indexes) {
     const mapping = await es.indices.getMapping({ index }).catch(() => ({}) as Record<string, never>);
     const meta = (mapping as Record<string, { mappings?: { _meta?: { embeddingModel?: string } } }>)[index]?.mappings?._meta;
     if (meta?.embeddingModel !== modelId) continue;
-    const docs = es.helpers.scrollDocuments<{ embedding?: number[]; embedding_key?: string }>({ index, size: 1000, _source: ['embedding', 'embedding_key'], query: { match_all: {} } });
+    const docs = es.helpers.scrollDocuments<{ embedding?: number[]; embedding_key?: string }>({ index, size: 1000, _source: ['embedding', 'embedding_key'], query });
     for await (const d of docs) if (d.embedding && d.embedding_key) byKey.set(d.embedding_key, Float32Array.from(d.embedding));
   }
   return byKey;

@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { simpleGit } from 'simple-git';
 import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import { embedChunks } from './docs-embeddings';
+import { docsRepositoryAccess, type DocsGitDeps } from './docs-repository';
+import { hardenedGit } from './git-hardening';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/docs-ingest-contract';
 
 export interface DocsActivityDeps {
@@ -18,15 +19,17 @@ export interface DocsActivityDeps {
   esReplicas?: number;
   /** The passage-embedding model; undefined when embeddings are off. */
   embedder?: () => Promise<Embedder>;
+  /** How git sources are reached (the agent's credentials); without it no token is sent. */
+  git?: DocsGitDeps;
 }
 
 /** A failure that retrying cannot fix: its type is on the workflow's closed list of non-retryable errors. */
-function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
+export function docsIngestFailure(type: DocsIngestErrorType, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message });
 }
 
 /** A page whose front matter cannot be read stays broken on retry, and is not indexed without its `groups`. */
-function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChunk[] {
+export function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChunk[] {
   try {
     return chunkPage(file, source, { baseUrl });
   } catch (err) {
@@ -37,7 +40,7 @@ function chunkPageOrFail(file: string, source: string, baseUrl: string): DocChun
 
 const docExtensions = /\.(md|mdx|markdown)$/i;
 const skippedDirs = new Set(['.git', 'node_modules']);
-const bulkBatch = 500;
+export const bulkBatch = 500;
 
 export function isGitSource(source: string): boolean {
   return /^(https?|ssh|git|file):\/\//i.test(source) || /^[\w.-]+@[\w.-]+:/.test(source);
@@ -64,24 +67,38 @@ async function withHeartbeats<T>(details: unknown, work: Promise<T>): Promise<T>
   }
 }
 
-async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanup: () => Promise<void> }> {
-  if (isGitSource(input.source)) {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-'));
-    const cleanup = () => rm(dir, { recursive: true, force: true });
-    try {
-      const args = ['--depth', '1', ...(input.ref ? ['--branch', input.ref] : [])];
-      await withHeartbeats({ phase: 'cloning' }, simpleGit().clone(input.source, dir, args));
-    } catch (err) {
-      await cleanup();
-      const msg = err instanceof Error ? err.message : String(err);
-      // A repository or ref that does not exist stays missing on retry; network trouble is retried.
-      if (/not found|does not exist|could not find remote branch|authentication failed|repository .* not found/i.test(msg)) {
-        throw docsIngestFailure('DocsSourceNotFound', `cannot clone ${input.source}: ${msg.split('\n')[0]}`);
-      }
-      throw err;
+/**
+ * A shallow clone of a git source with the agent's hardened git and credentials (the token for the configured git
+ * host), checked out for the indexer to read. `file://` is allowed here: the worker reads local folders anyway.
+ */
+async function cloneDocs(deps: DocsActivityDeps, input: DocsIngestInput): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  if (!/^(https?|file):\/\//i.test(input.source)) throw docsIngestFailure('InvalidDocsSource', `only http(s) and file:// git URLs can be cloned, not ${input.source}`);
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-'));
+  const dir = path.join(parent, 'repo');
+  const cleanup = () => rm(parent, { recursive: true, force: true });
+  try {
+    const access = /^file:/i.test(input.source)
+      ? { config: { 'protocol.file.allow': 'always' } }
+      : await docsRepositoryAccess(input.source, deps.git ?? { gitBaseUrl: 'https://github.com', allowPrivateNetworks: [] });
+    const args = ['--depth', '1', '--single-branch', '--no-tags', ...(input.ref ? ['--branch', input.ref] : [])];
+    await withHeartbeats({ phase: 'cloning' }, hardenedGit(parent, parent, access.config).clone(input.source, dir, args));
+  } catch (err) {
+    await cleanup();
+    if (err instanceof ApplicationFailure) throw err;
+    const msg = err instanceof Error ? err.message : String(err);
+    if (/could not read Username|authentication failed|403|401/i.test(msg))
+      throw docsIngestFailure('DocsSourceNotFound', `cannot clone ${input.source}: the git server refused the credentials (DOCENT_GITHUB_TOKEN is sent only to DOCENT_GITHUB_GIT_URL's host)`);
+    // A repository or ref that does not exist stays missing on retry; network trouble is retried.
+    if (/not found|does not exist|could not find remote branch|does not appear to be a git repository/i.test(msg)) {
+      throw docsIngestFailure('DocsSourceNotFound', `cannot clone ${input.source}: ${msg.trim().split('\n').pop()}`);
     }
-    return { root: input.docsPath ? path.join(dir, input.docsPath) : dir, cleanup };
+    throw err;
   }
+  return { root: input.docsPath ? path.join(dir, input.docsPath) : dir, cleanup };
+}
+
+async function fetchDocs(deps: DocsActivityDeps, input: DocsIngestInput): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  if (isGitSource(input.source)) return cloneDocs(deps, input);
   if (!path.isAbsolute(input.source)) throw docsIngestFailure('InvalidDocsSource', `docs folder must be an absolute path: ${input.source}`);
   const root = input.docsPath ? path.join(input.source, input.docsPath) : input.source;
   const s = await stat(root).catch(() => null);
@@ -90,7 +107,7 @@ async function fetchDocs(input: DocsIngestInput): Promise<{ root: string; cleanu
 }
 
 /** Waits until every copy of the index is allocated, heartbeating; a cluster too small for them fails and is retried. */
-async function waitForCopies(es: EsClient, index: string): Promise<void> {
+export async function waitForCopies(es: EsClient, index: string): Promise<void> {
   for (let waited = 0; ; waited += 5) {
     heartbeat({ phase: 'replicating' });
     const health = await es.cluster.health({ index, wait_for_status: 'green', timeout: '5s' }, { ignore: [408] });
@@ -164,7 +181,7 @@ export function createDocsActivities(deps: DocsActivityDeps) {
      * the alias already serves means nothing changed; a half-built one from an earlier attempt is rebuilt.
      */
     async buildDocsIndex(input: DocsIngestInput): Promise<BuildDocsIndexResult> {
-      const { root, cleanup } = await fetchDocs(input);
+      const { root, cleanup } = await fetchDocs(deps, input);
       try {
         return await indexDocs(deps, root, input);
       } finally {

@@ -12,6 +12,7 @@ import { WebhookStore } from '../src/webhooks/store';
 import { ProjectSecretStore } from '../src/secrets/project-secrets';
 import { createAgentActivities } from './agent-job/agent';
 import { createDocsActivities } from './docs';
+import { createDocsSyncActivities } from './docs-sync';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './agent-job/git';
 import { createGitHubActivities } from './agent-job/github';
@@ -73,7 +74,22 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
-    ...createDocsActivities({ es: deps.es, esIndexPrefix: config.elasticsearch.indexPrefix, esReplicas: config.elasticsearch.replicas, embedder: deps.embedder }),
+    ...createDocsActivities({
+      es: deps.es,
+      esIndexPrefix: config.elasticsearch.indexPrefix,
+      esReplicas: config.elasticsearch.replicas,
+      embedder: deps.embedder,
+      git: { gitBaseUrl: config.github.gitUrl, credentials, allowPrivateNetworks: config.allowPrivateNetworks },
+    }),
+    ...createDocsSyncActivities({
+      es: deps.es,
+      esIndexPrefix: config.elasticsearch.indexPrefix,
+      esReplicas: config.elasticsearch.replicas,
+      embedder: deps.embedder,
+      git: { gitBaseUrl: config.github.gitUrl, credentials, allowPrivateNetworks: config.allowPrivateNetworks },
+      guard,
+      crawlLimits: { ...config.crawl, timeoutMs: 20_000 },
+    }),
     ...createGapCheckActivities({
       ledger,
       es: deps.es,

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { assistantTtft } from './assistant-ttft';
+import { docsResync } from './docs-resync';
 import { docsSearchLatency } from './docs-search-latency';
 import { jobCreateLatency } from './job-create-latency';
 import { jobCreateThroughput } from './job-create-throughput';
@@ -32,6 +33,7 @@ const all: Benchmark[] = [
   sandboxOverhead,
   jobEventsWebhooks,
   workerScaling,
+  docsResync,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

@@ -269,6 +269,10 @@ const settings = z.object({
     .default([]),
   // Networks that repository URLs (and other outbound URLs admins give) may reach although private or loopback.
   DOCENT_ALLOW_PRIVATE_NETWORKS: cidrList.default([]),
+  // Bounds of one crawl of a published docs site (docs ingest --sitemap): parallel fetches, pages, bytes per page.
+  DOCENT_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  DOCENT_CRAWL_MAX_PAGES: z.coerce.number().int().min(1).max(100_000).default(2_000),
+  DOCENT_CRAWL_MAX_PAGE_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(5_000_000),
   DOCENT_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DOCENT_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   DOCENT_DEPENDENCY_TIMEOUT_MS: positiveInt.default(2_000),
@@ -347,6 +351,8 @@ export interface Config {
   sandbox?: SandboxConfig;
   /** CIDRs outbound URLs may reach although private, loopback or link-local. */
   allowPrivateNetworks: string[];
+  /** Bounds of one crawl of a published docs site. */
+  crawl: { concurrency: number; maxPages: number; maxPageBytes: number };
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
@@ -598,6 +604,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             readOnlyPaths: s.DOCENT_SANDBOX_READ_ONLY_PATHS,
           },
     allowPrivateNetworks: s.DOCENT_ALLOW_PRIVATE_NETWORKS,
+    crawl: { concurrency: s.DOCENT_CRAWL_CONCURRENCY, maxPages: s.DOCENT_CRAWL_MAX_PAGES, maxPageBytes: s.DOCENT_CRAWL_MAX_PAGE_BYTES },
     logLevel: s.DOCENT_LOG_LEVEL,
     shutdownGraceMs: s.DOCENT_SHUTDOWN_GRACE_MS,
     dependencyTimeoutMs: s.DOCENT_DEPENDENCY_TIMEOUT_MS,

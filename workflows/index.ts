@@ -5,3 +5,4 @@ export { docsIngest } from './docs-ingest';
 export { docsGapCheck } from './docs-gap-check';
 export { webhookDelivery } from './webhook-delivery';
 export { reconcileJobs } from './reconcile-jobs';
+export { docsSync } from './docs-sync';

@@ -47,10 +47,8 @@ function classifyGitError(err: unknown, what: string): never {
 /** The credential for the configured git host: asked for at each step (it is cached in memory, never in git config). */
 async function hostToken(deps: GitDeps, repository: string): Promise<string | undefined> {
   if (!deps.credentials) return deps.token;
-  const { cloneUrl, owner, name } = resolveRepository(repository, deps.gitBaseUrl);
-  if (new URL(cloneUrl).origin !== new URL(deps.gitBaseUrl).origin) return undefined;
   try {
-    return (await deps.credentials.access(owner, name)).gitToken;
+    return await deps.credentials.gitPassword(repository);
   } catch (err) {
     if (err instanceof GitHubAppRefused) fail('RepositoryAccessDenied', err.message);
     throw err;

@@ -11,6 +11,7 @@ import { runWorkerSelfCheck } from './self-check';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
+import { docsSyncCommand, docsSyncUsage } from './docs-sync';
 import { jobsWatchCommand } from './jobs-watch';
 import { analyticsCommand } from './analytics';
 import { gapsFixCommand } from './gaps-fix';
@@ -53,6 +54,7 @@ commands:
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
+${docsSyncUsage}
   analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
                                                 grouped by meaning, answers rated down with their comments
   gaps fix --domain <domain> --project <projectId> [--since 7d] [--docs-path <folder>]
@@ -268,7 +270,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (command === 'docs' && argv[1] === 'ingest' && argv.some((a) => a === '--sitemap' || a.startsWith('--sitemap='))) return docsSyncCommand('ingest-sitemap', argv.slice(2));
   if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
+  if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return docsSyncCommand(argv[1]!, argv.slice(2));
   if (command === 'jobs' && argv[1] === 'watch') return jobsWatchCommand(argv.slice(2));
   if (command === 'analytics') return analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return gapsFixCommand(argv.slice(2));

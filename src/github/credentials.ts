@@ -2,6 +2,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
+import { resolveRepository } from '../jobs/repository';
 import type { Logger } from '../log';
 
 /**
@@ -81,6 +82,16 @@ export class GitHubCredentials {
     if (this.mode === 'token') return { octokit: this.client(retryWindow, { auth: this.settings.token }), gitToken: this.settings.token, mode: 'token' };
     const token = await this.installationToken(owner, name);
     return { octokit: this.client(retryWindow, { auth: token }), gitToken: token, mode: 'app' };
+  }
+
+  /**
+   * The password git sends for `repository` (`owner/name` or a clone URL): its access's token when it lives on the
+   * configured git host, nothing for any other host (those never get a credential).
+   */
+  async gitPassword(repository: string): Promise<string | undefined> {
+    const { cloneUrl, owner, name } = resolveRepository(repository, this.settings.gitUrl);
+    if (new URL(cloneUrl).origin !== new URL(this.settings.gitUrl).origin) return undefined;
+    return (await this.access(owner, name)).gitToken;
   }
 
   /**

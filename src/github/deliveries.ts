@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key';
 
 /** What docent did with a webhook delivery from GitHub. */
-export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored';
+export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started';
 
 /** One delivery GitHub sent to POST /github/webhook, kept so a redelivery does nothing and an admin sees why. */
 export interface GitHubDeliveryDoc {

@@ -48,5 +48,7 @@ export const pullRequestEvent = z.object({
   repository,
 });
 
+export const pushEvent = z.object({ ref: z.string().max(300), repository });
+
 /** Any event: the repository it concerns, when it names one. */
 export const anyEvent = z.object({ action: z.string().max(40).optional(), repository: repository.optional() });

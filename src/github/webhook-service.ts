@@ -14,13 +14,15 @@ import { githubClientFor, type RepositoryClient } from './client';
 import type { GitHubCredentials } from './credentials';
 import { repositoryKey, type GitHubDeliveryDoc, type GitHubDeliveryStore } from './deliveries';
 import { commentPrompt, isDocentAnswer, mentions, noticeMarker, steeringAssociations, type ReviewLocation } from './mentions';
-import { anyEvent, issueCommentEvent, pullRequestEvent, reviewCommentEvent } from './payloads';
+import { anyEvent, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
 
 export interface GitHubWebhookDeps {
   config: Config;
   log: Logger;
   /** GitHub access per repository (the token, or the App's installation token). */
   credentials: GitHubCredentials;
+  /** Starts the docs sync of every domain following this repository and branch (src/docs/sync-schedule.ts); the domains. */
+  syncDocsOnPush(repository: string, ref: string): Promise<string[]>;
   agentJobs: AgentJobService;
   /** Reads a job by id (the ledger's reads). */
   jobById(jobId: string): Promise<JobDoc | null>;
@@ -67,6 +69,7 @@ export class GitHubWebhookService {
     ['issue_comment', (p) => this.onIssueComment(p)],
     ['pull_request_review_comment', (p) => this.onReviewComment(p)],
     ['pull_request', (p) => this.onPullRequest(p)],
+    ['push', (p) => this.onPush(p)],
     ['ping', async () => ignored('ping: the webhook is set up')],
   ]);
 
@@ -184,6 +187,14 @@ export class GitHubWebhookService {
       if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return this.refuse(client, c.pullNumber, onJob, err.message);
       throw err;
     }
+  }
+
+  /** A push to a followed docs repository's branch syncs its domains now instead of at the next scheduled run. */
+  private async onPush(payload: unknown): Promise<Handled> {
+    const p = parsePayload(pushEvent, payload);
+    const domains = await this.d.syncDocsOnPush(p.repository.full_name, p.ref);
+    if (domains.length === 0) return ignored(`no docs domain follows ${p.ref}`);
+    return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}` };
   }
 
   private async onPullRequest(payload: unknown): Promise<Handled> {

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Deps } from '../deps';
 import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
+import { syncOnPush } from '../docs/sync-schedule';
 import { GitHubCredentials } from '../github/credentials';
 import { GitHubWebhookService } from '../github/webhook-service';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
-const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'duplicate']);
+const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'docs_sync_started', 'duplicate']);
 
 const receivedBody = z.object({
   id: z.string().describe('X-GitHub-Delivery'),
@@ -38,6 +39,7 @@ export function githubRoutes(deps: Deps): Route[] {
     config: deps.config,
     log: deps.log,
     credentials: new GitHubCredentials(deps.config.github, deps.log),
+    syncDocsOnPush: (repository, ref) => syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref),
     agentJobs: deps.agentJobs,
     jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
     deliveries: new GitHubDeliveryStore(deps.mongo.db),

@@ -25,6 +25,9 @@ const histories = [
   'agent-job-check-run-follow-up',
   'agent-job-pull-request-comment',
   'agent-job-pull-request-comment-unchanged',
+  'docs-sync-changed-pages',
+  'docs-sync-unchanged',
+  'docs-sync-failed',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -17,6 +17,8 @@ export interface GitServer {
    * tree before the commit (symlinks, gitlinks), with `git` running in it.
    */
   createRepo(owner: string, name: string, files: Record<string, string>, prepare?: (work: string, git: (...args: string[]) => Promise<string>) => Promise<void>): Promise<void>;
+  /** Commits on `main` of an existing repository: each file gets its content, or is deleted when null. Returns the commit. */
+  commitFiles(owner: string, name: string, files: Record<string, string | null>, message?: string): Promise<string>;
   /** Runs git in the bare repository (to inspect what was pushed). */
   git(owner: string, name: string, ...args: string[]): Promise<string>;
   /** Every Authorization header the server saw, for secret-handling checks. */
@@ -142,6 +144,26 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
       // As GitHub does: partial clones (--filter=blob:none) get history without file contents.
       await run('git', ['--git-dir', bare(owner, name), 'config', 'uploadpack.allowFilter', 'true']);
       await rm(work, { recursive: true, force: true });
+    },
+    async commitFiles(owner, name, files, message = 'update docs') {
+      const work = await mkdtemp(path.join(os.tmpdir(), 'docent-edit-'));
+      try {
+        await run('git', ['clone', '--quiet', bare(owner, name), work]);
+        const { writeFile, mkdir } = await import('node:fs/promises');
+        for (const [file, content] of Object.entries(files)) {
+          if (content === null) await run('git', ['-C', work, 'rm', '--quiet', file]);
+          else {
+            await mkdir(path.dirname(path.join(work, file)), { recursive: true });
+            await writeFile(path.join(work, file), content);
+          }
+        }
+        await run('git', ['-C', work, 'add', '--all']);
+        await run('git', ['-C', work, 'commit', '--quiet', '-m', message], { env: { ...process.env, ...gitEnv } });
+        await run('git', ['-C', work, 'push', '--quiet', 'origin', 'HEAD:main']);
+        return (await run('git', ['-C', work, 'rev-parse', 'HEAD'])).stdout.trim();
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
     },
     async git(owner, name, ...args) {
       return (await run('git', ['--git-dir', bare(owner, name), ...args])).stdout;

@@ -1,0 +1,131 @@
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, type Config } from '../config';
+import { docsSyncStatus, followDocs, parseEvery, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
+import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
+import { DOCS_SYNC_DEFAULT_EVERY, type DocsSyncResult, type GitDocsSource, isSiteSource, type SiteDocsSource } from '../../workflows/docs-sync-contract';
+
+export const docsSyncUsage = `  docs ingest --domain <domain> --sitemap <https://site/sitemap.xml> [--every 10m]
+                                                crawl a published site's pages (robots.txt obeyed), then keep
+                                                following it: re-fetched with ETag/Last-Modified on a schedule
+  docs follow --domain <domain> --repo <git URL or owner/name> [--ref main] [--docs-path <dir>] [--every 10m]
+              [--base-url <url>]                keep the domain's docs in sync with the repository (a Temporal
+                                                schedule; the first sync starts at once)
+  docs sync --domain <domain>                   sync the followed repository now and wait for it
+  docs unfollow --domain <domain>               stop following (the served docs stay)
+  docs status --domain <domain>                 the synced commit, page and passage counts, the last sync's
+                                                duration and errors`;
+
+/** `docs ingest --sitemap` flags as the schedule's input and interval. */
+export function parseSitemapIngestArgs(args: string[]): { input: SiteDocsSource; everyMs: number } {
+  const { values } = parseArgs({ args, options: { domain: { type: 'string' }, sitemap: { type: 'string' }, every: { type: 'string' } }, strict: true, allowPositionals: false });
+  if (!values.domain || !values.sitemap) throw new Error(`docs ingest --sitemap needs --domain\n${docsSyncUsage}`);
+  if (!/^https?:\/\//.test(values.sitemap)) throw new Error('--sitemap must be an http(s) URL');
+  return { input: { domain: values.domain, sitemap: values.sitemap }, everyMs: parseEvery(values.every ?? DOCS_SYNC_DEFAULT_EVERY) };
+}
+
+const flags = {
+  domain: { type: 'string' },
+  repo: { type: 'string' },
+  ref: { type: 'string' },
+  'docs-path': { type: 'string' },
+  every: { type: 'string' },
+  'base-url': { type: 'string' },
+} as const;
+
+/** `docs follow` flags as the schedule's input and interval. */
+export function parseDocsFollowArgs(args: string[]): { input: GitDocsSource; everyMs: number } {
+  const { values } = parseArgs({ args, options: flags, strict: true, allowPositionals: false });
+  if (!values.domain || !values.repo) throw new Error(`docs follow needs --domain and --repo\n${docsSyncUsage}`);
+  if (values['base-url'] && !/^https?:\/\//.test(values['base-url'])) throw new Error('--base-url must be an http(s) URL');
+  const docsPath = (values['docs-path'] ?? '').replace(/^\/+|\/+$/g, '');
+  if (docsPath.split('/').includes('..')) throw new Error('--docs-path must stay inside the repository');
+  return {
+    input: {
+      domain: values.domain,
+      repository: values.repo,
+      ref: values.ref ?? 'main',
+      docsPath,
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+    },
+    everyMs: parseEvery(values.every ?? DOCS_SYNC_DEFAULT_EVERY),
+  };
+}
+
+function domainOnly(args: string[]): string {
+  const { values } = parseArgs({ args, options: { domain: { type: 'string' } }, strict: true, allowPositionals: false });
+  if (!values.domain) throw new Error(`--domain is required\n${docsSyncUsage}`);
+  return values.domain;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const every = (ms: number) => (ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${Math.round(ms / 60_000)}m`);
+
+export function describeSyncResult(r: DocsSyncResult): string {
+  const excluded = r.pagesExcluded ? `; ${r.pagesExcluded} pages excluded by robots.txt` : '';
+  if (r.unchanged) return `unchanged at ${r.commit.slice(0, 12)}: ${r.pages} pages, ${r.passages} passages`;
+  const embedded = r.passagesEmbedded !== undefined ? `, ${r.passagesEmbedded} passages embedded` : '';
+  return `synced ${r.commit.slice(0, 12)}: ${r.pages} pages, ${r.passages} passages (${r.pagesReembedded} pages re-embedded, ${r.pagesRemoved} removed${embedded}${r.fullRebuild ? ', full rebuild' : ''})${excluded}`;
+}
+
+export function describeSyncStatus(s: DocsSyncStatus): string[] {
+  const followed = isSiteSource(s.source) ? `the site of ${s.source.sitemap}` : `${s.source.repository}@${s.source.ref}${s.source.docsPath ? ` (${s.source.docsPath}/)` : ''}`;
+  const lines = [`${s.domain} follows ${followed}, every ${every(s.everyMs)}`];
+  const ok = s.lastSuccess;
+  lines.push(ok ? `synced commit  ${ok.commit}\npages          ${ok.pages}\npassages       ${ok.passages}` : 'synced commit  none yet');
+  if (ok?.errors?.length) lines.push(`page errors    ${ok.errors.join('\n               ')}`);
+  if (s.last) {
+    const took = s.last.durationMs !== undefined ? ` took ${seconds(s.last.durationMs)}` : '';
+    lines.push(`last sync      ${s.last.startedAt.toISOString()}${took}: ${s.last.error ? `failed: ${s.last.error}` : s.last.status.toLowerCase()}`);
+  }
+  if (s.running) lines.push('now            syncing');
+  if (s.nextSyncAt) lines.push(`next sync      ${s.nextSyncAt.toISOString()}`);
+  return lines;
+}
+
+async function withSchedules<T>(config: Config, run: (s: DocsSyncSchedules) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
+  try {
+    const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
+    return await run({ temporal, taskQueuePrefix: config.temporal.taskQueuePrefix, gitBaseUrl: config.github.gitUrl });
+  } finally {
+    await connection.close();
+  }
+}
+
+/** `docent docs follow|sync|unfollow|status …`; prints what happened, exits 0 on success. */
+export async function docsSyncCommand(action: string, args: string[], config: Config = loadConfig(), print: (line: string) => void = console.log): Promise<number> {
+  if (action === 'follow') {
+    const { input, everyMs } = parseDocsFollowArgs(args);
+    await withSchedules(config, (s) => followDocs(s, input, everyMs));
+    print(`following ${input.repository}@${input.ref} for ${input.domain} every ${every(everyMs)}; the first sync has started (docent docs status --domain ${input.domain})`);
+    return 0;
+  }
+  if (action === 'ingest-sitemap') {
+    const { input, everyMs } = parseSitemapIngestArgs(args);
+    print(`crawling ${input.sitemap} for ${input.domain}, then every ${every(everyMs)}`);
+    const result = await withSchedules(config, async (s) => {
+      await followDocs(s, input, everyMs, { firstNow: false });
+      return syncDocsNow(s, input.domain);
+    });
+    print(describeSyncResult(result));
+    for (const e of result.errors ?? []) print(`  skipped ${e}`);
+    return 0;
+  }
+  const domain = domainOnly(args);
+  if (action === 'sync') {
+    print(`syncing ${domain}`);
+    print(describeSyncResult(await withSchedules(config, (s) => syncDocsNow(s, domain))));
+    return 0;
+  }
+  if (action === 'unfollow') {
+    await withSchedules(config, (s) => unfollowDocs(s, domain));
+    print(`${domain} is no longer followed; its docs stay as last synced`);
+    return 0;
+  }
+  if (action === 'status') {
+    for (const line of describeSyncStatus(await withSchedules(config, (s) => docsSyncStatus(s, domain)))) print(line);
+    return 0;
+  }
+  throw new Error(`unknown command: docs ${action}\n${docsSyncUsage}`);
+}
