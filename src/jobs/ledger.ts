@@ -263,7 +263,7 @@ export class JobLedger {
     const newer = { $or: [{ planRevision: { $exists: false } }, { planRevision: { $lt: p.revision } }] };
     const moved = await this.jobStore.setPlan(jobId, turn, newer, { plan: p.plan, planRevision: p.revision, planStatus: 'awaiting' });
     const job = await this.jobStore.byId(jobId);
-    if (!job || job.status !== 'active' || job.turn !== turn || job.planRevision !== p.revision) return { recorded: false };
+    if (job?.status !== 'active' || job.turn !== turn || job.planRevision !== p.revision) return { recorded: false };
     await this.eventStore.append(jobId, { key: eventKeys.planReady(turn, p.revision), type: 'plan.ready', turn, data: { revision: p.revision, plan: p.plan } });
     if (this.d.notifier) {
       const view = await jobWithTurns(job, this.turnStore);
