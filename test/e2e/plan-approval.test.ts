@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,8 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 // a worker restart), takes a message as feedback for a new plan, and edits with the approved plan once approved.
 
 const token = 'ghs_docentplanapproval0123456789';
+// Webhook signing secrets are sealed with it.
+const secretKey = randomBytes(32).toString('base64');
 let git: GitServer;
 let github: GitHubDouble;
 let model: ScriptedModel;
@@ -48,6 +51,7 @@ const settings = () => ({
   DOCENT_MODEL: model.modelId,
   DOCENT_MODEL_BASE_URL: model.baseUrl,
   DOCENT_GITHUB_GIT_URL: git.url,
+  DOCENT_SECRET_KEY: secretKey,
   // The test's webhook receiver listens on loopback, which only this setting lets docent call.
   DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
 });
@@ -107,12 +111,14 @@ describe('a plan job', () => {
   it('pushes nothing until its plan is approved, through a worker restart and a revision, then opens the pull request with the plan followed', async () => {
     const receiver = await startReceiver(() => 204);
     try {
-      const endpoint = await (await api('POST', '/v2/agent/widgets/webhooks', { url: receiver.url, events: ['agent_job.plan_ready'] })).json();
+      const created = await api('POST', '/v2/agent/widgets/webhooks', { url: receiver.url, events: ['agent_job.plan_ready'] });
+      expect(created.status).toBe(201);
+      const endpoint = await created.json();
       receiver.setSecret(endpoint.secret);
 
-      const created = await api('POST', '/v2/agent/widgets/job', { prompt: 'write NOTES.md about the widgets', requirePlanApproval: true });
-      expect(created.status).toBe(201);
-      const jobId = (await created.json()).id as string;
+      const create = await api('POST', '/v2/agent/widgets/job', { prompt: 'write NOTES.md about the widgets', requirePlanApproval: true });
+      expect(create.status).toBe(201);
+      const jobId = (await create.json()).id as string;
 
       // The plan is shown, the job active and waiting; the agent was offered only tools that read.
       const awaiting = await waitForJob(jobId, (j) => j.awaitingApproval === true);
@@ -155,7 +161,7 @@ describe('a plan job', () => {
       const approved = await client().agent.approveAgentJobPlan({ projectId: 'widgets', jobId });
       expect(approved.job).toMatchObject({ awaitingApproval: false, planRevision: 2, plan: revisedPlan });
       const done = await waitForJob(jobId, (j) => j.status !== 'active');
-      expect(done).toMatchObject({ status: 'completed', turn: 1, awaitingApproval: false, prLink: expect.stringContaining('/pulls/1') });
+      expect(done).toMatchObject({ status: 'completed', turn: 1, awaitingApproval: false, prLink: expect.stringContaining('/pull/1') });
       expect(github.pulls).toEqual([expect.objectContaining({ head: `docent/${jobId}`, title: 'Add NOTES.md' })]);
       expect(await branches()).toContain(`docent/${jobId}`);
       const edits = model.requests.filter((r) => !planning(r));
