@@ -145,12 +145,12 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     };
     for (let revision = 1; ; revision++) {
       const { plan } = await writePlan(revision);
+      // The wait may last days: the clone goes before the plan is shown, and the edit clones again wherever it runs.
+      await route.removeClones(jobId, gitOptions);
       awaiting = { turn: instruction.turn, revision };
       decision = undefined;
-      await status.recordPlan({ jobId, turn: instruction.turn, revision, plan });
-      // The wait may last days: the clone goes meanwhile, and the edit clones again wherever it runs.
-      await route.removeClones(jobId, gitOptions);
       stage('awaiting-approval');
+      await status.recordPlan({ jobId, turn: instruction.turn, revision, plan });
       await condition(() => decision !== undefined);
       const made = decision!;
       if (made.approved) {

@@ -31,6 +31,8 @@ import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
+/** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
+const planDecisionWaitMs = 30_000;
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 
 /** Counts an accepted create or follow-up against the project's hourly limit; throws resource_exhausted when spent. */
@@ -367,10 +369,14 @@ export class AgentJobService {
     return { job: (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job, limitHeaders: admission.headers };
   }
 
-  /** Sends a plan decision to the workflow; one it refuses (no plan awaits there) is the caller's failed_precondition. */
+  /**
+   * Sends a plan decision to the workflow; one it refuses (no plan awaits there) is the caller's failed_precondition.
+   * An update is answered by a worker: after a worker crash Temporal hands the workflow to another one only once the
+   * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions-plan-approval.md).
+   */
   private async updatePlan(job: JobDoc, send: () => Promise<{ revision: number }>): Promise<{ revision: number }> {
     try {
-      return await this.withinStartTimeout(send);
+      return await this.d.temporal.withDeadline(Date.now() + Math.max(this.d.config.temporal.startTimeoutMs, planDecisionWaitMs), send);
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) throw new AppError('failed_precondition', 'the job awaits no plan approval; read it again');
       this.d.log.error({ err, jobId: job._id }, 'could not send the plan decision');

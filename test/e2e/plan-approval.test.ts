@@ -132,8 +132,8 @@ describe('a plan job', () => {
       const announced = await waitFor(() => receiver.received[0], 'plan_ready delivery');
       expect(announced).toMatchObject({ verified: true, body: { type: 'agent_job.plan_ready', data: { job: { id: jobId, awaitingApproval: true, plan: firstPlan } } } });
 
-      // The worker restarts while the job waits: the wait lives in Temporal, not in the process.
-      await worker.stop('SIGTERM');
+      // The worker crashes while the job waits and another starts: the wait lives in Temporal, not in the process.
+      await worker.stop('SIGKILL');
       worker = await startWorker();
       expect(await branches()).toEqual(['main']);
       expect(github.pulls).toEqual([]);

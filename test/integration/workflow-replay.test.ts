@@ -25,6 +25,9 @@ const histories = [
   'agent-job-check-run-follow-up',
   'agent-job-pull-request-comment',
   'agent-job-pull-request-comment-unchanged',
+  // A plan job (issue 23): planned, the worker killed while it waited, revised by a message, approved, pushed.
+  'agent-job-plan-approval',
+  'agent-job-plan-archived',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
