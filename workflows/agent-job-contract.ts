@@ -27,6 +27,8 @@ export interface Instruction {
   reply?: PullRequestReply;
   /** The plan a person approved before this edit (plan jobs only): the agent follows it. */
   approvedPlan?: string;
+  /** A retried plan turn: the revision its earlier attempts reached, so its plans number on from there. */
+  planRevisionBase?: number;
 }
 
 /** The pull request whose comment gave an instruction, where the turn's answer goes. */

@@ -143,7 +143,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         }
       }
     };
-    for (let revision = 1; ; revision++) {
+    for (let revision = (instruction.planRevisionBase ?? 0) + 1; ; revision++) {
       const { plan } = await writePlan(revision);
       // The wait may last days: the clone goes before the plan is shown, and the edit clones again wherever it runs.
       await route.removeClones(jobId, gitOptions);

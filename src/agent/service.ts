@@ -447,8 +447,9 @@ export class AgentJobService {
       ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
       ...(turn.reply ? { reply: turn.reply } : {}),
-      // A retried plan turn whose plan was approved edits with it instead of planning again.
+      // A retried plan turn whose plan was approved edits with it; one whose plan was not plans again, numbering on.
       ...(turn.turn === 1 && job.planStatus === 'approved' && job.plan ? { approvedPlan: job.plan } : {}),
+      ...(turn.turn === 1 && job.requirePlanApproval && job.planStatus !== 'approved' && job.planRevision ? { planRevisionBase: job.planRevision } : {}),
     };
     try {
       await this.deliverInstruction(job, instruction);

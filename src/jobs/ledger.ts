@@ -139,11 +139,13 @@ export class JobLedger {
     if (!before) return 'no turn';
     const reopened = await this.turnStore.reopen(jobId, turn);
     if (!reopened) return 'turn changed';
-    const job = await this.jobStore.reactivate(projectId, jobId, turn);
+    let job = await this.jobStore.reactivate(projectId, jobId, turn);
     if (!job) {
       await this.turnStore.finish(jobId, turn, { status: before.status, ...(before.error ? { error: before.error } : {}) });
       return 'job changed';
     }
+    // A plan the turn waited on when it ended is not awaited any more: the retry writes another.
+    if (job.planStatus === 'awaiting' && (await this.jobStore.setPlan(jobId, turn, { planStatus: 'awaiting' }, { planStatus: 'revising' }))) job = { ...job, planStatus: 'revising' };
     for (const e of turnOpening(turn, reopened.prompt, reopened.attempt)) await this.eventStore.append(jobId, e);
     return { job, turn: reopened };
   }

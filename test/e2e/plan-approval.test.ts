@@ -210,6 +210,22 @@ describe('a plan job', () => {
     expect((await approve.json()).code).toBe('failed_precondition');
   }, 120_000);
 
+  it('a plan turn stopped while it awaits approval ends stopped, and its retry writes the next plan', async () => {
+    const jobId = (await (await api('POST', '/v2/agent/widgets/job', { prompt: 'write NOTES.md a third time', requirePlanApproval: true })).json()).id as string;
+    await waitForJob(jobId, (j) => j.awaitingApproval === true);
+    expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
+    const stopped = await waitForJob(jobId, (j) => j.status !== 'active');
+    expect(stopped).toMatchObject({ status: 'failed', error: { code: 'stopped' }, awaitingApproval: false, planRevision: 1 });
+    expect((await api('POST', `/v2/agent/widgets/job/${jobId}/approve`)).status).toBe(400);
+
+    const retried = await api('POST', `/v2/agent/widgets/job/${jobId}/retry`);
+    expect(await retried.json()).toMatchObject({ status: 'active', awaitingApproval: false });
+    const replanned = await waitForJob(jobId, (j) => j.planRevision === 2);
+    expect(replanned).toMatchObject({ status: 'active', awaitingApproval: true, plan: firstPlan });
+    expect(await branches()).not.toContain(`docent/${jobId}`);
+    await api('POST', `/v2/agent/widgets/job/${jobId}/archive`);
+  }, 120_000);
+
   it('a job created without requirePlanApproval has no plan to approve', async () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'write NOTES.md once more' })).json();
     expect(created).not.toHaveProperty('awaitingApproval');
