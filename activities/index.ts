@@ -11,6 +11,7 @@ import { SecretBox } from '../src/crypto/secret-box';
 import { WebhookStore } from '../src/webhooks/store';
 import { ProjectSecretStore } from '../src/secrets/project-secrets';
 import { createAgentActivities } from './agent-job/agent';
+import { createPlannerActivities } from './agent-job/planner';
 import { createDocsActivities } from './docs';
 import { createDocsSyncActivities } from './docs-sync';
 import { createGapCheckActivities } from './docs-gap-check';
@@ -69,6 +70,7 @@ export function createActivities(deps: ActivityDeps) {
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
       images: { images: ledger.images, guard },
     }),
+    ...createPlannerActivities({ ...git, models: config.models, journal, images: { images: ledger.images, guard } }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),

@@ -1,5 +1,5 @@
 // The agent job workflow's contract: its input, signals, query, errors and its activities' inputs and results.
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { GapCheckSpec } from './docs-gap-check-contract';
 
 /** The workflow id of a job, so a repeated start or a follow-up always finds the same workflow. */
@@ -25,6 +25,10 @@ export interface Instruction {
   images?: InstructionImage[];
   /** Set when a pull-request comment gave the instruction: the turn's end answers there; absent in older histories. */
   reply?: PullRequestReply;
+  /** The plan a person approved before this edit (plan jobs only): the agent follows it. */
+  approvedPlan?: string;
+  /** A retried plan turn: the revision its earlier attempts reached, so its plans number on from there. */
+  planRevisionBase?: number;
 }
 
 /** The pull request whose comment gave an instruction, where the turn's answer goes. */
@@ -104,6 +108,8 @@ export interface AgentJobInput {
   maxSteps: number;
   /** Set on jobs the gap loop created: after each push, the questions are re-asked against the branch's docs. */
   gapCheck?: GapCheckSpec;
+  /** The first turn plans with read-only tools and waits for approval (`requirePlanApproval`) before it edits. */
+  requirePlanApproval?: boolean;
 }
 
 /** A follow-up instruction for a running job. */
@@ -111,7 +117,46 @@ export const followUpSignal = defineSignal<[Instruction]>('followUp');
 
 export interface AgentJobProgress {
   turn: number;
-  stage: 'waiting' | 'preparing' | 'editing' | 'pushing' | 'opening-pull-request' | 'done';
+  stage: 'waiting' | 'preparing' | 'planning' | 'awaiting-approval' | 'editing' | 'pushing' | 'opening-pull-request' | 'done';
+}
+
+/** Approves the plan the job awaits approval of; refused (the update's validator) when no plan awaits. */
+export const approvePlanUpdate = defineUpdate<{ revision: number }, [{ turn: number; revision?: number }]>('approvePlan');
+
+/** Asks for a new plan with the person's feedback; refused when no plan awaits. Answers the revision being made. */
+export const revisePlanUpdate = defineUpdate<{ revision: number }, [{ turn: number; feedback: string }]>('revisePlan');
+
+/** The reason an approve or a revision is refused: the gateway maps it to failed_precondition. */
+export const NO_PLAN_AWAITS = 'NoPlanAwaits';
+
+export interface PlanChangeInput {
+  jobId: string;
+  repository: string;
+  startCommit: string;
+  instruction: Instruction;
+  model: string;
+  maxSteps: number;
+  /** 1 for the first plan, one more per revision. */
+  revision: number;
+  /** The plans so far and the feedback on each, oldest first: a revision answers the latest feedback. */
+  revisions: Array<{ plan: string; feedback: string }>;
+}
+export interface PlanChangeResult {
+  /** Markdown, at most the planner's cap (activities/agent-job/planner.ts). */
+  plan: string;
+}
+
+export interface RecordPlanInput {
+  jobId: string;
+  turn: number;
+  revision: number;
+  plan: string;
+}
+
+export interface RecordPlanApprovedInput {
+  jobId: string;
+  turn: number;
+  revision: number;
 }
 
 /** Where the job is, for operators in the Temporal UI and for `docent jobs watch`. */

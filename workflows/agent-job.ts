@@ -15,10 +15,13 @@ import {
 import type { Activities } from '../activities';
 import { CloneRoute, cloneWorkerGone } from './clone-route';
 import {
+  approvePlanUpdate,
   followUpSignal,
+  NO_PLAN_AWAITS,
   NON_RETRYABLE_AGENT_ERRORS,
   PLAIN_JOB_ID,
   progressQuery,
+  revisePlanUpdate,
   stopTurnSignal,
   type AgentJobInput,
   type AgentJobProgress,
@@ -106,6 +109,58 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     if (turnScope?.turn === turn) turnScope.scope.cancel();
   });
 
+  // The plan a person may approve or send back now (set from the moment it is written, before it is shown).
+  let awaiting: { turn: number; revision: number } | undefined;
+  let decision: { approved: true } | { approved: false; feedback: string } | undefined;
+  const refuseUnlessAwaiting = (turn: number, revision?: number) => {
+    if (!awaiting || awaiting.turn !== turn || (revision !== undefined && awaiting.revision !== revision))
+      throw ApplicationFailure.create({ type: NO_PLAN_AWAITS, message: 'no plan awaits approval', nonRetryable: true });
+  };
+  const decide = (d: NonNullable<typeof decision>) => {
+    const { revision } = awaiting!;
+    awaiting = undefined;
+    decision = d;
+    return { revision };
+  };
+  setHandler(approvePlanUpdate, () => decide({ approved: true }), { validator: ({ turn, revision }) => refuseUnlessAwaiting(turn, revision) });
+  setHandler(revisePlanUpdate, ({ feedback }) => decide({ approved: false, feedback }), { validator: ({ turn }) => refuseUnlessAwaiting(turn) });
+
+  /** Writes a plan with read-only tools on the clone's worker, shows it, and waits (for days if need be) for approval or feedback. */
+  async function planUntilApproved(route: CloneRoute, instruction: Instruction, stage: (s: AgentJobProgress['stage']) => void): Promise<string> {
+    const { jobId, repository, branch } = input;
+    const revisions: Array<{ plan: string; feedback: string }> = [];
+    const writePlan = async (revision: number) => {
+      for (let move = 1; ; move++) {
+        try {
+          stage('preparing');
+          const { startCommit, workspaceQueue } = await route.on(gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch });
+          route.settle(workspaceQueue);
+          stage('planning');
+          return await route.on(agentOptions).planChange({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions });
+        } catch (err) {
+          if (!cloneWorkerGone(err) || move >= maxWorkerMoves) throw err;
+          route.forget();
+        }
+      }
+    };
+    for (let revision = (instruction.planRevisionBase ?? 0) + 1; ; revision++) {
+      const { plan } = await writePlan(revision);
+      // The wait may last days: the clone goes before the plan is shown, and the edit clones again wherever it runs.
+      await route.removeClones(jobId, gitOptions);
+      awaiting = { turn: instruction.turn, revision };
+      decision = undefined;
+      stage('awaiting-approval');
+      await status.recordPlan({ jobId, turn: instruction.turn, revision, plan });
+      await condition(() => decision !== undefined);
+      const made = decision!;
+      if (made.approved) {
+        await status.recordPlanApproved({ jobId, turn: instruction.turn, revision });
+        return plan;
+      }
+      revisions.push({ plan, feedback: made.feedback });
+    }
+  }
+
   /** Clone, edit, commit and push on the one worker that holds the clone; a turn whose worker is gone starts over on another. */
   async function editOnOneWorker(route: CloneRoute, instruction: Instruction, stage: (s: AgentJobProgress['stage']) => void) {
     const { jobId, repository, branch } = input;
@@ -151,7 +206,10 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           let pushed: string | null | undefined = resume?.commit;
           let edit: Pick<RunAgentResult, 'title' | 'summary' | 'checks' | 'checksPassed'> | undefined = resume;
           if (!resume && route) {
-            ({ startCommit, edit, pushed } = await editOnOneWorker(route, instruction, stage));
+            // A plan job's first turn (the option did not exist before): the edit follows the plan a person approved.
+            const plans = input.requirePlanApproval && turn === 1 && !instruction.approvedPlan && patched('plan-approval');
+            const approvedPlan = plans ? await planUntilApproved(route, instruction, stage) : undefined;
+            ({ startCommit, edit, pushed } = await editOnOneWorker(route, approvedPlan ? { ...instruction, approvedPlan } : instruction, stage));
           } else if (!resume) {
             stage('preparing');
             ({ startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch }));
@@ -211,6 +269,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         }
       } finally {
         turnScope = undefined;
+        awaiting = undefined;
       }
       // Only instructions from a pull-request comment carry `reply`, and none did before this step existed.
       if (instruction.reply && ending && patched('answer-pull-request-comment'))

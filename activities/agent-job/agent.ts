@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
+import { generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
 import type { SandboxConfig } from '../../src/config';
 import { catalogLanguageModel } from '../../src/llm/model';
@@ -17,6 +17,7 @@ import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
+import { modelFailure } from './model-errors';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
@@ -156,7 +157,8 @@ export function createAgentActivities(deps: AgentDeps) {
           secrets.redact,
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
-        const opening = [...history, `Instruction: ${input.instruction.prompt}`, setupFailureNote(setup)].filter(Boolean).join('\n\n');
+        const plan = input.instruction.approvedPlan && `The plan a person approved for this instruction (follow it):\n\n${input.instruction.approvedPlan}`;
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`, plan, setupFailureNote(setup)].filter(Boolean).join('\n\n');
         const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({
@@ -201,11 +203,8 @@ export function createAgentActivities(deps: AgentDeps) {
         return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
         if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);
-        if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429) {
-          throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model provider refused the request (HTTP ${err.statusCode})`, nonRetryable: true });
-        }
         if (err instanceof SandboxUnavailable) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: err.message, nonRetryable: true });
-        throw err;
+        throw modelFailure(err);
       } finally {
         clearInterval(beat);
         await sandbox?.close();

@@ -1,5 +1,5 @@
 import type { JobLedger } from '../../src/jobs/ledger';
-import type { RecordJobStatusInput } from '../../workflows/agent-job-contract';
+import type { RecordJobStatusInput, RecordPlanApprovedInput, RecordPlanInput } from '../../workflows/agent-job-contract';
 
 export function createJobStatusActivities(deps: { ledger: JobLedger }) {
   return {
@@ -7,6 +7,14 @@ export function createJobStatusActivities(deps: { ledger: JobLedger }) {
     async recordJobStatus(input: RecordJobStatusInput): Promise<{ recorded: boolean }> {
       const { jobId, turn, ...outcome } = input;
       return deps.ledger.finishTurn(jobId, turn, outcome);
+    },
+    /** Shows the plan on the job, awaiting approval, with its event and webhook; a retry stores each once. */
+    async recordPlan(input: RecordPlanInput): Promise<{ recorded: boolean }> {
+      return deps.ledger.recordPlan(input.jobId, input.turn, { revision: input.revision, plan: input.plan });
+    },
+    /** Marks the plan approved (the gateway may have already): the job no longer awaits approval. */
+    async recordPlanApproved(input: RecordPlanApprovedInput): Promise<{ recorded: boolean }> {
+      return deps.ledger.approvePlan(input.jobId, input.turn, input.revision);
     },
   };
 }

@@ -27,10 +27,10 @@ export function budgetExceeded(message: string): never {
  * Follows one attempt of an agent turn: records each model step's tool calls and usage as it happens, and says when a
  * cap is reached, so the tool loop can stop after the step that crossed it.
  */
-export async function followTurn(journal: TurnJournal | undefined, jobId: string, model: string, instruction: Instruction, activityAttempt: number, move = 1) {
+export async function followTurn(journal: TurnJournal | undefined, jobId: string, model: string, instruction: Instruction, activityAttempt: number, move = 1, planRevision?: number) {
   const caps: TurnCaps = instruction.caps ?? {};
   const turn = instruction.turn;
-  const run = eventKeys.run(turn, instruction.attempt ?? 1, activityAttempt, move);
+  const run = eventKeys.run(turn, instruction.attempt ?? 1, activityAttempt, move, planRevision);
   const before = journal ? await journal.ledger.turns.get(jobId, turn) : null;
   // Every accepted turn has a record or is implied by its job: this one's create was refused (its start landed anyway).
   if (journal && !before) throw ApplicationFailure.create({ type: 'TurnNotAccepted', message: `job ${jobId} has no turn ${turn}: its instruction was refused`, nonRetryable: true });

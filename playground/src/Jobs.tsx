@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { AgentJobStatus, AgentService, type AgentJob } from '../../src/gen/agent/v2/agent_pb';
 import { agentCall, describeEvent, type JobSummary } from './job-api';
 import { JobDiff } from './JobDiff';
+import { Markdown } from './Markdown';
 import type { Settings } from './settings';
 
 const statusName = (s: AgentJobStatus) => AgentJobStatus[s].toLowerCase();
@@ -85,6 +86,7 @@ function useJobList(settings: Settings) {
 export function Jobs({ settings }: { settings: Settings }) {
   const [prompt, setPrompt] = useState('');
   const [followUp, setFollowUp] = useState('');
+  const [planFirst, setPlanFirst] = useState(false);
   const [watched, setWatched] = useState<Watched>();
   const [actionError, setActionError] = useState<string>();
   const { job, history, events, error } = useJobWatch(settings, watched);
@@ -116,10 +118,13 @@ export function Jobs({ settings }: { settings: Settings }) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (prompt.trim()) void act(() => agentCall(settings, 'POST', '/job', { prompt }));
+          if (prompt.trim()) void act(() => agentCall(settings, 'POST', '/job', { prompt, ...(planFirst ? { requirePlanApproval: true } : {}) }));
         }}
       >
         <textarea name="prompt" rows={3} placeholder="What should the agent change?" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+        <label>
+          <input type="checkbox" name="plan-first" checked={planFirst} onChange={(e) => setPlanFirst(e.target.checked)} /> Plan first: approve the plan before any change
+        </label>
         <button type="submit">Create job</button>
       </form>
       {actionError && (
@@ -155,6 +160,17 @@ export function Jobs({ settings }: { settings: Settings }) {
               </a>
             </p>
           )}
+          {job?.plan && (
+            <div className="plan" data-testid="job-plan" data-awaiting={job.awaitingApproval}>
+              <p>
+                <strong>Plan {job.planRevision}</strong> {job.awaitingApproval ? '(awaiting your approval; a message asks for another plan)' : ''}
+              </p>
+              <Markdown text={job.plan} />
+              <button type="button" disabled={!job.awaitingApproval} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/approve`))}>
+                Approve plan
+              </button>
+            </div>
+          )}
           {job?.error && (
             <p className="error">
               {job.error.code}: {job.error.message}
@@ -181,7 +197,7 @@ export function Jobs({ settings }: { settings: Settings }) {
           >
             <input name="follow-up" placeholder="A follow-up instruction" value={followUp} onChange={(e) => setFollowUp(e.target.value)} />
             <button type="submit" disabled={!status || status === 'archived'}>
-              Send follow-up
+              {job?.awaitingApproval ? 'Ask for another plan' : 'Send follow-up'}
             </button>
           </form>
           <JobDiff settings={settings} projectId={watched.projectId} jobId={watched.jobId} turns={job?.turn || 1} />

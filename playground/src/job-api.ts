@@ -39,6 +39,12 @@ export function describeEvent(type: string, data: Record<string, unknown>): stri
       return `pull request ${String(data.url)}`;
     case 'turn.finished':
       return `turn finished ${String(data.status)}`;
+    case 'plan.ready':
+      return `plan ${String(data.revision)} ready`;
+    case 'plan.revision':
+      return `plan ${String(data.revision)} sent back: ${String(data.feedback)}`;
+    case 'plan.approved':
+      return `plan ${String(data.revision)} approved`;
     default:
       return type;
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -11,10 +11,19 @@ import { checkImages, type ImageInput } from './images';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
-import { agentJobWorkflowId, followUpSignal, stopTurnSignal, type AgentJobInput, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
+import {
+  agentJobWorkflowId,
+  approvePlanUpdate,
+  followUpSignal,
+  revisePlanUpdate,
+  stopTurnSignal,
+  type AgentJobInput,
+  type Instruction,
+  type PullRequestReply,
+} from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
-import type { GapSpec, JobDoc, JobStatus } from '../jobs/job';
+import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
 import { stoppedError, type ArchivedBy, type JobLedger } from '../jobs/ledger';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
@@ -22,6 +31,8 @@ import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
+/** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
+const planDecisionWaitMs = 30_000;
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 
 /** Counts an accepted create or follow-up against the project's hourly limit; throws resource_exhausted when spent. */
@@ -159,6 +170,7 @@ export class AgentJobService {
       firstTurnImplied: true,
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
+      ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
     };
     const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {
@@ -235,6 +247,7 @@ export class AgentJobService {
       cloneWaitMs: this.d.config.agent.cloneWaitMs,
       maxSteps: this.d.config.agent.maxSteps,
       ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
+      ...(job.requirePlanApproval ? { requirePlanApproval: true } : {}),
     };
   }
 
@@ -290,6 +303,9 @@ export class AgentJobService {
     { images: imageInput, reply }: { images?: ImageInput[]; reply?: PullRequestReply },
   ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    // While a plan awaits approval, a message is feedback on it: the agent writes another plan.
+    if (awaitsApproval(current)) return this.revisePlan(current, prompt, imageInput);
+    if (writesPlan(current)) throw new AppError('failed_precondition', 'the agent is writing its plan; send your message once the plan is ready (the plan.ready event)');
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
@@ -325,6 +341,54 @@ export class AgentJobService {
       throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
     }
     return { job, limitHeaders: admission.headers };
+  }
+
+  /** Approves the plan the job awaits: its workflow takes the approval (an update, so a plan nobody awaits is refused), then the job shows it. */
+  async approvePlan(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+    await this.authorize(caller, input.projectId);
+    const job = await this.mustGet(input.projectId, input.jobId);
+    if (!awaitsApproval(job)) throw new AppError('failed_precondition', `the job awaits no plan approval (${this.planState(job)})`);
+    const { revision } = await this.updatePlan(job, () =>
+      this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: job.planRevision ?? 0 }] }),
+    );
+    await this.d.ledger.approvePlan(job._id, job.turn, revision);
+    return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
+  }
+
+  /** A message while a plan awaits approval: feedback the workflow plans again with; the job awaits the new plan. */
+  private async revisePlan(job: JobDoc, feedback: string, images: ImageInput[] | undefined): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+    if (images?.length) throw new AppError('invalid_argument', 'images: a message that revises a plan takes text only');
+    const admission = (await this.d.quota?.consumeAgentJob(job.projectId)) ?? unlimited;
+    try {
+      const { revision } = await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }));
+      await this.d.ledger.askPlanRevision(job._id, job.turn, revision, feedback);
+    } catch (err) {
+      await admission.release();
+      throw err;
+    }
+    return { job: (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job, limitHeaders: admission.headers };
+  }
+
+  /**
+   * Sends a plan decision to the workflow; one it refuses (no plan awaits there) is the caller's failed_precondition.
+   * An update is answered by a worker: after a worker crash Temporal hands the workflow to another one only once the
+   * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions-plan-approval.md).
+   */
+  private async updatePlan(job: JobDoc, send: () => Promise<{ revision: number }>): Promise<{ revision: number }> {
+    try {
+      return await this.d.temporal.withDeadline(Date.now() + Math.max(this.d.config.temporal.startTimeoutMs, planDecisionWaitMs), send);
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) throw new AppError('failed_precondition', 'the job awaits no plan approval; read it again');
+      this.d.log.error({ err, jobId: job._id }, 'could not send the plan decision');
+      throw new AppError('unavailable', 'the decision could not be delivered; read the job and try again shortly');
+    }
+  }
+
+  private planState(job: JobDoc): string {
+    if (!job.requirePlanApproval) return 'it was not created with requirePlanApproval';
+    if (job.status !== 'active') return `it is ${job.status}`;
+    if (job.planStatus === 'approved') return 'its plan is approved';
+    return 'the agent is writing its plan';
   }
 
   /** A signal to the job's workflow, which restarts if it had finished. */
@@ -383,6 +447,9 @@ export class AgentJobService {
       ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
       ...(turn.reply ? { reply: turn.reply } : {}),
+      // A retried plan turn whose plan was approved edits with it; one whose plan was not plans again, numbering on.
+      ...(turn.turn === 1 && job.planStatus === 'approved' && job.plan ? { approvedPlan: job.plan } : {}),
+      ...(turn.turn === 1 && job.requirePlanApproval && job.planStatus !== 'approved' && job.planRevision ? { planRevisionBase: job.planRevision } : {}),
     };
     try {
       await this.deliverInstruction(job, instruction);

@@ -49,6 +49,7 @@ export const createJobBody = z.strictObject({
     .optional(),
   asDraft: z.boolean().optional(),
   images: images.optional(),
+  requirePlanApproval: z.boolean().optional(),
 });
 export type CreateJob = z.infer<typeof createJobBody>;
 

@@ -9,6 +9,7 @@ const statusName = (s: AgentJobStatus) => AgentJobStatus[s].toLowerCase();
 
 function describe(job: AgentJob): string {
   const parts = [`${new Date().toISOString()} ${job.id} ${statusName(job.status)}`];
+  if (job.awaitingApproval) parts.push(`awaiting approval of plan ${job.planRevision}`);
   if (job.prLink) parts.push(job.prLink);
   if (job.error) parts.push(`${job.error.code}: ${job.error.message}`);
   return parts.join('  ');

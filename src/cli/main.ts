@@ -43,7 +43,7 @@ commands:
   project secret delete <projectId> <NAME>
   webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
                                                 add a Standard Webhooks endpoint; prints its signing secret once
-                                                (events: agent_job.completed, .failed, .archived, .turn_finished)
+                                                (events: agent_job.completed, .failed, .archived, .turn_finished, .plan_ready)
   webhook list --project <projectId>            list the project's webhook endpoints
   webhook delete --project <projectId> <webhookId>
   webhook deliveries --project <projectId> <webhookId>   the endpoint's delivery attempts, newest first

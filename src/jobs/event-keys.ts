@@ -9,11 +9,15 @@ export const eventKeys = {
   pullRequest: (turn: number, attempt: number) => `t${turn}:pull_request:${attempt}`,
   turnFinished: (turn: number, attempt: number) => `t${turn}:finished:${attempt}`,
   commit: (turn: number, sha: string) => `t${turn}:commit:${sha}`,
-  /** One model call's run inside a turn's attempt: the activity's own attempt and, for a turn moved to another clone, the move. */
-  run: (turn: number, attempt: number, activityAttempt: number, move = 1) => `t${turn}:r${attempt}:a${activityAttempt}${move > 1 ? `:m${move}` : ''}`,
+  /** One model call's run inside a turn's attempt: the activity's own attempt, for a turn moved to another clone the move, and for a plan its revision. */
+  run: (turn: number, attempt: number, activityAttempt: number, move = 1, planRevision?: number) =>
+    `t${turn}:r${attempt}:a${activityAttempt}${move > 1 ? `:m${move}` : ''}${planRevision ? `:plan${planRevision}` : ''}`,
   step: (run: string, step: number, call: number) => `${run}:step${step}:${call}`,
   check: (run: string, check: number) => `${run}:check${check}`,
   /** The egress proxy's connection `seq` of a run; 0 is the summary of those beyond the per-turn cap. */
   egress: (run: string, seq: number) => `${run}:egress${seq === 0 ? '-rest' : seq}`,
   archived: (at: Date) => `archived:${at.getTime()}`,
+  planReady: (turn: number, revision: number) => `t${turn}:plan:${revision}`,
+  planRevisionAsked: (turn: number, revision: number) => `t${turn}:plan-revision:${revision}`,
+  planApproved: (turn: number, revision: number) => `t${turn}:plan-approved:${revision}`,
 };

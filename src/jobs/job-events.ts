@@ -4,7 +4,7 @@ import { eventKeys } from './event-keys';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
 /** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
-export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished';
+export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished' | 'plan.ready' | 'plan.revision' | 'plan.approved';
 
 export interface JobEventDoc {
   _id: string;

@@ -137,6 +137,13 @@ export class JobStore {
     return r.modifiedCount === 1;
   }
 
+  /** Moves a plan job's plan at this turn while it is active; `when` says from which plan state. */
+  async setPlan(jobId: string, turn: number, when: Filter<JobDoc>, set: Pick<JobDoc, 'planStatus'> & Partial<Pick<JobDoc, 'plan' | 'planRevision'>>): Promise<boolean> {
+    const r = await this.jobs.updateOne({ _id: jobId, turn, status: 'active', ...when }, { $set: { ...set, updatedAt: new Date() } });
+    await this.state.settle(jobId); // an archive or a newer turn it raced wins
+    return r.modifiedCount === 1;
+  }
+
   /** Stores a gap-loop check on the job; an older turn's result never replaces a newer one. */
   async recordGapCheck(jobId: string, result: NonNullable<JobDoc['gapCheck']>): Promise<void> {
     await this.jobs.updateOne({ _id: jobId, $or: [{ gapCheck: { $exists: false } }, { 'gapCheck.turn': { $lte: result.turn } }] }, { $set: { gapCheck: result, updatedAt: new Date() } });

@@ -40,7 +40,23 @@ export interface JobDoc {
   gap?: GapSpec;
   /** Gap-loop jobs: the latest re-ask of the questions against the pushed branch's docs. */
   gapCheck?: GapCheckResult;
+  /** The first turn plans with read-only tools and edits only once a person approves the plan. */
+  requirePlanApproval?: boolean;
+  /** The latest plan (Markdown) and its revision (1, then one more per revision asked). */
+  plan?: string;
+  planRevision?: number;
+  /** Where the plan is: awaiting approval, being revised after feedback, or approved (the edit goes on). */
+  planStatus?: PlanStatus;
 }
+
+export type PlanStatus = 'awaiting' | 'revising' | 'approved';
+
+/** Whether the job waits for a person to approve its plan now: only an active job does. */
+export const awaitsApproval = (doc: Pick<JobDoc, 'status' | 'planStatus'>) => doc.status === 'active' && doc.planStatus === 'awaiting';
+
+/** Whether the agent is still writing the plan of a plan job (its first, or a revised one): nothing to approve yet. */
+export const writesPlan = (doc: Pick<JobDoc, 'status' | 'turn' | 'requirePlanApproval' | 'planStatus'>) =>
+  doc.requirePlanApproval === true && doc.status === 'active' && doc.turn === 1 && (doc.planStatus === undefined || doc.planStatus === 'revising');
 
 /** What a gap-loop job answers: the questions, the threads they came from, and where the docs are. */
 export interface GapSpec {
@@ -69,6 +85,7 @@ export function jobToJson(doc: JobDoc) {
     ...(doc.error ? { error: doc.error } : {}),
     ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
     ...(doc.gapCheck ? { gapCheck: doc.gapCheck } : {}),
+    ...(doc.requirePlanApproval ? { requirePlanApproval: true, awaitingApproval: awaitsApproval(doc), plan: doc.plan ?? null, planRevision: doc.planRevision ?? 0 } : {}),
   };
 }
 
@@ -135,5 +152,9 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     // The same gap-loop fields as the REST job: docsPath and baseUrl stay internal.
     gap: doc.gap ? { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } : undefined,
     gapCheck: doc.gapCheck ? gapCheckToMessage(doc.gapCheck) : undefined,
+    requirePlanApproval: doc.requirePlanApproval ?? false,
+    awaitingApproval: awaitsApproval(doc),
+    plan: doc.plan,
+    planRevision: doc.planRevision ?? 0,
   });
 }

@@ -139,11 +139,13 @@ export class JobLedger {
     if (!before) return 'no turn';
     const reopened = await this.turnStore.reopen(jobId, turn);
     if (!reopened) return 'turn changed';
-    const job = await this.jobStore.reactivate(projectId, jobId, turn);
+    let job = await this.jobStore.reactivate(projectId, jobId, turn);
     if (!job) {
       await this.turnStore.finish(jobId, turn, { status: before.status, ...(before.error ? { error: before.error } : {}) });
       return 'job changed';
     }
+    // A plan the turn waited on when it ended is not awaited any more: the retry writes another.
+    if (job.planStatus === 'awaiting' && (await this.jobStore.setPlan(jobId, turn, { planStatus: 'awaiting' }, { planStatus: 'revising' }))) job = { ...job, planStatus: 'revising' };
     for (const e of turnOpening(turn, reopened.prompt, reopened.attempt)) await this.eventStore.append(jobId, e);
     return { job, turn: reopened };
   }
@@ -251,6 +253,42 @@ export class JobLedger {
       }
     }
     return r.job;
+  }
+
+  // ---- a plan job's plan: written, revised on feedback, approved ----------------------------------
+
+  /**
+   * Shows a plan on the job, awaiting approval: the job, then the event, then the webhook. Only the job's active
+   * turn moves, and only to a newer revision; a repeated call finishes the event and webhook of the plan it stored.
+   */
+  async recordPlan(jobId: string, turn: number, p: { revision: number; plan: string }): Promise<{ recorded: boolean }> {
+    const newer = { $or: [{ planRevision: { $exists: false } }, { planRevision: { $lt: p.revision } }] };
+    const moved = await this.jobStore.setPlan(jobId, turn, newer, { plan: p.plan, planRevision: p.revision, planStatus: 'awaiting' });
+    const job = await this.jobStore.byId(jobId);
+    if (job?.status !== 'active' || job.turn !== turn || job.planRevision !== p.revision) return { recorded: false };
+    await this.eventStore.append(jobId, { key: eventKeys.planReady(turn, p.revision), type: 'plan.ready', turn, data: { revision: p.revision, plan: p.plan } });
+    if (this.d.notifier) {
+      const view = await jobWithTurns(job, this.turnStore);
+      await notifyWebhooks(this.d.notifier, { messageId: `msg_${jobId}_${turn}_plan_${p.revision}`, projectId: job.projectId, type: 'agent_job.plan_ready', job: view });
+    }
+    return { recorded: moved };
+  }
+
+  /** Records that a person asked for another plan (the workflow took their feedback): the job no longer awaits approval. */
+  async askPlanRevision(jobId: string, turn: number, revision: number, feedback: string): Promise<{ recorded: boolean }> {
+    const moved = await this.jobStore.setPlan(jobId, turn, { planRevision: revision, planStatus: 'awaiting' }, { planStatus: 'revising' });
+    if (moved) await this.eventStore.append(jobId, { key: eventKeys.planRevisionAsked(turn, revision), type: 'plan.revision', turn, data: { revision, feedback } });
+    return { recorded: moved };
+  }
+
+  /** Records the approval of a plan revision (by the gateway's answer and by the workflow, whichever comes first). */
+  async approvePlan(jobId: string, turn: number, revision: number): Promise<{ recorded: boolean }> {
+    const moved = await this.jobStore.setPlan(jobId, turn, { planRevision: revision, planStatus: { $ne: 'approved' } }, { planStatus: 'approved' });
+    const job = await this.jobStore.byId(jobId);
+    if (job?.planRevision === revision && job.planStatus === 'approved') {
+      await this.eventStore.append(jobId, { key: eventKeys.planApproved(turn, revision), type: 'plan.approved', turn, data: { revision } });
+    }
+    return { recorded: moved };
   }
 
   // ---- the worker's journal of a running turn ----------------------------------------------------

@@ -112,6 +112,18 @@ export function agentRoutes(deps: Deps): Route[] {
     }),
     route({
       method: 'POST',
+      path: '/v2/agent/{projectId}/job/{jobId}/approve',
+      summary: 'Approve the plan a job created with requirePlanApproval awaits: the agent then edits, following it (400 failed_precondition when no plan awaits)',
+      auth: 'admin',
+      cors,
+      responses: theJob,
+      handler: async (req) => {
+        const job = await jobs.approvePlan(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
+        return { status: 200, body: jobToJson(job) };
+      },
+    }),
+    route({
+      method: 'POST',
       path: '/v2/agent/{projectId}/job/{jobId}/retry',
       summary: 'Retry the failed or stopped last turn from its last durable step (a pushed turn only opens its pull request again)',
       auth: 'admin',
@@ -147,7 +159,7 @@ export function agentRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/v2/agent/{projectId}/job/{jobId}/message',
-      summary: 'Send a follow-up instruction: the agent continues on the same branch and pull request',
+      summary: 'Send a follow-up instruction: the agent continues on the same branch and pull request (while a plan awaits approval: feedback, and the agent writes another plan)',
       auth: 'admin',
       cors,
       body: sendMessageBody,

@@ -67,6 +67,10 @@ export const agentJobBody = z
       .optional()
       .describe('Gap-loop jobs: the questions they answer and their threads'),
     gapCheck: gapCheckBody.optional().describe("Gap-loop jobs: the questions re-asked against the pushed branch's docs"),
+    requirePlanApproval: z.literal(true).optional().describe('Plan jobs only (the fields below too): the first turn plans, and edits once the plan is approved'),
+    awaitingApproval: z.boolean().optional().describe('The job is active and waits for POST …/approve, or for a message that asks for another plan'),
+    plan: z.string().nullable().optional().describe('The latest plan, Markdown, at most 16 KiB; null until the agent wrote one'),
+    planRevision: z.number().int().optional().describe('1 for the first plan, one more per revision; 0 before any'),
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 
@@ -97,13 +101,13 @@ export const agentJobWithTurnsBody = agentJobBody.extend({ turns: z.array(turnBo
 export const jobEventBody = z
   .object({
     id: z.number().int().describe('Grows by one per event of the job: the SSE id to resume after'),
-    type: z.enum(['status', 'turn.started', 'step', 'check', 'egress', 'commit', 'pull_request', 'turn.finished']),
+    type: z.enum(['status', 'turn.started', 'step', 'check', 'egress', 'commit', 'pull_request', 'turn.finished', 'plan.ready', 'plan.revision', 'plan.approved']),
     turn: z.number().int(),
     at: z.iso.datetime(),
     data: z
       .record(z.string(), z.unknown())
       .describe(
-        'status: {status} (archived: also `by`, pull_request_merged or pull_request_closed, when GitHub archived it); step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}',
+        'status: {status} (archived: also `by`, pull_request_merged or pull_request_closed, when GitHub archived it); step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}; plan.ready: {revision, plan}; plan.revision: {revision, feedback}; plan.approved: {revision}',
       ),
   })
   .register(documentedSchemas, { id: 'AgentJobEvent' });

@@ -34,6 +34,7 @@ export const agentMethodAuth: MethodAuth<typeof AgentService> = {
   retryAgentJob: 'admin',
   listAgentModels: 'admin',
   getAgentJobDiff: 'admin',
+  approveAgentJobPlan: 'admin',
 };
 
 /** The methods that take images read messages up to five of the largest images. */
@@ -44,7 +45,8 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
   const jobs = deps.agentJobs;
   return {
     async createAgentJob(req, ctx) {
-      const body = { ...parseInput(createJobBody, { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft }), images: req.images.map(imageFromProto) };
+      const fields = { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft, requirePlanApproval: req.requirePlanApproval };
+      const body = { ...parseInput(createJobBody, fields), images: req.images.map(imageFromProto) };
       const key = req.idempotencyKey ?? ctx.requestHeader.get('idempotency-key') ?? undefined;
       const { job, limitHeaders } = await jobs.createJob(callerOf(ctx), { projectId: req.projectId, idempotencyKey: key === undefined ? undefined : parseInput(idempotencyKey, key), ...body });
       for (const [k, v] of Object.entries(limitHeaders)) ctx.responseHeader.set(k, v);
@@ -56,6 +58,9 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     },
     async stopAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.stopJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
+    },
+    async approveAgentJobPlan(req, ctx) {
+      return { job: jobToMessage(await jobs.approvePlan(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async retryAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };

@@ -59,6 +59,8 @@ const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) =>
 function script(req: ChatRequest): ScriptedTurn {
   if (!req.tools?.length && lastUser(req).includes('raw html')) return { text: rawHtmlAnswer };
   if (!req.tools?.length) return { text: answer, chunkDelayMs: 250 };
+  // A plan job's planning turn is offered no tool that edits.
+  if (!req.tools.some((t) => t.function.name === 'edit_file')) return { text: '## Plan\n\n1. Fix **wrold** in README.md' };
   if (req.messages.at(-1)?.role === 'tool') return { text: 'Fix typo in README\n\nCorrected "wrold" to "world".' };
   // The edit waits a moment, so the page shows events while the job is still active.
   return lastUser(req).includes('fix the typo')
@@ -216,6 +218,27 @@ describe('playground from an allowed origin', () => {
     await page.waitForFunction(`document.querySelector('[data-testid=job-status]')?.textContent === 'archived'`, undefined, { timeout: 30_000 });
     const jobId = await page.locator('[data-testid=job-id]').textContent();
     expect((await gw.deps.mongo.db.collection('jobs').findOne({ _id: jobId as never }))?.status).toBe('archived');
+  });
+
+  it('creates a plan job, shows its plan, and approves it from the page', async () => {
+    const pullsBefore = github.pulls.length;
+    await page.check('input[name=plan-first]');
+    await page.fill('textarea[name=prompt]', 'fix the typo in the README, with a plan');
+    await page.getByRole('button', { name: 'Create job' }).click();
+    const plan = page.locator('[data-testid=job-plan][data-awaiting=true]');
+    await plan.waitFor({ timeout: 60_000 });
+    expect(await plan.locator('strong').allTextContents()).toEqual(['Plan 1', 'wrold']);
+    expect(await page.locator('[data-testid=job-status]').textContent()).toBe('active');
+    expect(github.pulls).toHaveLength(pullsBefore);
+
+    await page.getByRole('button', { name: 'Approve plan' }).click();
+    await page.locator('[data-testid=pr-link]').waitFor({ timeout: 90_000 });
+    expect(await page.locator('[data-testid=job-status]').textContent()).toBe('completed');
+    expect(github.pulls).toHaveLength(pullsBefore + 1);
+    const events = await page.locator('[data-testid=job-events] li').allTextContents();
+    expect(events.some((e) => e.endsWith('plan 1 ready'))).toBe(true);
+    expect(events.some((e) => e.endsWith('plan 1 approved'))).toBe(true);
+    expect(await page.getByRole('button', { name: 'Approve plan' }).isDisabled()).toBe(true);
   });
 });
 

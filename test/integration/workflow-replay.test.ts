@@ -28,6 +28,9 @@ const histories = [
   'docs-sync-changed-pages',
   'docs-sync-unchanged',
   'docs-sync-failed',
+  // A plan job (issue 23): planned, the worker killed while it waited, revised by a message, approved, pushed.
+  'agent-job-plan-approval',
+  'agent-job-plan-archived',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -1,0 +1,81 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { generateText, stepCountIs, type ModelMessage, type UserModelMessage } from 'ai';
+import { catalogLanguageModel } from '../../src/llm/model';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
+import type { PlanChangeInput, PlanChangeResult } from '../../workflows/agent-job-contract';
+import { checkoutClean, workspacePath, type GitDeps } from './git';
+import { instructionImageParts, type ImageDeps } from './instruction-images';
+import { modelFailure } from './model-errors';
+import { followTurn, type TurnJournal } from './turn-journal';
+import { defaultToolLimits, workspaceTools } from './workspace-tools';
+
+export interface PlannerDeps extends GitDeps {
+  models: CatalogModel[];
+  journal?: TurnJournal;
+  images?: ImageDeps;
+}
+
+/** The longest plan kept: it travels in workflow history, the job document, a webhook and the edit turn's prompt. */
+export const maxPlanChars = 16 * 1024;
+
+const plannerPrompt = `You are docent's coding agent, planning a change before anyone lets you make it.
+Use the tools to read the repository; you cannot change it. Then answer with the plan only, in Markdown: the files
+you will change or create and what you will do in each, in order, and how the change can be checked.
+Keep it short: a person reads it and approves it before you edit.`;
+
+/** The plan as kept: trimmed, never empty, cut at maxPlanChars with a note a reader sees. */
+export function boundedPlan(text: string): string {
+  const plan = text.trim() || '(the agent answered with no plan)';
+  if (plan.length <= maxPlanChars) return plan;
+  const note = `\n\n… (plan cut at ${maxPlanChars} characters)`;
+  return plan.slice(0, maxPlanChars - note.length) + note;
+}
+
+/** The conversation of a plan: the instruction, then each earlier plan and the feedback that asked for another. */
+function planningMessages(input: PlanChangeInput, opening: UserModelMessage['content']): ModelMessage[] {
+  const messages: ModelMessage[] = [{ role: 'user', content: opening }];
+  for (const r of input.revisions) {
+    messages.push({ role: 'assistant', content: r.plan }, { role: 'user', content: `Revise the plan with this feedback: ${r.feedback}` });
+  }
+  return messages;
+}
+
+export function createPlannerActivities(deps: PlannerDeps) {
+  return {
+    /**
+     * Writes a plan for the instruction with read-only tools (list, read, search) on a clean checkout of startCommit:
+     * no command runs and no file changes, so a plan job changes nothing before its plan is approved. Retry-safe.
+     */
+    async planChange(input: PlanChangeInput): Promise<PlanChangeResult> {
+      const ctx = Context.current();
+      const entry = catalogEntry(deps.models, input.model);
+      const model = entry && catalogLanguageModel(entry);
+      if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${input.model} is not configured on this worker (DOCENT_MODELS)`, nonRetryable: true });
+      await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
+      const { list_files, read_file, search_files } = workspaceTools(workspacePath(deps, input.jobId), defaultToolLimits);
+      const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, 1, input.revision);
+      const beat = setInterval(() => ctx.heartbeat(), 1000);
+      try {
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, ctx.cancellationSignal);
+        const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`].join('\n\n');
+        const result = await generateText({
+          model,
+          system: plannerPrompt,
+          messages: planningMessages(input, pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening),
+          tools: { list_files, read_file, search_files },
+          stopWhen: [stepCountIs(input.maxSteps), follow.overBudget],
+          maxRetries: 0, // Temporal retries the activity
+          abortSignal: ctx.cancellationSignal,
+          onStepFinish: (step) => follow.onStep(step),
+        });
+        follow.assertWithinBudget();
+        return { plan: boundedPlan(result.text) };
+      } catch (err) {
+        throw modelFailure(err);
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+}
