@@ -153,6 +153,11 @@ const settings = z.object({
   // Where infra/stack.sh installs downloads (and the embedding model, unless DOCENT_EMBEDDING_MODEL_DIR says otherwise).
   DOCENT_CACHE: z.string().default(path.join(os.homedir(), '.cache', 'docent')),
   DOCENT_EMBEDDING_MODEL_DIR: z.string().optional(),
+  // A folder where workers keep each passage's vector by text hash, so that ingesting the same pages into another
+  // index or domain on this host embeds them once (the test suite's shared fixtures); unset keeps no such store.
+  DOCENT_EMBEDDING_CACHE_DIR: z.string().optional(),
+  // Workflow code bundled ahead (bundleWorkflowCode's output, as a file) for workers to load instead of bundling at start.
+  DOCENT_WORKFLOW_BUNDLE: z.string().optional(),
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
@@ -310,7 +315,11 @@ export interface Config {
   elasticsearch: { nodes: string[]; indexPrefix: string; replicas: number; auth?: EsAuth; caCertificate?: Buffer };
   /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
   embeddingModelDir?: string;
+  /** Vectors by text hash shared between processes (DOCENT_EMBEDDING_CACHE_DIR); undefined keeps none. */
+  embeddingCacheDir?: string;
   temporal: TemporalConfig;
+  /** A prebuilt workflow bundle (DOCENT_WORKFLOW_BUNDLE); undefined means each worker bundles the workflows at start. */
+  workflowBundlePath?: string;
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token for both. */
   github: { apiUrl: string; gitUrl: string; token?: string };
@@ -454,7 +463,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       caCertificate: s.DOCENT_ES_CA,
     },
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
+    embeddingCacheDir: s.DOCENT_EMBEDDING_CACHE_DIR,
     temporal: temporalConfig(s),
+    workflowBundlePath: s.DOCENT_WORKFLOW_BUNDLE,
     model: { provider: s.DOCENT_MODEL_PROVIDER, id: s.DOCENT_MODEL, baseUrl: s.DOCENT_MODEL_BASE_URL, apiKey: s.DOCENT_MODEL_API_KEY },
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN },
     agent: {

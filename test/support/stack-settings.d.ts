@@ -1,0 +1,2 @@
+export declare const stackSettingNames: string[];
+export declare function stackSettings(): Record<string, string>;
