@@ -7,8 +7,6 @@ const shared = {
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
   },
-  // Integration and e2e suites talk to the real stack; a generous per-test deadline, never a sleep.
-  testTimeout: 120_000,
 };
 
 /** @type {import('jest').Config} */
@@ -18,6 +16,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testSequencer: '<rootDir>/test/support/test-order.js',
+  // Integration and e2e suites talk to the real stack; a generous per-test deadline, never a sleep.
+  testTimeout: 120_000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
