@@ -14,7 +14,7 @@ let ferret: PrivateFerretDb | undefined;
 beforeAll(async () => {
   port = await freePort();
   const url = `mongodb://127.0.0.1:${port}`;
-  gw = await startGateway({ DOCENT_MONGO_URL: url, DOCENT_DEPENDENCY_TIMEOUT_MS: '500' });
+  gw = await startGateway({ DOCENT_MONGO_URL: url, DOCENT_DEPENDENCY_TIMEOUT_MS: '500' }, { mongoDown: true });
   workerMongo = createMongo(url, gw.deps.config.mongo.db, 500);
 });
 afterAll(async () => {
@@ -38,7 +38,7 @@ it('reports not ready while MongoDB is down, then serves once it is up, without 
   const down = await callApi(gw.url, 'docent_admin_whatever', 'GET', '/v2/agent/p/jobs');
   expect(down.status).toBe(503);
   expect((await down.json()).code).toBe('unavailable');
-  await expect(workerMongo.db.collection('jobs').findOne({})).rejects.toThrow();
+  await expect(workerMongo.db.collection('jobs').findOne({})).rejects.toMatchObject({ name: 'MongoServerSelectionError' });
 
   ferret = await startPrivateFerretDb(port);
 
