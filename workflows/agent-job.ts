@@ -38,6 +38,7 @@ const errorCodes: Record<string, string> = {
   RepositoryAccessDenied: 'repository_access_denied',
   AgentLimitExceeded: 'agent_limit_exceeded',
   ModelRequestRejected: 'model_error',
+  ModelUnavailable: 'model_unavailable',
   PullRequestRejected: 'pull_request_rejected',
   RepositoryUrlRefused: 'repository_url_refused',
   SandboxUnavailable: 'sandbox_unavailable',

@@ -1,13 +1,14 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { APICallError, generateText, stepCountIs, type ModelMessage } from 'ai';
+import { generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
 import type { Config, SandboxConfig } from '../../src/config';
 import { createLanguageModel } from '../../src/llm/model';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
+import { modelFailure } from './model-failures';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
@@ -191,9 +192,8 @@ export function createAgentActivities(deps: AgentDeps) {
         return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
         if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);
-        if (APICallError.isInstance(err) && err.statusCode !== undefined && err.statusCode < 500 && err.statusCode !== 429) {
-          throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model provider refused the request (HTTP ${err.statusCode})`, nonRetryable: true });
-        }
+        const fromModel = modelFailure(err);
+        if (fromModel) throw fromModel;
         if (err instanceof SandboxUnavailable) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: err.message, nonRetryable: true });
         throw err;
       } finally {
