@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { deleteTestIndexes, ingestMiniDocs } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
-import { callApi } from '../support/http';
+import { callApi, sseChunks, v2Body } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
@@ -24,6 +25,8 @@ const failedOnce = new Set<string>();
 
 /** Reads the README (a tool call), then answers; some instructions first fail the way a provider does. */
 function script(req: ChatRequest): ScriptedTurn {
+  // The assistant asks without tools, and streams.
+  if (!req.tools?.length) return { text: ['Load the kiln, ', 'then fire it ', 'slowly.'], chunkDelayMs: 10 };
   const instruction = instructionOf(req);
   const once = (fault: ScriptedTurn): ScriptedTurn | undefined => {
     if (failedOnce.has(instruction)) return undefined;
@@ -45,8 +48,11 @@ function script(req: ChatRequest): ScriptedTurn {
   return { text: ['No change needed', '\n\nThe README already says hello.'] };
 }
 
+const domain = 'docs.kiln.test';
+
 interface Stack {
   gw: RunningGateway;
+  assistantKey: string;
   model: ScriptedModel;
   worker: Started;
   keys: Record<string, string>;
@@ -80,10 +86,13 @@ async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'
   await gw.deps.tenancy.createProject({ _id: 'capped', orgId: 'acme', repository: 'acme/widgets', ref: 'main', maxTurnMinutes: 0.05 });
   const keys: Record<string, string> = {};
   for (const projectId of ['widgets', 'capped']) keys[projectId] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId })).key;
+  await ingestMiniDocs(gw.deps.config, domain);
+  const assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   const worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...modelSettings, DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
   return {
     gw,
+    assistantKey,
     model,
     worker,
     keys,
@@ -91,6 +100,7 @@ async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'
       await worker.stop('SIGKILL');
       await gw.stop();
       await model.close();
+      await deleteTestIndexes(gw.deps.config);
     },
   };
 }
@@ -129,6 +139,17 @@ describe.each([
     const result = asked[1]!.messages.find((m) => m.role === 'tool');
     expect(String(result?.content)).toContain('Hello world');
     expect(asked[1]!.messages.some((m) => m.role === 'assistant' && JSON.stringify(m.tool_calls).includes('read_file'))).toBe(true);
+  });
+
+  it(`streams an assistant answer through the ${api} API, piece by piece, to a UI message stream`, async () => {
+    const r = await callApi(stack.gw.url, stack.assistantKey, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body('how do I fire the kiln?'));
+    expect(r.status).toBe(200);
+    const chunks = sseChunks(await r.text());
+    expect(chunks.filter((c: any) => c.type === 'text-delta').map((c: any) => c.delta)).toEqual(['Load the kiln, ', 'then fire it ', 'slowly.']);
+    expect(chunks.at(-2)).toMatchObject({ type: 'finish' });
+    const streamed = stack.model.requests.filter((q) => !q.tools?.length);
+    expect(streamed.map((q) => [q.api, q.stream])).toEqual([[api, true]]);
+    expect(stack.model.rejected).toEqual([]);
   });
 });
 
