@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { Client as EsClient } from '@elastic/elasticsearch';
+import { createEsClient } from '../../src/search/es-client';
 import { previewDomain, type DocsGapCheckInput } from '../../workflows/docs-gap-check-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { testConfig } from '../support/config';
@@ -80,7 +80,7 @@ describe('the gap check preview', () => {
   });
 
   it('removes the preview index when a later step fails', async () => {
-    const es = new EsClient({ nodes: config.elasticsearch.nodes });
+    const es = createEsClient(config.elasticsearch); // with the stack's credentials
     const err = await gapCheck('plain', 'job_plain');
     expect(causeOf(err)).toContain('GitHub refused the gap check comment (HTTP 403)');
     const left = await es.indices.get({ index: `${config.elasticsearch.indexPrefix}*preview-job_plain*`, expand_wildcards: 'all' });

@@ -15,6 +15,7 @@ const heavyFirst = [
   'test/e2e/temporal-down-create.test.ts',
   'test/e2e/sandbox-jobs.test.ts',
   'test/e2e/cli-secrets.test.ts',
+  'test/e2e/model-providers.test.ts',
   'test/integration/assistant.test.ts',
   'test/e2e/playground.test.ts',
   'test/e2e/job-transparency.test.ts',
