@@ -1,12 +1,17 @@
 import net from 'node:net';
 
+interface Target {
+  host: string;
+  port: number;
+}
+
 export interface CuttableLink {
   /** host:port to connect to instead of the target. */
   address: string;
   /** Drops every open connection and refuses new ones (they are reset on arrival), as a stopped service would. */
   cut(): void;
-  /** Forwards again. */
-  restore(): void;
+  /** Forwards again, to a new target when given one. */
+  restore(target?: Target): void;
   close(): Promise<void>;
 }
 
@@ -14,8 +19,10 @@ export interface CuttableLink {
  * A TCP forwarder in front of a shared service, so that a test can take the service away from one gateway and give it
  * back without stopping it for everyone else. It listens on a port of its own (port 0, kept for its whole life).
  */
-export async function startCuttableLink(target: { host: string; port: number }): Promise<CuttableLink> {
-  let open = true;
+export async function startCuttableLink(initial?: Target): Promise<CuttableLink> {
+  // Without a target it starts cut: the service is not there yet.
+  let target = initial;
+  let open = Boolean(initial);
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -24,7 +31,7 @@ export async function startCuttableLink(target: { host: string; port: number }):
   };
   const server = net.createServer((client) => {
     track(client);
-    if (!open) return void client.resetAndDestroy();
+    if (!open || !target) return void client.resetAndDestroy();
     const upstream = net.connect(target.port, target.host);
     track(upstream);
     client.pipe(upstream).pipe(client);
@@ -38,7 +45,8 @@ export async function startCuttableLink(target: { host: string; port: number }):
       open = false;
       for (const s of sockets) s.resetAndDestroy();
     },
-    restore() {
+    restore(to) {
+      if (to) target = to;
       open = true;
     },
     close() {
