@@ -75,7 +75,7 @@ afterAll(async () => {
 });
 
 /** A gateway and a worker process whose model is the double, through the given provider setting. */
-async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'): Promise<Stack> {
+async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible', { docs }: { docs: boolean }): Promise<Stack> {
   const model = await startScriptedModel(script);
   const baseUrl = provider === 'openai' ? model.openaiBaseUrl : provider === 'anthropic' ? model.anthropicBaseUrl : model.baseUrl;
   const modelSettings = { DOCENT_MODEL_PROVIDER: provider, DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
@@ -86,7 +86,7 @@ async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'
   await gw.deps.tenancy.createProject({ _id: 'capped', orgId: 'acme', repository: 'acme/widgets', ref: 'main', maxTurnMinutes: 0.05 });
   const keys: Record<string, string> = {};
   for (const projectId of ['widgets', 'capped']) keys[projectId] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId })).key;
-  await ingestMiniDocs(gw.deps.config, domain);
+  if (docs) await ingestMiniDocs(gw.deps.config, domain);
   const assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   const worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...modelSettings, DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
@@ -100,7 +100,7 @@ async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'
       await worker.stop('SIGKILL');
       await gw.stop();
       await model.close();
-      await deleteTestIndexes(gw.deps.config);
+      if (docs) await deleteTestIndexes(gw.deps.config);
     },
   };
 }
@@ -125,7 +125,7 @@ describe.each([
 ] as const)('DOCENT_MODEL_PROVIDER=%s', (provider, api) => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack(provider);
+    stack = await startStack(provider, { docs: true });
   });
   afterAll(() => stack?.close());
 
@@ -156,7 +156,7 @@ describe.each([
 describe('the provider failing (openai-compatible)', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack('openai-compatible');
+    stack = await startStack('openai-compatible', { docs: false });
   });
   afterAll(() => stack?.close());
 
