@@ -1,2 +1,0 @@
-export declare const stackSettingNames: string[];
-export declare function stackSettings(): Record<string, string>;
