@@ -1,13 +1,21 @@
-/** @type {import('jest').Config} */
-module.exports = {
+// The transform and environment every project shares.
+const shared = {
+  rootDir: __dirname,
   testEnvironment: '<rootDir>/test/support/node-environment.js',
-  roots: ['<rootDir>/test'],
   // The local stack's credentials (infra/stack.sh env), as `npm start` gives them to the gateway and worker.
   setupFiles: ['<rootDir>/test/support/stack-env.js'],
-  testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],
   },
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  // `jest --selectProjects unit` answers in seconds; integration needs the stack, e2e also dist/ (npm run build).
+  projects: ['unit', 'integration', 'e2e'].map((name) => ({ ...shared, displayName: name, roots: [`<rootDir>/test/${name}`], testMatch: ['**/*.test.ts'] })),
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  testSequencer: '<rootDir>/test/support/test-order.js',
   // Integration and e2e suites talk to the real stack; a generous per-test deadline, never a sleep.
   testTimeout: 120_000,
   maxWorkers: 2,

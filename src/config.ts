@@ -165,6 +165,11 @@ const settings = z.object({
   // Where infra/stack.sh installs downloads (and the embedding model, unless DOCENT_EMBEDDING_MODEL_DIR says otherwise).
   DOCENT_CACHE: z.string().default(path.join(os.homedir(), '.cache', 'docent')),
   DOCENT_EMBEDDING_MODEL_DIR: z.string().optional(),
+  // A folder where workers keep each passage's vector by text hash, so that ingesting the same pages into another
+  // index or domain on this host embeds them once (the test suite's shared fixtures); unset keeps no such store.
+  DOCENT_EMBEDDING_CACHE_DIR: z.string().optional(),
+  // Workflow code bundled ahead (bundleWorkflowCode's output, as a file) for workers to load instead of bundling at start.
+  DOCENT_WORKFLOW_BUNDLE: z.string().optional(),
   DOCENT_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   DOCENT_TEMPORAL_NAMESPACE: z.string().default('default'),
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
@@ -335,7 +340,11 @@ export interface Config {
   elasticsearch: { nodes: string[]; indexPrefix: string; replicas: number; auth?: EsAuth; caCertificate?: Buffer };
   /** The embedding model folder (model.onnx, tokenizer.json); undefined when DOCENT_EMBEDDINGS=off. */
   embeddingModelDir?: string;
+  /** Vectors by text hash shared between processes (DOCENT_EMBEDDING_CACHE_DIR); undefined keeps none. */
+  embeddingCacheDir?: string;
   temporal: TemporalConfig;
+  /** A prebuilt workflow bundle (DOCENT_WORKFLOW_BUNDLE); undefined means each worker bundles the workflows at start. */
+  workflowBundlePath?: string;
   /** The default model (the catalog's first), as the assistant and model-less checks use it. */
   model: { provider?: 'openai' | 'anthropic' | 'openai-compatible'; id?: string; baseUrl?: string; apiKey?: string };
   /** The models jobs may choose (src/llm/model-catalog.ts), the default first; empty when no model is configured. */
@@ -565,7 +574,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       caCertificate: s.DOCENT_ES_CA,
     },
     embeddingModelDir: s.DOCENT_EMBEDDINGS === 'off' ? undefined : (s.DOCENT_EMBEDDING_MODEL_DIR ?? path.join(s.DOCENT_CACHE, 'models', 'all-minilm-l6-v2-q')),
+    embeddingCacheDir: s.DOCENT_EMBEDDING_CACHE_DIR,
     temporal: temporalConfig(s),
+    workflowBundlePath: s.DOCENT_WORKFLOW_BUNDLE,
     model: defaultModel(s, models),
     models,
     github: { apiUrl: s.DOCENT_GITHUB_API_URL, gitUrl: s.DOCENT_GITHUB_GIT_URL, token: s.DOCENT_GITHUB_TOKEN, app: githubApp(s) },

@@ -61,7 +61,8 @@ export interface RestError {
 }
 
 const hidden = new AppError('internal', 'internal error');
-const dependencyDown = new AppError('unavailable', 'a service docent depends on is unavailable; try again shortly');
+// Retry-After: long enough for a restarting node or a failover, short enough that a client comes back soon after.
+const dependencyDown = new AppError('unavailable', 'a service docent depends on is unavailable; try again shortly', 5);
 
 // Driver errors that mean a dependency is down, named so this module needs no driver import.
 const unavailableErrorNames = new Set([

@@ -69,14 +69,24 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const es = createEsClient(config.elasticsearch, { maxRetries: 0, requestTimeout: 30_000 });
   // Activities start webhook deliveries over the worker's own connection.
   const temporal = new TemporalClient({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
-  const activities = createActivities({ config, db: mongo.db, es, workerIdentity: identity, log: options.log, embedder: embedderLoader(config.embeddingModelDir, 0), temporal });
+  const activities = createActivities({
+    config,
+    db: mongo.db,
+    es,
+    workerIdentity: identity,
+    log: options.log,
+    embedder: embedderLoader(config.embeddingModelDir, 0, config.embeddingCacheDir),
+    temporal,
+  });
   if (options.sweepWorkspaces) {
     const swept = await sweepStaleWorkspaces(mongo.db, config.agent.workspaceDir);
     if (swept.length) options.log?.info({ jobIds: swept }, 'removed the clones of jobs that are no longer active');
   }
   if (options.reconcileSchedule) await ensureReconcileSchedule(temporal, config.temporal.taskQueuePrefix);
-  // One bundle serves every queue: bundling is the slow part of a worker's start.
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
+  // One bundle serves every queue: bundling is the slow part of a worker's start, so a prebuilt one is taken as is.
+  const workflowBundle = config.workflowBundlePath
+    ? { codePath: config.workflowBundlePath }
+    : await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger });
   const common = {
     connection,
     namespace: config.temporal.namespace,

@@ -45,6 +45,7 @@ const errorCodes: Record<string, string> = {
   AgentLimitExceeded: 'agent_limit_exceeded',
   ModelRequestRejected: 'model_error',
   ImageRefused: 'image_refused',
+  ModelUnavailable: 'model_unavailable',
   PullRequestRejected: 'pull_request_rejected',
   RepositoryUrlRefused: 'repository_url_refused',
   SandboxUnavailable: 'sandbox_unavailable',

@@ -9,6 +9,7 @@ import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
+import { modelFailure } from './model-failures';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
@@ -17,7 +18,6 @@ import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
-import { modelFailure } from './model-errors';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
 export interface AgentDeps extends GitDeps {
@@ -203,8 +203,10 @@ export function createAgentActivities(deps: AgentDeps) {
         return { changes, title, summary, checks: ran, checksPassed };
       } catch (err) {
         if (timeCap?.aborted && !ctx.cancellationSignal.aborted) budgetExceeded(`the turn ran for the project's cap of ${maxMinutes} minutes`);
+        const fromModel = modelFailure(err);
+        if (fromModel) throw fromModel;
         if (err instanceof SandboxUnavailable) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: err.message, nonRetryable: true });
-        throw modelFailure(err);
+        throw err;
       } finally {
         clearInterval(beat);
         await sandbox?.close();

@@ -5,7 +5,7 @@ import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import type { PlanChangeInput, PlanChangeResult } from '../../workflows/agent-job-contract';
 import { checkoutClean, workspacePath, type GitDeps } from './git';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
-import { modelFailure } from './model-errors';
+import { modelFailure } from './model-failures';
 import { followTurn, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
@@ -72,7 +72,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
         follow.assertWithinBudget();
         return { plan: boundedPlan(result.text) };
       } catch (err) {
-        throw modelFailure(err);
+        throw modelFailure(err) ?? err;
       } finally {
         clearInterval(beat);
       }

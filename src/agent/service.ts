@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -62,6 +62,16 @@ export function workflowSummary(job: JobDoc, prompt: string): { staticSummary: s
 }
 
 /** Agent job operations, shared by the REST routes and the Connect handlers. */
+// How often a call is asked again while Temporal refuses connections (withinStartTimeout).
+const startRetryMs = 250;
+const grpcUnavailable = 14;
+
+/** Temporal's frontend could not be reached (gRPC UNAVAILABLE), as opposed to a refusal of the call itself. */
+function temporalUnreachable(err: unknown): boolean {
+  const cause = err instanceof ServiceError ? err.cause : err;
+  return isGrpcServiceError(cause) && cause.code === grpcUnavailable;
+}
+
 export class AgentJobService {
   constructor(private readonly d: AgentJobServiceDeps) {}
 
@@ -260,11 +270,21 @@ export class AgentJobService {
   }
 
   /**
-   * Runs a Temporal call with the client's retries cut off at the start timeout: with Temporal down they would go on
-   * for about 20 s, longer than a client or proxy waits for an answer it must act on (retry, or not).
+   * Runs a Temporal call for at most the start timeout: with Temporal down the client's own retries would go on for
+   * about 20 s, longer than a client or proxy waits for an answer it must act on (retry, or not). Once its connection
+   * is refused the client gives up within a second or so, so an unreachable Temporal is asked again until the start
+   * timeout, as the client itself asks again: a Temporal that restarts within the timeout takes the call.
    */
-  private withinStartTimeout<T>(call: () => Promise<T>): Promise<T> {
-    return this.d.temporal.withDeadline(Date.now() + this.d.config.temporal.startTimeoutMs, call);
+  private async withinStartTimeout<T>(call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.d.config.temporal.startTimeoutMs;
+    for (;;) {
+      try {
+        return await this.d.temporal.withDeadline(deadline, call);
+      } catch (err) {
+        if (!temporalUnreachable(err) || Date.now() + startRetryMs >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, startRetryMs));
+      }
+    }
   }
 
   private async startWorkflow(job: JobDoc, first: Instruction): Promise<void> {

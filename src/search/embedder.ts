@@ -1,5 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
@@ -26,10 +27,12 @@ export class Embedder {
     /** Names the model and its version; indexes record it so that a different model rebuilds them. */
     readonly modelId: string,
     readonly dims: number,
+    /** A folder of vectors by text hash shared by every process on the host (DOCENT_EMBEDDING_CACHE_DIR), if any. */
+    private readonly cacheDir?: string,
   ) {}
 
   /** `threads` 1 suits a gateway embedding small questions under load; 0 (all cores) suits bulk ingestion. */
-  static async load(dir: string, threads = 1): Promise<Embedder> {
+  static async load(dir: string, threads = 1, cacheDir?: string): Promise<Embedder> {
     assertModelFiles(dir);
     const [session, tokenizerJson] = await Promise.all([
       ort.InferenceSession.create(path.join(dir, modelFiles.model), { graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 }),
@@ -38,7 +41,7 @@ export class Embedder {
     const tokenizer = new Tokenizer(JSON.parse(tokenizerJson), {});
     const probe = new Embedder(session, tokenizer, path.basename(realpathSync(dir)), 0);
     const v = await probe.embed('docent');
-    return new Embedder(session, tokenizer, probe.modelId, v.length);
+    return new Embedder(session, tokenizer, probe.modelId, v.length, cacheDir && path.join(cacheDir, probe.modelId));
   }
 
   /** The vector of a search question (this model embeds questions and passages alike). */
@@ -56,9 +59,24 @@ export class Embedder {
     return out;
   }
 
+  // A text always gets the same vector (see run()), so a vector stored under the text's hash is the one it would get.
+  private async embed(text: string): Promise<Float32Array> {
+    if (!this.cacheDir) return this.run(text);
+    const file = path.join(this.cacheDir, createHash('sha256').update(text).digest('hex'));
+    const stored = await readFile(file).catch(() => undefined);
+    if (stored?.byteLength === this.dims * 4) return new Float32Array(stored.buffer, stored.byteOffset, this.dims).slice();
+    const v = await this.run(text);
+    await mkdir(this.cacheDir, { recursive: true });
+    // Written aside, then renamed: a reader in another process sees the whole vector or none.
+    const partial = `${file}.${randomBytes(4).toString('hex')}`;
+    await writeFile(partial, Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+    await rename(partial, file);
+    return v;
+  }
+
   // One text per run: the int8 model quantizes activations per run, so a batch would let neighbours and padding
   // shift a text's vector (cosine 0.99 instead of 1); alone, a text always gets the same vector, and it is no slower.
-  private async embed(text: string): Promise<Float32Array> {
+  private async run(text: string): Promise<Float32Array> {
     let ids: number[] = this.tokenizer.encode(text).ids;
     if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
     const shape = [1, ids.length];
@@ -89,12 +107,12 @@ export function embeddingText(c: Pick<DocChunk, 'title' | 'description' | 'headi
  * Loads the model on first use and shares it; undefined when embeddings are off. A missing model folder is reported
  * at once, so a gateway or worker without its model fails at start instead of on the first question.
  */
-export function embedderLoader(dir: string | undefined, threads = 1): (() => Promise<Embedder>) | undefined {
+export function embedderLoader(dir: string | undefined, threads = 1, cacheDir?: string): (() => Promise<Embedder>) | undefined {
   if (!dir) return undefined;
   assertModelFiles(dir);
   let loading: Promise<Embedder> | undefined;
   return () =>
-    (loading ??= Embedder.load(dir, threads).catch((err: unknown) => {
+    (loading ??= Embedder.load(dir, threads, cacheDir).catch((err: unknown) => {
       loading = undefined;
       throw err;
     }));

@@ -150,7 +150,7 @@ describe('agent jobs over REST', () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'check the README is fine' })).json();
     const job = await waitForJob('widgets', created.id, finished);
     expect(job).toMatchObject({ status: 'completed', prLink: null });
-    await expect(git.git('acme', 'widgets', 'rev-parse', '--verify', `refs/heads/docent/${created.id}`)).rejects.toThrow();
+    await expect(git.git('acme', 'widgets', 'rev-parse', '--verify', `refs/heads/docent/${created.id}`)).rejects.toThrow(/Needed a single revision/);
   });
 
   it('a path outside the repository is refused and nothing is pushed', async () => {
@@ -223,7 +223,7 @@ describe('agent jobs over REST', () => {
     expect(archived.status).toBe('archived');
     expect(Date.parse(archived.archivedAt)).toBeGreaterThan(0);
     const handle = gw.deps.temporal.workflow.getHandle(`agent-job-${created.id}`);
-    await expect(handle.result()).rejects.toThrow();
+    await expect(handle.result()).rejects.toMatchObject({ name: 'WorkflowFailedError', cause: { name: 'CancelledFailure' } });
     expect((await handle.describe()).status.name).toBe('CANCELLED');
     // The cancelled workflow still removed the clone, in a scope the cancellation does not reach.
     await expect(stat(path.join(workspaceDir, created.id))).rejects.toThrow(/ENOENT/);

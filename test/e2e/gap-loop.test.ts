@@ -7,6 +7,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { AgentJobSchema, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { runDocent } from '../support/cli';
 import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -163,5 +164,17 @@ describe('the gap loop', () => {
     expect(await other.json()).toMatchObject({ code: 'invalid_argument', error: expect.stringContaining('docs.kiln.test') });
     const traversal = await callApi(gw.url, admin, 'POST', '/v2/agent/kiln/gaps/fix', { docsPath: '../etc' });
     expect(traversal.status).toBe(400);
+  });
+
+  it('`docent gaps fix`, run as a process, exits 1 with the refusal when there is nothing to fix, and 2 without its options', async () => {
+    const quietAdmin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'quiet' })).key;
+    const env = { DOCENT_API_URL: gw.url, DOCENT_API_KEY: quietAdmin };
+    await gw.deps.tenancy.createProject({ _id: 'quiet', orgId: 'acme', repository: 'acme/kiln', ref: 'main', domain: 'docs.quiet.test' }).catch(() => undefined);
+    const nothing = await runDocent(['gaps', 'fix', '--domain', 'docs.quiet.test', '--project', 'quiet'], env);
+    expect(nothing).toMatchObject({ code: 1, stdout: '' });
+    expect(nothing.stderr).toContain('no unanswered or down-rated questions');
+    const usage = await runDocent(['gaps', 'fix', '--project', 'quiet'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--domain and --project are required');
   });
 });

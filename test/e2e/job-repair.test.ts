@@ -14,7 +14,7 @@ it('a retried create with the same Idempotency-Key starts the job a killed gatew
   const orphan = activeJobDoc(`job_orphan${Date.now()}`, { model: suite.model.modelId, idempotencyKey: 'widgets:retry-me' });
   await suite.gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(orphan);
   const handle = suite.gw.deps.temporal.workflow.getHandle(`agent-job-${orphan._id}`);
-  await expect(handle.describe()).rejects.toThrow();
+  await expect(handle.describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
 
   const r = await callApi(suite.gw.url, suite.key, 'POST', '/v2/agent/widgets/job', { prompt: 'fix the typo' }, { 'idempotency-key': 'retry-me' });
   expect(r.status).toBe(200);

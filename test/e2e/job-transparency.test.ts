@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
+import { runDocent } from '../support/cli';
 import { asMetricsScraper } from '../support/config';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -176,7 +177,7 @@ describe('turns and the event stream', () => {
 });
 
 describe('webhooks', () => {
-  it('delivers agent_job.completed signed; a 500 is retried with the same webhook-id, and the log shows both attempts', async () => {
+  it('delivers agent_job.completed signed; a 500 is retried with the same webhook-id; the log (REST, `docent webhook deliveries`) shows every attempt, and REST and `docent webhook redeliver` send it again', async () => {
     const receiver = await startReceiver((n) => (n === 0 ? 500 : 204));
     try {
       const created = await api('POST', '/v2/agent/widgets/webhooks', { url: receiver.url, events: ['agent_job.completed'] });
@@ -216,6 +217,23 @@ describe('webhooks', () => {
       expect(again.status).toBe(202);
       while (receiver.received.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       expect(receiver.received[2]).toMatchObject({ id: first!.id, verified: true, status: 204 });
+
+      // The same through the `docent` command, run as a process with the deployment's settings.
+      const cliEnv = { ...settings(), DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_TASK_QUEUE_PREFIX: gw.deps.config.temporal.taskQueuePrefix };
+      const cliLog = await runDocent(['webhook', 'deliveries', '--project', 'widgets', endpoint.id, '--json'], cliEnv);
+      expect(cliLog).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(cliLog.stdout).map((d: any) => [d.messageId, d.attempt, d.status, d.ok])).toEqual([
+        [first!.id, 1, 204, true],
+        [first!.id, 2, 204, true],
+        [first!.id, 1, 500, false],
+      ]);
+      const redelivered = await runDocent(['webhook', 'redeliver', '--project', 'widgets', endpoint.id, first!.id], cliEnv);
+      expect(redelivered).toEqual({ code: 0, stdout: `redelivering ${first!.id} to ${endpoint.id}\n`, stderr: '' });
+      while (receiver.received.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      expect(receiver.received[3]).toMatchObject({ id: first!.id, verified: true, status: 204 });
+      const unknown = await runDocent(['webhook', 'redeliver', '--project', 'widgets', endpoint.id, 'msg_none'], cliEnv);
+      expect(unknown).toMatchObject({ code: 1, stdout: '' });
+      expect(unknown.stderr).toContain('project widgets has no message msg_none');
 
       expect((await api('DELETE', `/v2/agent/widgets/webhooks/${endpoint.id}`)).status).toBe(200);
       expect((await (await api('GET', '/v2/agent/widgets/webhooks')).json()).webhooks).toEqual([]);

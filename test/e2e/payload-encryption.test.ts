@@ -20,6 +20,7 @@ import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel } from '../support/scripted-model';
+import { replayWorkflows } from '../support/workflow-bundle';
 
 // Payload encryption end to end: a gateway and a worker process sharing DOCENT_PAYLOAD_KEYS, real Temporal history
 // read back through the real client, and the gateway's codec endpoint over HTTP.
@@ -118,7 +119,7 @@ describe('payload encryption', () => {
   it('replays the encrypted history with the codec loaded', async () => {
     const history = await gw.deps.temporal.workflow.getHandle(`agent-job-${jobId}`).fetchHistory();
     const codec = new AesGcmPayloadCodec({ encryptWith: 'k2026b', keys: new Map([['k2026b', newKey]]) });
-    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, jobId)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } }, history, jobId)).resolves.toBeUndefined();
   });
 });
 

@@ -78,6 +78,6 @@ describe('gateway and worker processes', () => {
     const [g, w] = await Promise.all([gateway.stop('SIGTERM'), worker.stop('SIGTERM')]);
     expect(g).toBe(0);
     expect(w).toBe(0);
-    await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+    await expect(fetch(`${httpUrl}/healthz`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
   });
 });

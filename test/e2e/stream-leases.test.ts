@@ -12,8 +12,10 @@ import { startScriptedModel, type ScriptedModel } from '../support/scripted-mode
 // most its cap of streams at once. Real gateway, real gRPC and HTTP clients, the real database and index.
 
 const recheckMs = 200;
-// The bound a client may see: one re-check period, the lookup itself and delivery.
-const revocationBoundMs = recheckMs + 1_000;
+// What tells "ended by the re-check" from the alternatives: a watch of an unchanging job never ends by itself, an
+// answer takes 20 s (below), and without re-checks a revoked key would stream on to the end. A bound far above one
+// re-check period, the lookup and delivery keeps a loaded machine from failing it; the error itself names the cause.
+const revocationBoundMs = recheckMs + 5_000;
 const config = testConfig();
 const domain = 'docs.streams.test';
 let gw: RunningGateway;
@@ -37,8 +39,8 @@ const activeJob: JobDoc = {
 
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);
-  // A slow answer: 40 pieces, 100 ms apart, so a stream is still running when its key is revoked.
-  model = await startScriptedModel(() => ({ text: Array.from({ length: 40 }, (_, i) => `piece${i} `), chunkDelayMs: 100 }));
+  // A slow answer: 200 pieces, 100 ms apart, so a stream is still running long after its key is revoked.
+  model = await startScriptedModel(() => ({ text: Array.from({ length: 200 }, (_, i) => `piece${i} `), chunkDelayMs: 100 }));
   gw = await startGateway(
     sameStack(config, {
       DOCENT_MODEL_PROVIDER: 'openai-compatible',

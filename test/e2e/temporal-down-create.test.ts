@@ -38,15 +38,15 @@ beforeAll(async () => {
   model = await startScriptedModel(() => ({ text: 'No change needed\n\nThe repository already does what was asked.' }));
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
-  gw = await startGateway({
+  const settings = {
     DOCENT_TEMPORAL_ADDRESS: temporal.address,
     DOCENT_MODEL_PROVIDER: 'openai-compatible',
     DOCENT_MODEL: model.modelId,
     DOCENT_MODEL_BASE_URL: model.baseUrl,
     DOCENT_GITHUB_GIT_URL: git.url,
-    // Short, so that a create Temporal cannot take answers 503 within the test's patience.
-    DOCENT_TEMPORAL_START_TIMEOUT_MS: String(startTimeoutMs),
-  });
+  };
+  // Short, so that a create Temporal cannot take answers 503 within the test's patience.
+  gw = await startGateway({ ...settings, DOCENT_TEMPORAL_START_TIMEOUT_MS: String(startTimeoutMs) });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
@@ -66,23 +66,27 @@ const create = (idempotencyKey: string, prompt = 'fix the typo') => callApi(gw.u
 const storedJobOf = (idempotencyKey: string) => gw.deps.mongo.db.collection('jobs').findOne({ idempotencyKey: `widgets:${idempotencyKey}` });
 const modelAsked = (prompt: string) => model.requests.some((r) => JSON.stringify(r.messages).includes(prompt));
 
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+async function until(condition: () => Promise<boolean>, what: string, { timeoutMs = 10_000, everyMs = 200 } = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
 /** Kills Temporal as soon as the first of the creates has stored its job: the others are before, at or in their start. */
 async function killDuring(keys: string[]): Promise<Array<Awaited<ReturnType<typeof create>>>> {
   const responses = Promise.all(keys.map((k) => create(k, `instruction ${k}`)));
-  await until(async () => (await Promise.all(keys.map(storedJobOf))).some(Boolean), 'a stored job');
+  // Every 25 ms: soon enough that the other creates are still in flight.
+  await until(async () => (await Promise.all(keys.map(storedJobOf))).some(Boolean), 'a stored job', { everyMs: 25 });
   await temporal.stop('SIGKILL');
   return responses;
 }
 
-/** Checks each create's answer: a 201 job runs to completion, a 503 left no job; then every key is retried until its job ran. */
+/**
+ * Checks each create's answer: a 201 job runs to completion; a 503 left no job, and its key, retried, creates the job,
+ * which runs. Any other answer fails. Each job runs in exactly one workflow.
+ */
 async function expectEachRunOnce(keys: string[], answers: Array<Awaited<ReturnType<typeof create>>>): Promise<void> {
   const ids: string[] = [];
   for (const [i, r] of answers.entries()) {
@@ -94,7 +98,7 @@ async function expectEachRunOnce(keys: string[], answers: Array<Awaited<ReturnTy
       expect(retried.status).toBe(201);
       ids.push((await retried.json()).id);
     } else {
-      expect(r.status).toBe(201);
+      expect({ status: r.status, body }).toEqual({ status: 201, body: expect.objectContaining({ id: expect.any(String) }) });
       ids.push(body.id);
     }
   }
@@ -160,8 +164,8 @@ it('a create while Temporal is down answers 503 and leaves nothing behind; its I
   await temporal.stop('SIGKILL');
   const asked = Date.now();
   const [rest, connect] = await Promise.all([create('while-down'), connectCreate('while-down-connect')]);
-  // Within the start timeout and the clean-up's (the client library alone would retry for about 40 s).
-  expect(Date.now() - asked).toBeLessThan(4 * startTimeoutMs);
+  // Refused instead of waiting out the client library's own retries (about 40 s), whatever the machine's load.
+  expect(Date.now() - asked).toBeLessThan(20_000);
   expect(rest.status).toBe(503);
   expect(await rest.json()).toEqual({ error: expect.any(String), code: 'unavailable' });
   expect(connect).toBeInstanceOf(ConnectError);
@@ -176,7 +180,9 @@ it('a create while Temporal is down answers 503 and leaves nothing behind; its I
   expect(typeof (await connectCreate('while-down-connect'))).toBe('string');
 }, 120_000);
 
-it('creates in flight when Temporal dies and comes back within the start timeout are accepted and run once', async () => {
+// Whether a create in flight is taken or refused depends on how soon Temporal is back (its restart takes seconds on a
+// loaded machine, the start timeout here is 2 s): either outcome is allowed, a half-made job is not.
+it('creates in flight when Temporal dies and comes back are each accepted and run once, or refused with 503 leaving no job and created once by their retried key', async () => {
   const keys = ['mid-1', 'mid-2', 'mid-3', 'mid-4'];
   const answers = await killDuring(keys);
   await temporal.start();

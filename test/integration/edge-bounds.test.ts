@@ -36,7 +36,7 @@ const sixteenMiB = 16 * 1024 * 1024;
 const withKey = () => ({ headers: { authorization: `Bearer ${adminKey}` } });
 
 /** Resolves with what the server sent on a raw HTTP/1.1 connection before it answered, or rejects after `ms`. */
-function firstAnswer(port: number, head: string, bodyPart: Buffer, ms = 5_000): Promise<string> {
+function firstAnswer(port: number, head: string, bodyPart: Buffer, ms = 15_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
@@ -98,7 +98,7 @@ describe('message size', () => {
       prefix.writeUInt32BE(sixteenMiB, 1);
       stream.write(Buffer.concat([prefix, Buffer.alloc(64 * 1024)]));
       const status = await new Promise<string | undefined>((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error('no gRPC status within 5 s')), 5_000);
+        const t = setTimeout(() => reject(new Error('no gRPC status within 15 s')), 15_000);
         const pick = (h: http2.IncomingHttpHeaders) => {
           if (h['grpc-status'] === undefined) return;
           clearTimeout(t);
@@ -140,13 +140,16 @@ describe('slow HTTP/2 clients', () => {
   });
 
   const elapsed = (started: number) => performance.now() - started;
+  // Nothing else would end these connections and streams (no client timeout, a dribble that goes on), so a bound well
+  // above the timeout shows the timeout did it, and leaves room for a loaded machine.
+  const slack = 5_000;
 
   it('closes a connection that opens and sends nothing, within the idle timeout', async () => {
     const started = performance.now();
     const session = http2.connect(gw.h2Url);
     session.on('error', () => undefined);
     await new Promise<void>((resolve) => session.once('close', resolve));
-    expect(elapsed(started)).toBeLessThan(idleMs + 1_500);
+    expect(elapsed(started)).toBeLessThan(idleMs + slack);
 
     // Not even the HTTP/2 preface: a bare TCP connection is let go as well.
     const raw = net.connect(Number(new URL(gw.h2Url).port), '127.0.0.1');
@@ -154,7 +157,7 @@ describe('slow HTTP/2 clients', () => {
     raw.resume(); // read, so the end of the connection is seen
     const rawStarted = performance.now();
     await new Promise<void>((resolve) => raw.once('close', () => resolve()));
-    expect(elapsed(rawStarted)).toBeLessThan(idleMs + 1_500);
+    expect(elapsed(rawStarted)).toBeLessThan(idleMs + slack);
   });
 
   it('resets a stream whose request dribbles in, within the request timeout, and keeps serving others', async () => {
@@ -172,7 +175,7 @@ describe('slow HTTP/2 clients', () => {
       clearInterval(dribble);
       expect(ended.rstCode).toBe(http2.constants.NGHTTP2_CANCEL);
       expect(elapsed(started)).toBeGreaterThanOrEqual(requestMs - 100);
-      expect(elapsed(started)).toBeLessThan(requestMs + 1_500);
+      expect(elapsed(started)).toBeLessThan(requestMs + slack);
     } finally {
       session.destroy();
     }

@@ -45,7 +45,7 @@ describe('the embedding model', () => {
     } finally {
       await rm(empty, { recursive: true, force: true });
     }
-    expect(embedderLoader(loadConfig({ ...process.env, DOCENT_EMBEDDINGS: 'off' }).embeddingModelDir)).toBeUndefined();
+    expect(embedderLoader(loadConfig({ DOCENT_EMBEDDINGS: 'off' }).embeddingModelDir)).toBeUndefined();
   });
 });
 

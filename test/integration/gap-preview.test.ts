@@ -80,7 +80,7 @@ describe('the gap check preview', () => {
   });
 
   it('removes the preview index when a later step fails', async () => {
-    const es = createEsClient(config.elasticsearch);
+    const es = createEsClient(config.elasticsearch); // with the stack's credentials
     const err = await gapCheck('plain', 'job_plain');
     expect(causeOf(err)).toContain('GitHub refused the gap check comment (HTTP 403)');
     const left = await es.indices.get({ index: `${config.elasticsearch.indexPrefix}*preview-job_plain*`, expand_wildcards: 'all' });

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { createClient } from '@connectrpc/connect';
+import { Code, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { route } from '../../src/rest/router';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 /** Starts a gateway logging at debug level into memory. */
-async function loggingGateway(overrides: Record<string, string> = {}) {
+async function loggingGateway(overrides: Record<string, string> = {}, mongoDown = false) {
   const lines: string[] = [];
   const destination = new PassThrough();
   destination.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
@@ -15,6 +15,7 @@ async function loggingGateway(overrides: Record<string, string> = {}) {
     { DOCENT_LOG_LEVEL: 'debug', ...overrides },
     {
       logDestination: destination,
+      mongoDown,
       // A failure whose message carries the caller's Authorization header, as a careless library might build it.
       extraRoutes: () => [
         route({
@@ -55,7 +56,7 @@ describe('API keys in logs and storage', () => {
     expect(failed.status).toBe(500);
     expect(await failed.text()).not.toContain(adminKey);
     const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
-    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_1' }, { headers: bearer(adminKey) })).rejects.toThrow();
+    await expect(client.getAgentJob({ projectId: 'proj-a', jobId: 'job_1' }, { headers: bearer(adminKey) })).rejects.toMatchObject({ name: 'ConnectError', code: Code.NotFound });
 
     // The requests were logged (access lines at debug, the failure at error) ...
     expect(lines.filter((l) => JSON.parse(l).msg === 'request').length).toBeGreaterThanOrEqual(4);
@@ -79,7 +80,7 @@ describe('API keys in logs and storage', () => {
 
 describe('API keys in logs when MongoDB is down', () => {
   it('logs the failure without the key', async () => {
-    const { gw, lines } = await loggingGateway({ DOCENT_MONGO_URL: 'mongodb://127.0.0.1:1', DOCENT_DEPENDENCY_TIMEOUT_MS: '300' });
+    const { gw, lines } = await loggingGateway({ DOCENT_MONGO_URL: 'mongodb://127.0.0.1:1', DOCENT_DEPENDENCY_TIMEOUT_MS: '300' }, true);
     try {
       const key = 'docent_admin_' + 'Z'.repeat(43);
       const r = await fetch(`${gw.url}/v2/agent/proj-a/job/job_1`, { headers: bearer(key) });

@@ -1,26 +1,30 @@
 import { createMongo, type Mongo } from '../../src/store/mongo';
-import { freePort, startPrivateFerretDb, type PrivateFerretDb } from '../support/ferretdb';
+import { startPrivateFerretDb, type PrivateFerretDb } from '../support/ferretdb';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
+import { startCuttableLink, type CuttableLink } from '../support/tcp-cut';
 
 // MongoDB down when docent starts, up later: the gateway and the worker's client must recover without a restart.
-// The database here is a FerretDB of this test's own, so the shared one is never stopped.
+// The database here is a FerretDB of this test's own, so the shared one is never stopped. docent reaches it through a
+// link of the test's own that holds its port from the start (no port picked, released and hoped for): cut until the
+// FerretDB is up, as a database that is not running yet.
 
-let port: number;
+let link: CuttableLink;
 let gw: RunningGateway;
 let workerMongo: Mongo; // built as src/worker-build.ts builds it
 let ferret: PrivateFerretDb | undefined;
 
 beforeAll(async () => {
-  port = await freePort();
-  const url = `mongodb://127.0.0.1:${port}`;
-  gw = await startGateway({ DOCENT_MONGO_URL: url, DOCENT_DEPENDENCY_TIMEOUT_MS: '500' });
+  link = await startCuttableLink();
+  const url = `mongodb://${link.address}`;
+  gw = await startGateway({ DOCENT_MONGO_URL: url, DOCENT_DEPENDENCY_TIMEOUT_MS: '500' }, { mongoDown: true });
   workerMongo = createMongo(url, gw.deps.config.mongo.db, 500);
 });
 afterAll(async () => {
   await gw?.stop();
   await workerMongo?.client.close();
   await ferret?.stop();
+  await link?.close();
 });
 
 async function poll<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -38,9 +42,10 @@ it('reports not ready while MongoDB is down, then serves once it is up, without 
   const down = await callApi(gw.url, 'docent_admin_whatever', 'GET', '/v2/agent/p/jobs');
   expect(down.status).toBe(503);
   expect((await down.json()).code).toBe('unavailable');
-  await expect(workerMongo.db.collection('jobs').findOne({})).rejects.toThrow();
+  await expect(workerMongo.db.collection('jobs').findOne({})).rejects.toMatchObject({ name: 'MongoServerSelectionError' });
 
-  ferret = await startPrivateFerretDb(port);
+  ferret = await startPrivateFerretDb();
+  link.restore({ host: '127.0.0.1', port: ferret.port });
 
   await poll(
     'readyz',

@@ -213,8 +213,10 @@ describe('a busy window', () => {
         remaining.push(Number(admitted.headers['ratelimit-remaining']));
         await new Promise((r) => setTimeout(r, 3)); // a few hundred messages a second, one at a time
       }
-      // Only the window's first claims are waited for (each lease doubles from one slot); claiming ahead hides the rest.
-      expect(waited).toBeLessThanOrEqual(8);
+      // Only the window's first claims are waited for (each lease doubles from one slot, about 8 of 400 on a quiet
+      // machine); claiming ahead hides the rest. Without leases every message would wait: a tenth tells the two apart
+      // even when a loaded machine makes a claim ahead land late.
+      expect(waited).toBeLessThanOrEqual(sent / 10);
       // What clients are told goes down by one per message, claims ahead or not.
       expect(remaining.every((r, i) => i === 0 || r === remaining[i - 1]! - 1)).toBe(true);
       // Units claimed ahead and not used are handed back at shutdown: the slot documents count exactly what was admitted.

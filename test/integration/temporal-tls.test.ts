@@ -61,7 +61,12 @@ describe('Temporal over TLS', () => {
 
   it('is refused without a client certificate, and when the server is not signed by the configured CA', async () => {
     const noClientCert = testConfig({ DOCENT_TEMPORAL_ADDRESS: mtls.address, DOCENT_TEMPORAL_TLS_CA: pki.ca, DOCENT_TEMPORAL_TLS_SERVER_NAME: pki.serverName });
-    await expect(runWorkerSelfCheck(noClientCert, 5_000)).rejects.toThrow();
+    const callsBefore = mtls.authorizations.length;
+    const failuresBefore = mtls.handshakeFailures.length;
+    await expect(runWorkerSelfCheck(noClientCert, 5_000)).rejects.toThrow(/Failed to connect before the deadline/);
+    // Refused in the handshake, by the frontend, for the missing certificate.
+    expect(mtls.handshakeFailures.slice(failuresBefore)).toContain('ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE');
+    const failuresAfterFirst = mtls.handshakeFailures.length;
     const otherPki = await makeTestPki(await mkdtemp(path.join(dir, 'other-')));
     const untrusted = testConfig({
       DOCENT_TEMPORAL_ADDRESS: mtls.address,
@@ -70,7 +75,10 @@ describe('Temporal over TLS', () => {
       DOCENT_TEMPORAL_TLS_KEY: pki.clientKey,
       DOCENT_TEMPORAL_TLS_SERVER_NAME: pki.serverName,
     });
-    await expect(runWorkerSelfCheck(untrusted, 5_000)).rejects.toThrow();
+    await expect(runWorkerSelfCheck(untrusted, 5_000)).rejects.toThrow(/Failed to connect before the deadline/);
+    // The client hung up in the handshake, on seeing a certificate its CA did not sign; no call got through either time.
+    expect(mtls.handshakeFailures.slice(failuresAfterFirst)).toContain('ECONNRESET');
+    expect(mtls.authorizations.length).toBe(callsBefore);
   });
 
   it('connects with an API key over TLS, as to Temporal Cloud, and a wrong key is refused', async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
+import { replayWorkflows } from '../support/workflow-bundle';
 
 // Histories recorded from real runs (test/fixtures/histories, `temporal workflow show -o json`). Replaying them
 // against today's workflow code fails if a change altered a running workflow's command sequence without patched().
@@ -38,7 +39,7 @@ beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
 describe('workflow determinism', () => {
   it.each(histories)('replays the recorded history %s', async (name) => {
     const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
-    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, name)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory(replayWorkflows(), history, name)).resolves.toBeUndefined();
   });
 
   // Turning encryption on must not strand workflows started before: under the migration flag
@@ -46,14 +47,14 @@ describe('workflow determinism', () => {
   it.each(histories)('replays the recorded history %s with payload encryption turned on and clear payloads allowed', async (name) => {
     const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
     const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) }, { allowPlaintext: true });
-    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, name)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } }, history, name)).resolves.toBeUndefined();
   });
 
   // Without the flag a clear history is refused, not run: its input could have been written by anyone who reaches Temporal.
   it('refuses to replay a clear history once payload keys are set, naming the migration flag', async () => {
     const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${histories[0]}.json`), 'utf8'));
     const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
-    await expect(Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), dataConverter: { payloadCodecs: [codec] } }, history, histories[0])).rejects.toThrow(
+    await expect(Worker.runReplayHistory({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } }, history, histories[0])).rejects.toThrow(
       /not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1/,
     );
   });

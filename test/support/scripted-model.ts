@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type ApiReply, anthropicMessages, type ModelApi, openAiResponses, toChatRequest, validateAnthropic, validateResponses } from './model-apis';
 
-/** One scripted model reply: text (sent in the given chunks), tool calls, or both. */
+/** One scripted model reply: text (sent in the given chunks), tool calls, or both; or a failure of the provider. */
 export interface ScriptedTurn {
   text?: string | string[];
   toolCalls?: Array<{ name: string; args: unknown }>;
@@ -9,19 +10,33 @@ export interface ScriptedTurn {
   firstChunkDelayMs?: number;
   /** Wait between chunks. */
   chunkDelayMs?: number;
+  /** Answer with this HTTP error instead, in the API's own error shape (429 carries `retry-after`). */
+  error?: { status: 429 | 500 | 503; retryAfterSeconds?: number };
+  /** Send the first chunk (streamed) or the headers (unstreamed), then nothing more until the client hangs up. */
+  stall?: boolean;
+  /** Leave token usage out of the answer, as some providers and proxies do. */
+  omitUsage?: boolean;
 }
 
+/** A request in chat-completions form, whatever API it came through: scripts read `messages` alike. */
 export interface ChatRequest {
   model: string;
   messages: Array<{ role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string }>;
   stream?: boolean;
   tools?: Array<{ type: string; function: { name: string; parameters: unknown } }>;
+  /** Which API the request came through. */
+  api?: ModelApi;
+  /** When it arrived (ms since the epoch), to see how long a client waited before asking again. */
+  receivedAt?: number;
   [key: string]: unknown;
 }
 
 export interface ScriptedModel {
   /** Base URL to configure as DOCENT_MODEL_BASE_URL (OpenAI-compatible). */
   baseUrl: string;
+  /** DOCENT_MODEL_BASE_URL for DOCENT_MODEL_PROVIDER=openai (the Responses API) and =anthropic (Messages). */
+  openaiBaseUrl: string;
+  anthropicBaseUrl: string;
   apiKey: string;
   modelId: string;
   /** Every well-formed request, in order. */
@@ -46,9 +61,9 @@ function contentPartProblem(part: unknown): string | null {
 }
 
 /** What OpenAI's chat completions endpoint would refuse, in its own words where possible. */
-function validate(body: ChatRequest, modelIds: string[]): string | null {
+function validate(body: ChatRequest, modelId: string): string | null {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
-  if (!modelIds.includes(body.model)) return `model "${String(body.model)}" does not exist`;
+  if (body.model !== modelId) return `model "${String(body.model)}" does not exist`;
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages must be a non-empty array';
   for (const m of body.messages) {
     if (!roles.has(m.role)) return `invalid role "${m.role}"`;
@@ -81,91 +96,131 @@ function stall(ms: number, res: http.ServerResponse): Promise<void> {
   });
 }
 
+/** The chat-completions answer (streamed or not) for one scripted turn. */
+function chatCompletions(turn: ScriptedTurn, index: number, modelId: string): ApiReply {
+  const id = `chatcmpl-${index}`;
+  const created = Math.floor(Date.now() / 1000);
+  const pieces = turn.text === undefined ? [] : Array.isArray(turn.text) ? turn.text : [turn.text];
+  const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+  const finishReason = toolCalls.length ? 'tool_calls' : 'stop';
+  const usage = turn.omitUsage ? undefined : { prompt_tokens: 10, completion_tokens: pieces.length + toolCalls.length, total_tokens: 10 + pieces.length + toolCalls.length };
+  const chunk = (delta: object, finish: string | null = null) => ({ id, object: 'chat.completion.chunk', created, model: modelId, choices: [{ index: 0, delta, finish_reason: finish }] });
+  return {
+    whole: {
+      id,
+      object: 'chat.completion',
+      created,
+      model: modelId,
+      choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason }],
+      ...(usage ? { usage } : {}),
+    },
+    events: [
+      { data: chunk({ role: 'assistant', content: '' }) },
+      ...pieces.map((piece) => ({ data: chunk({ content: piece }), piece: true })),
+      ...toolCalls.map((c, i) => ({ data: chunk({ tool_calls: [{ index: i, ...c }] }) })),
+      { data: chunk({}, finishReason) },
+      ...(usage ? [{ data: { id, object: 'chat.completion.chunk', created, model: modelId, choices: [], usage } }] : []),
+    ],
+    done: 'data: [DONE]\n\n',
+  };
+}
+
+/** A provider's error body, as each API shapes it. */
+function errorBody(api: ModelApi, status: number, message: string): object {
+  if (api === 'messages') return { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : 'api_error', message } };
+  return { error: { message, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } };
+}
+
 /**
- * A stand-in for a paid model provider: an OpenAI-compatible `/chat/completions` endpoint over real HTTP that
- * answers from a script and refuses what the real API would refuse (wrong key, unknown model, malformed messages).
+ * A stand-in for a paid model provider over real HTTP: OpenAI chat completions (`/chat/completions`, what
+ * openai-compatible servers speak), the OpenAI Responses API (`/v1/responses`) and Anthropic Messages (`/v1/messages`),
+ * streamed or not, with tool calls. It answers from a script and refuses what the real API would refuse (wrong key,
+ * unknown model, malformed messages, a tool result that answers no call); a script turn may also fail as a provider
+ * does (429 with retry-after, 5xx, a stalled stream, no usage).
  */
 export async function startScriptedModel(
   script: ScriptedTurn[] | ((req: ChatRequest, index: number) => ScriptedTurn),
   opts: { modelId?: string; apiKey?: string; otherModelIds?: string[] } = {},
 ): Promise<ScriptedModel> {
   const modelId = opts.modelId ?? 'scripted-model';
-  // Models the provider also serves, as an account with several models would.
+  // Models the provider also serves, as an account with several models would: a request names one, the answer echoes it.
   const modelIds = [modelId, ...(opts.otherModelIds ?? [])];
   const apiKey = opts.apiKey ?? 'sk-test-scripted';
   const requests: ChatRequest[] = [];
   const rejected: string[] = [];
   let turnIndex = 0;
 
-  const fail = (res: http.ServerResponse, status: number, message: string) => {
+  const fail = (res: http.ServerResponse, api: ModelApi, status: number, message: string) => {
     rejected.push(message);
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message, type: 'invalid_request_error' } }));
+    res.end(
+      JSON.stringify(
+        api === 'messages' ? { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'invalid_request_error', message } } : { error: { message, type: 'invalid_request_error' } },
+      ),
+    );
   };
 
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    if (req.method !== 'POST' || req.url !== '/chat/completions') return fail(res, 404, `unknown endpoint ${req.method} ${req.url}`);
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 401, 'Incorrect API key provided');
-    let body: ChatRequest;
+    const api: ModelApi | undefined = req.url === '/chat/completions' ? 'chat' : req.url === '/v1/responses' ? 'responses' : req.url === '/v1/messages' ? 'messages' : undefined;
+    if (req.method !== 'POST' || !api) return fail(res, 'chat', 404, `unknown endpoint ${req.method} ${req.url}`);
+    if (api === 'messages') {
+      if (req.headers['x-api-key'] !== apiKey) return fail(res, api, 401, 'invalid x-api-key');
+      if (typeof req.headers['anthropic-version'] !== 'string') return fail(res, api, 400, 'anthropic-version: header is required');
+    } else if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, api, 401, 'Incorrect API key provided');
+    let raw: Record<string, unknown>;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
+      raw = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
     } catch {
-      return fail(res, 400, 'body is not JSON');
+      return fail(res, api, 400, 'body is not JSON');
     }
-    const problem = validate(body, modelIds);
-    if (problem) return fail(res, 400, problem);
+    const servedBy = typeof raw.model === 'string' && modelIds.includes(raw.model) ? raw.model : modelId;
+    const problem = api === 'chat' ? validate(raw as ChatRequest, servedBy) : api === 'responses' ? validateResponses(raw, servedBy) : validateAnthropic(raw, servedBy);
+    if (problem) return fail(res, api, 400, problem);
+    const body: ChatRequest = { ...(api === 'chat' ? (raw as ChatRequest) : toChatRequest(api, raw)), api, receivedAt: Date.now() };
     requests.push(body);
     const index = turnIndex++;
     const turn = typeof script === 'function' ? script(body, index) : script[index];
-    if (!turn) return fail(res, 500, `script has no turn ${index}`);
+    if (!turn) return fail(res, api, 500, `script has no turn ${index}`);
 
-    const id = `chatcmpl-${index}`;
-    const servedBy = body.model;
-    const created = Math.floor(Date.now() / 1000);
-    const pieces = turn.text === undefined ? [] : Array.isArray(turn.text) ? turn.text : [turn.text];
-    const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
-    const finishReason = toolCalls.length ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: 10, completion_tokens: pieces.length + toolCalls.length, total_tokens: 10 + pieces.length + toolCalls.length };
+    if (turn.error) {
+      const { status, retryAfterSeconds } = turn.error;
+      res.writeHead(status, { 'content-type': 'application/json', ...(retryAfterSeconds !== undefined ? { 'retry-after': String(retryAfterSeconds) } : {}) });
+      res.end(JSON.stringify(errorBody(api, status, status === 429 ? 'Rate limit reached; try again later.' : 'The server had an error while processing your request.')));
+      return;
+    }
+    const reply = api === 'chat' ? chatCompletions(turn, index, servedBy) : api === 'responses' ? openAiResponses(turn, index, servedBy) : anthropicMessages(turn, index, servedBy);
 
     if (!body.stream) {
       // A slow provider is slow whether or not the client streams.
       if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
       if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id,
-          object: 'chat.completion',
-          created,
-          model: servedBy,
-          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason }],
-          usage,
-        }),
-      );
+      if (turn.stall) return void (await stall(2 ** 31 - 1, res));
+      res.end(JSON.stringify(reply.whole));
       return;
     }
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const send = (delta: object, finish: string | null = null, extra: object = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: servedBy, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`);
     if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
-    send({ role: 'assistant', content: '' });
-    for (const [i, piece] of pieces.entries()) {
-      if (i > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
-      send({ content: piece });
+    let pieces = 0;
+    for (const [i, event] of reply.events.entries()) {
+      if (res.destroyed) return;
+      if (event.piece && pieces++ > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
+      res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
+      if (turn.stall && i === 0) return void (await stall(2 ** 31 - 1, res));
     }
-    for (const [i, c] of toolCalls.entries()) send({ tool_calls: [{ index: i, ...c }] });
-    send({}, finishReason);
-    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: servedBy, choices: [], usage })}\n\n`);
-    res.end('data: [DONE]\n\n');
+    res.end(reply.done ?? '');
   });
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: base,
+    openaiBaseUrl: `${base}/v1`,
+    anthropicBaseUrl: `${base}/v1`,
     apiKey,
     modelId,
     requests,

@@ -39,6 +39,8 @@ export interface TlsFrontend {
   address: string;
   /** The Authorization header of every call that reached it. */
   authorizations: Array<string | undefined>;
+  /** The code of every TLS handshake it failed (no client certificate, a client that does not trust it, ...). */
+  handshakeFailures: string[];
   close(): Promise<void>;
 }
 
@@ -89,6 +91,8 @@ export async function startTlsFrontend(opts: { pki: TestPki; upstream: string; r
     stream.on('error', () => call.close());
   });
   server.on('sessionError', () => undefined);
+  const handshakeFailures: string[] = [];
+  server.on('tlsClientError', (err: NodeJS.ErrnoException) => handshakeFailures.push(err.code ?? err.message));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (session) => {
     sessions.add(session);
@@ -98,6 +102,7 @@ export async function startTlsFrontend(opts: { pki: TestPki; upstream: string; r
   return {
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     authorizations,
+    handshakeFailures,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Long polls of clients that are gone would hold close() otherwise.

@@ -1,0 +1,54 @@
+// The order jest starts test files in. Unit files go first, so their failures show within seconds. Then the files
+// known to be slowest (measured on a full run, slowest first; update when the summary reporter's list changes): on a
+// clean clone jest has no timings of its own, and a heavy file started last leaves one worker busy while the other
+// idles. The files that start their own cluster or server are spread out so that two never start at once. Last come
+// the files that measure waits (rate limits, deadlines), once the CPU-heavy ones are done.
+const Sequencer = require('@jest/test-sequencer').default;
+const path = require('node:path');
+
+const heavyFirst = [
+  'test/integration/es-cluster.test.ts',
+  'test/e2e/agent-jobs.test.ts',
+  'test/integration/temporal-tls.test.ts',
+  'test/integration/docs-ingest.test.ts',
+  'test/e2e/scale-out.test.ts',
+  'test/e2e/temporal-down-create.test.ts',
+  'test/e2e/sandbox-jobs.test.ts',
+  'test/e2e/cli-secrets.test.ts',
+  'test/e2e/model-providers.test.ts',
+  'test/integration/assistant.test.ts',
+  'test/e2e/playground.test.ts',
+  'test/e2e/job-transparency.test.ts',
+  'test/e2e/docs-analytics.test.ts',
+  'test/e2e/cli.test.ts',
+  'test/e2e/job-ledger-temporal-down.test.ts',
+  'test/integration/gap-preview.test.ts',
+  'test/e2e/rest-fuzz.test.ts',
+  'test/e2e/processes.test.ts',
+  'test/integration/workflow-replay.test.ts',
+  'test/integration/local-secrets.test.ts',
+  'test/integration/sandbox.test.ts',
+  'test/integration/job-reconciler.test.ts',
+  'test/integration/worker.test.ts',
+];
+const timingLast = ['test/integration/edge-bounds.test.ts', 'test/integration/rate-limits.test.ts', 'test/e2e/stream-leases.test.ts'];
+
+class TestOrder extends Sequencer {
+  async sort(tests) {
+    const byDefault = await super.sort(tests);
+    const rank = (test) => {
+      const file = path.relative(test.context.config.rootDir, test.path);
+      if (test.context.config.displayName?.name === 'unit') return -1;
+      const heavy = heavyFirst.indexOf(file);
+      if (heavy >= 0) return heavy;
+      const late = timingLast.indexOf(file);
+      return late >= 0 ? heavyFirst.length + 1 + late : heavyFirst.length;
+    };
+    return byDefault
+      .map((test, i) => ({ test, i, r: rank(test) }))
+      .sort((a, b) => a.r - b.r || a.i - b.i)
+      .map((x) => x.test);
+  }
+}
+
+module.exports = TestOrder;
