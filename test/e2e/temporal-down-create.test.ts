@@ -94,7 +94,12 @@ async function expectEachRunOnce(keys: string[], answers: Array<Awaited<ReturnTy
     if (r.status === 503) {
       expect(body).toEqual({ error: expect.any(String), code: 'unavailable' });
       expect(await storedJobOf(keys[i]!)).toBeNull();
-      const retried = await create(keys[i]!, `instruction ${keys[i]}`);
+      // A client retries a 503 as its Retry-After says: the gateway's Temporal connection may still be reconnecting.
+      let retried = await create(keys[i]!, `instruction ${keys[i]}`);
+      for (let tries = 1; retried.status === 503 && tries < 20; tries++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        retried = await create(keys[i]!, `instruction ${keys[i]}`);
+      }
       expect(retried.status).toBe(201);
       ids.push((await retried.json()).id);
     } else {
