@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import { defineConfig, type Plugin } from 'vite';
+import { withoutJsonSchema } from './without-json-schema.mjs';
 
 const outDir = fileURLToPath(new URL('../dist/widget', import.meta.url));
 
@@ -30,7 +31,7 @@ export default defineConfig(({ mode }) => {
   return {
     root: fileURLToPath(new URL('.', import.meta.url)),
     publicDir: false,
-    plugins: [precompress()],
+    plugins: [withoutJsonSchema(), precompress()],
     build: {
       outDir,
       emptyOutDir: !module,

@@ -271,7 +271,7 @@ describe('the widget on a site the project does not allow', () => {
 });
 
 describe('the widget files', () => {
-  it('serves /widget.js and /widget.mjs to any origin, compressed, cached for five minutes with an ETag', async () => {
+  it('serves /widget.js and /widget.mjs to any origin, compressed to at most 60 KB with gzip, cached for five minutes with an ETag', async () => {
     for (const file of ['/widget.js', '/widget.mjs']) {
       const r = await fetch(gw.url + file, { headers: { origin: 'https://elsewhere.test', 'accept-encoding': 'br, gzip' } });
       expect(r.status).toBe(200);
@@ -284,7 +284,10 @@ describe('the widget files', () => {
       expect(etag).toBeTruthy();
       expect(await r.text()).not.toContain('docent_asst_');
       expect((await fetch(gw.url + file, { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } })).status).toBe(304);
-      expect((await fetch(gw.url + file, { headers: { 'accept-encoding': 'gzip' } })).headers.get('content-encoding')).toBe('gzip');
+      const gzipped = await fetch(gw.url + file, { headers: { 'accept-encoding': 'gzip' } });
+      expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+      // Issue 24 caps the widget at 60 KB gzipped; content-length is the size on the wire.
+      expect(Number(gzipped.headers.get('content-length'))).toBeLessThanOrEqual(60_000);
     }
   });
 
