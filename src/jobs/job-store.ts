@@ -1,11 +1,9 @@
 import type { Db, Filter } from 'mongodb';
-import type { ImageRef } from './job-images';
 import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobDoc, JobStatus } from './job';
 import { JobState } from './job-state';
 import { TurnStore, type NextTurnExtras } from './job-turns';
-import type { PullRequestReply } from '../../workflows/agent-job-contract';
 
 export interface JobPage {
   jobs: JobDoc[];

@@ -26,7 +26,7 @@ import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type NextTurnExtras, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
-import type { CheckResult, PullRequestReply } from '../../workflows/agent-job-contract';
+import type { CheckResult } from '../../workflows/agent-job-contract';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { eventKeys } from './event-keys';
 
