@@ -95,10 +95,10 @@ async function commentAndDeliver(pull: number, body: string, login: string, asso
   return { comment, delivery, status: r.status, body: (await r.json()) as { outcome: string; reason?: string } };
 }
 
-async function waitFor<T>(what: string, read: () => T, done: (v: T) => boolean): Promise<T> {
+async function waitFor<T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean): Promise<T> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const v = read();
+    const v = await read();
     if (done(v)) return v;
     if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -237,7 +237,12 @@ describe('docent as a GitHub App', () => {
       expect(history).not.toContain(p);
       expect(JSON.stringify(job)).not.toContain(p);
     }
-    expect(await readdir(workspaceDir)).toEqual([]);
+    // The clone goes once the turn has ended, a step after the job's status says so.
+    await waitFor(
+      'the workspace removed',
+      () => readdir(workspaceDir),
+      (names) => names.length === 0,
+    );
   });
 
   it("a member's @docent mention on the pull request pushes a second commit whose check run succeeds, and is answered; every call for it used a token for the one repository", async () => {
