@@ -251,6 +251,7 @@ describe('docent as a GitHub App', () => {
     const callsBefore = github.calls.length;
     const rejectedBefore = github.rejected.length;
     const pushesBefore = git.pushes.get('/acme/widgets.git')!;
+    const gitAuthBefore = git.authHeaders.length;
     const sent = await commentAndDeliver(pr.number, '@docent add-changelog for the check', 'octo-member', 'MEMBER');
     mention = sent.delivery;
     expect(sent).toMatchObject({ status: 200, body: { outcome: 'turn_started' } });
@@ -260,7 +261,11 @@ describe('docent as a GitHub App', () => {
     expect(job).toMatchObject({ status: 'completed', turn: 2, checksPassed: true });
     const commits = (await git.git('acme', 'widgets', 'rev-list', `main..docent/${jobId}`)).trim().split('\n');
     expect(commits).toEqual([await branchHead(`docent/${jobId}`), firstHead]);
+    // The second push, with an installation token that reaches acme/widgets and not the installation's other repository.
     expect(git.pushes.get('/acme/widgets.git')).toBeGreaterThan(pushesBefore);
+    const passwords = new Set(git.authHeaders.slice(gitAuthBefore).map(passwordOf));
+    expect(passwords.size).toBeGreaterThan(0);
+    for (const p of passwords) expect([github.gitAllows(p!, 'acme', 'widgets', true), github.gitAllows(p!, 'acme', 'gadgets', false)]).toEqual([true, false]);
     expect(github.pulls).toHaveLength(1);
 
     // The check run of the new head succeeds.
