@@ -2,10 +2,15 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createAppAuth } from '@octokit/auth-app';
+import { Octokit } from '@octokit/rest';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { createTestApp, type TestApp } from '../support/github-app-double';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
+import { deliver, issueCommentCreated, signedDelivery, type Delivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
@@ -13,13 +18,17 @@ import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel } from '../support/scripted-model';
 
 // docent as a GitHub App, against a GitHub double that takes only the App's JWTs and the installation tokens it
-// issued: a real worker process, real git over HTTP, real Temporal and the bubblewrap sandbox for the checks.
+// issued: a real worker process, the gateway taking GitHub's signed webhooks over a socket, real git over HTTP, real
+// Temporal and the bubblewrap sandbox for the checks.
 
 const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 const sandboxUid = 61007;
+const webhookSecret = 'whsec-app-test-0123456789abcdef';
 let app: TestApp;
 let git: GitServer;
 let github: GitHubDouble;
+let conversation: GitHubConversation;
+const gatewayLog: string[] = [];
 let model: ScriptedModel;
 let gw: RunningGateway;
 let worker: Started;
@@ -37,7 +46,8 @@ const edits: Record<string, Array<{ name: string; args: unknown }>> = {
   'add-notes': [{ name: 'write_file', args: { path: 'NOTES.md', content: 'notes\n' } }],
 };
 function script(req: ChatRequest): ScriptedTurn {
-  const instruction = /Instruction: ([^"\\]*)/.exec(lastUser(req))?.[1] ?? '';
+  // A pull-request comment's instruction starts with the mention.
+  const instruction = (/Instruction: ([^"\\]*)/.exec(lastUser(req))?.[1] ?? '').replace(/^@docent /, '');
   const word = instruction.split(' ')[0]!;
   if (afterTool(req) || !edits[word]) return { text: `Do ${word}\n\nDid what was asked: ${word}.` };
   return { toolCalls: edits[word]! };
@@ -76,6 +86,25 @@ async function waitForTurn(id: string, turn: number): Promise<any> {
   }
 }
 
+/** A person's comment on the pull request, stored on the double and delivered to the gateway signed, as GitHub does. */
+async function commentAndDeliver(pull: number, body: string, login: string, association: 'MEMBER' | 'CONTRIBUTOR') {
+  const comment = conversation.comment({ kind: 'issue', pull, body, login, association });
+  const pr = github.pulls.find((p) => p.number === pull)!;
+  const delivery = await signedDelivery(webhookSecret, 'issue_comment', issueCommentCreated('acme', 'widgets', pr, comment));
+  const r = await deliver(gw.url, delivery);
+  return { comment, delivery, status: r.status, body: (await r.json()) as { outcome: string; reason?: string } };
+}
+
+async function waitFor<T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 const branchHead = async (branch: string) => (await git.git('acme', 'widgets', 'rev-parse', `refs/heads/${branch}`)).trim();
 const passwordOf = (header: string) =>
   Buffer.from(header.replace(/^Basic /, ''), 'base64')
@@ -87,7 +116,8 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   secretsDir = await mkdtemp(path.join(os.tmpdir(), 'docent-app-key-'));
   git = await startGitServer('ghs_personaltokenthatmustnotwork000');
-  github = await startGitHubDouble({ app, ...backedBy(git) });
+  conversation = githubConversation(() => github.pulls);
+  github = await startGitHubDouble({ app, ...backedBy(git), routes: conversation.routes });
   git.acceptTokens(github.gitAllows);
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
   await git.createRepo('acme', 'gadgets', { 'README.md': '# Gadgets\n' });
@@ -96,7 +126,20 @@ beforeAll(async () => {
   github.install('acme', 'widgets');
   github.install('acme', 'gadgets');
   model = await startScriptedModel(script);
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  const logs = new PassThrough();
+  logs.on('data', (chunk: Buffer) => gatewayLog.push(chunk.toString('utf8')));
+  // The gateway answers webhooks with the App too: no personal token anywhere.
+  gw = await startGateway(
+    {
+      DOCENT_MODEL_PROVIDER: 'openai-compatible',
+      DOCENT_MODEL: model.modelId,
+      DOCENT_MODEL_BASE_URL: model.baseUrl,
+      ...appEnv(),
+      DOCENT_GITHUB_WEBHOOK_SECRET: webhookSecret,
+      DOCENT_LOG_LEVEL: 'info',
+    },
+    { logDestination: logs },
+  );
   await gw.deps.tenancy.createOrg('acme');
 
   const keyFile = path.join(secretsDir, 'app.pem');
@@ -125,6 +168,9 @@ afterAll(async () => {
 });
 
 describe('docent as a GitHub App', () => {
+  let firstHead: string;
+  let mention: Delivery;
+
   it('`docent project create` names the install URL for a repository the App is not installed on, and creates one it is', async () => {
     const refused = await docent(appEnv(), 'project', 'create', 'tools', '--org', 'acme', '--repo', 'acme/private-tools', '--ref', 'main', '--domain', 'tools.example.com');
     expect(refused.code).toBe(1);
@@ -160,6 +206,7 @@ describe('docent as a GitHub App', () => {
 
     // Check run on the pushed head: in progress, then failure with the command and the end of its output.
     const head = await branchHead(branch);
+    firstHead = head;
     expect(github.checkRuns).toHaveLength(1);
     const run = github.checkRuns[0]!;
     expect(run).toMatchObject({ name: 'docent', headSha: head, status: 'completed', conclusion: 'failure', statusHistory: ['in_progress', 'completed'] });
@@ -190,21 +237,103 @@ describe('docent as a GitHub App', () => {
       expect(history).not.toContain(p);
       expect(JSON.stringify(job)).not.toContain(p);
     }
-    expect(await readdir(workspaceDir)).toEqual([]);
+    // The clone goes once the turn has ended, a step after the job's status says so.
+    await waitFor(
+      'the workspace removed',
+      () => readdir(workspaceDir),
+      (names) => names.length === 0,
+    );
   });
 
-  it('a follow-up that makes the check pass reports success on the new head commit, on the same pull request', async () => {
-    const jobId = github.pulls[0]!.head.replace('docent/', '');
-    const r = await callApi(gw.url, adminKey, 'POST', `/v2/agent/widgets/job/${jobId}/message`, { prompt: 'add-changelog for the check' });
-    expect(r.status).toBe(200);
+  it("a member's @docent mention on the pull request pushes a second commit whose check run succeeds, and is answered; every call for it used a token for the one repository", async () => {
+    const pr = github.pulls[0]!;
+    const jobId = pr.head.replace('docent/', '');
+    const callsBefore = github.calls.length;
+    const rejectedBefore = github.rejected.length;
+    const pushesBefore = git.pushes.get('/acme/widgets.git')!;
+    const gitAuthBefore = git.authHeaders.length;
+    const sent = await commentAndDeliver(pr.number, '@docent add-changelog for the check', 'octo-member', 'MEMBER');
+    mention = sent.delivery;
+    expect(sent).toMatchObject({ status: 200, body: { outcome: 'turn_started' } });
+    expect(conversation.reactions).toEqual([{ kind: 'issue', commentId: sent.comment.id, content: 'eyes' }]);
+
     const job = await waitForTurn(jobId, 2);
-    expect(job).toMatchObject({ status: 'completed', checksPassed: true });
-    const head = await branchHead(`docent/${jobId}`);
-    const run = github.checkRuns.find((x) => x.headSha === head)!;
+    expect(job).toMatchObject({ status: 'completed', turn: 2, checksPassed: true });
+    const commits = (await git.git('acme', 'widgets', 'rev-list', `main..docent/${jobId}`)).trim().split('\n');
+    expect(commits).toEqual([await branchHead(`docent/${jobId}`), firstHead]);
+    // The second push, with an installation token that reaches acme/widgets and not the installation's other repository.
+    expect(git.pushes.get('/acme/widgets.git')).toBeGreaterThan(pushesBefore);
+    const passwords = new Set(git.authHeaders.slice(gitAuthBefore).map(passwordOf));
+    expect(passwords.size).toBeGreaterThan(0);
+    for (const p of passwords) expect([github.gitAllows(p!, 'acme', 'widgets', true), github.gitAllows(p!, 'acme', 'gadgets', false)]).toEqual([true, false]);
+    expect(github.pulls).toHaveLength(1);
+
+    // The check run of the new head succeeds.
+    const run = github.checkRuns.find((x) => x.headSha === commits[0])!;
     expect(run).toMatchObject({ name: 'docent', status: 'completed', conclusion: 'success', statusHistory: ['in_progress', 'completed'] });
     expect(run.output?.title).toBe('all 1 checks passed');
     expect(github.checkRuns.map((x) => x.conclusion)).toEqual(['failure', 'success']);
-    expect(github.pulls).toHaveLength(1);
+
+    const [answer] = await waitFor(
+      'the answer',
+      () => github.comments.filter((c) => c.issue === pr.number),
+      (a) => a.length === 1,
+    );
+    expect(answer!.body).toContain(`[\`${commits[0]!.slice(0, 7)}\`](${pr.html_url}/commits/${commits[0]}): Do add-changelog`);
+
+    // The gateway's reaction and pull-request lookup, and the worker's answer, with installation tokens for acme/widgets alone.
+    const since = github.calls.slice(callsBefore);
+    const repo = '/repos/acme/widgets';
+    for (const [method, p] of [
+      ['GET', `${repo}/pulls/${pr.number}`],
+      ['POST', `${repo}/issues/comments/${sent.comment.id}/reactions`],
+      ['POST', `${repo}/issues/${pr.number}/comments`],
+    ]) {
+      expect(since).toContainEqual({ method, path: p, credential: 'installation', scope: ['acme/widgets'] });
+    }
+    for (const c of since.filter((x) => x.credential !== 'jwt')) expect(c).toMatchObject({ credential: 'installation', scope: ['acme/widgets'] });
+    for (const ask of github.tokenRequests) {
+      expect(ask.repositories).toEqual(['widgets']);
+      expect(ask.permissions).toEqual({ contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' });
+    }
+    expect(github.rejected.slice(rejectedBefore)).toEqual([]);
+
+    // No installation token in either process's logs, the job's Temporal history or any document of the database.
+    const history = JSON.stringify(await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(jobId)).fetchHistory());
+    const db = gw.deps.mongo.db;
+    const stored = await Promise.all((await db.listCollections().toArray()).map(async (c) => JSON.stringify(await db.collection(c.name).find().toArray())));
+    expect(stored.join('')).toContain(mention.id);
+    expect(github.issuedTokens().length).toBeGreaterThan(1);
+    for (const t of github.issuedTokens()) {
+      for (const text of [worker.output.join('\n'), gatewayLog.join(''), history, ...stored]) expect(text).not.toContain(t);
+    }
+  });
+
+  it('the same delivery sent again does nothing, a bad signature gets 401, and a mention by a non-collaborator starts nothing', async () => {
+    const pr = github.pulls[0]!;
+    const jobId = pr.head.replace('docent/', '');
+    const callsBefore = github.calls.length;
+
+    const again = await deliver(gw.url, mention);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id: mention.id, outcome: 'duplicate' });
+
+    const forged = await signedDelivery('not-the-secret-0123456789', 'issue_comment', JSON.parse(mention.body));
+    const refused = await deliver(gw.url, forged);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'X-Hub-Signature-256 does not match the body', code: 'unauthenticated' });
+
+    const outsider = await commentAndDeliver(pr.number, '@docent add-notes everywhere', 'drive-by', 'CONTRIBUTOR');
+    expect(outsider).toMatchObject({ status: 200, body: { outcome: 'ignored', reason: expect.stringContaining('author_association CONTRIBUTOR') } });
+
+    // No turn, no reaction, no answer, and nothing asked of GitHub for any of the three.
+    expect(await waitForTurn(jobId, 2)).toMatchObject({ turn: 2, status: 'completed' });
+    expect(conversation.reactions).toHaveLength(1);
+    expect(github.comments.filter((c) => c.issue === pr.number)).toHaveLength(1);
+    expect(github.calls.slice(callsBefore)).toEqual([]);
+    const listed = (await (await callApi(gw.url, adminKey, 'GET', '/v2/agent/widgets/github/deliveries')).json()).deliveries.map((d: { id: string }) => d.id);
+    expect(listed).toContain(outsider.delivery.id);
+    expect(listed).not.toContain(forged.id);
   });
 
   it('GitHub rate limits (a secondary limit with retry-after, a primary one with x-ratelimit-reset) are waited out and the calls succeed', async () => {
@@ -221,7 +350,35 @@ describe('docent as a GitHub App', () => {
     // No call came back before its time (the double would have refused it).
     expect(github.rejected.slice(rejectedBefore)).toEqual([]);
     expect(github.pulls.at(-1)).toMatchObject({ head: `docent/${job.id}`, draft: true });
-    // One worker, one repository: one installation token served every step of the three turns.
-    expect(github.tokenRequests).toHaveLength(1);
+    // One token per process and repository: the worker's served every step of the three turns, the gateway's the webhook's calls.
+    expect(github.tokenRequests).toHaveLength(2);
+  });
+
+  it("GitHub would refuse the conversation's calls with a token for another repository (404) or without issues write (403)", async () => {
+    const pr = github.pulls[0]!;
+    const comment = conversation.comment({ kind: 'issue', pull: pr.number, body: 'a person writes', login: 'octo-member', association: 'MEMBER' });
+    // The refusals are expected: no request log.
+    const quiet = { baseUrl: github.apiUrl, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } };
+    const appAuth = createAppAuth({ appId: app.id, privateKey: app.privateKeyPem, request: new Octokit(quiet).request });
+    const asApp = new Octokit({ ...quiet, authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKeyPem } });
+    const { data: installation } = await asApp.rest.apps.getRepoInstallation({ owner: 'acme', repo: 'gadgets' });
+    const withToken = async (repositoryNames: string[], permissions: Record<string, string>) =>
+      new Octokit({ ...quiet, auth: (await appAuth({ type: 'installation', installationId: installation.id, repositoryNames, permissions, refresh: true })).token });
+    const statusOf = (call: Promise<unknown>) =>
+      call.then(
+        () => 200,
+        (err: { status: number }) => err.status,
+      );
+
+    const otherRepo = await withToken(['gadgets'], { issues: 'write', pull_requests: 'write' });
+    const readOnly = await withToken(['widgets'], { contents: 'write', pull_requests: 'read' });
+    const target = { owner: 'acme', repo: 'widgets' };
+    expect(await statusOf(otherRepo.rest.reactions.createForIssueComment({ ...target, comment_id: comment.id, content: 'eyes' }))).toBe(404);
+    expect(await statusOf(otherRepo.rest.issues.createComment({ ...target, issue_number: pr.number, body: 'hello' }))).toBe(404);
+    expect(await statusOf(otherRepo.rest.pulls.get({ ...target, pull_number: pr.number }))).toBe(404);
+    expect(await statusOf(readOnly.rest.reactions.createForIssueComment({ ...target, comment_id: comment.id, content: 'eyes' }))).toBe(403);
+    expect(await statusOf(readOnly.rest.issues.createComment({ ...target, issue_number: pr.number, body: 'hello' }))).toBe(403);
+    expect(await statusOf(readOnly.rest.pulls.get({ ...target, pull_number: pr.number }))).toBe(200);
+    expect(conversation.reactions.filter((r) => r.commentId === comment.id)).toEqual([]);
   });
 });

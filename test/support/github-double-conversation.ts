@@ -1,5 +1,4 @@
-import type http from 'node:http';
-import type { PullRequest } from './github-double';
+import type { GitHubRoute, GitHubRouteContext, PullRequest } from './github-double';
 
 /** A comment a person wrote on a pull request: on the conversation (issue) or on a line of the diff (review). */
 export interface HumanComment {
@@ -23,13 +22,11 @@ export interface Reaction {
 
 /** Pull-request conversations on the GitHub double: people's comments, reactions, and pull requests closing or merging. */
 export interface GitHubConversation {
-  /** Plug into startGitHubDouble's `extraRoutes`. */
-  routes: (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer) => Promise<boolean>;
+  /** Plug into startGitHubDouble's `routes`: served after its credential, scope and permission checks. */
+  routes: GitHubRoute[];
   /** A person comments (GitHub stores it, then sends the webhook); returns the stored comment. */
   comment(c: Omit<HumanComment, 'id'>): HumanComment;
   reactions: Reaction[];
-  /** Requests GitHub would have refused, with the reason. */
-  rejected: string[];
   /** Someone merges (or closes) the pull request on GitHub. */
   close(pull: number, merged: boolean): void;
 }
@@ -40,30 +37,21 @@ const reactionContents = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hoo
 /**
  * GET /repos/{o}/{r}/pulls/{n} (with state, merged, head repository), and POST reactions on issue comments and review
  * comments, answered as GitHub answers them: 404 for an unknown pull request or comment, 422 for an unknown reaction,
- * 200 for a reaction that already exists and 201 for a new one.
+ * 200 for a reaction that already exists and 201 for a new one. Refusals land in the double's `rejected`.
  */
 export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversation {
   const comments: HumanComment[] = [];
   const reactions: Reaction[] = [];
-  const rejected: string[] = [];
   const closed = new Map<number, { merged: boolean; at: string }>();
 
-  const json = (res: http.ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(JSON.stringify(body));
-    return true;
-  };
-  const refuse = (res: http.ServerResponse, status: number, message: string) => {
-    rejected.push(`${status} ${message}`);
-    return json(res, status, { message, documentation_url: 'https://docs.github.com/rest', status: String(status) });
-  };
-
-  function pullRequest(res: http.ServerResponse, owner: string, repo: string, number: number) {
+  function pullRequest({ match, json, refuse }: GitHubRouteContext) {
+    const [, owner, repo, n] = match as unknown as [string, string, string, string];
+    const number = Number(n);
     const p = pullsOf().find((x) => x.number === number);
-    if (!p) return refuse(res, 404, 'Not Found');
+    if (!p) return refuse(404, 'Not Found');
     const end = closed.get(number);
     const repository = { full_name: `${owner}/${repo}`, name: repo, owner: { login: owner } };
-    return json(res, 200, {
+    return json(200, {
       number,
       state: end ? 'closed' : 'open',
       merged: end?.merged ?? false,
@@ -78,30 +66,31 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     });
   }
 
-  function react(res: http.ServerResponse, kind: Reaction['kind'], commentId: number, raw: Buffer) {
-    if (!comments.some((c) => c.id === commentId && c.kind === kind)) return refuse(res, 404, 'Not Found');
-    let body: { content?: unknown };
-    try {
-      body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
-    } catch {
-      return refuse(res, 400, 'Problems parsing JSON');
-    }
-    if (typeof body.content !== 'string' || !reactionContents.has(body.content)) return refuse(res, 422, 'Validation Failed: content is not a reaction');
-    const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === body.content);
-    if (!existing) reactions.push({ kind, commentId, content: body.content });
-    return json(res, existing ? 200 : 201, { id: 7000 + reactions.length, content: body.content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
-  }
+  const react =
+    (kind: Reaction['kind']) =>
+    ({ match, body: raw, json, refuse }: GitHubRouteContext) => {
+      const commentId = Number(match[3]);
+      if (!comments.some((c) => c.id === commentId && c.kind === kind)) return refuse(404, 'Not Found');
+      let body: { content?: unknown };
+      try {
+        body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
+      } catch {
+        return refuse(400, 'Problems parsing JSON');
+      }
+      if (typeof body.content !== 'string' || !reactionContents.has(body.content)) return refuse(422, 'Validation Failed: content is not a reaction');
+      const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === body.content);
+      if (!existing) reactions.push({ kind, commentId, content: body.content });
+      return json(existing ? 200 : 201, { id: 7000 + reactions.length, content: body.content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
+    };
 
   return {
     reactions,
-    rejected,
-    async routes(req, res, url, raw) {
-      const pr = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(url.pathname);
-      if (pr && req.method === 'GET') return pullRequest(res, pr[1]!, pr[2]!, Number(pr[3]));
-      const r = /^\/repos\/[^/]+\/[^/]+\/(issues|pulls)\/comments\/(\d+)\/reactions$/.exec(url.pathname);
-      if (r && req.method === 'POST') return react(res, r[1] === 'issues' ? 'issue' : 'review', Number(r[2]), raw);
-      return false;
-    },
+    // The permission each endpoint needs of an installation token (docs.github.com/rest/overview/permissions-required-for-github-apps).
+    routes: [
+      { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, permission: ['pull_requests', 'read'], handle: pullRequest },
+      { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/, permission: ['issues', 'write'], handle: react('issue') },
+      { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/comments\/(\d+)\/reactions$/, permission: ['pull_requests', 'write'], handle: react('review') },
+    ],
     comment(c) {
       if (!pullsOf().some((p) => p.number === c.pull)) throw new Error(`no pull request #${c.pull} to comment on`);
       const stored = { ...c, id: 9000 + comments.length };

@@ -65,7 +65,7 @@ export interface RateLimitRecord {
   retriedAt?: number;
 }
 
-/** A route a test module adds (comments, reactions, ...): matched after authentication, the rate limit and scope checks. */
+/** A route a test module adds (comments, reactions, ...): matched after authentication, the rate limit and scope checks, then its permission is checked. */
 export interface GitHubRoute {
   method: string;
   /** Matched against the path; groups 1 and 2 are the owner and repository when the route is a repository's. */
@@ -96,6 +96,8 @@ export interface GitHubDouble {
   calls: ApiCall[];
   /** Installation-token requests (App mode), as asked: repositories and permissions. */
   tokenRequests: TokenRequest[];
+  /** Every installation token issued (App mode), for checks that none leaks. */
+  issuedTokens(): string[];
   checkRuns: CheckRun[];
   statuses: CommitStatus[];
   rateLimits: RateLimitRecord[];
@@ -125,10 +127,8 @@ export interface GitHubDoubleOptions {
   repoExists(owner: string, repo: string): Promise<boolean>;
   /** Whether the commit exists in the repository. */
   commitExists?(owner: string, repo: string, sha: string): Promise<boolean>;
-  /** Routes of other test modules. */
+  /** Routes of other test modules (github-double-conversation.ts). */
   routes?: GitHubRoute[];
-  /** More endpoints, tried after the credential check (github-double-conversation.ts); true when one answered. */
-  extraRoutes?: (req: http.IncomingMessage, res: http.ServerResponse, url: URL, body: Buffer) => Promise<boolean>;
 }
 
 /** Repositories and branches as the test git server holds them, which is what GitHub reads from its own storage. */
@@ -476,7 +476,6 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     };
     const write = req.method !== 'GET';
 
-    if (await opts.extraRoutes?.(req, res, url, raw)) return;
     const plugged = opts.routes?.find((r) => r.method === req.method && r.path.test(url.pathname));
     if (plugged) {
       if (plugged.permission && !needs(plugged.permission)) return;
@@ -530,6 +529,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     rejected,
     calls,
     tokenRequests,
+    issuedTokens: () => issued.map((t) => t.token),
     checkRuns,
     statuses,
     rateLimits,
