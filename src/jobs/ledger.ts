@@ -26,7 +26,7 @@ import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
 import { TurnStore, type FileStat, type NextTurnExtras, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { RecordJobStatusInput } from '../../workflows/agent-job-contract';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import { eventKeys } from './event-keys';
 
@@ -36,16 +36,8 @@ export interface LedgerDeps {
   log?: Logger;
 }
 
-/** How a turn ended: the job reads `status`; the turn reads `turnStatus` when it differs (`stopped`: the job reads failed). */
-export interface TurnOutcome {
-  status: 'completed' | 'failed';
-  turnStatus?: 'stopped';
-  /** Set on completion with a pull request; the job's link is left as it was when undefined. */
-  prLink?: string;
-  error?: { code: string; message: string };
-  checks?: CheckResult[];
-  checksPassed?: boolean | null;
-}
+/** How a turn ended (the worker's RecordJobStatusInput without its ids): the job reads `status`, the turn `turnStatus` when it differs. */
+export type TurnOutcome = Omit<RecordJobStatusInput, 'jobId' | 'turn'>;
 
 /** What archived a job besides an admin's request, as its `archived` status event says. */
 export type ArchivedBy = 'pull_request_merged' | 'pull_request_closed';

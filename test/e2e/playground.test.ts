@@ -4,10 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createEsClient } from '../../src/search/es-client';
 import Fastify from 'fastify';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { playground } from '../../src/playground';
+import { launchChromium } from '../support/chromium';
 import { npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -88,13 +89,9 @@ beforeAll(async () => {
   assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
 
-  profileDir = await mkdtemp(path.join(os.tmpdir(), 'docent-chromium-'));
-  browser = await chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  ({ browser, profileDir } = await launchChromium({
     viewport: { width: 1280, height: 900 },
-  });
+  }));
 }, 240_000);
 
 afterAll(async () => {

@@ -1,0 +1,17 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+/** Debian's chromium (installed by infra/ensure-chromium.sh), headless, in a fresh profile the caller removes. */
+export async function launchChromium(options: { viewport: { width: number; height: number }; permissions?: string[] }): Promise<{ browser: BrowserContext; profileDir: string }> {
+  const profileDir = await mkdtemp(path.join(os.tmpdir(), 'docent-chromium-'));
+  const browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    // No sandbox of its own (tests run as root), and nothing that calls home.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...options,
+  });
+  return { browser, profileDir };
+}
