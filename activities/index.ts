@@ -20,6 +20,7 @@ import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
 import { loadTurnSecrets } from './agent-job/setup-secrets';
+import { SetupCache } from './agent-job/setup-cache';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
 
@@ -67,6 +68,7 @@ export function createActivities(deps: ActivityDeps) {
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
       images: { images: ledger.images, guard },
+      ...(config.agent.setupCache ? { setupCache: new SetupCache(config.agent.setupCache) } : {}),
     }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
