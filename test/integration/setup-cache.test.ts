@@ -2,7 +2,7 @@
 // through the egress proxy: a second job restores instead of running setup, a changed key file misses, a poisoned
 // entry is refused.
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -28,23 +28,8 @@ const config: SandboxConfig = {
   limits: { timeoutMs: 90_000, memoryBytes: 2 ** 30, maxProcesses: 256, maxFileBytes: 64 * MiB, maxDiskBytes: 512 * MiB, tmpBytes: 64 * MiB, maxInodes: 200_000 },
 };
 
-const lockfile = (extra: Record<string, unknown> = {}) => ({
-  name: 'cached-setup',
-  version: '1.0.0',
-  lockfileVersion: 3,
-  requires: true,
-  ...extra,
-  packages: {
-    '': { name: 'cached-setup', version: '1.0.0', dependencies: { 'is-number': '7.0.0' } },
-    'node_modules/is-number': {
-      version: '7.0.0',
-      resolved: 'https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz',
-      integrity: 'sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==',
-      license: 'MIT',
-      engines: { node: '>=0.12.0' },
-    },
-  },
-});
+/** A project whose setup is `npm ci` of express 4 (72 packages): big enough for setup time to be mostly the install. */
+const fixture = path.resolve(__dirname, '../fixtures/npm-setup-project');
 
 // The second command leaves a random value in the clone and in HOME: equal values mean setup did not run again.
 const setupCommands = ['npm ci --no-audit --no-fund', "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n' > node_modules/.nonce && cp node_modules/.nonce ~/.nonce"];
@@ -53,7 +38,7 @@ const checksFor = (over: Partial<NonNullable<ProjectChecks['setupCache']>> = {})
   check: [],
   network: true,
   allowHosts: ['registry.npmjs.org'],
-  setupCache: { project: 'cache-proj', keyFiles: ['package-lock.json', 'requirements.txt'], generation: 0, maintenance: ['test -f node_modules/is-number/index.js'], ...over },
+  setupCache: { project: 'cache-proj', keyFiles: ['package-lock.json', 'requirements.txt'], generation: 0, maintenance: ['test -f node_modules/express/index.js'], ...over },
 });
 
 let root: string;
@@ -103,13 +88,15 @@ beforeAll(async () => {
   await git.init();
   await git.addConfig('user.email', 'test@example.org');
   await git.addConfig('user.name', 'test');
-  await writeFile(path.join(origin, 'package.json'), JSON.stringify({ name: 'cached-setup', version: '1.0.0', dependencies: { 'is-number': '7.0.0' } }));
-  await writeFile(path.join(origin, 'package-lock.json'), JSON.stringify(lockfile()));
+  const lock = await readFile(path.join(fixture, 'package-lock.json'), 'utf8');
+  await copyFile(path.join(fixture, 'package.json'), path.join(origin, 'package.json'));
+  await writeFile(path.join(origin, 'package-lock.json'), lock);
   await writeFile(path.join(origin, '.gitignore'), 'node_modules/\n');
   commits.first = await commitAll('first');
   await writeFile(path.join(origin, 'README.md'), 'not a key file\n');
   commits.readme = await commitAll('readme');
-  await writeFile(path.join(origin, 'package-lock.json'), JSON.stringify(lockfile({ description: 'changed' })));
+  // The same dependencies, but another file: the key follows contents, not meaning.
+  await writeFile(path.join(origin, 'package-lock.json'), `${lock}\n`);
   commits.lock = await commitAll('lock');
 });
 
@@ -131,13 +118,13 @@ describe('cached setup', () => {
       ['setup', 0, 'hit'],
     ]);
     expect(second.results[0]!.command).toBe(`restore the cached result of: ${setupCommands.join(' && ')}`);
-    expect(second.results[1]!.command).toBe('test -f node_modules/is-number/index.js');
+    expect(second.results[1]!.command).toBe('test -f node_modules/express/index.js');
     // No setup command ran: the random values are the first job's, in the clone and in HOME.
     const nonce = await readFile(path.join(first.clone, 'node_modules/.nonce'), 'utf8');
     expect(await readFile(path.join(second.clone, 'node_modules/.nonce'), 'utf8')).toBe(nonce);
     expect(await readFile(path.join(second.home, '.nonce'), 'utf8')).toBe(nonce);
     // Restored as the sandbox's user, so the agent's commands can change it.
-    if (isRoot) expect((await lstat(path.join(second.clone, 'node_modules/is-number/index.js'))).uid).toBe(config.runAs.uid);
+    if (isRoot) expect((await lstat(path.join(second.clone, 'node_modules/express/index.js'))).uid).toBe(config.runAs.uid);
     // Nothing of the restore stays in HOME, and the clone's tracked files are untouched.
     expect(await readdir(second.home)).not.toContain('.docent-restore');
     expect((await hardenedGit(second.clone, root).raw(['status', '--porcelain'])).trim()).toBe('');
@@ -184,11 +171,14 @@ describe('cached setup', () => {
   });
 
   it('runs setup uncached when a turn gets secrets, or the project names no key files', async () => {
-    const secret = await job(commits.first, checksFor(), true);
-    expect(secret.results.map((r) => r.cache)).toEqual(['off', 'off']);
-    const { setupCache: _none, ...keyless } = checksFor();
+    const quick = { ...checksFor(), setup: ['mkdir -p node_modules && echo built > node_modules/built'] };
+    const secret = await job(commits.first, quick, true);
+    expect(secret.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'off']]);
+    const { setupCache: _none, ...keyless } = quick;
     const plain = await job(commits.first, keyless);
-    expect(plain.results.map((r) => r.cache)).toEqual(['off', 'off']);
+    expect(plain.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'off']]);
+    // Neither was stored: still only the two entries the earlier jobs left.
+    expect(await entries()).toHaveLength(2);
   }, 240_000);
 
   it('ignores the entries of an older generation after a clear, and evicts them when the project stores again', async () => {
