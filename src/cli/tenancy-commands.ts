@@ -56,8 +56,8 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       sandboxNetwork: p.sandboxNetwork ?? false,
       sandboxAllowHosts: p.sandboxAllowHosts ?? [],
       ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
-      setupCacheKeyFiles: p.setupCacheKeyFiles ?? [],
-      maintenanceCommands: p.maintenanceCommands ?? [],
+      ...(p.setupCacheKeyFiles?.length ? { setupCacheKeyFiles: p.setupCacheKeyFiles } : {}),
+      ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
     },
   };
