@@ -14,12 +14,25 @@ import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
+import { setupCache } from './setup-cache';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { workerScaling } from './worker-scaling';
 import { workflowOverhead } from './workflow-overhead';
 
-const all: Benchmark[] = [jobCreateLatency, jobCreateThroughput, workflowOverhead, docsSearchLatency, assistantTtft, streamThroughput, threadAppend, sandboxOverhead, jobEventsWebhooks, workerScaling];
+const all: Benchmark[] = [
+  jobCreateLatency,
+  jobCreateThroughput,
+  workflowOverhead,
+  docsSearchLatency,
+  assistantTtft,
+  streamThroughput,
+  threadAppend,
+  sandboxOverhead,
+  setupCache,
+  jobEventsWebhooks,
+  workerScaling,
+];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
 async function main(names: string[]): Promise<number> {

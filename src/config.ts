@@ -340,7 +340,17 @@ export interface Config {
   models: CatalogModel[];
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token or App for both. */
   github: GitHubSettings;
-  agent: { branchPrefix: string; workspaceDir: string; setupCache?: SetupCacheConfig; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
+  agent: {
+    branchPrefix: string;
+    workspaceDir: string;
+    setupCache?: SetupCacheConfig;
+    maxSteps: number;
+    heartbeatTimeoutMs: number;
+    cloneWaitMs: number;
+    repairRounds: number;
+    prices: PriceTable;
+    reconciler: boolean;
+  };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
   /** GitHub's webhooks to POST /github/webhook: off (404) without a secret; `mention` is the handle that steers a job. */

@@ -1,6 +1,7 @@
 // The archives a cached setup is kept in: written by the system tar (zstd), listed by node-tar before any restore.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Parser, type ReadEntry } from 'tar';
 
 /** What an archive is unpacked into: the clone (where .git is off limits) or the sandbox's HOME. */
@@ -92,4 +93,13 @@ export function createArchive(file: string, dir: string, paths: string[]): Promi
 /** The shell command that unpacks an archive inside the sandbox: never over a file the checkout already has. */
 export function extractCommand(archive: string, into: string): string {
   return `tar --extract --zstd --file="${archive}" --directory="${into}" --skip-old-files --no-same-owner`;
+}
+
+/** Stops a worker's start when the setup cache is on but tar or zstd is missing; the error names the fix. */
+export async function requireArchiveTools(): Promise<void> {
+  for (const tool of ['tar', 'zstd']) {
+    await promisify(execFile)(tool, ['--version']).catch(() => {
+      throw new Error(`DOCENT_SETUP_CACHE=on needs ${tool} on the worker (apt-get install ${tool}), or set DOCENT_SETUP_CACHE=off`);
+    });
+  }
 }

@@ -47,11 +47,9 @@ export class SetupCache {
 
   /** Why the entry must not be restored (a link out, a climb, a .git path), or undefined when it may. */
   async refusal(entry: CachedSetup): Promise<string | undefined> {
-    for (const root of ROOTS) {
-      const why = await archiveRefusal(entry.archives[root], root);
-      if (why) return `${root}: ${why}`;
-    }
-    return undefined;
+    const found = await Promise.all(ROOTS.map(async (root) => [root, await archiveRefusal(entry.archives[root], root)] as const));
+    const [root, why] = found.find(([, reason]) => reason !== undefined) ?? [];
+    return why && `${root}: ${why}`;
   }
 
   async drop(key: string): Promise<void> {

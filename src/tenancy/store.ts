@@ -96,7 +96,7 @@ function checkProject(p: { repository: string; ref: string; domain?: string }): 
 
 const maxKeyFiles = 20;
 // A path in the repository: no climbing out, no .git, nothing git's revision syntax would read differently.
-const keyFileShape = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))(?!.*(?:^|\/)\.git(?:\/|$))[A-Za-z0-9_.@+\/-]{1,200}$/i;
+const keyFileShape = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))(?!.*(?:^|\/)\.git(?:\/|$))[A-Za-z0-9_.@+/-]{1,200}$/i;
 
 function checkKeyFiles(files: string[]): string[] {
   const list = [...new Set(files.map((f) => f.trim()).filter((f) => f !== ''))];
