@@ -17,7 +17,7 @@ import { alternate, type Block } from './lib/blocks';
 import type { Row } from './lib/report';
 import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
-const rounds = 3;
+const rounds = 5;
 /** The cache is there to make a warm start cheap: a restore within a tenth of the setup it replaces (issue 23). */
 const hitTarget = 0.1;
 const fixture = path.resolve(__dirname, '../../test/fixtures/npm-setup-project');

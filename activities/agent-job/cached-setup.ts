@@ -55,9 +55,10 @@ async function restore(entry: CachedSetup, input: CachedSetupInput): Promise<Com
   const owner = input.sandbox.owner;
   if (owner) for (const p of [staging, path.join(staging, 'workspace.tar.zst'), path.join(staging, 'home.tar.zst')]) await chown(p, owner.uid, owner.gid);
   const inSandbox = `${HOME}/${RESTORE_FOLDER}`;
-  const command = [extractCommand(`${inSandbox}/workspace.tar.zst`, '/workspace'), extractCommand(`${inSandbox}/home.tar.zst`, HOME)].join(' && ');
+  // Both at once: unpacking is mostly waiting on the disk.
+  const command = `${extractCommand(`${inSandbox}/workspace.tar.zst`, '/workspace')} & w=$!; ${extractCommand(`${inSandbox}/home.tar.zst`, HOME)}; h=$?; wait $w; w=$?`;
   try {
-    return await input.sandbox.run(`${command}; status=$?; rm -rf -- "${inSandbox}"; exit $status`, { signal: input.signal, headBytes: 0, tailBytes: keptOutputBytes });
+    return await input.sandbox.run(`${command}; rm -rf -- "${inSandbox}"; [ $w -eq 0 ] && [ $h -eq 0 ]`, { signal: input.signal, headBytes: 0, tailBytes: keptOutputBytes });
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
