@@ -21,6 +21,7 @@ import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
 import { loadTurnSecrets } from './agent-job/setup-secrets';
 import { SetupCache } from './agent-job/setup-cache';
+import { createSetupCacheActivities, SetupCacheHolders } from './agent-job/setup-cache-holders';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
 
@@ -57,6 +58,7 @@ export function createActivities(deps: ActivityDeps) {
   const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
   const ledger = new JobLedger(deps.db, { notifier, log: deps.log });
   const journal = { ledger, prices: config.agent.prices };
+  const setupHolders = new SetupCacheHolders(deps.db);
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git, journal),
@@ -68,8 +70,9 @@ export function createActivities(deps: ActivityDeps) {
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
       images: { images: ledger.images, guard },
-      ...(config.agent.setupCache ? { setupCache: new SetupCache(config.agent.setupCache) } : {}),
+      ...(config.agent.setupCache ? { setupCache: new SetupCache(config.agent.setupCache), setupHolders } : {}),
     }),
+    ...createSetupCacheActivities({ holders: setupHolders }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),

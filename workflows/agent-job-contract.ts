@@ -87,6 +87,14 @@ export interface SetupCacheSpec {
   maintenance: string[];
 }
 
+export interface PreferredSetupWorkerInput {
+  projectId: string;
+}
+export interface PreferredSetupWorkerResult {
+  /** The task queue of the worker that last stored or restored the project's setup; absent when none has. */
+  workspaceQueue?: string;
+}
+
 /** One sandboxed setup or check command as it last ran in a turn. */
 export interface CheckResult {
   kind: 'setup' | 'check';

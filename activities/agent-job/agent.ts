@@ -16,6 +16,7 @@ import { failed, keptOutputBytes, repairPrompt, runChecks, setupFailureNote } fr
 import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
 import type { SetupCache } from './setup-cache';
+import type { SetupCacheHolders } from './setup-cache-holders';
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
@@ -35,6 +36,8 @@ export interface AgentDeps extends GitDeps {
   images?: ImageDeps;
   /** This worker's cache of setup results; absent when DOCENT_SETUP_CACHE=off. */
   setupCache?: SetupCache;
+  /** Where this worker says it holds a project's setup, for later jobs to prefer it (absent in unit tests). */
+  setupHolders?: SetupCacheHolders;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -166,6 +169,9 @@ export function createAgentActivities(deps: AgentDeps) {
                   withSecrets: Object.keys(secrets.env).length > 0,
                   readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
                   signal,
+                  onHeld: async (project) => {
+                    if (deps.workspaceQueue) await deps.setupHolders?.record(project, deps.workspaceQueue);
+                  },
                 })
               ).results
             : [];

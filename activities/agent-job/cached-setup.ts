@@ -31,6 +31,8 @@ export interface CachedSetupInput {
   /** The sandbox's extra read-only paths, part of its image. */
   readOnlyPaths: readonly string[];
   signal?: AbortSignal;
+  /** Told once this worker holds the project's setup (a hit, or a stored miss), so later jobs prefer it. */
+  onHeld?: (project: string) => Promise<void>;
 }
 
 export interface CachedSetupOutcome {
@@ -77,6 +79,11 @@ async function setupLeftovers(input: CachedSetupInput): Promise<{ workspace: str
   return { workspace: others.split('\0').filter(Boolean), home };
 }
 
+/** The preference is a hint: failing to record it never fails the turn. */
+async function held(input: CachedSetupInput, project: string): Promise<void> {
+  await input.onHeld?.(project).catch(() => undefined);
+}
+
 /**
  * The project's setup for one turn, through the worker's setup cache: a stored result for the same key is restored
  * (then the maintenance commands run); otherwise setup runs and, if every command passed, its result is stored.
@@ -103,6 +110,7 @@ export async function runCachedSetup(input: CachedSetupInput): Promise<CachedSet
         output: restored.output,
         cache: 'hit',
       };
+      await held(input, spec.project);
       return { results: [hit, ...tagged(await runSetup(spec.maintenance, input.run), 'hit')] };
     }
     refused ??= `unpacking failed (exit ${restored?.exitCode}): ${restored?.output.slice(-500) ?? ''}`;
@@ -113,9 +121,10 @@ export async function runCachedSetup(input: CachedSetupInput): Promise<CachedSet
   if (results.every((r) => r.exitCode === 0)) {
     const left = await setupLeftovers(input);
     // A result that cannot be stored (a file setup left unreadable, a full disk) costs the next job its hit, not this turn.
-    await cache
+    const stored = await cache
       .store(key, { project: spec.project, generation: spec.generation }, { workspace: { dir: input.root, paths: left.workspace }, home: { dir: input.home, paths: left.home } })
       .catch(() => false);
+    if (stored) await held(input, spec.project);
   }
   return { results, ...(refused ? { refused } : {}) };
 }

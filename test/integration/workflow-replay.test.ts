@@ -25,6 +25,7 @@ const histories = [
   'agent-job-check-run-follow-up',
   'agent-job-pull-request-comment',
   'agent-job-pull-request-comment-unchanged',
+  'agent-job-setup-cache-worker',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
