@@ -375,6 +375,22 @@ describe('cached setup', () => {
     expect(events.filter((e) => e.type === 'check').map((e) => e.data.cache)).toEqual(['hit', 'hit', undefined]);
     expect((await readdir(path.join(workspaceDir, '.setup-cache'))).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(1);
   });
+
+  it('with a second worker polling too, the next jobs still go to the worker holding the setup and hit', async () => {
+    const otherDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-other-'));
+    const other = startProcess('src/worker.js', { ...workerEnv(), DOCENT_WORKSPACE_DIR: otherDir });
+    try {
+      await other.waitForLog((l) => l.msg === 'worker polling');
+      // Without the preference each job lands on either worker; five hits in a row by chance is 1 in 32.
+      const jobs = [];
+      for (let i = 1; i <= 5; i++) jobs.push(await runJob('cached', `fix-typo with two workers ${i}`));
+      expect(jobs.map((j) => [j.status, j.checks[0].cache])).toEqual(jobs.map(() => ['completed', 'hit']));
+      expect(await readdir(otherDir)).not.toContain('.setup-cache');
+    } finally {
+      await other.stop('SIGKILL');
+      await rm(otherDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('project checks', () => {
