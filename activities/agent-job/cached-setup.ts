@@ -77,7 +77,13 @@ async function setupLeftovers(input: CachedSetupInput): Promise<{ workspace: str
   const others = await input.git.raw(['ls-files', '-z', '--others', '--directory', '--no-empty-directory']);
   const home = (await readdir(input.home)).filter((name) => !WORKER_HOME_FILES.has(name));
   // Without the trailing slash git puts on folders: tar must archive what is there, never resolve through it.
-  return { workspace: others.split('\0').filter(Boolean).map((p) => p.replace(/\/+$/, '')), home };
+  return {
+    workspace: others
+      .split('\0')
+      .filter(Boolean)
+      .map((p) => p.replace(/\/+$/, '')),
+    home,
+  };
 }
 
 /** The preference is a hint: failing to record it never fails the turn. */
