@@ -22,8 +22,8 @@ async function keyFileBlobs(git: SimpleGit, commit: string, files: string[]): Pr
 }
 
 /**
- * The key of a setup: everything that changes what it leaves behind. The commands, the key files at the job's
- * commit, the sandbox image, the network choice, the project and its cache generation. Setups that get secrets are
+ * The key of a setup: everything that changes what it leaves behind. The commands, the key files and the top-level
+ * .gitignore at the job's commit, the sandbox image, the network choice, the project and its cache generation. Setups that get secrets are
  * never cached (docs/decisions-setup-cache.md), so no secret goes into it.
  */
 export async function setupCacheKey(git: SimpleGit, commit: string, checks: ProjectChecks, cache: SetupCacheSpec, image: string): Promise<string> {
@@ -33,6 +33,8 @@ export async function setupCacheKey(git: SimpleGit, commit: string, checks: Proj
     generation: cache.generation,
     setup: checks.setup,
     keyFiles: await keyFileBlobs(git, commit, cache.keyFiles),
+    // What the clone ignores decides what an entry holds, and which restored files would show as changes.
+    ignores: await keyFileBlobs(git, commit, ['.gitignore']),
     image,
     network: checks.network,
     allowHosts: checks.allowHosts ?? [],

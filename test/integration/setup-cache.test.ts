@@ -46,7 +46,7 @@ let origin: string;
 let cache: SetupCache;
 let cacheDir: string;
 let jobs = 0;
-const commits: Record<'first' | 'readme' | 'lock', string> = { first: '', readme: '', lock: '' };
+const commits: Record<'first' | 'readme' | 'lock' | 'ignores', string> = { first: '', readme: '', lock: '', ignores: '' };
 
 async function commitAll(message: string): Promise<string> {
   const git = simpleGit(origin);
@@ -98,6 +98,8 @@ beforeAll(async () => {
   // The same dependencies, but another file: the key follows contents, not meaning.
   await writeFile(path.join(origin, 'package-lock.json'), `${lock}\n`);
   commits.lock = await commitAll('lock');
+  await writeFile(path.join(origin, '.gitignore'), 'node_modules/\n*.log\n');
+  commits.ignores = await commitAll('ignores');
 });
 
 afterAll(async () => {
@@ -141,6 +143,12 @@ describe('cached setup', () => {
     expect(await entries()).toHaveLength(2);
   }, 240_000);
 
+  it('misses when the ignore rules changed, since they decide what an entry holds', async () => {
+    const ignores = await job(commits.ignores);
+    expect(ignores.results.map((r) => r.cache)).toEqual(['miss', 'miss']);
+    expect(await entries()).toHaveLength(3);
+  }, 240_000);
+
   it('refuses an entry with a symbolic link out of the clone, drops it and runs setup instead', async () => {
     // Poison the first commit's entry: the same archive plus node_modules/evil -> /etc.
     const poisoned = await entryHolding(await readFile(path.join(first.clone, 'node_modules/.nonce'), 'utf8'));
@@ -177,8 +185,8 @@ describe('cached setup', () => {
     const { setupCache: _none, ...keyless } = quick;
     const plain = await job(commits.first, keyless);
     expect(plain.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'off']]);
-    // Neither was stored: still only the two entries the earlier jobs left.
-    expect(await entries()).toHaveLength(2);
+    // Neither was stored: still only the entries the earlier jobs left.
+    expect(await entries()).toHaveLength(3);
   }, 240_000);
 
   it('ignores the entries of an older generation after a clear, and evicts them when the project stores again', async () => {
