@@ -66,10 +66,16 @@ export async function archiveRefusal(file: string, root: ArchiveRoot): Promise<s
     parser.on('error', reject);
   });
   const exited = new Promise<number>((resolve) => zstd.on('close', (code) => resolve(code ?? 1)));
+  // An archive of nothing (a setup that left HOME empty) is only zero blocks, which node-tar calls unrecognized.
+  let zeros = true;
+  zstd.stdout.on('data', (chunk: Buffer) => {
+    zeros &&= chunk.every((b) => b === 0);
+  });
   zstd.stdout.pipe(parser);
   try {
     await parsed;
   } catch (err) {
+    if (zeros && (await exited) === 0 && zeros) return undefined;
     zstd.kill();
     return `the archive is unreadable: ${(err as Error).message}`;
   }

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { simpleGit } from 'simple-git';
 import { runCachedSetup, type CachedSetupOutcome } from '../../activities/agent-job/cached-setup';
 import { prepareTurnSandbox } from '../../activities/agent-job/sandbox-workspace';
-import { archiveRefusal } from '../../activities/agent-job/setup-archive';
+import { archiveRefusal, createArchive } from '../../activities/agent-job/setup-archive';
 import { hardenedGit } from '../../activities/git-hardening';
 import { SetupCache } from '../../activities/agent-job/setup-cache';
 import type { SandboxConfig } from '../../src/config';
@@ -176,6 +176,9 @@ describe('cached setup', () => {
     await run('tar', ['--create', '--zstd', '--absolute-names', '--file=climb.tar.zst', '../outside.txt'], { cwd: path.join(dir, 'inner') });
     expect(await archiveRefusal(path.join(dir, 'git.tar.zst'), 'workspace')).toMatch(/inside \.git/);
     expect(await archiveRefusal(path.join(dir, 'inner/climb.tar.zst'), 'workspace')).toMatch(/climbs out/);
+    // A setup that left HOME empty stores an archive of nothing, which restores as nothing.
+    await createArchive(path.join(dir, 'empty.tar.zst'), dir, []);
+    expect(await archiveRefusal(path.join(dir, 'empty.tar.zst'), 'home')).toBeUndefined();
   });
 
   it('runs setup uncached when a turn gets secrets, or the project names no key files', async () => {
