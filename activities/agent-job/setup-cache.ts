@@ -17,6 +17,16 @@ interface EntryMeta {
 }
 
 const KEY = /^[0-9a-f]{64}$/;
+
+/** An entry's meta file, or undefined when it is not one (a torn write of an older version): such entries go. */
+function parseMeta(text: string): EntryMeta | undefined {
+  try {
+    const meta = JSON.parse(text) as Partial<EntryMeta>;
+    return typeof meta.project === 'string' && typeof meta.generation === 'number' && typeof meta.bytes === 'number' ? (meta as EntryMeta) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const ROOTS: ArchiveRoot[] = ['workspace', 'home'];
 const archiveName = (root: ArchiveRoot) => `${root}.tar.zst`;
 
@@ -95,8 +105,9 @@ export class SetupCache {
       const file = path.join(this.config.dir, key, 'meta.json');
       const read = await Promise.all([readFile(file, 'utf8'), stat(file)]).catch(() => undefined);
       if (!read) continue;
-      const meta = JSON.parse(read[0]) as EntryMeta;
-      if (meta.project === current.project && meta.generation < current.generation) await this.drop(key);
+      const meta = parseMeta(read[0]);
+      if (!meta) await this.drop(key);
+      else if (meta.project === current.project && meta.generation < current.generation) await this.drop(key);
       else entries.push({ key, used: read[1].mtimeMs, meta });
     }
     entries.sort((a, b) => b.used - a.used);

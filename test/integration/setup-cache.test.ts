@@ -2,6 +2,7 @@
 // through the egress proxy: a second job restores instead of running setup, a changed key file misses, a poisoned
 // entry is refused.
 import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -210,3 +211,32 @@ async function entryHolding(nonce: string): Promise<string> {
   }
   throw new Error('no entry holds the first job’s setup');
 }
+
+describe("a worker's setup cache size cap", () => {
+  it('evicts the least recently used entries first, keeping the ones jobs restored lately', async () => {
+    const src = path.join(root, 'lru-src');
+    await mkdir(path.join(src, 'home'), { recursive: true });
+    await mkdir(path.join(src, 'workspace'), { recursive: true });
+    // Random bytes do not compress: each entry weighs about the same.
+    await writeFile(path.join(src, 'workspace', 'blob'), randomBytes(64 * 1024));
+    const roots = { workspace: { dir: path.join(src, 'workspace'), paths: ['blob'] }, home: { dir: path.join(src, 'home'), paths: [] } };
+    const key = (n: number) => createHash('sha256').update(`entry ${n}`).digest('hex');
+    const owner = { project: 'lru-proj', generation: 0 };
+    const probe = new SetupCache({ dir: path.join(root, 'lru-probe'), maxBytes: 2 ** 30 });
+    expect(await probe.store(key(0), owner, roots)).toBe(true);
+    const { bytes } = JSON.parse(await readFile(path.join(root, 'lru-probe', key(0), 'meta.json'), 'utf8'));
+
+    const capped = new SetupCache({ dir: path.join(root, 'lru'), maxBytes: Math.floor(bytes * 2.5) });
+    await capped.store(key(1), owner, roots);
+    await capped.store(key(2), owner, roots);
+    // A job restores entry 1: entry 2 is now the least recently used.
+    expect(await capped.find(key(1))).toBeDefined();
+    await capped.store(key(3), owner, roots);
+    expect(await capped.find(key(2))).toBeUndefined();
+    expect(await capped.find(key(1))).toBeDefined();
+    expect(await capped.find(key(3))).toBeDefined();
+    // An entry larger than the whole cap is not kept at all.
+    const tiny = new SetupCache({ dir: path.join(root, 'lru-tiny'), maxBytes: Math.floor(bytes / 2) });
+    expect(await tiny.store(key(4), owner, roots)).toBe(false);
+  });
+});
