@@ -49,13 +49,18 @@ const RESTORE_FOLDER = '.docent-restore';
 
 const tagged = (results: CheckResult[], cache: NonNullable<CheckResult['cache']>) => results.map((r) => ({ ...r, cache }));
 
-/** Puts the archives in HOME, then unpacks them inside the sandbox as its user: no link or path of theirs reaches past what a setup command could. */
-async function restore(entry: CachedSetup, input: CachedSetupInput): Promise<CommandResult> {
+/** Copies the archives into the fresh HOME (no command has run there yet this turn), for the sandbox's user to read. */
+async function stageArchives(entry: CachedSetup, input: CachedSetupInput): Promise<void> {
   const staging = path.join(input.home, RESTORE_FOLDER);
   await mkdir(staging, { mode: 0o700 });
-  for (const root of ['workspace', 'home'] as const) await copyFile(entry.archives[root], path.join(staging, `${root}.tar.zst`));
+  await Promise.all((['workspace', 'home'] as const).map((root) => copyFile(entry.archives[root], path.join(staging, `${root}.tar.zst`))));
   const owner = input.sandbox.owner;
   if (owner) for (const p of [staging, path.join(staging, 'workspace.tar.zst'), path.join(staging, 'home.tar.zst')]) await chown(p, owner.uid, owner.gid);
+}
+
+/** Unpacks the staged archives inside the sandbox as its user: no link or path of theirs reaches past what a setup command could. */
+async function unpack(input: CachedSetupInput): Promise<CommandResult> {
+  const staging = path.join(input.home, RESTORE_FOLDER);
   const inSandbox = `${HOME}/${RESTORE_FOLDER}`;
   // Both at once: unpacking is mostly waiting on the disk.
   const command = `${extractCommand(`${inSandbox}/workspace.tar.zst`, '/workspace')} & w=$!; ${extractCommand(`${inSandbox}/home.tar.zst`, HOME)}; h=$?; wait $w; w=$?`;
@@ -106,8 +111,16 @@ export async function runCachedSetup(input: CachedSetupInput): Promise<CachedSet
   let refused: string | undefined;
   if (entry) {
     const started = performance.now();
-    refused = await cache.refusal(entry);
-    const restored = refused ? undefined : await restore(entry, input);
+    // The copy needs no verdict: a refused entry's copy goes with the rest of HOME below.
+    const [why, unstaged] = await Promise.all([
+      cache.refusal(entry),
+      stageArchives(entry, input).then(
+        () => undefined,
+        (err: Error) => `the archives could not be copied: ${err.message}`,
+      ),
+    ]);
+    refused = why ?? unstaged;
+    const restored = refused ? undefined : await unpack(input);
     if (restored?.exitCode === 0) {
       const hit: CheckResult = {
         kind: 'setup',
