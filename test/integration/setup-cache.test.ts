@@ -166,6 +166,12 @@ describe('cached setup', () => {
     await expect(lstat(path.join(after.clone, 'node_modules/evil'))).rejects.toThrow(/ENOENT/);
     // The poisoned entry went; the setup that ran instead was stored in its place, clean.
     expect(await archiveRefusal(path.join(cacheDir, poisoned, 'workspace.tar.zst'), 'workspace')).toBeUndefined();
+
+    // An entry missing an archive (a disk that lost it) is refused the same way, never failing the turn.
+    await rm(path.join(cacheDir, poisoned, 'home.tar.zst'));
+    const damaged = await job(commits.first);
+    expect(damaged.refused).toMatch(/^home: the archive is unreadable/);
+    expect(damaged.results.map((r) => [r.exitCode, r.cache])).toEqual(setupCommands.map(() => [0, 'miss']));
   }, 240_000);
 
   it('refuses archives with a path climbing out or into .git', async () => {
