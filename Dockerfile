@@ -31,9 +31,9 @@ RUN DOCENT_CACHE=/opt/docent bash infra/stack.sh install model \
 FROM ${NODE_IMAGE} AS runtime
 # git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers;
 # bubblewrap: the sandbox repository code runs in (README, "Security model"); util-linux brings setpriv and prlimit;
-# socat relays a sandbox's loopback proxy port to the worker's egress proxy.
+# socat relays a sandbox's loopback proxy port to the worker's egress proxy; tar and zstd hold cached setups.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat tar zstd \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app

@@ -22,6 +22,8 @@ import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './agent-job/job-status';
 import { createSelfCheckActivities } from './self-check';
 import { loadTurnSecrets } from './agent-job/setup-secrets';
+import { SetupCache } from './agent-job/setup-cache';
+import { createSetupCacheActivities, SetupCacheHolders } from './agent-job/setup-cache-holders';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
 
@@ -58,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
   const notifier = deps.temporal && { webhooks, temporal: deps.temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
   const ledger = new JobLedger(deps.db, { notifier, log: deps.log });
   const journal = { ledger, prices: config.agent.prices };
+  const setupHolders = new SetupCacheHolders(deps.db);
   return {
     ...createSelfCheckActivities(deps),
     ...createGitActivities(git, journal),
@@ -69,8 +72,10 @@ export function createActivities(deps: ActivityDeps) {
       journal,
       secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
       images: { images: ledger.images, guard },
+      ...(config.agent.setupCache ? { setupCache: new SetupCache(config.agent.setupCache), setupHolders } : {}),
     }),
     ...createPlannerActivities({ ...git, models: config.models, journal, images: { images: ledger.images, guard } }),
+    ...createSetupCacheActivities({ holders: setupHolders }),
     ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
     ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),

@@ -15,6 +15,7 @@ import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
+import { setupCache } from './setup-cache';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { widgetTtft } from './widget-ttft';
@@ -31,6 +32,7 @@ const all: Benchmark[] = [
   streamThroughput,
   threadAppend,
   sandboxOverhead,
+  setupCache,
   jobEventsWebhooks,
   workerScaling,
   docsResync,

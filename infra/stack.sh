@@ -65,6 +65,9 @@ ensure_debian_tools() {
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   # The loopback relay inside a sandbox with network on, to the worker's egress proxy (docs/decisions-isolation.md).
   command -v socat >/dev/null || missing+=(socat)
+  # Cached setup: the worker archives and the sandbox unpacks with tar + zstd (README, "Cached setup").
+  command -v zstd >/dev/null || missing+=(zstd)
+  command -v tar >/dev/null || missing+=(tar)
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || fail "missing ${missing[*]}: run sudo apt-get install -y ${missing[*]}"
   say "apt-get install ${missing[*]}"

@@ -215,6 +215,10 @@ const settings = z.object({
     .regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix')
     .default('docent/'),
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
+  // What a project's setup left behind, kept per worker so a later job with the same key skips setup (README "Cached setup").
+  DOCENT_SETUP_CACHE: z.enum(['on', 'off']).default('on'),
+  DOCENT_SETUP_CACHE_DIR: z.string().optional(),
+  DOCENT_SETUP_CACHE_MAX_BYTES: positiveInt.default(10 * 1024 * 1024 * 1024),
   DOCENT_AGENT_MAX_STEPS: positiveInt.max(200).default(25),
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: positiveInt.min(1000).default(60_000),
   // How long a turn's step waits for the worker holding the clone (a restart) before the turn starts over elsewhere.
@@ -351,7 +355,17 @@ export interface Config {
   models: CatalogModel[];
   /** GitHub (or Enterprise): REST API, where `owner/name` repositories are cloned from, and the token or App for both. */
   github: GitHubSettings;
-  agent: { branchPrefix: string; workspaceDir: string; maxSteps: number; heartbeatTimeoutMs: number; cloneWaitMs: number; repairRounds: number; prices: PriceTable; reconciler: boolean };
+  agent: {
+    branchPrefix: string;
+    workspaceDir: string;
+    setupCache?: SetupCacheConfig;
+    maxSteps: number;
+    heartbeatTimeoutMs: number;
+    cloneWaitMs: number;
+    repairRounds: number;
+    prices: PriceTable;
+    reconciler: boolean;
+  };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
   /** GitHub's webhooks to POST /github/webhook: off (404) without a secret; `mention` is the handle that steers a job. */
@@ -417,6 +431,13 @@ export interface TemporalConfig {
   allowPlaintextPayloads: boolean;
   /** Token of the gateway's codec endpoint (POST /codec/decode, /codec/encode). */
   codecToken?: string;
+}
+
+/** The worker's cache of setup results (DOCENT_SETUP_CACHE_*); absent when DOCENT_SETUP_CACHE=off. */
+export interface SetupCacheConfig {
+  dir: string;
+  /** The most the cache's archives may take together; the least recently used go first. */
+  maxBytes: number;
 }
 
 export interface SandboxConfig {
@@ -583,6 +604,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agent: {
       branchPrefix: s.DOCENT_BRANCH_PREFIX,
       workspaceDir: s.DOCENT_WORKSPACE_DIR,
+      ...(s.DOCENT_SETUP_CACHE === 'on' ? { setupCache: { dir: s.DOCENT_SETUP_CACHE_DIR ?? path.join(s.DOCENT_WORKSPACE_DIR, '.setup-cache'), maxBytes: s.DOCENT_SETUP_CACHE_MAX_BYTES } } : {}),
       maxSteps: s.DOCENT_AGENT_MAX_STEPS,
       heartbeatTimeoutMs: s.DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS,
       cloneWaitMs: s.DOCENT_AGENT_CLONE_WAIT_MS,

@@ -1,4 +1,5 @@
 import { probeWorkerSandbox } from '../activities/agent-job/sandbox-workspace';
+import { requireArchiveTools } from '../activities/agent-job/setup-archive';
 import { loadConfig } from './config';
 import { createLogger } from './log';
 import { startTracing } from './tracing';
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
     const cgroup = await probeWorkerSandbox(config.sandbox, config.agent.workspaceDir);
     if (cgroup.dir) log.info({ cgroup: cgroup.dir }, cgroup.message);
     else log.warn(cgroup.message);
+    if (config.agent.setupCache) await requireArchiveTools();
   } else log.warn('DOCENT_SANDBOX=off: agent jobs get no run_command tool, and projects with checks fail their turns');
   const tracing = await startTracing(config.otlpEndpoint, 'docent-worker');
   const set = await buildWorkers(config, { tracer: tracing.tracer, log, reconcileSchedule: config.agent.reconciler, sweepWorkspaces: true });

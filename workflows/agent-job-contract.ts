@@ -75,6 +75,28 @@ export interface ProjectChecks {
   allowHosts?: string[];
   /** Whether check commands get the project's secrets too (setup commands always do); only the flag, never a value. */
   secretsToChecks?: boolean;
+  /** Set when the project names cache key files (`--cache-key`): setup's result is cached per worker under a key. */
+  setupCache?: SetupCacheSpec;
+}
+
+/** How a project's setup is cached: what goes into the key besides the commands and the sandbox image. */
+export interface SetupCacheSpec {
+  /** The project's id: entries are never shared between projects. */
+  project: string;
+  /** Files whose contents at the job's commit go into the key, e.g. package-lock.json. */
+  keyFiles: string[];
+  /** Bumped by `docent project cache clear`: entries stored under an older one never match again. */
+  generation: number;
+  /** Run after a restore instead of setup (`--maintenance`), e.g. `npm run build`. */
+  maintenance: string[];
+}
+
+export interface PreferredSetupWorkerInput {
+  projectId: string;
+}
+export interface PreferredSetupWorkerResult {
+  /** The task queue of the worker that last stored or restored the project's setup; absent when none has. */
+  workspaceQueue?: string;
 }
 
 /** One sandboxed setup or check command as it last ran in a turn. */
@@ -87,6 +109,8 @@ export interface CheckResult {
   output: string;
   /** Set when docent stopped it: the wall-time limit, the disk limit, or a cancelled turn. */
   stoppedBy?: 'timeout' | 'disk' | 'cancelled';
+  /** Setup entries only: restored from the worker's setup cache, run and stored, or run without the cache. */
+  cache?: 'hit' | 'miss' | 'off';
 }
 
 export interface AgentJobInput {

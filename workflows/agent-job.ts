@@ -36,6 +36,8 @@ import type { DocsGapCheckInput } from './docs-gap-check-contract';
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 /** Workers a turn may start over on when the one holding its clone vanishes, before it fails. */
 const maxWorkerMoves = 3;
+/** How long a job's first step waits for the worker holding its project's setup cache before any worker may take it. */
+const setupCacheWorkerWaitMs = 10_000;
 
 // Error types of our activities, as the codes a client reads in `error.code`.
 const errorCodes: Record<string, string> = {
@@ -162,13 +164,21 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     }
   }
 
+  /** The worker that last held the project's setup, for a turn that has no clone yet and whose project caches its setup. */
+  async function setupCacheWorker(route: CloneRoute, instruction: Instruction): Promise<string | undefined> {
+    // Added with cached setup: histories recorded before replay without the step.
+    if (route.settled || !instruction.checks?.setupCache || !patched('prefer-setup-cache-worker')) return undefined;
+    return (await status.preferredSetupWorker({ projectId: input.projectId })).workspaceQueue;
+  }
+
   /** Clone, edit, commit and push on the one worker that holds the clone; a turn whose worker is gone starts over on another. */
   async function editOnOneWorker(route: CloneRoute, instruction: Instruction, stage: (s: AgentJobProgress['stage']) => void) {
     const { jobId, repository, branch } = input;
     for (let move = 1; ; move++) {
       try {
         stage('preparing');
-        const prepared = await route.on(gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch });
+        const preferred = move === 1 ? await setupCacheWorker(route, instruction) : undefined;
+        const prepared = await route.preferring(preferred, setupCacheWorkerWaitMs, gitOptions, (on) => on.prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch }));
         route.settle(prepared.workspaceQueue);
         const { startCommit } = prepared;
         stage('editing');

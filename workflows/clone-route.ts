@@ -24,6 +24,26 @@ export class CloneRoute {
     return proxyActivities<Activities>(this.queue ? { ...options, taskQueue: this.queue, scheduleToStartTimeout: this.waitMs } : options);
   }
 
+  /** Whether a worker holds the job's clone (later steps go there). */
+  get settled(): boolean {
+    return this.queue !== undefined;
+  }
+
+  /**
+   * A step with these options on `preferred` (the worker holding the project's setup cache) if that worker takes it
+   * within `waitMs`; otherwise, or without a preference, as `on` sends it.
+   */
+  async preferring<T>(preferred: string | undefined, waitMs: number, options: ActivityOptions, step: (activities: ReturnType<CloneRoute['on']>) => Promise<T>): Promise<T> {
+    if (preferred && !this.queue) {
+      try {
+        return await step(proxyActivities<Activities>({ ...options, taskQueue: preferred, scheduleToStartTimeout: waitMs }));
+      } catch (err) {
+        if (!cloneWorkerGone(err)) throw err;
+      }
+    }
+    return step(this.on(options));
+  }
+
   /** The worker that prepared the clone; a worker older than this code names none, and the route stays shared. */
   settle(queue: string | undefined): void {
     this.queue = queue;

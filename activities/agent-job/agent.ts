@@ -12,9 +12,12 @@ import { CloneFs } from './clone-fs';
 import { modelFailure } from './model-failures';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
-import { failed, keptOutputBytes, repairPrompt, runChecks, runSetup, setupFailureNote } from './project-checks';
+import { runCachedSetup } from './cached-setup';
+import { failed, keptOutputBytes, repairPrompt, runChecks, setupFailureNote } from './project-checks';
 import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
+import type { SetupCache } from './setup-cache';
+import type { SetupCacheHolders } from './setup-cache-holders';
 import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
@@ -32,6 +35,10 @@ export interface AgentDeps extends GitDeps {
   secrets?: (jobId: string) => Promise<TurnSecrets>;
   /** Where an instruction's images are read or fetched (absent in unit tests: instructions with images fail). */
   images?: ImageDeps;
+  /** This worker's cache of setup results; absent when DOCENT_SETUP_CACHE=off. */
+  setupCache?: SetupCache;
+  /** Where this worker says it holds a project's setup, for later jobs to prefer it (absent in unit tests). */
+  setupHolders?: SetupCacheHolders;
 }
 
 /** The most the agent may change in one turn, so results fit in workflow history. */
@@ -131,7 +138,8 @@ export function createAgentActivities(deps: AgentDeps) {
       const root = workspacePath(deps, input.jobId);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
-      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, sandboxHomePath(deps.workspaceDir, input.jobId), net) : undefined;
+      const home = sandboxHomePath(deps.workspaceDir, input.jobId);
+      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, home, net) : undefined;
       const secrets = sandbox && deps.secrets && project.setup.length + project.check.length > 0 ? await deps.secrets(input.jobId) : noSecrets;
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
@@ -147,7 +155,27 @@ export function createAgentActivities(deps: AgentDeps) {
         const setupRun = sandbox && redactedRun(sandbox, secrets, true);
         const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
-        const setup = setupRun ? await runSetup(project.setup, (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes })) : [];
+        const setup =
+          sandbox && setupRun
+            ? (
+                await runCachedSetup({
+                  cache: deps.setupCache,
+                  checks: project,
+                  git,
+                  commit: input.startCommit,
+                  root,
+                  home,
+                  sandbox,
+                  run: (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }),
+                  withSecrets: Object.keys(secrets.env).length > 0,
+                  readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
+                  signal,
+                  onHeld: async (project) => {
+                    if (deps.workspaceQueue) await deps.setupHolders?.record(project, deps.workspaceQueue);
+                  },
+                })
+              ).results
+            : [];
         const swept = sandbox && setup.length ? await sweepSecretFiles(sandbox, secrets, signal) : [];
         const tools = redactToolResults(
           {

@@ -69,7 +69,7 @@ export async function followTurn(journal: TurnJournal | undefined, jobId: string
       if (!journal) return;
       for (const c of results) {
         checks += 1;
-        const data = { kind: c.kind, command: c.command, exitCode: c.exitCode, durationMs: c.durationMs, ...(c.stoppedBy ? { stoppedBy: c.stoppedBy } : {}) };
+        const data = { kind: c.kind, command: c.command, exitCode: c.exitCode, durationMs: c.durationMs, ...(c.stoppedBy ? { stoppedBy: c.stoppedBy } : {}), ...(c.cache ? { cache: c.cache } : {}) };
         await journal.ledger.recordCheck(jobId, turn, eventKeys.check(run, checks), data);
       }
     },

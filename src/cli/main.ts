@@ -9,7 +9,7 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { runWorkerSelfCheck } from './self-check';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
-import { createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
+import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
 import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
 import { docsSyncCommand, docsSyncUsage } from './docs-sync';
 import { jobsWatchCommand } from './jobs-watch';
@@ -30,13 +30,17 @@ commands:
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
                  [--allow-host <host>[,<host>...]] [--clear-allow-hosts] [--secret-to-checks on|off]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
+                 [--cache-key <file>[,<file>...]] [--clear-cache-keys] [--maintenance <cmd> ...]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
                                                 list); --clear-checks removes both; --network lets them reach
                                                 public hosts through the worker's egress proxy; --allow-host
                                                 narrows that to these hosts (*.example.org: its subdomains);
                                                 --secret-to-checks gives checks the project's secrets too;
-                                                the caps stop a turn with budget_exceeded (0 removes a cap)
+                                                the caps stop a turn with budget_exceeded (0 removes a cap);
+                                                --cache-key caches setup's result on each worker, keyed by these
+                                                files at the job's commit; --maintenance runs after a restore
+  project cache clear <projectId>               empty the project's setup cache on every worker
   project secret set <projectId> <NAME>         store a secret read from standard input (typed without echo, or
                                                 piped); setup commands get it as $NAME, redacted from all output
   project secret list <projectId>               the project's secret names and when each was set, never values
@@ -150,6 +154,12 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
   }
   if (group === 'project' && action === 'secret') return secretCommand(rest);
+  if (group === 'project' && action === 'cache') {
+    const [sub, ...args] = rest;
+    if (sub !== 'clear') throw new UsageError(`unknown command: project cache ${sub ?? ''}`);
+    const { positionals, values } = parse(args, {}, 1);
+    return { out: await withStores((s) => clearProjectSetupCache(s, positionals[0]!)), json: !!values.json };
+  }
   if (group === 'project' && action === 'update') {
     const { positionals, values } = parse(
       rest,
@@ -164,6 +174,9 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         'max-turn-tokens': { type: 'string' },
         'max-turn-minutes': { type: 'string' },
         'max-job-cost-usd': { type: 'string' },
+        'cache-key': { type: 'string', multiple: true },
+        'clear-cache-keys': { type: 'boolean' },
+        maintenance: { type: 'string', multiple: true },
       },
       1,
     );
@@ -187,11 +200,15 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       network: onOff('network'),
       allowHosts: values['clear-allow-hosts'] === true ? [] : (values['allow-host'] as string[] | undefined)?.flatMap((h) => h.split(',')).filter((h) => h.trim() !== ''),
       secretsToChecks: onOff('secret-to-checks'),
+      cacheKeys: values['clear-cache-keys'] === true ? [] : (values['cache-key'] as string[] | undefined)?.flatMap((f) => f.split(',')).filter((f) => f.trim() !== ''),
+      maintenance: values.maintenance as string[] | undefined,
       caps,
     };
+    if (values['clear-cache-keys'] === true && values['cache-key']) throw new UsageError('--cache-key and --clear-cache-keys go separately');
     if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
-    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && update.secretsToChecks === undefined && !anyCap) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, or a --max-… cap)');
+    const cacheFlags = update.cacheKeys !== undefined || update.maintenance !== undefined;
+    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && update.secretsToChecks === undefined && !anyCap && !cacheFlags) {
+      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --cache-key, --maintenance, or a --max-… cap)');
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }

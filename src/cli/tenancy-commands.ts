@@ -40,6 +40,7 @@ function describeChecks(p: ProjectDoc): string {
     `network: ${p.sandboxNetwork ? 'on' : 'off'}`,
     ...(p.sandboxAllowHosts?.length ? [`allowed hosts: ${p.sandboxAllowHosts.join(', ')}`] : []),
     ...(p.secretsToChecks ? ['secrets to checks: on'] : []),
+    ...(p.setupCacheKeyFiles?.length ? [`setup cache keyed by: ${p.setupCacheKeyFiles.join(', ')}`, list('maintenance', p.maintenanceCommands)] : []),
     ...(caps.length ? [`caps: ${caps.join(', ')}`] : []),
   ].join('; ');
 }
@@ -55,8 +56,19 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       sandboxNetwork: p.sandboxNetwork ?? false,
       sandboxAllowHosts: p.sandboxAllowHosts ?? [],
       ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
+      ...(p.setupCacheKeyFiles?.length ? { setupCacheKeyFiles: p.setupCacheKeyFiles } : {}),
+      ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
     },
+  };
+}
+
+/** `project cache clear`: one database write; each worker's entries for the project stop matching at once. */
+export async function clearProjectSetupCache(s: Stores, projectId: string): Promise<Output> {
+  const generation = await s.tenancy.clearSetupCache(projectId);
+  return {
+    text: `cleared the setup cache of project ${projectId}: its next job on each worker runs setup again (cache generation ${generation})`,
+    json: { id: projectId, setupCacheGeneration: generation },
   };
 }
 

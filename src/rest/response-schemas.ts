@@ -35,6 +35,7 @@ const checkResult = z.object({
   durationMs: z.number(),
   output: z.string().describe('The last 4 KiB of its output'),
   stoppedBy: z.enum(['timeout', 'disk', 'cancelled']).optional(),
+  cache: z.enum(['hit', 'miss', 'off']).optional().describe("Setup entries: restored from the worker's setup cache (hit), run and stored (miss), or run without it (off)"),
 });
 
 const gapAnswer = z.object({ relevance: z.number().nullable(), answered: z.boolean(), topPath: z.string().nullable() });

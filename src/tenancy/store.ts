@@ -3,6 +3,7 @@ import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { AppError } from '../errors';
 import { isAllowHostPattern } from '../sandbox/egress/allow-rules';
 import { isDuplicateKey } from '../store/duplicate-key';
+import type { ProjectChecks } from '../../workflows/agent-job-contract';
 import { LookupCache } from './lookup-cache';
 
 export interface OrgDoc {
@@ -32,6 +33,12 @@ export interface ProjectDoc {
   sandboxAllowHosts?: string[];
   /** Whether check commands get the project's secrets too (`--secret-to-checks on`); setup commands always do. */
   secretsToChecks?: boolean;
+  /** Files whose contents key the worker's setup cache (`--cache-key`); none: setup is not cached. */
+  setupCacheKeyFiles?: string[];
+  /** Run after a cached setup is restored, instead of setup (`--maintenance`). */
+  maintenanceCommands?: string[];
+  /** Bumped by `docent project cache clear`: workers ignore, then evict, entries of older generations. */
+  setupCacheGeneration?: number;
   /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
@@ -48,6 +55,9 @@ export interface ProjectChecksUpdate {
   /** Replaces the project's allowed hosts; an empty list allows any public host again. */
   allowHosts?: string[];
   secretsToChecks?: boolean;
+  /** Replaces the setup cache's key files; an empty list turns the cache off for the project. */
+  cacheKeys?: string[];
+  maintenance?: string[];
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
 }
@@ -84,6 +94,18 @@ function checkProject(p: { repository: string; ref: string; domain?: string }): 
   if (p.domain !== undefined && isPreviewDomain(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" is reserved for gap-check previews`);
 }
 
+const maxKeyFiles = 20;
+// A path in the repository: no climbing out, no .git, nothing git's revision syntax would read differently.
+const keyFileShape = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))(?!.*(?:^|\/)\.git(?:\/|$))[A-Za-z0-9_.@+/-]{1,200}$/i;
+
+function checkKeyFiles(files: string[]): string[] {
+  const list = [...new Set(files.map((f) => f.trim()).filter((f) => f !== ''))];
+  if (list.length > maxKeyFiles) throw new AppError('invalid_argument', `--cache-key takes at most ${maxKeyFiles} files`);
+  const bad = list.find((f) => !keyFileShape.test(f));
+  if (bad !== undefined) throw new AppError('invalid_argument', `--cache-key ${JSON.stringify(bad)} must be a file path inside the repository, e.g. package-lock.json`);
+  return list;
+}
+
 function checkCommands(flag: string, commands: string[]): string[] {
   if (commands.length > maxCommands) throw new AppError('invalid_argument', `at most ${maxCommands} ${flag} commands`);
   for (const c of commands) {
@@ -100,14 +122,17 @@ export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMin
 }
 
 /** The commands a job's turn runs in the sandbox, as the project holds them now. */
-export function projectChecks(p: ProjectDoc): { setup: string[]; check: string[]; network: boolean; allowHosts?: string[]; secretsToChecks?: boolean } {
+export function projectChecks(p: ProjectDoc): ProjectChecks {
   const hosts = p.sandboxAllowHosts ?? [];
+  const keyFiles = p.setupCacheKeyFiles ?? [];
+  const setupCache = { project: p._id, keyFiles, generation: p.setupCacheGeneration ?? 0, maintenance: p.maintenanceCommands ?? [] };
   return {
     setup: p.setupCommands ?? [],
     check: p.checkCommands ?? [],
     network: p.sandboxNetwork ?? false,
     ...(hosts.length ? { allowHosts: hosts } : {}),
     ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
+    ...(keyFiles.length ? { setupCache } : {}),
   };
 }
 
@@ -195,12 +220,15 @@ export class TenancyStore {
   /** Sets the project's sandboxed setup and check commands and its network choice; returns the project as stored. */
   async updateChecks(projectId: string, update: ProjectChecksUpdate): Promise<ProjectDoc> {
     const set: Partial<ProjectDoc> = {};
-    if (update.clearChecks) Object.assign(set, { setupCommands: [], checkCommands: [] });
+    if (update.clearChecks) Object.assign(set, { setupCommands: [], checkCommands: [], maintenanceCommands: [] });
+    if (update.maintenance) set.maintenanceCommands = checkCommands('--maintenance', update.maintenance);
     if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
     if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
     const unset: Record<string, ''> = {};
+    if (update.cacheKeys?.length) set.setupCacheKeyFiles = checkKeyFiles(update.cacheKeys);
+    else if (update.cacheKeys) unset.setupCacheKeyFiles = '';
     if (update.allowHosts?.length) set.sandboxAllowHosts = checkAllowHosts(update.allowHosts);
     else if (update.allowHosts) unset.sandboxAllowHosts = '';
     for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
@@ -217,6 +245,17 @@ export class TenancyStore {
     this.forgetProjects();
     if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
     return updated;
+  }
+
+  /**
+   * Empties the project's setup cache on every worker at once: the generation in the key moves on, so entries stored
+   * before never match again and are evicted as workers store new ones. Returns the new generation.
+   */
+  async clearSetupCache(projectId: string): Promise<number> {
+    const updated = await this.projects.findOneAndUpdate({ _id: projectId }, { $inc: { setupCacheGeneration: 1 } }, { returnDocument: 'after' });
+    this.forgetProjects();
+    if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
+    return updated.setupCacheGeneration ?? 1;
   }
 
   /** The project, possibly as read up to `cacheMs` ago; callers must not change the returned document. */

@@ -186,6 +186,22 @@ describe('docent CLI', () => {
     expect(await docent('project', 'update', 'ghost', '--check', 'true')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
   });
 
+  it("keys a project's setup cache on files, sets its maintenance commands, and clears the cache on every worker", async () => {
+    const set = await docent('project', 'update', 'docs', '--setup', 'npm ci', '--cache-key', 'package-lock.json,requirements.txt', '--maintenance', 'npm run build');
+    expect(set).toMatchObject({ code: 0, stdout: expect.stringContaining('setup cache keyed by: package-lock.json, requirements.txt; maintenance: "npm run build"') });
+    expect(await storedProjects().getProject('docs')).toMatchObject({ setupCacheKeyFiles: ['package-lock.json', 'requirements.txt'], maintenanceCommands: ['npm run build'] });
+    expect(await docent('project', 'update', 'docs', '--cache-key', '../secrets')).toMatchObject({ code: 1, stderr: expect.stringContaining('must be a file path inside the repository') });
+    expect(await docent('project', 'update', 'docs', '--cache-key', '.git/config')).toMatchObject({ code: 1, stderr: expect.stringContaining('must be a file path inside the repository') });
+    const first = JSON.parse((await docent('project', 'cache', 'clear', 'docs', '--json')).stdout);
+    const second = JSON.parse((await docent('project', 'cache', 'clear', 'docs', '--json')).stdout);
+    expect([first.setupCacheGeneration, second.setupCacheGeneration]).toEqual([1, 2]);
+    expect(await docent('project', 'cache', 'clear', 'ghost')).toMatchObject({ code: 1, stderr: expect.stringContaining('project ghost not found') });
+    const off = JSON.parse((await docent('project', 'update', 'docs', '--clear-cache-keys', '--clear-checks', '--json')).stdout);
+    expect(off).not.toHaveProperty('setupCacheKeyFiles');
+    expect(off).not.toHaveProperty('maintenanceCommands');
+    expect((await storedProjects().getProject('docs'))?.setupCacheKeyFiles).toBeUndefined();
+  });
+
   it("narrows a project's sandbox egress to listed hosts, and clears the list", async () => {
     const set = await docent('project', 'update', 'docs', '--network', 'on', '--allow-host', 'registry.npmjs.org,*.Example.org', '--allow-host', 'pypi.org');
     expect(set).toMatchObject({ code: 0, stdout: expect.stringContaining('network: on; allowed hosts: registry.npmjs.org, *.example.org, pypi.org\n') });

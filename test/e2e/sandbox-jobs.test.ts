@@ -117,7 +117,12 @@ async function hostileHome(): Promise<string> {
   return home;
 }
 
-async function project(id: string, repo: string, checks?: { setup?: string[]; check?: string[]; network?: boolean; allowHosts?: string[] }, repository = `acme/${repo}`): Promise<void> {
+async function project(
+  id: string,
+  repo: string,
+  checks?: { setup?: string[]; check?: string[]; network?: boolean; allowHosts?: string[]; cacheKeys?: string[]; maintenance?: string[] },
+  repository = `acme/${repo}`,
+): Promise<void> {
   await gw.deps.tenancy.createProject({ _id: id, orgId: 'acme', repository, ref: 'main' });
   if (checks) await gw.deps.tenancy.updateChecks(id, checks);
   adminKeys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
@@ -242,6 +247,14 @@ beforeAll(async () => {
         `curl -sS -m 5 http://127.0.0.1:9200/_cat/indices; node -e "require('is-number')" && echo installed`,
     ],
   });
+  await project('cached', 'npm-widgets', {
+    network: true,
+    allowHosts: ['registry.npmjs.org'],
+    setup: ['npm ci --no-audit --no-fund'],
+    check: [`node -e "require('is-number')" && echo installed`],
+    cacheKeys: ['package-lock.json'],
+    maintenance: ['test -d node_modules/is-number && echo maintained'],
+  });
   // Not the configured git host: a loopback address reached by another name.
   await project('elsewhere', 'widgets', undefined, `${git.url.replace('127.0.0.1', 'localhost')}/acme/widgets.git`);
   worker = startProcess('src/worker.js', workerEnv());
@@ -341,6 +354,42 @@ describe('network on', () => {
     expect(egress.find((e) => e.host === 'registry.npmjs.org').bytesIn).toBeGreaterThan(1000);
     expect(egress).toContainEqual(expect.objectContaining({ host: '127.0.0.1', port: 9200, method: 'GET', allowed: false, reason: expect.stringContaining('loopback') }));
     expect(egress.filter((e) => e.allowed === false).map((e) => e.port)).toEqual([9200, (listener.address() as net.AddressInfo).port]);
+  });
+});
+
+describe('cached setup', () => {
+  it("a second job restores the first one's setup from the worker's cache, runs the maintenance commands and says so", async () => {
+    const first = await runJob('cached', 'fix-typo before the cache');
+    expect(first).toMatchObject({ status: 'completed', checksPassed: true });
+    expect(first.checks[0]).toMatchObject({ kind: 'setup', command: 'npm ci --no-audit --no-fund', exitCode: 0, cache: 'miss' });
+    const second = await runJob('cached', 'fix-typo from the cache');
+    expect(second).toMatchObject({ status: 'completed', checksPassed: true });
+    const [restored, maintained, check] = second.checks;
+    expect(restored).toMatchObject({ kind: 'setup', command: 'restore the cached result of: npm ci --no-audit --no-fund', exitCode: 0, cache: 'hit' });
+    expect(maintained).toMatchObject({ kind: 'setup', command: 'test -d node_modules/is-number && echo maintained', exitCode: 0, cache: 'hit' });
+    expect(maintained.output).toContain('maintained');
+    // The check needs what npm ci installed: the restore put it back without reaching the registry.
+    expect(check.output).toContain('installed');
+    const { events } = await readEventStream(`${gw.url}/v2/agent/cached/job/${second.id}/events`, adminKeys.cached!);
+    expect(events.filter((e) => e.type === 'egress')).toEqual([]);
+    expect(events.filter((e) => e.type === 'check').map((e) => e.data.cache)).toEqual(['hit', 'hit', undefined]);
+    expect((await readdir(path.join(workspaceDir, '.setup-cache'))).filter((n) => /^[0-9a-f]{64}$/.test(n))).toHaveLength(1);
+  });
+
+  it('with a second worker polling too, the next jobs still go to the worker holding the setup and hit', async () => {
+    const otherDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-other-'));
+    const other = startProcess('src/worker.js', { ...workerEnv(), DOCENT_WORKSPACE_DIR: otherDir });
+    try {
+      await other.waitForLog((l) => l.msg === 'worker polling');
+      // Without the preference each job lands on either worker; five hits in a row by chance is 1 in 32.
+      const jobs = [];
+      for (let i = 1; i <= 5; i++) jobs.push(await runJob('cached', `fix-typo with two workers ${i}`));
+      expect(jobs.map((j) => [j.status, j.checks[0].cache])).toEqual(jobs.map(() => ['completed', 'hit']));
+      expect(await readdir(otherDir)).not.toContain('.setup-cache');
+    } finally {
+      await other.stop('SIGKILL');
+      await rm(otherDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -32,6 +32,7 @@ const histories = [
   // A plan job (issue 23): planned, the worker killed while it waited, revised by a message, approved, pushed.
   'agent-job-plan-approval',
   'agent-job-plan-archived',
+  'agent-job-setup-cache-worker',
 ];
 
 beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));

@@ -1,0 +1,248 @@
+// Cached setup with the real bubblewrap sandbox, real git, the system tar and zstd, and `npm ci` from the registry
+// through the egress proxy: a second job restores instead of running setup, a changed key file misses, a poisoned
+// entry is refused.
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { simpleGit } from 'simple-git';
+import { runCachedSetup, type CachedSetupOutcome } from '../../activities/agent-job/cached-setup';
+import { prepareTurnSandbox } from '../../activities/agent-job/sandbox-workspace';
+import { archiveRefusal, createArchive } from '../../activities/agent-job/setup-archive';
+import { hardenedGit } from '../../activities/git-hardening';
+import { SetupCache } from '../../activities/agent-job/setup-cache';
+import type { SandboxConfig } from '../../src/config';
+import type { ProjectChecks } from '../../workflows/agent-job-contract';
+
+const run = promisify(execFile);
+const isRoot = process.getuid?.() === 0;
+const MiB = 1024 * 1024;
+// Not the default uid: other sandbox suites may run beside this one.
+const config: SandboxConfig = {
+  bwrapPath: 'bwrap',
+  runAs: { uid: 61003, gid: 61003 },
+  readOnlyPaths: [],
+  egressAllow: [],
+  cgroup: 'off',
+  limits: { timeoutMs: 90_000, memoryBytes: 2 ** 30, maxProcesses: 256, maxFileBytes: 64 * MiB, maxDiskBytes: 512 * MiB, tmpBytes: 64 * MiB, maxInodes: 200_000 },
+};
+
+/** A project whose setup is `npm ci` of express 4 (72 packages): big enough for setup time to be mostly the install. */
+const fixture = path.resolve(__dirname, '../fixtures/npm-setup-project');
+
+// The second command leaves a random value in the clone and in HOME: equal values mean setup did not run again.
+const setupCommands = ['npm ci --no-audit --no-fund', "head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n' > node_modules/.nonce && cp node_modules/.nonce ~/.nonce"];
+const checksFor = (over: Partial<NonNullable<ProjectChecks['setupCache']>> = {}): ProjectChecks => ({
+  setup: setupCommands,
+  check: [],
+  network: true,
+  allowHosts: ['registry.npmjs.org'],
+  setupCache: { project: 'cache-proj', keyFiles: ['package-lock.json', 'requirements.txt'], generation: 0, maintenance: ['test -f node_modules/express/index.js'], ...over },
+});
+
+let root: string;
+let origin: string;
+let cache: SetupCache;
+let cacheDir: string;
+let jobs = 0;
+const commits: Record<'first' | 'readme' | 'lock' | 'ignores', string> = { first: '', readme: '', lock: '', ignores: '' };
+
+async function commitAll(message: string): Promise<string> {
+  const git = simpleGit(origin);
+  await git.add('.');
+  await git.commit(message);
+  return (await git.revparse(['HEAD'])).trim();
+}
+
+/** One job's turn: a fresh clone at the commit, a fresh HOME, the project's setup through the cache. */
+async function job(commit: string, checks = checksFor(), withSecrets = false): Promise<CachedSetupOutcome & { clone: string; home: string }> {
+  jobs += 1;
+  const clone = path.join(root, `job${jobs}`);
+  const home = path.join(root, `job${jobs}.home`);
+  await run('git', ['clone', '--quiet', origin, clone]);
+  // The worker's own git: the sandbox's user owns the worktree, which plain git calls dubious.
+  const git = hardenedGit(clone, root);
+  await git.raw(['checkout', '--quiet', '--detach', commit]);
+  const sandbox = await prepareTurnSandbox(config, clone, home, { network: checks.network, allowHosts: checks.allowHosts });
+  try {
+    const outcome = await runCachedSetup({ cache, checks, git, commit, root: clone, home, sandbox, run: (command) => sandbox.run(command, { tailBytes: 4096 }), withSecrets, readOnlyPaths: [] });
+    return { ...outcome, clone, home };
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const total = (o: CachedSetupOutcome) => o.results.reduce((sum, r) => sum + r.durationMs, 0);
+const entries = async () => (await readdir(cacheDir)).filter((n) => /^[0-9a-f]{64}$/.test(n));
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'docent-setup-cache-test-'));
+  // The sandbox's uid resolves bind sources by path: every parent must be searchable by it.
+  await chmod(root, 0o711);
+  cacheDir = path.join(root, 'cache');
+  cache = new SetupCache({ dir: cacheDir, maxBytes: 512 * MiB });
+  origin = path.join(root, 'origin');
+  await mkdir(origin);
+  const git = simpleGit(origin);
+  await git.init();
+  await git.addConfig('user.email', 'test@example.org');
+  await git.addConfig('user.name', 'test');
+  const lock = await readFile(path.join(fixture, 'package-lock.json'), 'utf8');
+  await copyFile(path.join(fixture, 'package.json'), path.join(origin, 'package.json'));
+  await writeFile(path.join(origin, 'package-lock.json'), lock);
+  await writeFile(path.join(origin, '.gitignore'), 'node_modules/\n');
+  commits.first = await commitAll('first');
+  await writeFile(path.join(origin, 'README.md'), 'not a key file\n');
+  commits.readme = await commitAll('readme');
+  // The same dependencies, but another file: the key follows contents, not meaning.
+  await writeFile(path.join(origin, 'package-lock.json'), `${lock}\n`);
+  commits.lock = await commitAll('lock');
+  await writeFile(path.join(origin, '.gitignore'), 'node_modules/\n*.log\n');
+  commits.ignores = await commitAll('ignores');
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('cached setup', () => {
+  let first: Awaited<ReturnType<typeof job>>;
+
+  it('stores the first job’s setup and restores it for a second job with the same key, without running setup', async () => {
+    first = await job(commits.first);
+    expect(first.results.map((r) => [r.command, r.exitCode, r.cache])).toEqual(setupCommands.map((c) => [c, 0, 'miss']));
+    expect(await entries()).toHaveLength(1);
+
+    const second = await job(commits.first);
+    expect(second.results.map((r) => [r.kind, r.exitCode, r.cache])).toEqual([
+      ['setup', 0, 'hit'],
+      ['setup', 0, 'hit'],
+    ]);
+    expect(second.results[0]!.command).toBe(`restore the cached result of: ${setupCommands.join(' && ')}`);
+    expect(second.results[1]!.command).toBe('test -f node_modules/express/index.js');
+    // No setup command ran: the random values are the first job's, in the clone and in HOME.
+    const nonce = await readFile(path.join(first.clone, 'node_modules/.nonce'), 'utf8');
+    expect(await readFile(path.join(second.clone, 'node_modules/.nonce'), 'utf8')).toBe(nonce);
+    expect(await readFile(path.join(second.home, '.nonce'), 'utf8')).toBe(nonce);
+    // Restored as the sandbox's user, so the agent's commands can change it.
+    if (isRoot) expect((await lstat(path.join(second.clone, 'node_modules/express/index.js'))).uid).toBe(config.runAs.uid);
+    // Nothing of the restore stays in HOME, and the clone's tracked files are untouched.
+    expect(await readdir(second.home)).not.toContain('.docent-restore');
+    expect((await hardenedGit(second.clone, root).raw(['status', '--porcelain'])).trim()).toBe('');
+    const ratio = second.results[0]!.durationMs / total(first);
+    console.log(`setup cache: first job's setup ${total(first)} ms, second job's restore ${second.results[0]!.durationMs} ms (${(ratio * 100).toFixed(1)}%)`);
+  }, 240_000);
+
+  it('hits at another commit whose key files are the same, and misses when a key file changed', async () => {
+    const readme = await job(commits.readme);
+    expect(readme.results[0]!.cache).toBe('hit');
+    const changed = await job(commits.lock);
+    expect(changed.results.map((r) => [r.command, r.cache])).toEqual(setupCommands.map((c) => [c, 'miss']));
+    expect(await readFile(path.join(changed.clone, 'node_modules/.nonce'), 'utf8')).not.toBe(await readFile(path.join(first.clone, 'node_modules/.nonce'), 'utf8'));
+    expect(await entries()).toHaveLength(2);
+  }, 240_000);
+
+  it('misses when the ignore rules changed, since they decide what an entry holds', async () => {
+    const ignores = await job(commits.ignores);
+    expect(ignores.results.map((r) => r.cache)).toEqual(['miss', 'miss']);
+    expect(await entries()).toHaveLength(3);
+  }, 240_000);
+
+  it('refuses an entry with a symbolic link out of the clone, drops it and runs setup instead', async () => {
+    // Poison the first commit's entry: the same archive plus node_modules/evil -> /etc.
+    const poisoned = await entryHolding(await readFile(path.join(first.clone, 'node_modules/.nonce'), 'utf8'));
+    const unpacked = path.join(root, 'unpacked');
+    await mkdir(unpacked);
+    const archive = path.join(cacheDir, poisoned, 'workspace.tar.zst');
+    await run('tar', ['--extract', '--zstd', `--file=${archive}`, `--directory=${unpacked}`]);
+    await symlink('/etc', path.join(unpacked, 'node_modules/evil'));
+    await run('tar', ['--create', '--zstd', `--file=${archive}`, `--directory=${unpacked}`, 'node_modules']);
+
+    const after = await job(commits.first);
+    expect(after.refused).toMatch(/symbolic link "node_modules\/evil" -> "\/etc" leads outside/);
+    expect(after.results.map((r) => [r.command, r.exitCode, r.cache])).toEqual(setupCommands.map((c) => [c, 0, 'miss']));
+    await expect(lstat(path.join(after.clone, 'node_modules/evil'))).rejects.toThrow(/ENOENT/);
+    // The poisoned entry went; the setup that ran instead was stored in its place, clean.
+    expect(await archiveRefusal(path.join(cacheDir, poisoned, 'workspace.tar.zst'), 'workspace')).toBeUndefined();
+
+    // An entry missing an archive (a disk that lost it) is refused the same way, never failing the turn.
+    await rm(path.join(cacheDir, poisoned, 'home.tar.zst'));
+    const damaged = await job(commits.first);
+    expect(damaged.refused).toMatch(/^home: the archive is unreadable/);
+    expect(damaged.results.map((r) => [r.exitCode, r.cache])).toEqual(setupCommands.map(() => [0, 'miss']));
+  }, 240_000);
+
+  it('refuses archives with a path climbing out or into .git', async () => {
+    const dir = path.join(root, 'crafted');
+    await mkdir(path.join(dir, 'inner/.git'), { recursive: true });
+    await writeFile(path.join(dir, 'inner/.git/config'), '[core]\n');
+    await writeFile(path.join(dir, 'outside.txt'), 'x');
+    await run('tar', ['--create', '--zstd', '--file=../git.tar.zst', '.git'], { cwd: path.join(dir, 'inner') });
+    await run('tar', ['--create', '--zstd', '--absolute-names', '--file=climb.tar.zst', '../outside.txt'], { cwd: path.join(dir, 'inner') });
+    expect(await archiveRefusal(path.join(dir, 'git.tar.zst'), 'workspace')).toMatch(/inside \.git/);
+    expect(await archiveRefusal(path.join(dir, 'inner/climb.tar.zst'), 'workspace')).toMatch(/climbs out/);
+    // A setup that left HOME empty stores an archive of nothing, which restores as nothing.
+    await createArchive(path.join(dir, 'empty.tar.zst'), dir, []);
+    expect(await archiveRefusal(path.join(dir, 'empty.tar.zst'), 'home')).toBeUndefined();
+  });
+
+  it('runs setup uncached when a turn gets secrets, or the project names no key files', async () => {
+    const quick = { ...checksFor(), setup: ['mkdir -p node_modules && echo built > node_modules/built'] };
+    const secret = await job(commits.first, quick, true);
+    expect(secret.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'off']]);
+    const { setupCache: _none, ...keyless } = quick;
+    const plain = await job(commits.first, keyless);
+    expect(plain.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'off']]);
+    // Neither was stored: still only the entries the earlier jobs left.
+    expect(await entries()).toHaveLength(3);
+  }, 240_000);
+
+  it('ignores the entries of an older generation after a clear, and evicts them when the project stores again', async () => {
+    const before = await entries();
+    const cleared = await job(commits.first, checksFor({ generation: 1 }));
+    expect(cleared.results.map((r) => r.cache)).toEqual(['miss', 'miss']);
+    const after = await entries();
+    expect(after).toHaveLength(1);
+    expect(before).not.toContain(after[0]);
+  }, 240_000);
+});
+
+/** The stored entry whose clone archive holds this setup's random value. */
+async function entryHolding(nonce: string): Promise<string> {
+  for (const key of await entries()) {
+    const { stdout } = await run('tar', ['--extract', '--zstd', '--to-stdout', `--file=${path.join(cacheDir, key, 'workspace.tar.zst')}`, 'node_modules/.nonce']);
+    if (stdout === nonce) return key;
+  }
+  throw new Error('no entry holds the first job’s setup');
+}
+
+describe("a worker's setup cache size cap", () => {
+  it('evicts the least recently used entries first, keeping the ones jobs restored lately', async () => {
+    const src = path.join(root, 'lru-src');
+    await mkdir(path.join(src, 'home'), { recursive: true });
+    await mkdir(path.join(src, 'workspace'), { recursive: true });
+    // Random bytes do not compress: each entry weighs about the same.
+    await writeFile(path.join(src, 'workspace', 'blob'), randomBytes(64 * 1024));
+    const roots = { workspace: { dir: path.join(src, 'workspace'), paths: ['blob'] }, home: { dir: path.join(src, 'home'), paths: [] } };
+    const key = (n: number) => createHash('sha256').update(`entry ${n}`).digest('hex');
+    const owner = { project: 'lru-proj', generation: 0 };
+    const probe = new SetupCache({ dir: path.join(root, 'lru-probe'), maxBytes: 2 ** 30 });
+    expect(await probe.store(key(0), owner, roots)).toBe(true);
+    const { bytes } = JSON.parse(await readFile(path.join(root, 'lru-probe', key(0), 'meta.json'), 'utf8'));
+
+    const capped = new SetupCache({ dir: path.join(root, 'lru'), maxBytes: Math.floor(bytes * 2.5) });
+    await capped.store(key(1), owner, roots);
+    await capped.store(key(2), owner, roots);
+    // A job restores entry 1: entry 2 is now the least recently used.
+    expect(await capped.find(key(1))).toBeDefined();
+    await capped.store(key(3), owner, roots);
+    expect(await capped.find(key(2))).toBeUndefined();
+    expect(await capped.find(key(1))).toBeDefined();
+    expect(await capped.find(key(3))).toBeDefined();
+    // An entry larger than the whole cap is not kept at all.
+    const tiny = new SetupCache({ dir: path.join(root, 'lru-tiny'), maxBytes: Math.floor(bytes / 2) });
+    expect(await tiny.store(key(4), owner, roots)).toBe(false);
+  });
+});
