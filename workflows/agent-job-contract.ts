@@ -214,6 +214,8 @@ export interface PrepareWorkspaceInput {
   repository: string;
   baseRef: string;
   branch: string;
+  /** The turn about to run: a branch head that is this turn's own commit (pushed by an attempt that died) is started before. */
+  turn?: number;
 }
 export interface PrepareWorkspaceResult {
   /** The commit the agent starts from: the job branch's head if it exists, else the base ref's. */

@@ -136,7 +136,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       for (let move = 1; ; move++) {
         try {
           stage('preparing');
-          const { startCommit, workspaceQueue } = await route.on(gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch });
+          const { startCommit, workspaceQueue } = await route.on(gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch, turn: instruction.turn });
           route.settle(workspaceQueue);
           stage('planning');
           return await route.on(agentOptions).planChange({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions });
@@ -178,7 +178,9 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       try {
         stage('preparing');
         const preferred = move === 1 ? await setupCacheWorker(route, instruction) : undefined;
-        const prepared = await route.preferring(preferred, setupCacheWorkerWaitMs, gitOptions, (on) => on.prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch }));
+        const prepared = await route.preferring(preferred, setupCacheWorkerWaitMs, gitOptions, (on) =>
+          on.prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch, turn: instruction.turn }),
+        );
         route.settle(prepared.workspaceQueue);
         const { startCommit } = prepared;
         stage('editing');
@@ -223,7 +225,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             ({ startCommit, edit, pushed } = await editOnOneWorker(route, approvedPlan ? { ...instruction, approvedPlan } : instruction, stage));
           } else if (!resume) {
             stage('preparing');
-            ({ startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch }));
+            ({ startCommit } = await git.prepareWorkspace({ jobId: input.jobId, repository: input.repository, baseRef: input.baseRef, branch: input.branch, turn }));
             stage('editing');
             const edited = await agent.runAgent({ jobId: input.jobId, repository: input.repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps });
             edit = edited;

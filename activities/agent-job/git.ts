@@ -177,6 +177,9 @@ async function filesChanged(git: SimpleGit, from: string, to: string): Promise<F
     });
 }
 
+/** The trailer that marks a commit as a turn's own: how a retried or restarted turn recognises what it pushed. */
+const turnMarker = (jobId: string, turn: number) => `Docent-Turn: ${jobId}/${turn}`;
+
 export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
   /** The pushed commit is the turn's durable step: a retry resumes after it. Written again by a retried attempt, harmlessly. */
   async function recordPush(clone: Clone, input: CommitAndPushInput, commit: string): Promise<void> {
@@ -193,8 +196,14 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PrepareWorkspaceResult> {
       Context.current().heartbeat('cloning');
       const { git } = await ensureClone(deps, input.jobId, input.repository);
-      const startCommit = (await revParse(git, `refs/remotes/origin/${input.branch}`)) ?? (await revParse(git, `refs/remotes/origin/${input.baseRef}`)) ?? (await revParse(git, input.baseRef));
+      const head = await revParse(git, `refs/remotes/origin/${input.branch}`);
+      let startCommit = head ?? (await revParse(git, `refs/remotes/origin/${input.baseRef}`)) ?? (await revParse(git, input.baseRef));
       if (!startCommit) fail('RefNotFound', `the base ref "${input.baseRef}" does not exist in the repository`);
+      // A turn that starts over after its own push (its worker died before the push was recorded) starts from the
+      // commit before it, so commitAndPush finds that push instead of seeing no change and opening no pull request.
+      if (head && input.turn !== undefined && (await git.raw(['log', '-1', '--format=%B', head])).includes(turnMarker(input.jobId, input.turn))) {
+        startCommit = (await revParse(git, `${head}^`)) ?? head;
+      }
       return { startCommit, ...(deps.workspaceQueue ? { workspaceQueue: deps.workspaceQueue } : {}) };
     },
 
@@ -208,7 +217,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
     async commitAndPush(input: CommitAndPushInput): Promise<CommitAndPushResult> {
       const clone = await checkout(deps, input.jobId, input.repository, input.startCommit);
       const { git } = clone;
-      const marker = `Docent-Turn: ${input.jobId}/${input.turn}`;
+      const marker = turnMarker(input.jobId, input.turn);
       const remoteHead = await revParse(git, `refs/remotes/origin/${input.branch}`);
       if (remoteHead && remoteHead !== input.startCommit) {
         const [parent, message] = [await revParse(git, `${remoteHead}^`), await git.raw(['log', '-1', '--format=%B', remoteHead])];

@@ -305,6 +305,21 @@ describe('durability', () => {
     expect(await git.git('acme', 'widgets', 'show', `docent/${created.id}:NOTES.md`)).toBe('durable\n');
   });
 
+  it('a turn that starts over after its own push (its worker died before the push was recorded) opens its pull request with that one commit', async () => {
+    const prsBefore = github.pulls.length;
+    expect(await worker.stop('SIGKILL')).toBeNull();
+    const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'add a contributing guide, once' })).json();
+    // What the turn's earlier attempt pushed before its worker died: the turn's commit, with the turn's trailer.
+    const trailer = `Docent-Job: ${created.id}\nDocent-Turn: ${created.id}/1`;
+    const pushed = await git.commitFiles('acme', 'widgets', { 'CONTRIBUTING.md': '# Contributing\n\nOpen a pull request.\n' }, `Add CONTRIBUTING.md\n\n${trailer}`, `docent/${created.id}`);
+    worker = await startWorker();
+    const job = await waitForJob('widgets', created.id, finished);
+    expect(job.status).toBe('completed');
+    expect(github.pulls.length).toBe(prsBefore + 1);
+    expect(job.prLink).toBe(github.pulls.at(-1)!.html_url);
+    expect((await git.git('acme', 'widgets', 'rev-list', `main..docent/${created.id}`)).trim().split('\n')).toEqual([pushed]);
+  });
+
   it('a repository slower to clone and fetch than the heartbeat timeout (3 s here) still gets its pull request', async () => {
     const prsBefore = github.pulls.length;
     // Issue 12 part 2: every clone and fetch of this repository is held 4 s; git steps heartbeat while they wait.

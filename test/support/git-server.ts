@@ -18,7 +18,7 @@ export interface GitServer {
    */
   createRepo(owner: string, name: string, files: Record<string, string>, prepare?: (work: string, git: (...args: string[]) => Promise<string>) => Promise<void>): Promise<void>;
   /** Commits on `main` of an existing repository: each file gets its content, or is deleted when null. Returns the commit. */
-  commitFiles(owner: string, name: string, files: Record<string, string | null>, message?: string): Promise<string>;
+  commitFiles(owner: string, name: string, files: Record<string, string | null>, message?: string, branch?: string): Promise<string>;
   /** Runs git in the bare repository (to inspect what was pushed). */
   git(owner: string, name: string, ...args: string[]): Promise<string>;
   /** Every Authorization header the server saw, for secret-handling checks. */
@@ -145,10 +145,12 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
       await run('git', ['--git-dir', bare(owner, name), 'config', 'uploadpack.allowFilter', 'true']);
       await rm(work, { recursive: true, force: true });
     },
-    async commitFiles(owner, name, files, message = 'update docs') {
+    async commitFiles(owner, name, files, message = 'update docs', branch = 'main') {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-edit-'));
       try {
         await run('git', ['clone', '--quiet', bare(owner, name), work]);
+        // Another branch starts from main's head, as a job branch does.
+        if (branch !== 'main') await run('git', ['-C', work, 'checkout', '--quiet', '-B', branch]);
         const { writeFile, mkdir } = await import('node:fs/promises');
         for (const [file, content] of Object.entries(files)) {
           if (content === null) await run('git', ['-C', work, 'rm', '--quiet', file]);
@@ -159,7 +161,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
         }
         await run('git', ['-C', work, 'add', '--all']);
         await run('git', ['-C', work, 'commit', '--quiet', '-m', message], { env: { ...process.env, ...gitEnv } });
-        await run('git', ['-C', work, 'push', '--quiet', 'origin', 'HEAD:main']);
+        await run('git', ['-C', work, 'push', '--quiet', 'origin', `HEAD:${branch}`]);
         return (await run('git', ['-C', work, 'rev-parse', 'HEAD'])).stdout.trim();
       } finally {
         await rm(work, { recursive: true, force: true });
