@@ -70,7 +70,7 @@ export function createActivities(deps: ActivityDeps) {
       sandbox: config.sandbox,
       repairRounds: config.agent.repairRounds,
       journal,
-      secrets: (jobId) => loadTurnSecrets(deps.db, projectSecrets, jobId),
+      secrets: (jobId) => loadTurnSecrets(ledger.jobs, projectSecrets, jobId),
       images: { images: ledger.images, guard },
       ...(config.agent.setupCache ? { setupCache: new SetupCache(config.agent.setupCache), setupHolders } : {}),
     }),

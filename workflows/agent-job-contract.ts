@@ -153,13 +153,8 @@ export const revisePlanUpdate = defineUpdate<{ revision: number }, [{ turn: numb
 /** The reason an approve or a revision is refused: the gateway maps it to failed_precondition. */
 export const NO_PLAN_AWAITS = 'NoPlanAwaits';
 
-export interface PlanChangeInput {
-  jobId: string;
-  repository: string;
-  startCommit: string;
-  instruction: Instruction;
-  model: string;
-  maxSteps: number;
+/** What the agent step gets, for the read-only planner that runs before it. */
+export interface PlanChangeInput extends Omit<RunAgentInput, 'move'> {
   /** 1 for the first plan, one more per revision. */
   revision: number;
   /** The plans so far and the feedback on each, oldest first: a revision answers the latest feedback. */

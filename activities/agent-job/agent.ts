@@ -4,12 +4,11 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
 import type { SandboxConfig } from '../../src/config';
-import { catalogLanguageModel } from '../../src/llm/model';
-import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
+import type { CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
-import { modelFailure } from './model-failures';
+import { jobLanguageModel, modelFailure } from './model-failures';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { runCachedSetup } from './cached-setup';
@@ -125,11 +124,7 @@ export function createAgentActivities(deps: AgentDeps) {
      */
     async runAgent(input: RunAgentInput): Promise<RunAgentResult> {
       const ctx = Context.current();
-      const entry = catalogEntry(deps.models, input.model);
-      // A job whose model the operator has since taken out of the catalog: retrying on this worker cannot help.
-      if (!entry) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${input.model} is not in this worker's model catalog (DOCENT_MODELS)`, nonRetryable: true });
-      const model = catalogLanguageModel(entry);
-      if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: 'no model is configured on the worker', nonRetryable: true });
+      const model = jobLanguageModel(deps.models, input.model);
       const project = input.instruction.checks ?? { setup: [], check: [], network: false };
       if (!deps.sandbox && project.setup.length + project.check.length > 0) {
         throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: 'the project has setup or check commands, but this worker runs with DOCENT_SANDBOX=off', nonRetryable: true });

@@ -1,5 +1,19 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { APICallError } from 'ai';
+import { APICallError, type LanguageModel } from 'ai';
+import { catalogLanguageModel } from '../../src/llm/model';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
+
+/**
+ * The job's model from this worker's catalog. A model the operator has since taken out of the catalog, or one this
+ * worker cannot build, fails the turn at once: retrying on this worker cannot help.
+ */
+export function jobLanguageModel(models: readonly CatalogModel[], name: string): LanguageModel {
+  const entry = catalogEntry(models, name);
+  if (!entry) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${name} is not in this worker's model catalog (DOCENT_MODELS)`, nonRetryable: true });
+  const model = catalogLanguageModel(entry);
+  if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: 'no model is configured on the worker', nonRetryable: true });
+  return model;
+}
 
 /**
  * What a failed model call means for the turn: a refusal (4xx other than 429) will not change on retry; a rate limit,

@@ -1,11 +1,10 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { generateText, stepCountIs, type ModelMessage, type UserModelMessage } from 'ai';
-import { catalogLanguageModel } from '../../src/llm/model';
-import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
+import type { CatalogModel } from '../../src/llm/model-catalog';
 import type { PlanChangeInput, PlanChangeResult } from '../../workflows/agent-job-contract';
 import { checkoutClean, workspacePath, type GitDeps } from './git';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
-import { modelFailure } from './model-failures';
+import { jobLanguageModel, modelFailure } from './model-failures';
 import { followTurn, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
 
@@ -48,9 +47,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
      */
     async planChange(input: PlanChangeInput): Promise<PlanChangeResult> {
       const ctx = Context.current();
-      const entry = catalogEntry(deps.models, input.model);
-      const model = entry && catalogLanguageModel(entry);
-      if (!model) throw ApplicationFailure.create({ type: 'ModelRequestRejected', message: `the model ${input.model} is not configured on this worker (DOCENT_MODELS)`, nonRetryable: true });
+      const model = jobLanguageModel(deps.models, input.model);
       await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
       const { list_files, read_file, search_files } = workspaceTools(workspacePath(deps, input.jobId), defaultToolLimits);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, 1, input.revision);

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Tool } from 'ai';
-import type { Db } from 'mongodb';
+import type { JobLedger } from '../../src/jobs/ledger';
 import { AppError } from '../../src/errors';
 import type { CommandResult, RunOptions } from '../../src/sandbox';
 import type { ProjectSecretStore } from '../../src/secrets/project-secrets';
@@ -20,8 +20,8 @@ export const noSecrets: TurnSecrets = { env: {}, redact: (text) => text };
  * Reads the job's project secrets from the database when the turn starts, so no value travels through Temporal
  * history; a worker without DOCENT_SECRET_KEY cannot run a project that has some.
  */
-export async function loadTurnSecrets(db: Db, store: ProjectSecretStore, jobId: string): Promise<TurnSecrets> {
-  const job = await db.collection<{ _id: string; projectId: string }>('jobs').findOne({ _id: jobId }, { projection: { projectId: 1 } });
+export async function loadTurnSecrets(jobs: Pick<JobLedger['jobs'], 'byId'>, store: ProjectSecretStore, jobId: string): Promise<TurnSecrets> {
+  const job = await jobs.byId(jobId);
   if (!job) return noSecrets;
   try {
     const env = await store.open(job.projectId);
