@@ -11,6 +11,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { createWidgetsProject } from '../support/projects';
 
 // Whole agent jobs through the gateway over sockets, a worker process, real Temporal, MongoDB and git over HTTP;
 // only the model provider and the GitHub API are doubles.
@@ -272,9 +273,7 @@ describe('agent jobs over Connect', () => {
   it('answers failed_precondition naming the setting when no model is configured', async () => {
     const bare = await startGateway({ DOCENT_MODEL_PROVIDER: '', DOCENT_MODEL: '' });
     try {
-      await bare.deps.tenancy.createOrg('acme');
-      await bare.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-      const key = (await bare.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+      const key = await createWidgetsProject(bare);
       const c = createClient(AgentService, createConnectTransport({ baseUrl: bare.url, httpVersion: '1.1' }));
       await expect(c.createAgentJob({ projectId: 'widgets', prompt: 'anything' }, { headers: { authorization: `Bearer ${key}` } })).rejects.toMatchObject({
         code: Code.FailedPrecondition,

@@ -12,6 +12,7 @@ import { startProcess, type Started } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { createWidgetsProject } from '../support/projects';
 
 // Pull-request comments steer a job: GitHub's signed webhooks into the gateway over a socket, a worker process, real
 // Temporal, MongoDB and git over HTTP; only the model provider and the GitHub API are doubles.
@@ -75,9 +76,7 @@ beforeAll(async () => {
     // A stop reaches the working agent at its next heartbeat.
     DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   // Another project on the same repository: it sees the repository's deliveries, never those about widgets' jobs.
   await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
   otherKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;

@@ -6,6 +6,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { activeJobDoc } from '../support/job-docs';
 import { readEventStream } from '../support/sse';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 25: a turn the gateway ends itself starts its webhooks in the background. With Temporal down a retry cannot
 // be delivered: it still answers 503 at once, its attempt ends in the job, its turn and its events, and the webhook
@@ -24,9 +25,7 @@ beforeAll(async () => {
     DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
     DOCENT_TEMPORAL_START_TIMEOUT_MS: '2000',
   });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  key = await createWidgetsProject(gw);
 }, 60_000);
 
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { activeJobDoc } from '../support/job-docs';
 import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 25: the gateway's own turn ends (a stop with no workflow running, a retry that could not be delivered) go
 // through the job ledger like the worker's: the turn ends, then the job, then a `turn.finished` event, then the
@@ -26,9 +27,7 @@ beforeAll(async () => {
     // Temporal cannot take an instruction within 1 ms: every retry's delivery fails, as it does when Temporal is slow or down.
     DOCENT_TEMPORAL_START_TIMEOUT_MS: '1',
   });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  key = await createWidgetsProject(gw);
   installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
   set = await buildWorkers(gw.deps.config, { identity: 'ledger-under-test' });
   running = set.run();

@@ -14,6 +14,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 21 item 5 and issue 23 items 3-4 through the gateway over sockets, a worker process, real Temporal, MongoDB
 // and git over HTTP: the model catalog (the provider double serves two models and records which one each call asked
@@ -92,9 +93,7 @@ beforeAll(async () => {
   imageUrl = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}`;
   const models = { DOCENT_MODELS: JSON.stringify(catalog()), DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
   gw = await startGateway({ ...models, DOCENT_GITHUB_GIT_URL: git.url });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   worker = startProcess('src/worker.js', {
     ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
     DOCENT_MODEL_PROVIDER: '',

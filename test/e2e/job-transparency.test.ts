@@ -16,6 +16,7 @@ import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
+import { createWidgetsProject } from '../support/projects';
 
 // What a job shows while and after it runs (turns, usage, events, webhooks, stop, retry, caps), through the gateway
 // over sockets, a worker process, real Temporal, MongoDB and git over HTTP; only the model and GitHub are doubles.
@@ -68,9 +69,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nline one\nline two\n' });
   gw = await startGateway(settings());
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });

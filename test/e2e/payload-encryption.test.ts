@@ -21,6 +21,7 @@ import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel } from '../support/scripted-model';
 import { replayWorkflows } from '../support/workflow-bundle';
+import { createWidgetsProject } from '../support/projects';
 
 // Payload encryption end to end: a gateway and a worker process sharing DOCENT_PAYLOAD_KEYS, real Temporal history
 // read back through the real client, and the gateway's codec endpoint over HTTP.
@@ -60,9 +61,7 @@ beforeAll(async () => {
   await writeFile(path.join(base, 'keep.txt'), 'must survive\n');
   const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin, DOCENT_SECRET_KEY: randomBytes(32).toString('base64') };
   gw = await startGateway({ ...encryption, DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });

@@ -12,6 +12,7 @@ import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 23 item 2 through the gateway over sockets, worker processes, real Temporal, MongoDB and git over HTTP: a job
 // created with requirePlanApproval plans with read-only tools, pushes nothing while its plan awaits approval (across
@@ -69,9 +70,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   gw = await startGateway(settings());
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   worker = await startWorker();
 });
 

@@ -2,14 +2,13 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createEsClient } from '../../src/search/es-client';
 import Fastify from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { playground } from '../../src/playground';
 import { launchChromium } from '../support/chromium';
-import { npmDocsFolder } from '../support/docs';
+import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -97,13 +96,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await worker?.stop('SIGKILL');
-  const c = gw?.deps.config;
-  if (c) {
-    const es = createEsClient(c.elasticsearch);
-    const indexes = Object.keys(await es.indices.get({ index: `${c.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
-    if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
-    await es.close();
-  }
+  if (gw) await deleteTestIndexes(gw.deps.config);
   await gw?.stop();
   await Promise.all([git?.close(), github?.close(), model?.close(), allowedPage?.close(), refusedPage?.close()]);
   await Promise.all([workspaceDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));

@@ -14,6 +14,7 @@ import { startProcess, type Started } from '../support/process';
 import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
 import { agentWorkerEnv } from '../support/worker-env';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 12: Temporal stopped during a create. docs/decisions.md chose "started or visibly refused": a create either
 // answers 503 `unavailable` and leaves nothing behind (a retry with its Idempotency-Key creates the job once Temporal
@@ -47,9 +48,7 @@ beforeAll(async () => {
   };
   // Short, so that a create Temporal cannot take answers 503 within the test's patience.
   gw = await startGateway({ ...settings, DOCENT_TEMPORAL_START_TIMEOUT_MS: String(startTimeoutMs) });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  adminKey = await createWidgetsProject(gw);
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_TEMPORAL_ADDRESS: temporal.address, DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
 }, 60_000);

@@ -6,9 +6,8 @@ import Fastify from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
-import { createEsClient } from '../../src/search/es-client';
 import { launchChromium } from '../support/chromium';
-import { startWorker } from '../support/docs';
+import { deleteTestIndexes, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
@@ -97,13 +96,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  const c = gw?.deps.config;
-  if (c) {
-    const es = createEsClient(c.elasticsearch);
-    const indexes = Object.keys(await es.indices.get({ index: `${c.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
-    if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
-    await es.close();
-  }
+  if (gw) await deleteTestIndexes(gw.deps.config);
   await gw?.stop();
   await Promise.all([model?.close(), allowedSite?.close(), refusedSite?.close()]);
   await Promise.all([docsDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));

@@ -7,6 +7,7 @@ import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { activeJobDoc } from '../support/job-docs';
 import { callApi } from '../support/http';
+import { createWidgetsProject } from '../support/projects';
 
 // Issue 12 part 3: active jobs that no workflow is running are found and ended by the reconciler, a Temporal workflow
 // the worker's schedule runs. Real gateway, worker, Temporal and database; the test runs the workflow itself.
@@ -21,9 +22,7 @@ const activeJob = (id: string, updatedAt: Date): JobDoc => activeJobDoc(id, { at
 
 beforeAll(async () => {
   gw = await startGateway();
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
-  key = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  key = await createWidgetsProject(gw);
   installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
   set = await buildWorkers(gw.deps.config, { identity: 'reconciler-under-test' });
   running = set.run();
