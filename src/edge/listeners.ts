@@ -78,6 +78,19 @@ function resetWhenRequestStalls(stream: http2.ServerHttp2Stream, timeoutMs: numb
   stream.once('close', () => clearTimeout(timer));
 }
 
+/**
+ * A gRPC answer ends with trailers; a request body still arriving then (a message refused from its length prefix) is
+ * stopped with RST_STREAM NO_ERROR as RFC 9113 section 8.1 allows, once the trailers are queued ahead of it. Node does
+ * this itself only for answers without trailers, so without it the client keeps sending until the stall timer.
+ */
+function stopRequestAfterTrailers(stream: http2.ServerHttp2Stream): void {
+  stream.once('wantTrailers', () =>
+    setImmediate(() => {
+      if (!stream.readableEnded && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    }),
+  );
+}
+
 /** Cleartext HTTP/2 (gRPC, Connect over HTTP/2) with bounded streams, header lists, memory and time. */
 export function createH2cServer(handler: Handler, limits: ListenerLimits): { server: http2.Http2Server; connections: H2cConnections } {
   const server = http2.createServer(
@@ -102,7 +115,10 @@ export function createH2cServer(handler: Handler, limits: ListenerLimits): { ser
     const socket = sockets.get(peerOf(session.socket));
     if (socket) closeWhenIdle(session, socket, limits.h2IdleTimeoutMs);
   });
-  server.on('stream', (stream) => resetWhenRequestStalls(stream, limits.requestTimeoutMs));
+  server.on('stream', (stream) => {
+    resetWhenRequestStalls(stream, limits.requestTimeoutMs);
+    stopRequestAfterTrailers(stream);
+  });
   return {
     server,
     connections: {
