@@ -24,11 +24,18 @@ const requestMs = 1000;
 let gw: RunningGateway;
 let adminKey: string;
 
+/** A gateway with one project and its admin key. */
+async function gatewayWithProject(settings: Record<string, string> = {}): Promise<{ gw: RunningGateway; key: string }> {
+  const started = await startGateway(settings);
+  await started.deps.tenancy.createOrg('acme');
+  await started.deps.tenancy.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/a', ref: 'main' });
+  return { gw: started, key: (await started.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' })).key };
+}
+
+// The default timeouts: a message refused at its prefix must be answered by its size, never by a timer that a loaded
+// machine could reach first. The slow-client tests below run a gateway of their own with short timers.
 beforeAll(async () => {
-  gw = await startGateway({ DOCENT_H2_IDLE_TIMEOUT_MS: String(idleMs), DOCENT_REQUEST_TIMEOUT_MS: String(requestMs) });
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/a', ref: 'main' });
-  adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'proj-a' })).key;
+  ({ gw, key: adminKey } = await gatewayWithProject());
 });
 afterAll(() => gw.stop());
 
@@ -134,8 +141,15 @@ describe('deadlines', () => {
 });
 
 describe('slow HTTP/2 clients', () => {
+  let slow: RunningGateway;
+  let slowKey: string;
+  beforeAll(async () => {
+    ({ gw: slow, key: slowKey } = await gatewayWithProject({ DOCENT_H2_IDLE_TIMEOUT_MS: String(idleMs), DOCENT_REQUEST_TIMEOUT_MS: String(requestMs) }));
+  });
+  afterAll(() => slow.stop());
+
   it('are told the connection limits in the server SETTINGS', async () => {
-    const session = http2.connect(gw.h2Url);
+    const session = http2.connect(slow.h2Url);
     try {
       const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
       expect(settings).toMatchObject({ maxConcurrentStreams: 100, maxHeaderListSize: 16 * 1024 });
@@ -151,13 +165,13 @@ describe('slow HTTP/2 clients', () => {
 
   it('closes a connection that opens and sends nothing, within the idle timeout', async () => {
     const started = performance.now();
-    const session = http2.connect(gw.h2Url);
+    const session = http2.connect(slow.h2Url);
     session.on('error', () => undefined);
     await new Promise<void>((resolve) => session.once('close', resolve));
     expect(elapsed(started)).toBeLessThan(idleMs + slack);
 
     // Not even the HTTP/2 preface: a bare TCP connection is let go as well.
-    const raw = net.connect(Number(new URL(gw.h2Url).port), '127.0.0.1');
+    const raw = net.connect(Number(new URL(slow.h2Url).port), '127.0.0.1');
     raw.on('error', () => undefined);
     raw.resume(); // read, so the end of the connection is seen
     const rawStarted = performance.now();
@@ -166,11 +180,11 @@ describe('slow HTTP/2 clients', () => {
   });
 
   it('resets a stream whose request dribbles in, within the request timeout, and keeps serving others', async () => {
-    const session = http2.connect(gw.h2Url);
+    const session = http2.connect(slow.h2Url);
     session.on('error', () => undefined);
     try {
       const started = performance.now();
-      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/GetAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${adminKey}` });
+      const stream = session.request({ ':method': 'POST', ':path': '/agent.v2.AgentService/GetAgentJob', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${slowKey}` });
       stream.on('error', () => undefined);
       const prefix = Buffer.alloc(5);
       prefix.writeUInt32BE(100, 1);
@@ -184,8 +198,8 @@ describe('slow HTTP/2 clients', () => {
     } finally {
       session.destroy();
     }
-    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url }));
-    await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, withKey())).rejects.toMatchObject({ code: Code.NotFound });
+    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: slow.h2Url }));
+    await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, { headers: { authorization: `Bearer ${slowKey}` } })).rejects.toMatchObject({ code: Code.NotFound });
   });
 });
 
