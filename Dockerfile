@@ -36,6 +36,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat tar zstd \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
+# Compiled module code kept between starts of the gateway, the worker and `docent` (docs/decisions.md "Local stack").
+ENV NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # Production dependencies only; optional ones stay, as @temporalio/worker bundles workflows with @swc/core.

