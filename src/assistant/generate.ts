@@ -1,4 +1,5 @@
 import { streamText, type LanguageModel, type ModelMessage } from 'ai';
+import { AppError } from '../errors';
 import type { Passage } from '../search/docs-index';
 import type { AnswerEvent } from './events';
 import type { ChatTurn, ContextItem } from './request';
@@ -10,6 +11,12 @@ export interface GenerationInput {
   passages: Passage[];
   context: ContextItem[];
   signal?: AbortSignal;
+}
+
+/** How long a model may take to start its answer, and to go silent once it has started (config.assistant). */
+export interface ModelPatience {
+  firstChunkMs: number;
+  chunkGapMs: number;
 }
 
 /** `npm-ci › Configuration › omit`: the page title and the passage's heading trail. */
@@ -36,23 +43,55 @@ export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passa
   );
 }
 
-/** Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. */
-export async function* generateAnswer(model: LanguageModel, input: GenerationInput): AsyncGenerator<AnswerEvent> {
+/**
+ * Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. A model
+ * that does not start within `patience.firstChunkMs`, or stalls for `patience.chunkGapMs` mid-answer, is cancelled and
+ * surfaces as `unavailable`, so the reader gets an error event instead of a stream that never ends.
+ */
+export async function* generateAnswer(model: LanguageModel, input: GenerationInput, patience: ModelPatience): AsyncGenerator<AnswerEvent> {
   const messages: ModelMessage[] = [...input.history.map((t) => ({ role: t.role, content: t.text })), { role: 'user', content: input.question }];
   // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
-  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal: input.signal, maxRetries: 1, onError: () => undefined });
-  for await (const part of result.fullStream) {
-    if (part.type === 'text-delta') yield { type: 'text', delta: part.text };
-    else if (part.type === 'error') throw part.error;
-    else if (part.type === 'finish') {
-      const reason = part.finishReason;
-      yield {
-        type: 'finish',
-        finishReason: reason === 'stop' || reason === 'length' || reason === 'content-filter' || reason === 'error' ? reason : 'other',
-        usage: { promptTokens: part.totalUsage.inputTokens ?? 0, completionTokens: part.totalUsage.outputTokens ?? 0 },
-      };
+  const result = streamText({
+    model,
+    system: buildSystemPrompt(input),
+    messages,
+    abortSignal: input.signal,
+    timeout: { firstChunkMs: patience.firstChunkMs, chunkMs: patience.chunkGapMs },
+    maxRetries: 1,
+    onError: () => undefined,
+  });
+  let started = false;
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') {
+        started = true;
+        yield { type: 'text', delta: part.text };
+      } else if (part.type === 'error') throw part.error;
+      else if (part.type === 'finish') {
+        const reason = part.finishReason;
+        yield {
+          type: 'finish',
+          finishReason: reason === 'stop' || reason === 'length' || reason === 'content-filter' || reason === 'error' ? reason : 'other',
+          usage: { promptTokens: part.totalUsage.inputTokens ?? 0, completionTokens: part.totalUsage.outputTokens ?? 0 },
+        };
+      }
     }
+  } catch (err) {
+    // A reader who hung up aborted the call: that is no provider stall.
+    if (input.signal?.aborted || !isTimeout(err)) throw err;
+    const seconds = Math.round((started ? patience.chunkGapMs : patience.firstChunkMs) / 1000);
+    throw new AppError(
+      'unavailable',
+      started ? `the model stopped answering mid-answer (no output for ${seconds} s); ask again` : `the model did not start answering within ${seconds} s; ask again`,
+      5,
+    );
   }
+}
+
+/** The AI SDK's own timeouts abort the call with a `TimeoutError`, which may arrive as the cause of a wrapping error. */
+function isTimeout(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e.name === 'TimeoutError') return true;
+  return false;
 }
 
 const firstSentences = (text: string, maxChars: number) => {

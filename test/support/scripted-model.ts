@@ -12,7 +12,10 @@ export interface ScriptedTurn {
   chunkDelayMs?: number;
   /** Answer with this HTTP error instead, in the API's own error shape (429 carries `retry-after`). */
   error?: { status: 429 | 500 | 503; retryAfterSeconds?: number };
-  /** Send the first chunk (streamed) or the headers (unstreamed), then nothing more until the client hangs up. */
+  /**
+   * Stall until the client hangs up: streamed, after the first text piece (mid-answer; the first event when there is
+   * no text); unstreamed, after the headers.
+   */
   stall?: boolean;
   /** Leave token usage out of the answer, as some providers and proxies do. */
   omitUsage?: boolean;
@@ -208,11 +211,17 @@ export async function startScriptedModel(
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
     let pieces = 0;
+    const stallAfter = turn.stall
+      ? Math.max(
+          0,
+          reply.events.findIndex((e) => e.piece),
+        )
+      : -1;
     for (const [i, event] of reply.events.entries()) {
       if (res.destroyed) return;
       if (event.piece && pieces++ > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
-      if (turn.stall && i === 0) return void (await stall(2 ** 31 - 1, res));
+      if (i === stallAfter) return void (await stall(2 ** 31 - 1, res));
     }
     res.end(reply.done ?? '');
   });
