@@ -45,26 +45,31 @@ export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passa
 
 /**
  * Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. A model
- * that does not start within `patience.firstChunkMs`, or stalls for `patience.chunkGapMs` mid-answer, is cancelled and
- * surfaces as `unavailable`, so the reader gets an error event instead of a stream that never ends.
+ * that has sent no text `patience.firstChunkMs` after the call (headers included), or none for `patience.chunkGapMs`
+ * mid-answer, is cancelled and surfaces as `unavailable`: the reader gets an error event, not a stream that never ends.
  */
 export async function* generateAnswer(model: LanguageModel, input: GenerationInput, patience: ModelPatience): AsyncGenerator<AnswerEvent> {
   const messages: ModelMessage[] = [...input.history.map((t) => ({ role: t.role, content: t.text })), { role: 'user', content: input.question }];
-  // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
-  const result = streamText({
-    model,
-    system: buildSystemPrompt(input),
-    messages,
-    abortSignal: input.signal,
-    timeout: { firstChunkMs: patience.firstChunkMs, chunkMs: patience.chunkGapMs },
-    maxRetries: 1,
-    onError: () => undefined,
-  });
+  const stalled = new AbortController();
   let started = false;
+  let timer = setTimeout(() => stalled.abort(), patience.firstChunkMs);
+  const abortSignal = input.signal ? AbortSignal.any([input.signal, stalled.signal]) : stalled.signal;
+  // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
+  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal, maxRetries: 1, onError: () => undefined });
+  const stallError = () => {
+    const seconds = Math.round((started ? patience.chunkGapMs : patience.firstChunkMs) / 1000);
+    return new AppError(
+      'unavailable',
+      started ? `the model stopped answering mid-answer (no output for ${seconds} s); ask again` : `the model did not start answering within ${seconds} s; ask again`,
+      5,
+    );
+  };
   try {
     for await (const part of result.fullStream) {
       if (part.type === 'text-delta') {
         started = true;
+        clearTimeout(timer);
+        timer = setTimeout(() => stalled.abort(), patience.chunkGapMs);
         yield { type: 'text', delta: part.text };
       } else if (part.type === 'error') throw part.error;
       else if (part.type === 'finish') {
@@ -77,21 +82,13 @@ export async function* generateAnswer(model: LanguageModel, input: GenerationInp
       }
     }
   } catch (err) {
-    // A reader who hung up aborted the call: that is no provider stall.
-    if (input.signal?.aborted || !isTimeout(err)) throw err;
-    const seconds = Math.round((started ? patience.chunkGapMs : patience.firstChunkMs) / 1000);
-    throw new AppError(
-      'unavailable',
-      started ? `the model stopped answering mid-answer (no output for ${seconds} s); ask again` : `the model did not start answering within ${seconds} s; ask again`,
-      5,
-    );
+    // A reader who hung up aborted the call too: only docent's own bound is a stall.
+    throw stalled.signal.aborted && !input.signal?.aborted ? stallError() : err;
+  } finally {
+    clearTimeout(timer);
   }
-}
-
-/** The AI SDK's own timeouts abort the call with a `TimeoutError`, which may arrive as the cause of a wrapping error. */
-function isTimeout(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e.name === 'TimeoutError') return true;
-  return false;
+  // A stall can also end the SDK's stream quietly, with an 'abort' part.
+  if (stalled.signal.aborted && !input.signal?.aborted) throw stallError();
 }
 
 const firstSentences = (text: string, maxChars: number) => {
