@@ -418,6 +418,14 @@ describe('a model that stalls', () => {
   });
   afterAll(() => stalling?.stop());
 
+  /** The model call of the last request the double received was cancelled by docent: no provider connection is left open. */
+  async function expectModelCallCancelled(): Promise<void> {
+    const last = model.requests.length - 1;
+    // The double sees the hang-up when the socket closes, which can be a moment after the client read the error.
+    for (let tries = 0; !model.hungUp.includes(last) && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(model.hungUp).toContain(last);
+  }
+
   /** The key's one slot is free again: a question on it is answered to its finish, not refused with 429. */
   async function expectSlotFree(): Promise<void> {
     // The slot is given back when the server closes the response, which can be a moment after the client read its end.
@@ -431,7 +439,7 @@ describe('a model that stalls', () => {
     expect(sseChunks(await r.text()).at(-2)).toMatchObject({ type: 'finish' });
   }
 
-  it('v2: an answer that goes silent mid-answer ends with an unavailable error chunk after the text so far, is stored as failed, and frees its stream slot', async () => {
+  it('v2: an answer that goes silent mid-answer ends with an unavailable error chunk after the text so far, is stored as failed, cancels the model call, and frees its stream slot', async () => {
     const r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI? STALL'), oneSlotKey);
     expect(r.status).toBe(200);
     const chunks = sseChunks(await r.text());
@@ -440,24 +448,27 @@ describe('a model that stalls', () => {
     expect(chunks.at(-1)).toBe('[DONE]');
     const thread = await threads().findOne({ _id: r.headers.get('x-thread-id')! });
     expect(thread!.turns.at(-1)).toMatchObject({ status: 'failed', answer: 'Run ' });
+    await expectModelCallCancelled();
     await expectSlotFree();
   });
 
-  it('v1: an answer that goes silent mid-answer ends with a 3: line naming the stall, and frees its stream slot', async () => {
+  it('v1: an answer that goes silent mid-answer ends with a 3: line naming the stall, cancels the model call, and frees its stream slot', async () => {
     const r = await post(stalling, 'v1', v1Body('How do I do a clean install in CI? STALL'), oneSlotKey);
     expect(r.status).toBe(200);
     const lines = (await r.text()).trimEnd().split('\n');
     expect(lines.filter((l) => l.startsWith('0:'))).toEqual(['0:"Run "']);
     expect(lines.at(-1)).toBe('3:"the model stopped answering mid-answer (no output for 1 s); ask again"');
+    await expectModelCallCancelled();
     await expectSlotFree();
   });
 
-  it('v2 over REST and Connect: a model that never starts its answer ends the stream with unavailable, and frees the slot', async () => {
+  it('v2 over REST and Connect: a model that never starts its answer ends the stream with unavailable, cancels the model call, and frees the slot', async () => {
     const r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI? SILENT'), oneSlotKey);
     expect(r.status).toBe(200);
     const chunks = sseChunks(await r.text());
     expect(chunks.some((c: Loose) => c.type === 'text-delta')).toBe(false);
     expect(chunks.at(-2)).toEqual({ type: 'error', errorText: 'the model did not start answering within 1 s; ask again' });
+    await expectModelCallCancelled();
     await expectSlotFree();
 
     const client = createClient(AssistantV2, createConnectTransport({ baseUrl: stalling.url, httpVersion: '1.1' }));
@@ -473,6 +484,7 @@ describe('a model that stalls', () => {
     );
     expect(err).toBeInstanceOf(ConnectError);
     expect({ code: err!.code, message: err!.rawMessage }).toEqual({ code: Code.Unavailable, message: 'the model did not start answering within 1 s; ask again' });
+    await expectModelCallCancelled();
     await expectSlotFree();
   });
 });

@@ -46,6 +46,8 @@ export interface ScriptedModel {
   requests: ChatRequest[];
   /** Requests refused for not matching the API, with the reason; tests expect this to stay empty. */
   rejected: string[];
+  /** Indexes (in `requests`) of stalled answers whose client hung up: a call docent cancelled. */
+  hungUp: number[];
   close(): Promise<void>;
 }
 
@@ -154,6 +156,7 @@ export async function startScriptedModel(
   const apiKey = opts.apiKey ?? 'sk-test-scripted';
   const requests: ChatRequest[] = [];
   const rejected: string[] = [];
+  const hungUp: number[] = [];
   let turnIndex = 0;
 
   const fail = (res: http.ServerResponse, api: ModelApi, status: number, message: string) => {
@@ -203,13 +206,17 @@ export async function startScriptedModel(
       if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
       if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' });
-      if (turn.stall) return void (await stall(2 ** 31 - 1, res));
+      if (turn.stall) {
+        await stall(2 ** 31 - 1, res);
+        return void hungUp.push(requests.indexOf(body));
+      }
       res.end(JSON.stringify(reply.whole));
       return;
     }
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
+    if (res.destroyed) return void hungUp.push(requests.indexOf(body));
     let pieces = 0;
     const stallAfter = turn.stall
       ? Math.max(
@@ -221,7 +228,10 @@ export async function startScriptedModel(
       if (res.destroyed) return;
       if (event.piece && pieces++ > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
-      if (i === stallAfter) return void (await stall(2 ** 31 - 1, res));
+      if (i === stallAfter) {
+        await stall(2 ** 31 - 1, res);
+        return void hungUp.push(requests.indexOf(body));
+      }
     }
     res.end(reply.done ?? '');
   });
@@ -237,6 +247,7 @@ export async function startScriptedModel(
     modelId,
     requests,
     rejected,
+    hungUp,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
