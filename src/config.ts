@@ -309,6 +309,10 @@ const settings = z.object({
   DOCENT_ASSISTANT_HISTORY_TOKENS: z.coerce.number().int().min(0).max(1_000_000).default(4_000),
   // Below this cosine between a question and its nearest passage the docs do not cover it (no citations); 0 turns it off.
   DOCENT_RELEVANCE_FLOOR: z.coerce.number().min(0).max(1).default(0.35),
+  // A model answer that has not started within the first bound, or goes silent mid-answer for the second, is ended
+  // with an `unavailable` error event, so a stalled provider never holds a reader's stream slot (docs/decisions-assistant.md).
+  DOCENT_ASSISTANT_MODEL_FIRST_CHUNK_MS: positiveInt.max(600_000).default(60_000),
+  DOCENT_ASSISTANT_MODEL_CHUNK_GAP_MS: positiveInt.max(600_000).default(20_000),
   // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
   DOCENT_TRUSTED_PROXY: z
     .string()
@@ -395,7 +399,7 @@ export interface Config {
   /** Milliseconds an API key, project or allowed-origin lookup may be reused; the bound on how late a revocation bites. */
   lookupCacheMs: number;
   /** The estimated tokens of earlier turns the model sees (src/assistant/history-budget.ts). */
-  assistant: { historyTokens: number; relevanceFloor: number };
+  assistant: { historyTokens: number; relevanceFloor: number; modelFirstChunkMs: number; modelChunkGapMs: number };
   trustedProxies: string[];
   /** Origins allowed, besides each project's own, to call Connect and agent REST paths from a browser. */
   corsOrigins: string[];
@@ -657,7 +661,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       searchPerIpDay: s.DOCENT_LIMIT_SEARCH_PER_IP_DAY,
     },
     lookupCacheMs: s.DOCENT_LOOKUP_CACHE_MS,
-    assistant: { historyTokens: s.DOCENT_ASSISTANT_HISTORY_TOKENS, relevanceFloor: s.DOCENT_RELEVANCE_FLOOR },
+    assistant: {
+      historyTokens: s.DOCENT_ASSISTANT_HISTORY_TOKENS,
+      relevanceFloor: s.DOCENT_RELEVANCE_FLOOR,
+      modelFirstChunkMs: s.DOCENT_ASSISTANT_MODEL_FIRST_CHUNK_MS,
+      modelChunkGapMs: s.DOCENT_ASSISTANT_MODEL_CHUNK_GAP_MS,
+    },
     trustedProxies: s.DOCENT_TRUSTED_PROXY,
     corsOrigins: s.DOCENT_CORS_ORIGINS,
     playgroundDir: s.DOCENT_PLAYGROUND_DIR,

@@ -196,7 +196,7 @@ export class AgentJobService {
       // A start that timed out may have started it after all: end that workflow too (best effort; Temporal may be down).
       await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(id)).terminate('the job could not be created')).catch(() => undefined);
       this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
-      throw new AppError('unavailable', 'the job could not be started; try again shortly');
+      throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
     }
     this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
     return { ...inserted, limitHeaders: admission.headers };
@@ -213,7 +213,7 @@ export class AgentJobService {
       await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).describe());
       return;
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly');
+      if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly', 5);
     }
     const first = job.prompts.find((p) => p.turn === 1);
     const prompt = first?.prompt ?? '';
@@ -223,7 +223,7 @@ export class AgentJobService {
       await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
-      throw new AppError('unavailable', 'the job could not be started; try again shortly');
+      throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
     }
     this.d.log.warn({ jobId: job._id }, 'started an agent job that had no workflow');
   }

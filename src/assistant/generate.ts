@@ -1,4 +1,5 @@
 import { streamText, type LanguageModel, type ModelMessage } from 'ai';
+import { AppError } from '../errors';
 import type { Passage } from '../search/docs-index';
 import type { AnswerEvent } from './events';
 import type { ChatTurn, ContextItem } from './request';
@@ -10,6 +11,12 @@ export interface GenerationInput {
   passages: Passage[];
   context: ContextItem[];
   signal?: AbortSignal;
+}
+
+/** How long a model may take to start its answer, and to go silent once it has started (config.assistant). */
+export interface ModelPatience {
+  firstChunkMs: number;
+  chunkGapMs: number;
 }
 
 /** `npm-ci › Configuration › omit`: the page title and the passage's heading trail. */
@@ -36,23 +43,52 @@ export function buildSystemPrompt(input: Pick<GenerationInput, 'domain' | 'passa
   );
 }
 
-/** Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. */
-export async function* generateAnswer(model: LanguageModel, input: GenerationInput): AsyncGenerator<AnswerEvent> {
+/**
+ * Streams the model's answer; a provider failure surfaces as a thrown error, which the encoders put in-stream. A model
+ * that has sent no text `patience.firstChunkMs` after the call (headers included), or none for `patience.chunkGapMs`
+ * mid-answer, is cancelled and surfaces as `unavailable`: the reader gets an error event, not a stream that never ends.
+ */
+export async function* generateAnswer(model: LanguageModel, input: GenerationInput, patience: ModelPatience): AsyncGenerator<AnswerEvent> {
   const messages: ModelMessage[] = [...input.history.map((t) => ({ role: t.role, content: t.text })), { role: 'user', content: input.question }];
+  const stalled = new AbortController();
+  let started = false;
+  let timer = setTimeout(() => stalled.abort(), patience.firstChunkMs);
+  const abortSignal = input.signal ? AbortSignal.any([input.signal, stalled.signal]) : stalled.signal;
   // Errors arrive as 'error' parts and are rethrown below; the default onError would print them to the console.
-  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal: input.signal, maxRetries: 1, onError: () => undefined });
-  for await (const part of result.fullStream) {
-    if (part.type === 'text-delta') yield { type: 'text', delta: part.text };
-    else if (part.type === 'error') throw part.error;
-    else if (part.type === 'finish') {
-      const reason = part.finishReason;
-      yield {
-        type: 'finish',
-        finishReason: reason === 'stop' || reason === 'length' || reason === 'content-filter' || reason === 'error' ? reason : 'other',
-        usage: { promptTokens: part.totalUsage.inputTokens ?? 0, completionTokens: part.totalUsage.outputTokens ?? 0 },
-      };
+  const result = streamText({ model, system: buildSystemPrompt(input), messages, abortSignal, maxRetries: 1, onError: () => undefined });
+  const stallError = () => {
+    const seconds = Math.round((started ? patience.chunkGapMs : patience.firstChunkMs) / 1000);
+    return new AppError(
+      'unavailable',
+      started ? `the model stopped answering mid-answer (no output for ${seconds} s); ask again` : `the model did not start answering within ${seconds} s; ask again`,
+      5,
+    );
+  };
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') {
+        started = true;
+        clearTimeout(timer);
+        timer = setTimeout(() => stalled.abort(), patience.chunkGapMs);
+        yield { type: 'text', delta: part.text };
+      } else if (part.type === 'error') throw part.error;
+      else if (part.type === 'finish') {
+        const reason = part.finishReason;
+        yield {
+          type: 'finish',
+          finishReason: reason === 'stop' || reason === 'length' || reason === 'content-filter' || reason === 'error' ? reason : 'other',
+          usage: { promptTokens: part.totalUsage.inputTokens ?? 0, completionTokens: part.totalUsage.outputTokens ?? 0 },
+        };
+      }
     }
+  } catch (err) {
+    // A reader who hung up aborted the call too: only docent's own bound is a stall.
+    throw stalled.signal.aborted && !input.signal?.aborted ? stallError() : err;
+  } finally {
+    clearTimeout(timer);
   }
+  // A stall can also end the SDK's stream quietly, with an 'abort' part.
+  if (stalled.signal.aborted && !input.signal?.aborted) throw stallError();
 }
 
 const firstSentences = (text: string, maxChars: number) => {

@@ -177,7 +177,11 @@ export class AssistantService {
     const generation = !answered
       ? notCovered()
       : this.model
-        ? generateAnswer(this.model, { domain: req.domain, question: q.question, history, passages, context: q.context, signal: req.signal })
+        ? generateAnswer(
+            this.model,
+            { domain: req.domain, question: q.question, history, passages, context: q.context, signal: req.signal },
+            { firstChunkMs: this.deps.config.assistant.modelFirstChunkMs, chunkGapMs: this.deps.config.assistant.modelChunkGapMs },
+          )
         : extractiveAnswer({ passages });
     const messageId = `msg_${randomBytes(12).toString('base64url')}`;
 

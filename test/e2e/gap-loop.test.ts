@@ -166,6 +166,21 @@ describe('the gap loop', () => {
     expect(traversal.status).toBe(400);
   });
 
+  it('`docent gaps fix`, run as a process, creates the agent job for the unanswered question, prints it with how to follow it, exits 0, and the job opens its pull request', async () => {
+    const unanswered = await ask(question);
+    expect(unanswered.sources).toBe(0);
+    const run = await runDocent(['gaps', 'fix', '--domain', domain, '--project', 'kiln', '--since', '1d', '--docs-path', 'docs'], { DOCENT_API_URL: gw.url, DOCENT_API_KEY: admin });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    const [header, ...rest] = run.stdout.trimEnd().split('\n');
+    const jobId = /^created agent job (job_\S+) for 1 question\(s\):$/.exec(header!)?.[1];
+    expect(jobId).toBeDefined();
+    // The question, counted once per asking in the window (earlier tests of this file may have asked it too).
+    expect(rest).toEqual([expect.stringMatching(new RegExp(`^ +\\d+  ${question.replace(/[?.]/g, '\\$&')}$`)), `follow it with: docent jobs watch kiln ${jobId}`]);
+    const job = await waitForJob(jobId!, (j) => j.status !== 'active');
+    expect(job).toMatchObject({ status: 'completed', prLink: expect.stringMatching(/^https:\/\/github\.test\/acme\/kiln\/pull\/\d+$/) });
+    expect(job.gap).toMatchObject({ domain, questions: [question], threadIds: expect.arrayContaining([unanswered.threadId]) });
+  });
+
   it('`docent gaps fix`, run as a process, exits 1 with the refusal when there is nothing to fix, and 2 without its options', async () => {
     const quietAdmin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'quiet' })).key;
     const env = { DOCENT_API_URL: gw.url, DOCENT_API_KEY: quietAdmin };

@@ -7,6 +7,7 @@ import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { AssistantService as AssistantV1 } from '../../src/gen/discovery/v1/assistant_pb';
 import { SearchService } from '../../src/gen/discovery/v1/search_pb';
 import { AssistantService as AssistantV2 } from '../../src/gen/discovery/v2/assistant_pb';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, npmDocsFolder, sameStack, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -45,6 +46,9 @@ beforeAll(async () => {
   model = await startScriptedModel((req) => {
     const last = JSON.stringify(req.messages.at(-1)?.content ?? '');
     if (last.includes('FAIL')) return undefined as never; // the double answers 500: a provider failure mid-stream
+    // A provider that goes silent: after the first piece of its answer, or before any.
+    if (last.includes('STALL')) return { text: ['Run ', '`npm ci` ', 'for a clean install [1].'], stall: true };
+    if (last.includes('SILENT')) return { text: 'never sent', firstChunkDelayMs: 2 ** 31 - 1 };
     return { text: ['Run ', '`npm ci` ', 'for a clean install [1].'], chunkDelayMs: 2 };
   });
   offline = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
@@ -391,5 +395,96 @@ describe('Connect, gRPC and gRPC-web', () => {
     expect(r.results[0]?.path).toBe('commands/npm-ci');
     await expect(search.search({ domain, query: 'x', pageSize: 99 }, { headers: headers() })).rejects.toMatchObject({ code: 3 });
     await expect(search.search({ domain: 'docs.other.test', query: 'x' }, { headers: headers() })).rejects.toMatchObject({ code: 5 });
+  });
+});
+
+describe('a model that stalls', () => {
+  // Bounds of a second, and one stream slot per key: a stalled answer that kept its slot would refuse the next question.
+  let stalling: RunningGateway;
+  let oneSlotKey: string;
+  beforeAll(async () => {
+    stalling = await startGateway(
+      sameStack(config, {
+        DOCENT_MODEL_PROVIDER: 'openai-compatible',
+        DOCENT_MODEL: model.modelId,
+        DOCENT_MODEL_BASE_URL: model.baseUrl,
+        DOCENT_MODEL_API_KEY: model.apiKey,
+        DOCENT_ASSISTANT_MODEL_FIRST_CHUNK_MS: '1000',
+        DOCENT_ASSISTANT_MODEL_CHUNK_GAP_MS: '1000',
+        DOCENT_STREAMS_PER_ASSISTANT_KEY: '1',
+      }),
+    );
+    oneSlotKey = (await stalling.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  });
+  afterAll(() => stalling?.stop());
+
+  /** The model call of the last request the double received was cancelled by docent: no provider connection is left open. */
+  async function expectModelCallCancelled(): Promise<void> {
+    const last = model.requests.length - 1;
+    // The double sees the hang-up when the socket closes, which can be a moment after the client read the error.
+    for (let tries = 0; !model.hungUp.includes(last) && tries < 50; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(model.hungUp).toContain(last);
+  }
+
+  /** The key's one slot is free again: a question on it is answered to its finish, not refused with 429. */
+  async function expectSlotFree(): Promise<void> {
+    // The slot is given back when the server closes the response, which can be a moment after the client read its end.
+    let r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI?'), oneSlotKey);
+    for (let tries = 0; r.status === 429 && tries < 20; tries++) {
+      await r.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI?'), oneSlotKey);
+    }
+    expect(r.status).toBe(200);
+    expect(sseChunks(await r.text()).at(-2)).toMatchObject({ type: 'finish' });
+  }
+
+  it('v2: an answer that goes silent mid-answer ends with an unavailable error chunk after the text so far, is stored as failed, cancels the model call, and frees its stream slot', async () => {
+    const r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI? STALL'), oneSlotKey);
+    expect(r.status).toBe(200);
+    const chunks = sseChunks(await r.text());
+    expect(chunks.filter((c: Loose) => c.type === 'text-delta').map((c: Loose) => c.delta)).toEqual(['Run ']);
+    expect(chunks.at(-2)).toEqual({ type: 'error', errorText: 'the model stopped answering mid-answer (no output for 1 s); ask again' });
+    expect(chunks.at(-1)).toBe('[DONE]');
+    const thread = await threads().findOne({ _id: r.headers.get('x-thread-id')! });
+    expect(thread!.turns.at(-1)).toMatchObject({ status: 'failed', answer: 'Run ' });
+    await expectModelCallCancelled();
+    await expectSlotFree();
+  });
+
+  it('v1: an answer that goes silent mid-answer ends with a 3: line naming the stall, cancels the model call, and frees its stream slot', async () => {
+    const r = await post(stalling, 'v1', v1Body('How do I do a clean install in CI? STALL'), oneSlotKey);
+    expect(r.status).toBe(200);
+    const lines = (await r.text()).trimEnd().split('\n');
+    expect(lines.filter((l) => l.startsWith('0:'))).toEqual(['0:"Run "']);
+    expect(lines.at(-1)).toBe('3:"the model stopped answering mid-answer (no output for 1 s); ask again"');
+    await expectModelCallCancelled();
+    await expectSlotFree();
+  });
+
+  it('v2 over REST and Connect: a model that never starts its answer ends the stream with unavailable, cancels the model call, and frees the slot', async () => {
+    const r = await post(stalling, 'v2', v2Body('How do I do a clean install in CI? SILENT'), oneSlotKey);
+    expect(r.status).toBe(200);
+    const chunks = sseChunks(await r.text());
+    expect(chunks.some((c: Loose) => c.type === 'text-delta')).toBe(false);
+    expect(chunks.at(-2)).toEqual({ type: 'error', errorText: 'the model did not start answering within 1 s; ask again' });
+    await expectModelCallCancelled();
+    await expectSlotFree();
+
+    const client = createClient(AssistantV2, createConnectTransport({ baseUrl: stalling.url, httpVersion: '1.1' }));
+    const read = async () => {
+      for await (const _ of client.sendMessage(
+        { domain, fp: 'anonymous', messages: [{ role: 'user', parts: [{ type: 'text', text: 'clean install in CI SILENT' }] }] },
+        { headers: { authorization: `Bearer ${oneSlotKey}` } },
+      ));
+    };
+    const err = await read().then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(err).toBeInstanceOf(ConnectError);
+    expect({ code: err!.code, message: err!.rawMessage }).toEqual({ code: Code.Unavailable, message: 'the model did not start answering within 1 s; ask again' });
+    await expectModelCallCancelled();
+    await expectSlotFree();
   });
 });

@@ -12,7 +12,10 @@ export interface ScriptedTurn {
   chunkDelayMs?: number;
   /** Answer with this HTTP error instead, in the API's own error shape (429 carries `retry-after`). */
   error?: { status: 429 | 500 | 503; retryAfterSeconds?: number };
-  /** Send the first chunk (streamed) or the headers (unstreamed), then nothing more until the client hangs up. */
+  /**
+   * Stall until the client hangs up: streamed, after the first text piece (mid-answer; the first event when there is
+   * no text); unstreamed, after the headers.
+   */
   stall?: boolean;
   /** Leave token usage out of the answer, as some providers and proxies do. */
   omitUsage?: boolean;
@@ -43,6 +46,8 @@ export interface ScriptedModel {
   requests: ChatRequest[];
   /** Requests refused for not matching the API, with the reason; tests expect this to stay empty. */
   rejected: string[];
+  /** Indexes (in `requests`) of stalled answers whose client hung up: a call docent cancelled. */
+  hungUp: number[];
   close(): Promise<void>;
 }
 
@@ -151,6 +156,7 @@ export async function startScriptedModel(
   const apiKey = opts.apiKey ?? 'sk-test-scripted';
   const requests: ChatRequest[] = [];
   const rejected: string[] = [];
+  const hungUp: number[] = [];
   let turnIndex = 0;
 
   const fail = (res: http.ServerResponse, api: ModelApi, status: number, message: string) => {
@@ -200,19 +206,32 @@ export async function startScriptedModel(
       if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
       if (res.destroyed) return;
       res.writeHead(200, { 'content-type': 'application/json' });
-      if (turn.stall) return void (await stall(2 ** 31 - 1, res));
+      if (turn.stall) {
+        await stall(2 ** 31 - 1, res);
+        return void hungUp.push(requests.indexOf(body));
+      }
       res.end(JSON.stringify(reply.whole));
       return;
     }
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     if (turn.firstChunkDelayMs) await stall(turn.firstChunkDelayMs, res);
+    if (res.destroyed) return void hungUp.push(requests.indexOf(body));
     let pieces = 0;
+    const stallAfter = turn.stall
+      ? Math.max(
+          0,
+          reply.events.findIndex((e) => e.piece),
+        )
+      : -1;
     for (const [i, event] of reply.events.entries()) {
       if (res.destroyed) return;
       if (event.piece && pieces++ > 0 && turn.chunkDelayMs) await sleep(turn.chunkDelayMs);
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${JSON.stringify(event.data)}\n\n`);
-      if (turn.stall && i === 0) return void (await stall(2 ** 31 - 1, res));
+      if (i === stallAfter) {
+        await stall(2 ** 31 - 1, res);
+        return void hungUp.push(requests.indexOf(body));
+      }
     }
     res.end(reply.done ?? '');
   });
@@ -228,6 +247,7 @@ export async function startScriptedModel(
     modelId,
     requests,
     rejected,
+    hungUp,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -18,13 +18,20 @@ function temporalBinary(): string {
   return path.join(cache, install, 'bin', 'temporal');
 }
 
-async function freePort(): Promise<number> {
+/**
+ * A port the kernel just handed out. It is closed again before the dev server binds it, so another process may take it
+ * in between: startTemporalDevServer then sees the bind fail and asks for another.
+ */
+async function unusedPort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/** What the temporal CLI prints when its port was taken (`listen tcp …: bind: address already in use`). */
+class PortTaken extends Error {}
 
 export interface TemporalDevServer {
   address: string;
@@ -36,11 +43,28 @@ export interface TemporalDevServer {
   close(): Promise<void>;
 }
 
-/** A Temporal dev server of a test's own, on a free port, persisted to a temporary file so that it can restart. */
+/**
+ * A Temporal dev server of a test's own, on a port nobody else holds, persisted to a temporary file so that it can
+ * restart. A port taken between choosing it and binding it is detected from the server's exit, and another is tried.
+ */
 export async function startTemporalDevServer(): Promise<TemporalDevServer> {
-  const binary = temporalBinary();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    const server = devServerOn(await unusedPort(), dir);
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 5) {
+        await server.close();
+        throw err;
+      }
+    }
+  }
+}
+
+function devServerOn(port: number, dir: string): TemporalDevServer {
+  const binary = temporalBinary();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -63,13 +87,21 @@ export async function startTemporalDevServer(): Promise<TemporalDevServer> {
     address,
     async start() {
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error'];
-      child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: 'ignore' });
+      child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
+      let stderr = '';
+      started.stderr!.on('data', (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
+      });
       exited = new Promise((resolve) => started.once('exit', () => resolve()));
       const deadline = Date.now() + 30_000;
       while (!(await answers())) {
-        if (started.exitCode !== null) throw new Error(`temporal dev server on ${address} exited with ${started.exitCode}`);
-        if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not answer within 30 s`);
+        if (started.exitCode !== null) {
+          await exited;
+          const why = `temporal dev server on ${address} exited with ${started.exitCode}: ${stderr.trim()}`;
+          throw /address already in use/.test(stderr) ? new PortTaken(why) : new Error(why);
+        }
+        if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not answer within 30 s: ${stderr.trim()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
@@ -82,6 +114,5 @@ export async function startTemporalDevServer(): Promise<TemporalDevServer> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-  await server.start();
   return server;
 }
