@@ -1,7 +1,6 @@
 // A gateway for agent-job creation benchmarks, and the floor those are measured against: the same MongoDB insert and
 // the same workflow start that AgentJobService.createJob makes, called directly with the gateway's own clients.
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { JobDoc } from '../../src/jobs/job';
 import { JobLedger } from '../../src/jobs/ledger';
@@ -10,6 +9,7 @@ import type { Deps } from '../../src/deps';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../../test/support/gateway';
+import { jsonPoster } from './post-json';
 import { benchEnv, terminateWorkflows } from './stack';
 
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
@@ -110,26 +110,14 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
   };
 }
 
-/**
- * POST /v2/agent/{p}/job over HTTP/1.1 with node:http and a keep-alive agent; anything but 201 is a failed operation.
- * Not fetch: the client shares this process with the gateway, and fetch's web streams cost about 0.6 ms of its CPU per
- * request (measured against node:http on the same creates), which is the client's cost, not the gateway's.
- */
+/** POST /v2/agent/{p}/job over HTTP/1.1 (lib/post-json.ts); anything but 201 is a failed operation. */
 export function restCreate(b: JobBench): () => Promise<void> {
   const url = `${b.gw.url}/v2/agent/${b.projectId}/job`;
   const body = JSON.stringify({ prompt: 'benchmark instruction' });
-  const headers = { authorization: `Bearer ${b.adminKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-  const agent = new http.Agent({ keepAlive: true });
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', headers, agent }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`))));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const headers = { authorization: `Bearer ${b.adminKey}` };
+  const post = jsonPoster();
+  return async () => {
+    const res = await post(url, headers, body);
+    if (res.status !== 201) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+  };
 }

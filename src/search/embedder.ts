@@ -21,6 +21,9 @@ export class EmbeddingModelMissingError extends Error {
  * dot product says how close two texts are in meaning, so "out of date" finds the page about `npm outdated`.
  */
 export class Embedder {
+  /** The inference under way, if any: the next one starts after it (see run()). */
+  private inferring: Promise<unknown> = Promise.resolve();
+
   private constructor(
     private readonly session: ort.InferenceSession,
     private readonly tokenizer: Tokenizer,
@@ -74,9 +77,18 @@ export class Embedder {
     return v;
   }
 
+  // onnxruntime-node runs each inference synchronously on the event loop (from a setImmediate), so inferences asked for
+  // at once all ran in one turn of the loop: 100 questions stalled every open answer stream for 40-100 ms. One at a
+  // time, each starts in a later turn and the sockets are served between two (bench/README.md, stream-throughput).
+  private run(text: string): Promise<Float32Array> {
+    const vector = this.inferring.then(() => this.infer(text));
+    this.inferring = vector.catch(() => undefined);
+    return vector;
+  }
+
   // One text per run: the int8 model quantizes activations per run, so a batch would let neighbours and padding
   // shift a text's vector (cosine 0.99 instead of 1); alone, a text always gets the same vector, and it is no slower.
-  private async run(text: string): Promise<Float32Array> {
+  private async infer(text: string): Promise<Float32Array> {
     let ids: number[] = this.tokenizer.encode(text).ids;
     if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
     const shape = [1, ids.length];
