@@ -1,7 +1,8 @@
 // Jest global setup: what every suite would otherwise redo. The workflows are bundled once for the whole run (each
-// worker, in-process or spawned, loads the file: DOCENT_WORKFLOW_BUNDLE), and passages embedded by one suite are kept
-// by text hash for the next (DOCENT_EMBEDDING_CACHE_DIR), so each docs fixture is embedded once per run.
-const { mkdtempSync, writeFileSync } = require('node:fs');
+// worker, in-process or spawned, loads the file: DOCENT_WORKFLOW_BUNDLE), and embedded texts are kept by text hash
+// (DOCENT_EMBEDDING_CACHE_DIR) in the machine's cache, so a docs fixture is embedded once per version of the embedder.
+const { createHash } = require('node:crypto');
+const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { bundleWorkflowCode, DefaultLogger } = require('@temporalio/worker');
@@ -14,5 +15,23 @@ module.exports = async function globalSetup() {
   // Jest's workers are forked after this and inherit the variables; test/support/stack-env.js passes them on.
   process.env.DOCENT_TEST_RUN_DIR = dir;
   process.env.DOCENT_TEST_WORKFLOW_BUNDLE = bundle;
-  process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR = path.join(dir, 'embeddings');
+  process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR = embeddingCache();
 };
+
+// Outside the checkout, like the stack's binaries (infra/stack.sh), under a hash of the embedder's code: a change to
+// tokenizing or pooling starts an empty cache, and the model's own id is a folder below (src/search/embedder.ts).
+// test/integration/embeddings.test.ts loads the model without it, so the model itself runs in every run.
+function embeddingCache() {
+  const root = path.join(process.env.DOCENT_CACHE || path.join(os.homedir(), '.cache/docent'), 'test-embeddings');
+  const version = createHash('sha256')
+    .update(readFileSync(path.resolve(__dirname, '../../src/search/embedder.ts')))
+    .digest('hex')
+    .slice(0, 16);
+  mkdirSync(root, { recursive: true });
+  // Other versions' folders go once a day old (not at once: a run of another checkout may be using one).
+  for (const old of readdirSync(root)) {
+    const folder = path.join(root, old);
+    if (old !== version && Date.now() - statSync(folder).mtimeMs > 86_400_000) rmSync(folder, { recursive: true, force: true });
+  }
+  return path.join(root, version);
+}

@@ -1,35 +1,39 @@
 // The order jest starts test files in. Unit files go first, so their failures show within seconds. Then the files
 // known to be slowest (measured on a full run, slowest first; update when the summary reporter's list changes): on a
-// clean clone jest has no timings of its own, and a heavy file started last leaves one worker busy while the other
-// idles. The files that start their own cluster or server are spread out so that two never start at once. Last come
-// the files that measure waits (rate limits, deadlines), once the CPU-heavy ones are done.
+// clean clone jest has no timings of its own, and a heavy file started last leaves one worker busy while the others
+// idle. The files that start their own Elasticsearch cluster or Temporal server sit apart in the list. Last
+// come the files that measure waits (rate limits, deadlines), once the CPU-heavy ones are done.
 const Sequencer = require('@jest/test-sequencer').default;
 const path = require('node:path');
 
 const heavyFirst = [
-  'test/integration/es-cluster.test.ts',
   'test/e2e/agent-jobs.test.ts',
-  'test/integration/temporal-tls.test.ts',
-  'test/integration/docs-ingest.test.ts',
-  'test/e2e/scale-out.test.ts',
-  'test/e2e/temporal-down-create.test.ts',
   'test/e2e/sandbox-jobs.test.ts',
-  'test/e2e/cli-secrets.test.ts',
-  'test/e2e/model-providers.test.ts',
-  'test/integration/assistant.test.ts',
-  'test/e2e/playground.test.ts',
-  'test/e2e/job-transparency.test.ts',
-  'test/e2e/docs-analytics.test.ts',
+  'test/integration/es-cluster.test.ts',
+  'test/e2e/scale-out.test.ts',
+  'test/integration/docs-ingest.test.ts',
+  'test/e2e/temporal-down-create.test.ts',
   'test/e2e/cli.test.ts',
+  'test/e2e/model-providers.test.ts',
+  'test/e2e/job-transparency.test.ts',
+  'test/integration/temporal-tls.test.ts',
+  'test/e2e/job-models-diff-images.test.ts',
+  'test/e2e/github-app.test.ts',
+  'test/e2e/plan-approval.test.ts',
+  'test/e2e/playground.test.ts',
+  'test/e2e/rest-fuzz.test.ts',
+  'test/integration/assistant.test.ts',
+  'test/e2e/gap-loop.test.ts',
+  'test/integration/setup-cache.test.ts',
+  'test/e2e/setup-secrets.test.ts',
+  'test/e2e/github-mentions.test.ts',
+  'test/integration/github-answers.test.ts',
+  'test/integration/docs-sync.test.ts',
+  'test/e2e/cli-secrets.test.ts',
+  'test/e2e/docs-analytics.test.ts',
   'test/e2e/job-ledger-temporal-down.test.ts',
   'test/integration/gap-preview.test.ts',
-  'test/e2e/rest-fuzz.test.ts',
   'test/e2e/processes.test.ts',
-  'test/integration/workflow-replay.test.ts',
-  'test/integration/local-secrets.test.ts',
-  'test/integration/sandbox.test.ts',
-  'test/integration/job-reconciler.test.ts',
-  'test/integration/worker.test.ts',
 ];
 const timingLast = ['test/integration/edge-bounds.test.ts', 'test/integration/rate-limits.test.ts', 'test/e2e/stream-leases.test.ts'];
 
