@@ -1,12 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { createInterface } from 'node:readline';
 
 export interface GitServer {
   /** Base URL; a repository `owner/name` is served at `${url}/owner/name.git`. */
@@ -58,11 +57,26 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     return user === 'x-access-token' && !!password && !!repo && allows(password, repo[1]!, repo[2]!, push);
   };
 
+  // git runs in a small process of its own (test/support/git-process.js): spawned from this jest worker, each git
+  // command and each CGI request paid for a copy of the worker's page tables.
+  const helper = spawn(process.execPath, [path.join(__dirname, 'git-process.js'), root], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const started = once(createInterface({ input: helper.stdout! }), 'line') as Promise<[string]>;
+  const [portLine] = await Promise.race([started, once(helper, 'exit').then(() => Promise.reject(new Error('test/support/git-process.js exited')))]);
+  const agent = new http.Agent({ keepAlive: true });
+  const backend = { host: '127.0.0.1', port: Number(portLine), agent };
+  /** Runs git in the helper: its output, or an error with execFile's message (the command and git's stderr). */
+  const run = async (args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ stdout: string }> => {
+    const res = await fetch(`http://127.0.0.1:${backend.port}/__run`, { method: 'POST', body: JSON.stringify({ args, ...options }) });
+    const out = (await res.json()) as { stdout: string; failure?: string };
+    if (out.failure !== undefined) throw new Error(out.failure);
+    return out;
+  };
+
   const server = http.createServer((req, res) => {
     const auth = req.headers.authorization ?? '';
     if (auth) authHeaders.push(auth);
     const url = new URL(req.url ?? '/', 'http://x');
-    if (!authorized(auth, url)) {
+    if (!authorized(auth, url) || url.pathname === '/__run') {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="docent-test"' });
       return res.end('unauthorized');
     }
@@ -70,49 +84,18 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     if (req.method === 'POST' && push) pushes.set(push[1]!, (pushes.get(push[1]!) ?? 0) + 1);
     const fetch = /^(.*\.git)\/git-upload-pack$/.exec(url.pathname);
     const holdMs = req.method === 'POST' && fetch ? (slow.get(fetch[1]!) ?? 0) : 0;
-    if (holdMs > 0) return void setTimeout(() => serve(req, res, url), holdMs);
-    serve(req, res, url);
+    if (holdMs > 0) return void setTimeout(() => serve(req, res), holdMs);
+    serve(req, res);
   });
 
-  function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
-    const cgi = spawn('git', ['http-backend'], {
-      env: {
-        PATH: process.env.PATH,
-        GIT_PROJECT_ROOT: root,
-        GIT_HTTP_EXPORT_ALL: '1',
-        REMOTE_USER: 'x-access-token', // lets http-backend accept pushes
-        REQUEST_METHOD: req.method,
-        PATH_INFO: decodeURIComponent(url.pathname),
-        QUERY_STRING: url.search.slice(1),
-        CONTENT_TYPE: req.headers['content-type'] ?? '',
-        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
-        GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
-      },
+  /** Passes the request to `git http-backend` in the helper, and its answer back as it comes. */
+  function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const forward = http.request({ ...backend, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
     });
-    req.pipe(cgi.stdin);
-    // CGI output: headers, a blank line, then the body.
-    let head = Buffer.alloc(0);
-    let headersDone = false;
-    cgi.stdout.on('data', (chunk: Buffer) => {
-      if (headersDone) return void res.write(chunk);
-      head = Buffer.concat([head, chunk]);
-      const end = head.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      headersDone = true;
-      let status = 200;
-      const headers: Record<string, string> = {};
-      for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
-        const i = line.indexOf(':');
-        const k = line.slice(0, i).trim();
-        const v = line.slice(i + 1).trim();
-        if (k.toLowerCase() === 'status') status = parseInt(v, 10);
-        else headers[k] = v;
-      }
-      res.writeHead(status, headers);
-      res.write(head.subarray(end + 4));
-    });
-    cgi.stdout.on('end', () => res.end());
-    cgi.on('error', () => res.destroy());
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
   }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -131,48 +114,51 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     },
     async createRepo(owner, name, files, prepare) {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-seed-'));
-      await run('git', ['init', '--quiet', '--initial-branch=main', work]);
+      await run(['init', '--quiet', '--initial-branch=main', work]);
       const { writeFile, mkdir } = await import('node:fs/promises');
       for (const [file, content] of Object.entries(files)) {
         await mkdir(path.dirname(path.join(work, file)), { recursive: true });
         await writeFile(path.join(work, file), content);
       }
-      await prepare?.(work, async (...args) => (await run('git', ['-C', work, ...args], { env: { ...process.env, ...gitEnv } })).stdout);
-      await run('git', ['-C', work, 'add', '--all']);
-      await run('git', ['-C', work, 'commit', '--quiet', '-m', 'initial commit'], { env: { ...process.env, ...gitEnv } });
-      await run('git', ['clone', '--quiet', '--bare', work, bare(owner, name)]);
+      await prepare?.(work, async (...args) => (await run(['-C', work, ...args], { env: gitEnv })).stdout);
+      await run(['-C', work, 'add', '--all']);
+      await run(['-C', work, 'commit', '--quiet', '-m', 'initial commit'], { env: gitEnv });
+      await run(['clone', '--quiet', '--bare', work, bare(owner, name)]);
       // As GitHub does: partial clones (--filter=blob:none) get history without file contents.
-      await run('git', ['--git-dir', bare(owner, name), 'config', 'uploadpack.allowFilter', 'true']);
+      await run(['--git-dir', bare(owner, name), 'config', 'uploadpack.allowFilter', 'true']);
       await rm(work, { recursive: true, force: true });
     },
     async commitFiles(owner, name, files, message = 'update docs', branch = 'main') {
       const work = await mkdtemp(path.join(os.tmpdir(), 'docent-edit-'));
       try {
-        await run('git', ['clone', '--quiet', bare(owner, name), work]);
+        await run(['clone', '--quiet', bare(owner, name), work]);
         // Another branch starts from main's head, as a job branch does.
-        if (branch !== 'main') await run('git', ['-C', work, 'checkout', '--quiet', '-B', branch]);
+        if (branch !== 'main') await run(['-C', work, 'checkout', '--quiet', '-B', branch]);
         const { writeFile, mkdir } = await import('node:fs/promises');
         for (const [file, content] of Object.entries(files)) {
-          if (content === null) await run('git', ['-C', work, 'rm', '--quiet', file]);
+          if (content === null) await run(['-C', work, 'rm', '--quiet', file]);
           else {
             await mkdir(path.dirname(path.join(work, file)), { recursive: true });
             await writeFile(path.join(work, file), content);
           }
         }
-        await run('git', ['-C', work, 'add', '--all']);
-        await run('git', ['-C', work, 'commit', '--quiet', '-m', message], { env: { ...process.env, ...gitEnv } });
-        await run('git', ['-C', work, 'push', '--quiet', 'origin', `HEAD:${branch}`]);
-        return (await run('git', ['-C', work, 'rev-parse', 'HEAD'])).stdout.trim();
+        await run(['-C', work, 'add', '--all']);
+        await run(['-C', work, 'commit', '--quiet', '-m', message], { env: gitEnv });
+        await run(['-C', work, 'push', '--quiet', 'origin', `HEAD:${branch}`]);
+        return (await run(['-C', work, 'rev-parse', 'HEAD'])).stdout.trim();
       } finally {
         await rm(work, { recursive: true, force: true });
       }
     },
     async git(owner, name, ...args) {
-      return (await run('git', ['--git-dir', bare(owner, name), ...args])).stdout;
+      return (await run(['--git-dir', bare(owner, name), ...args])).stdout;
     },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      agent.destroy();
+      helper.stdin!.end();
+      if (helper.exitCode === null) await once(helper, 'exit');
       await rm(root, { recursive: true, force: true });
     },
   };
