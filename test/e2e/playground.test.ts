@@ -183,6 +183,9 @@ describe('playground from an allowed origin', () => {
     expect(await page.locator('[data-testid=pr-link]').getAttribute('href')).toBe(github.pulls[0]!.html_url);
     const jobId = await page.locator('[data-testid=job-id]').textContent();
     expect(github.pulls[0]!.head).toBe(`docent/${jobId}`);
+    // The watch sends the job as it changes and the status event written just after it, so the event may come a
+    // poll after the pull request link.
+    await page.waitForFunction(`[...document.querySelectorAll('[data-testid=job-events] li')].at(-1)?.textContent.endsWith('status completed')`, undefined, { timeout: 10_000 });
     const events = await page.locator('[data-testid=job-events] li').allTextContents();
     expect(events.some((e) => e.endsWith('step edit_file README.md'))).toBe(true);
     expect(events.at(-1)).toMatch(/status completed$/);
