@@ -171,8 +171,14 @@ export const workerScaling: Benchmark = {
 
       const stack = await stackProcesses();
       const block = async (): Promise<BlockFigures> => {
-        const measured = [...workers.map((w) => ({ label: `worker ${w.name}`, pid: w.started.child.pid! })), { label: 'gateway + git server', pid: process.pid }, ...stack];
-        const cpu = () => Promise.all(measured.map((m) => cpuSeconds(m.pid).catch(() => NaN)));
+        const measured = [
+          ...workers.map((w) => ({ label: `worker ${w.name}`, pids: [w.started.child.pid!] })),
+          // The git server double runs git in a process of its own (test/support/git-process.js).
+          { label: 'gateway + git server', pids: [process.pid, git.pid] },
+          ...stack.map((s) => ({ label: s.label, pids: [s.pid] })),
+        ];
+        const cpuOf = async (pids: number[]) => (await Promise.all(pids.map((pid) => cpuSeconds(pid)))).reduce((a, b) => a + b, 0);
+        const cpu = () => Promise.all(measured.map((m) => cpuOf(m.pids).catch(() => NaN)));
         const [cpu0, host0] = [await cpu(), hostCpu()];
         const t0 = performance.now();
         const jobs = await Promise.all(Array.from({ length: jobsPerBlock }, () => agentJob().then((j) => ({ ...j, seconds: (performance.now() - t0) / 1000 }))));

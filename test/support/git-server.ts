@@ -11,6 +11,8 @@ export interface GitServer {
   /** Base URL; a repository `owner/name` is served at `${url}/owner/name.git`. */
   url: string;
   token: string;
+  /** The process that runs git (test/support/git-process.js), for benchmarks that count CPU by process. */
+  pid: number;
   /**
    * Creates a bare repository with one commit on `main` holding the given files; `prepare` may add more to the work
    * tree before the commit (symlinks, gitlinks), with `git` running in it.
@@ -33,6 +35,10 @@ export interface GitServer {
   slowDown(repoPath: string, ms: number): void;
   close(): Promise<void>;
 }
+
+// A plain script, read from test/support under Jest and from a compiled benchmark (dist/test/support) alike.
+const up = path.resolve(__dirname, '../..');
+const gitProcessScript = path.join(path.basename(up) === 'dist' ? path.dirname(up) : up, 'test/support/git-process.js');
 
 const gitEnv = { GIT_AUTHOR_NAME: 'fixture', GIT_AUTHOR_EMAIL: 'fixture@example.com', GIT_COMMITTER_NAME: 'fixture', GIT_COMMITTER_EMAIL: 'fixture@example.com' };
 
@@ -59,7 +65,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
 
   // git runs in a small process of its own (test/support/git-process.js): spawned from this jest worker, each git
   // command and each CGI request paid for a copy of the worker's page tables.
-  const helper = spawn(process.execPath, [path.join(__dirname, 'git-process.js'), root], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const helper = spawn(process.execPath, [gitProcessScript, root], { stdio: ['pipe', 'pipe', 'inherit'] });
   const started = once(createInterface({ input: helper.stdout! }), 'line') as Promise<[string]>;
   const [portLine] = await Promise.race([started, once(helper, 'exit').then(() => Promise.reject(new Error('test/support/git-process.js exited')))]);
   const agent = new http.Agent({ keepAlive: true });
@@ -104,6 +110,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
   return {
     url,
     token,
+    pid: helper.pid!,
     authHeaders,
     pushes,
     acceptTokens(check) {
