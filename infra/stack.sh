@@ -28,6 +28,8 @@ TEMPORAL_UI_PORT="${DOCENT_TEMPORAL_UI_PORT:-8233}"
 MONGO_PORT="${DOCENT_MONGO_PORT:-27017}"
 ES_PORT="${DOCENT_ES_PORT:-9200}"
 ES_HEAP="${DOCENT_ES_HEAP:-1g}"
+# More JVM options for Elasticsearch, after the heap (the test cluster starts with the C1 compiler only).
+ES_EXTRA_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS:-}"
 # 1: one node (discovery.type=single-node). More: a cluster of that many nodes on HTTP ports ES_PORT, ES_PORT+1, …
 # (transport ports +100), each with its own data folder (README, "Clusters").
 ES_NODES="${DOCENT_ES_NODES:-1}"
@@ -240,7 +242,7 @@ start_elasticsearch() {
     -E xpack.security.transport.ssl.enabled=false -E cluster.routing.allocation.disk.threshold_enabled=false)
   local conf=(ES_PATH_CONF="$ES_RUN/config")
   if [ "$ES_NODES" = 1 ]; then
-    launch elasticsearch "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+    launch elasticsearch "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP $ES_EXTRA_JAVA_OPTS" \
       "$ES_HOME/bin/elasticsearch" -E discovery.type=single-node "${common[@]}" -E http.port="$ES_PORT" \
       -E transport.port="$((ES_PORT + 100))" -E cluster.name=docent \
       -E path.data="$ES_RUN/data" -E path.logs="$ES_RUN/logs"
@@ -251,7 +253,7 @@ start_elasticsearch() {
   local i seeds="" masters=""
   for i in $(seq 0 $((ES_NODES - 1))); do seeds+="${seeds:+,}127.0.0.1:$((ES_PORT + 100 + i))"; masters+="${masters:+,}node-$i"; done
   for i in $(seq 0 $((ES_NODES - 1))); do
-    launch "elasticsearch-$i" "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+    launch "elasticsearch-$i" "${as[@]}" env "${conf[@]}" ES_JAVA_HOME="$java_home" ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP $ES_EXTRA_JAVA_OPTS" \
       "$ES_HOME/bin/elasticsearch" "${common[@]}" -E node.name="node-$i" -E cluster.name="docent-$ES_PORT" \
       -E http.port="$((ES_PORT + i))" -E transport.port="$((ES_PORT + 100 + i))" \
       -E discovery.seed_hosts="$seeds" -E cluster.initial_master_nodes="$masters" \
