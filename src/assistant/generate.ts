@@ -67,9 +67,13 @@ export async function* generateAnswer(model: LanguageModel, input: GenerationInp
   try {
     for await (const part of result.fullStream) {
       if (part.type === 'text-delta') {
-        started = true;
-        clearTimeout(timer);
-        timer = setTimeout(() => stalled.abort(), patience.chunkGapMs);
+        // The first text swaps the start bound for the gap bound; later ones restart it in place (no timer per token).
+        if (started) timer.refresh();
+        else {
+          started = true;
+          clearTimeout(timer);
+          timer = setTimeout(() => stalled.abort(), patience.chunkGapMs);
+        }
         yield { type: 'text', delta: part.text };
       } else if (part.type === 'error') throw part.error;
       else if (part.type === 'finish') {
