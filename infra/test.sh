@@ -3,7 +3,10 @@
 set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
 echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^/buf /')" >&2
-bash infra/stack.sh start
+# The suite runs its workflows on a Temporal dev server of its own, in memory (test/support/global-setup.js): the CLI
+# is installed, the stack's own Temporal is neither needed nor filled with test jobs.
+bash infra/stack.sh install temporal
+bash infra/stack.sh start ferretdb elasticsearch model
 bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json

@@ -108,17 +108,9 @@ function probeScript(targets: string[]): string {
 describe('sandbox egress: network on', () => {
   it('reaches no local service, metadata address or host address, through the proxy or without it', async () => {
     const gatewayPort = new URL(gateway.url).port;
-    const targets = [
-      '127.0.0.1:9200',
-      '127.0.0.1:27017',
-      '127.0.0.1:7233',
-      '127.0.0.1:8233',
-      `127.0.0.1:${gatewayPort}`,
-      'localhost:9200',
-      '169.254.169.254:80',
-      `${HOST_ADDRESS}:${hostPort}`,
-      '[::1]:9200',
-    ];
+    // The stack's Temporal ports (gRPC, Web UI), and the one this run's workflows use (test/support/global-setup.js).
+    const temporal = [...new Set(['127.0.0.1:7233', '127.0.0.1:8233', gateway.deps.config.temporal.address])];
+    const targets = ['127.0.0.1:9200', '127.0.0.1:27017', ...temporal, `127.0.0.1:${gatewayPort}`, 'localhost:9200', '169.254.169.254:80', `${HOST_ADDRESS}:${hostPort}`, '[::1]:9200'];
     await withEgress({}, async (egress, events) => {
       const r = await runInSandbox(spec(egress), probeScript(targets));
       expect(r.exitCode).toBe(0);

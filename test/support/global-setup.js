@@ -1,14 +1,21 @@
 // Jest global setup: what every suite would otherwise redo. The workflows are bundled once for the whole run (each
 // worker, in-process or spawned, loads the file: DOCENT_WORKFLOW_BUNDLE), and embedded texts are kept by text hash
 // (DOCENT_EMBEDDING_CACHE_DIR) in the machine's cache, so a docs fixture is embedded once per version of the embedder.
+// The run's workflows go to a Temporal dev server of its own, in memory (DOCENT_TEMPORAL_ADDRESS): the stack's
+// Temporal, which `npm start` keeps on disk, never fills with test jobs (docs/decisions-suite.md).
 const { createHash } = require('node:crypto');
 const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { bundleWorkflowCode, DefaultLogger } = require('@temporalio/worker');
+// TypeScript: Jest transforms what its global setup requires.
+const { startTemporalDevServer } = require('./temporal-server');
 
-module.exports = async function globalSetup() {
+module.exports = async function globalSetup(globalConfig) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docent-jest-run-'));
+  // `--selectProjects unit` needs no stack at all.
+  const unitOnly = globalConfig.selectProjects?.length === 1 && globalConfig.selectProjects[0] === 'unit';
+  const temporal = unitOnly ? undefined : startTemporalDevServer({ inMemory: true });
   const { code } = await bundleWorkflowCode({ workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'), logger: new DefaultLogger('WARN') });
   const bundle = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundle, code);
@@ -16,6 +23,11 @@ module.exports = async function globalSetup() {
   process.env.DOCENT_TEST_RUN_DIR = dir;
   process.env.DOCENT_TEST_WORKFLOW_BUNDLE = bundle;
   process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR = embeddingCache();
+  if (temporal) {
+    // Read by test/support/global-teardown.js, which runs in this same process.
+    globalThis.docentTestTemporal = await temporal;
+    process.env.DOCENT_TEST_TEMPORAL_ADDRESS = globalThis.docentTestTemporal.address;
+  }
 };
 
 // Outside the checkout, like the stack's binaries (infra/stack.sh), under a hash of the embedder's code: a change to

@@ -15,6 +15,8 @@ for (const line of lines.split('\n').filter(Boolean)) {
 for (const name of Object.keys(process.env)) {
   if (name.startsWith('DOCENT_') && !stackSettingNames.includes(name) && !name.startsWith('DOCENT_TEST_')) delete process.env[name];
 }
-// Made by test/support/global-setup.js for this run: workflows are bundled once, and each fixture passage embedded once.
+// Made by test/support/global-setup.js for this run: workflows are bundled once, each fixture passage embedded once,
+// and the run's Temporal dev server.
 if (process.env.DOCENT_TEST_WORKFLOW_BUNDLE) process.env.DOCENT_WORKFLOW_BUNDLE = process.env.DOCENT_TEST_WORKFLOW_BUNDLE;
+if (process.env.DOCENT_TEST_TEMPORAL_ADDRESS) process.env.DOCENT_TEMPORAL_ADDRESS = process.env.DOCENT_TEST_TEMPORAL_ADDRESS;
 if (process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR) process.env.DOCENT_EMBEDDING_CACHE_DIR = process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR;

@@ -45,12 +45,13 @@ export interface TemporalDevServer {
 
 /**
  * A Temporal dev server of a test's own, on a port nobody else holds, persisted to a temporary file so that it can
- * restart. A port taken between choosing it and binding it is detected from the server's exit, and another is tried.
+ * restart (or, with `inMemory`, kept in memory: nothing written, nothing left). A port taken between choosing it and
+ * binding it is detected from the server's exit, and another is tried.
  */
-export async function startTemporalDevServer(): Promise<TemporalDevServer> {
+export async function startTemporalDevServer(options: { inMemory?: boolean } = {}): Promise<TemporalDevServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
   for (let attempt = 1; ; attempt++) {
-    const server = devServerOn(await unusedPort(), dir);
+    const server = devServerOn(await unusedPort(), options.inMemory ? undefined : dir, dir);
     try {
       await server.start();
       return server;
@@ -63,7 +64,7 @@ export async function startTemporalDevServer(): Promise<TemporalDevServer> {
   }
 }
 
-function devServerOn(port: number, dir: string): TemporalDevServer {
+function devServerOn(port: number, dbDir: string | undefined, dir: string): TemporalDevServer {
   const binary = temporalBinary();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
@@ -86,7 +87,8 @@ function devServerOn(port: number, dir: string): TemporalDevServer {
   const server: TemporalDevServer = {
     address,
     async start() {
-      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--db-filename', path.join(dir, 'temporal.db'), '--log-level', 'error'];
+      const db = dbDir ? ['--db-filename', path.join(dbDir, 'temporal.db')] : [];
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error'];
       child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
       let stderr = '';
