@@ -5,8 +5,7 @@ import { DOCS_INGEST_PROGRESS_QUERY, docsIngestWorkflowId, type DocsIngestInput,
 import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { loadConfig, type Config } from '../config';
 import { decodeRawPayload, temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
-
-export const docsIngestUsage = `usage: docent docs ingest --domain <domain> [--base-url <url>] [--ref <branch>] [--docs-path <dir>] <folder or git URL>`;
+import { docsIngestUsage } from './usage-texts';
 
 /** Reads `--domain d --base-url u … <source>`; a folder source becomes absolute, since the worker reads it. */
 export function parseDocsIngestArgs(args: string[], cwd = process.cwd()): DocsIngestInput {

@@ -3,18 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
 import { docsSyncStatus, followDocs, parseEvery, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
+import { docsSyncUsage } from './usage-texts';
 import { DOCS_SYNC_DEFAULT_EVERY, type DocsSyncResult, type GitDocsSource, isSiteSource, type SiteDocsSource } from '../../workflows/docs-sync-contract';
-
-export const docsSyncUsage = `  docs ingest --domain <domain> --sitemap <https://site/sitemap.xml> [--every 10m]
-                                                crawl a published site's pages (robots.txt obeyed), then keep
-                                                following it: re-fetched with ETag/Last-Modified on a schedule
-  docs follow --domain <domain> --repo <git URL or owner/name> [--ref main] [--docs-path <dir>] [--every 10m]
-              [--base-url <url>]                keep the domain's docs in sync with the repository (a Temporal
-                                                schedule; the first sync starts at once)
-  docs sync --domain <domain>                   sync the followed repository now and wait for it
-  docs unfollow --domain <domain>               stop following (the served docs stay)
-  docs status --domain <domain>                 the synced commit, page and passage counts, the last sync's
-                                                duration and errors`;
 
 /** `docs ingest --sitemap` flags as the schedule's input and interval. */
 export function parseSitemapIngestArgs(args: string[]): { input: SiteDocsSource; everyMs: number } {

@@ -2,20 +2,14 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig, type Config } from '../config';
-import { GitHubAppRefused, GitHubCredentials, statusOf } from '../github/credentials';
 import { resolveRepository } from '../jobs/repository';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
-import { runWorkerSelfCheck } from './self-check';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
-import { docsIngestCommand, docsIngestUsage } from './docs-ingest';
-import { docsSyncCommand, docsSyncUsage } from './docs-sync';
-import { jobsWatchCommand } from './jobs-watch';
-import { analyticsCommand } from './analytics';
-import { gapsFixCommand } from './gaps-fix';
-import { createWebhook, deleteWebhook, listWebhooks, parseEvents, redeliverWebhook, webhookDeliveries, type WebhookStores } from './webhook-commands';
+import { docsIngestUsage, docsSyncUsage } from './usage-texts';
+import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from './webhook-commands';
 import { SecretBox } from '../crypto/secret-box';
 import { WebhookStore } from '../webhooks/store';
 import { ProjectSecretStore } from '../secrets/project-secrets';
@@ -98,6 +92,7 @@ function required(values: Record<string, unknown>, name: string): string {
 /** With a GitHub App, a project's repository must have the App installed: found now, so the admin learns it before a job fails. */
 async function checkAppInstalled(github: Config['github'], repository: string): Promise<void> {
   if (!github.app) return;
+  const { GitHubAppRefused, GitHubCredentials, statusOf } = await import('../github/credentials.js');
   const { owner, name } = resolveRepository(repository, github.gitUrl);
   try {
     await new GitHubCredentials(github).installation(owner, name);
@@ -276,6 +271,7 @@ async function webhookCommand(action: string | undefined, rest: string[]): Promi
   if (action === 'redeliver') {
     const { values, positionals } = parse(rest, { project: { type: 'string' } }, 2);
     const projectId = required(values, 'project');
+    const { redeliverWebhook } = await import('./webhook-redeliver.js');
     return { out: await withStores((s) => redeliverWebhook(s, loadConfig(), projectId, positionals[0]!, positionals[1]!)), json: !!values.json };
   }
   throw new UsageError(`unknown command: webhook ${action ?? ''}`);
@@ -287,15 +283,18 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
-  if (command === 'docs' && argv[1] === 'ingest' && argv.some((a) => a === '--sitemap' || a.startsWith('--sitemap='))) return docsSyncCommand('ingest-sitemap', argv.slice(2));
-  if (command === 'docs' && argv[1] === 'ingest') return docsIngestCommand(argv.slice(2));
-  if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return docsSyncCommand(argv[1]!, argv.slice(2));
-  if (command === 'jobs' && argv[1] === 'watch') return jobsWatchCommand(argv.slice(2));
-  if (command === 'analytics') return analyticsCommand(argv.slice(1));
-  if (command === 'gaps' && argv[1] === 'fix') return gapsFixCommand(argv.slice(2));
+  // Each of these loads its own clients (Temporal's, Connect's, the embedder) only when it runs: the tenancy commands,
+  // run most, start without them.
+  if (command === 'docs' && argv[1] === 'ingest' && argv.some((a) => a === '--sitemap' || a.startsWith('--sitemap=')))
+    return (await import('./docs-sync.js')).docsSyncCommand('ingest-sitemap', argv.slice(2));
+  if (command === 'docs' && argv[1] === 'ingest') return (await import('./docs-ingest.js')).docsIngestCommand(argv.slice(2));
+  if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return (await import('./docs-sync.js')).docsSyncCommand(argv[1]!, argv.slice(2));
+  if (command === 'jobs' && argv[1] === 'watch') return (await import('./jobs-watch.js')).jobsWatchCommand(argv.slice(2));
+  if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
+  if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
   if (command === 'check') {
     const config = loadConfig();
-    const r = await runWorkerSelfCheck(config);
+    const r = await (await import('./self-check.js')).runWorkerSelfCheck(config);
     const show = (ok: boolean) => (ok ? 'ok' : 'FAILED');
     console.log(`worker ${r.workerIdentity} on ${r.taskQueue}: mongodb ${show(r.mongodb.ok)}, elasticsearch ${show(r.elasticsearch.ok)}`);
     return r.mongodb.ok && r.elasticsearch.ok ? 0 : 1;

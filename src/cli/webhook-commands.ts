@@ -1,9 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../config';
 import { AppError } from '../errors';
-import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
-import { redeliver } from '../webhooks/notify';
 import { deliveryToJson, endpointToJson, WEBHOOK_EVENTS, type WebhookEvent, type WebhookStore } from '../webhooks/store';
 import type { Output, Stores } from './tenancy-commands';
 
@@ -51,23 +46,4 @@ export async function webhookDeliveries(s: WebhookStores, projectId: string, end
     ? log.map((d) => `${d.at.toISOString()}  ${d.messageId}  ${d.type}  attempt ${d.attempt}  ${d.status ?? '-'}  ${d.ok ? 'ok' : (d.error ?? 'failed')}`).join('\n')
     : `webhook ${endpointId} has no deliveries yet`;
   return { text, json: log.map(deliveryToJson) };
-}
-
-/** Starts a new delivery of a stored message through Temporal, with the same webhook-id. */
-export async function redeliverWebhook(s: WebhookStores, config: Config, projectId: string, endpointId: string, messageId: string): Promise<Output> {
-  if (!(await s.webhooks.get(projectId, endpointId))) throw new AppError('not_found', `project ${projectId} has no webhook ${endpointId}`);
-  const message = await s.webhooks.getMessage(projectId, messageId);
-  if (!message) throw new AppError('not_found', `project ${projectId} has no message ${messageId}`);
-  // The deployment's TLS and payload keys, as every other client: workers refuse a clear payload once keys are set.
-  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
-  try {
-    const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
-    await redeliver(
-      { webhooks: s.webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
-      { messageId, projectId, type: message.type, payload: message.payload, endpointId, nonce: randomBytes(6).toString('hex') },
-    );
-  } finally {
-    await connection.close();
-  }
-  return { text: `redelivering ${messageId} to ${endpointId}`, json: { messageId, endpointId, redelivering: true } };
 }

@@ -7,7 +7,7 @@ import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { checkoutClean, createGitActivities } from '../../activities/agent-job/git';
 import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
-import { redeliverWebhook } from '../../src/cli/webhook-commands';
+import { redeliverWebhook } from '../../src/cli/webhook-redeliver';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
 import type { AgentJobInput } from '../../workflows/agent-job-contract';
 import { reconcileScheduleId } from '../../workflows/reconcile-jobs-contract';
