@@ -4,7 +4,7 @@ const os = require('node:os');
 const shared = {
   rootDir: __dirname,
   testEnvironment: '<rootDir>/test/support/node-environment.js',
-  // The local stack's credentials (infra/stack.sh env), as `npm start` gives them to the gateway and worker.
+  // Keeps only the stack's settings (test/support/global-setup.js reads `infra/stack.sh env` once) out of the DOCENT_* environment.
   setupFiles: ['<rootDir>/test/support/stack-env.js'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],

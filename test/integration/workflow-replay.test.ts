@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { AesGcmPayloadCodec } from '../../src/temporal/payload-codec';
 import { replayWorkflows } from '../support/workflow-bundle';
 
@@ -35,25 +35,45 @@ const histories = [
   'agent-job-setup-cache-worker',
 ];
 
-beforeAll(() => Runtime.install({ logger: new DefaultLogger('ERROR') }));
+const load = (name: string) => JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
 
-describe('workflow determinism', () => {
-  it.each(histories)('replays the recorded history %s', async (name) => {
-    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
-    await expect(Worker.runReplayHistory(replayWorkflows(), history, name)).resolves.toBeUndefined();
-  });
+/** Replays every history through one replay worker (one workflow thread for all), keyed by history name. */
+async function replayAll(options: ReplayWorkerOptions): Promise<Map<string, Error | undefined>> {
+  const results = new Map<string, Error | undefined>();
+  for await (const r of Worker.runReplayHistories(
+    options,
+    histories.map((name) => ({ workflowId: name, history: load(name) })),
+  ))
+    results.set(r.workflowId, r.error);
+  return results;
+}
 
+let plain: Map<string, Error | undefined>;
+let encrypted: Map<string, Error | undefined>;
+
+beforeAll(async () => {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  plain = await replayAll(replayWorkflows());
   // Turning encryption on must not strand workflows started before: under the migration flag
   // (DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1) their clear payloads pass through the codec.
-  it.each(histories)('replays the recorded history %s with payload encryption turned on and clear payloads allowed', async (name) => {
-    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
-    const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) }, { allowPlaintext: true });
-    await expect(Worker.runReplayHistory({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } }, history, name)).resolves.toBeUndefined();
+  const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) }, { allowPlaintext: true });
+  encrypted = await replayAll({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } });
+});
+
+describe('workflow determinism', () => {
+  it.each(histories)('replays the recorded history %s', (name) => {
+    expect(plain.has(name)).toBe(true);
+    expect(plain.get(name)).toBeUndefined();
+  });
+
+  it.each(histories)('replays the recorded history %s with payload encryption turned on and clear payloads allowed', (name) => {
+    expect(encrypted.has(name)).toBe(true);
+    expect(encrypted.get(name)).toBeUndefined();
   });
 
   // Without the flag a clear history is refused, not run: its input could have been written by anyone who reaches Temporal.
   it('refuses to replay a clear history once payload keys are set, naming the migration flag', async () => {
-    const history = JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${histories[0]}.json`), 'utf8'));
+    const history = load(histories[0]!);
     const codec = new AesGcmPayloadCodec({ encryptWith: 'k1', keys: new Map([['k1', randomBytes(32)]]) });
     await expect(Worker.runReplayHistory({ ...replayWorkflows(), dataConverter: { payloadCodecs: [codec] } }, history, histories[0])).rejects.toThrow(
       /not encrypted although DOCENT_PAYLOAD_KEYS is set; DOCENT_PAYLOAD_ALLOW_PLAINTEXT=1/,

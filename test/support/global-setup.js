@@ -3,6 +3,7 @@
 // (DOCENT_EMBEDDING_CACHE_DIR) in the machine's cache, so a docs fixture is embedded once per version of the embedder.
 // The run's workflows go to a Temporal dev server of its own, in memory (DOCENT_TEMPORAL_ADDRESS): the stack's
 // Temporal, which `npm start` keeps on disk, never fills with test jobs (docs/decisions-suite.md).
+const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const os = require('node:os');
@@ -12,6 +13,7 @@ const { bundleWorkflowCode, DefaultLogger } = require('@temporalio/worker');
 const { startTemporalDevServer } = require('./temporal-server');
 
 module.exports = async function globalSetup(globalConfig) {
+  stackCredentials();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docent-jest-run-'));
   // `--selectProjects unit` needs no stack at all.
   const unitOnly = globalConfig.selectProjects?.length === 1 && globalConfig.selectProjects[0] === 'unit';
@@ -29,6 +31,17 @@ module.exports = async function globalSetup(globalConfig) {
     process.env.DOCENT_TEST_TEMPORAL_ADDRESS = globalThis.docentTestTemporal.address;
   }
 };
+
+// The local stack's address and credentials, from the same place `npm start` takes them, for whatever the developer's
+// environment does not set itself; once per run (test/support/stack-env.js keeps them in each worker).
+function stackCredentials() {
+  const lines = execFileSync('bash', [path.join(__dirname, '../../infra/stack.sh'), 'env'], { encoding: 'utf8', env: process.env });
+  for (const line of lines.split('\n').filter(Boolean)) {
+    const at = line.indexOf('=');
+    const name = line.slice(0, at);
+    if (!process.env[name]) process.env[name] = line.slice(at + 1);
+  }
+}
 
 // Outside the checkout, like the stack's binaries (infra/stack.sh), under a hash of the embedder's code: a change to
 // tokenizing or pooling starts an empty cache, and the model's own id is a folder below (src/search/embedder.ts).
