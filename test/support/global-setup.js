@@ -17,7 +17,8 @@ module.exports = async function globalSetup(globalConfig) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docent-jest-run-'));
   // `--selectProjects unit` needs no stack at all.
   const unitOnly = globalConfig.selectProjects?.length === 1 && globalConfig.selectProjects[0] === 'unit';
-  const temporal = unitOnly ? undefined : startTemporalDevServer({ inMemory: true });
+  // Started beside the bundling; kept where test/support/global-teardown.js (same process) stops it.
+  const temporal = unitOnly ? undefined : startTemporalDevServer({ inMemory: true }).then((server) => (globalThis.docentTestTemporal = server));
   const { code } = await bundleWorkflowCode({ workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'), logger: new DefaultLogger('WARN') });
   const bundle = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundle, code);
@@ -25,11 +26,7 @@ module.exports = async function globalSetup(globalConfig) {
   process.env.DOCENT_TEST_RUN_DIR = dir;
   process.env.DOCENT_TEST_WORKFLOW_BUNDLE = bundle;
   process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR = embeddingCache();
-  if (temporal) {
-    // Read by test/support/global-teardown.js, which runs in this same process.
-    globalThis.docentTestTemporal = await temporal;
-    process.env.DOCENT_TEST_TEMPORAL_ADDRESS = globalThis.docentTestTemporal.address;
-  }
+  if (temporal) process.env.DOCENT_TEST_TEMPORAL_ADDRESS = (await temporal).address;
 };
 
 // The local stack's address and credentials, from the same place `npm start` takes them, for whatever the developer's
