@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { repositoryRoot } from './process';
 
 export interface GitServer {
   /** Base URL; a repository `owner/name` is served at `${url}/owner/name.git`. */
@@ -37,8 +38,7 @@ export interface GitServer {
 }
 
 // A plain script, read from test/support under Jest and from a compiled benchmark (dist/test/support) alike.
-const up = path.resolve(__dirname, '../..');
-const gitProcessScript = path.join(path.basename(up) === 'dist' ? path.dirname(up) : up, 'test/support/git-process.js');
+const gitProcessScript = path.join(repositoryRoot, 'test/support/git-process.js');
 
 const gitEnv = { GIT_AUTHOR_NAME: 'fixture', GIT_AUTHOR_EMAIL: 'fixture@example.com', GIT_COMMITTER_NAME: 'fixture', GIT_COMMITTER_EMAIL: 'fixture@example.com' };
 

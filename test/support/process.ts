@@ -15,11 +15,11 @@ export interface Started {
 
 // The repository root, from test/support under Jest or from dist/test/support in a compiled benchmark.
 const up = path.resolve(__dirname, '../..');
-const root = path.basename(up) === 'dist' ? path.dirname(up) : up;
+export const repositoryRoot = path.basename(up) === 'dist' ? path.dirname(up) : up;
 
 /** Runs a compiled entry point (dist/…) as its own process, the way `npm start` does. */
 export function startProcess(entry: string, env: Record<string, string>): Started {
-  const file = path.join(root, 'dist', entry);
+  const file = path.join(repositoryRoot, 'dist', entry);
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does)`);
   return watch(spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), false);
 }
@@ -29,10 +29,10 @@ export function startProcess(entry: string, env: Record<string, string>): Starte
  * and the node process it starts alike.
  */
 export function startNpmScript(script: string, env: Record<string, string>): Started {
-  if (!existsSync(path.join(root, 'dist', 'src', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
+  if (!existsSync(path.join(repositoryRoot, 'dist', 'src', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
   // npm finds node through PATH: the project's Node 24 first, as `npm run` itself arranges.
   const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
-  const child = spawn('npm', ['run', '--silent', script], { cwd: root, env: { ...process.env, ...env, PATH }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('npm', ['run', '--silent', script], { cwd: repositoryRoot, env: { ...process.env, ...env, PATH }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return watch(child, true);
 }
 

@@ -49,9 +49,9 @@ export interface TemporalDevServer {
  * binding it is detected from the server's exit, and another is tried.
  */
 export async function startTemporalDevServer(options: { inMemory?: boolean } = {}): Promise<TemporalDevServer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
+  const dir = options.inMemory ? undefined : await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
   for (let attempt = 1; ; attempt++) {
-    const server = devServerOn(await unusedPort(), options.inMemory ? undefined : dir, dir);
+    const server = devServerOn(await unusedPort(), dir);
     try {
       await server.start();
       return server;
@@ -64,7 +64,8 @@ export async function startTemporalDevServer(options: { inMemory?: boolean } = {
   }
 }
 
-function devServerOn(port: number, dbDir: string | undefined, dir: string): TemporalDevServer {
+/** `dir` holds the server's database file; without it the server keeps everything in memory. */
+function devServerOn(port: number, dir: string | undefined): TemporalDevServer {
   const binary = temporalBinary();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
@@ -87,7 +88,7 @@ function devServerOn(port: number, dbDir: string | undefined, dir: string): Temp
   const server: TemporalDevServer = {
     address,
     async start() {
-      const db = dbDir ? ['--db-filename', path.join(dbDir, 'temporal.db')] : [];
+      const db = dir ? ['--db-filename', path.join(dir, 'temporal.db')] : [];
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error'];
       child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
@@ -113,7 +114,7 @@ function devServerOn(port: number, dbDir: string | undefined, dir: string): Temp
     },
     async close() {
       await server.stop('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
+      if (dir) await rm(dir, { recursive: true, force: true });
     },
   };
   return server;
