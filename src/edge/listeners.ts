@@ -86,7 +86,11 @@ function resetWhenRequestStalls(stream: http2.ServerHttp2Stream, timeoutMs: numb
 function stopRequestAfterTrailers(stream: http2.ServerHttp2Stream): void {
   stream.once('wantTrailers', () =>
     setImmediate(() => {
-      if (!stream.readableEnded && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      if (stream.readableEnded || stream.destroyed) return;
+      stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      // What the client sent before the reset is never read by the handler; unread, it would keep the stream (and its
+      // connection) open until the session is destroyed.
+      stream.destroy();
     }),
   );
 }

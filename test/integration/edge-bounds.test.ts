@@ -1,9 +1,10 @@
+import http from 'node:http';
 import http2 from 'node:http2';
 import { maxInstructionMessageBytes } from '../../src/agent/validation';
 import net from 'node:net';
 import { Code, createClient } from '@connectrpc/connect';
 import Fastify from 'fastify';
-import { createConnectTransport, createGrpcTransport } from '@connectrpc/connect-node';
+import { createConnectTransport, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { closeDeps, createDeps } from '../../src/deps';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { requireDeclaredAuth } from '../../src/edge/declared-auth';
@@ -69,14 +70,19 @@ describe('message size', () => {
   it('refuses a 16 MB message over Connect and gRPC with resource_exhausted, and stays ready', async () => {
     // A method without images keeps the 1 MiB bound (creates and follow-ups take images: see below).
     const jobId = 'x'.repeat(sixteenMiB);
-    const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    const agent = new http.Agent();
+    const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1', nodeOptions: { agent } }));
     await expect(connect.getAgentJob({ projectId: 'proj-a', jobId }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
     // Node's own HTTP/2 client refuses to queue 16 MB in one session by default (10 MB): let it, so the server decides.
-    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url, nodeOptions: { maxSessionMemory: 64 } }));
+    const session = new Http2SessionManager(gw.h2Url, undefined, { maxSessionMemory: 64 });
+    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl: gw.h2Url, sessionManager: session }));
     // The server answers at the 5-byte prefix and then stops the rest of the request, so the client reads the answer
     // instead of writing into a stream that is never read, and the connection serves the next call.
     await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId }, withKey())).rejects.toMatchObject({ code: Code.ResourceExhausted });
     await expect(grpc.getAgentJob({ projectId: 'proj-a', jobId: 'job_none' }, withKey())).rejects.toMatchObject({ code: Code.NotFound });
+    // Neither client sends the rest of its 16 MB: their connections are closed, not left to the gateway's shutdown.
+    agent.destroy();
+    session.abort();
     expect(await gw.deps.mongo.db.collection('jobs').countDocuments()).toBe(0);
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
@@ -124,6 +130,8 @@ describe('message size', () => {
     } finally {
       session.destroy();
     }
+    // The refused stream's unread bytes hold nothing open: once the client has gone, so has its connection.
+    while ((await gw.openConnections()).h2c > 0) await new Promise((r) => setTimeout(r, 50));
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
 });
