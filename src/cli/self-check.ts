@@ -5,9 +5,10 @@ import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-co
 import type { Config } from '../config';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 
-/** Runs the workerSelfCheck workflow on the agent queue and waits for a worker to answer it. */
+/** Runs the workerSelfCheck workflow on the agent queue and waits for a worker to answer it, within `timeoutMs` in all. */
 export async function runWorkerSelfCheck(config: Config, timeoutMs = 30_000): Promise<WorkerSelfCheckResult> {
-  const connection = await Connection.connect(temporalConnectionOptions(config.temporal));
+  // The deadline bounds the connection too: a Temporal that refuses the handshake fails the check at it, not at the SDK's 10 s.
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config.temporal), connectTimeout: timeoutMs });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
     return await client.workflow.execute('workerSelfCheck', {

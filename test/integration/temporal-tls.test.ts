@@ -63,7 +63,7 @@ describe('Temporal over TLS', () => {
     const noClientCert = testConfig({ DOCENT_TEMPORAL_ADDRESS: mtls.address, DOCENT_TEMPORAL_TLS_CA: pki.ca, DOCENT_TEMPORAL_TLS_SERVER_NAME: pki.serverName });
     const callsBefore = mtls.authorizations.length;
     const failuresBefore = mtls.handshakeFailures.length;
-    await expect(runWorkerSelfCheck(noClientCert, 5_000)).rejects.toThrow(/Failed to connect before the deadline/);
+    await expect(runWorkerSelfCheck(noClientCert, 3_000)).rejects.toThrow(/Failed to connect before the deadline/);
     // Refused in the handshake, by the frontend, for the missing certificate.
     expect(mtls.handshakeFailures.slice(failuresBefore)).toContain('ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE');
     const failuresAfterFirst = mtls.handshakeFailures.length;
@@ -75,7 +75,7 @@ describe('Temporal over TLS', () => {
       DOCENT_TEMPORAL_TLS_KEY: pki.clientKey,
       DOCENT_TEMPORAL_TLS_SERVER_NAME: pki.serverName,
     });
-    await expect(runWorkerSelfCheck(untrusted, 5_000)).rejects.toThrow(/Failed to connect before the deadline/);
+    await expect(runWorkerSelfCheck(untrusted, 3_000)).rejects.toThrow(/Failed to connect before the deadline/);
     // The client hung up in the handshake, on seeing a certificate its CA did not sign; no call got through either time.
     expect(mtls.handshakeFailures.slice(failuresAfterFirst)).toContain('ECONNRESET');
     expect(mtls.authorizations.length).toBe(callsBefore);
@@ -88,7 +88,7 @@ describe('Temporal over TLS', () => {
     expect(check.mongodb.ok).toBe(true);
     expect(apiKeyed.authorizations.length).toBeGreaterThan(0);
     expect(new Set(apiKeyed.authorizations)).toEqual(new Set([`Bearer ${apiKey}`]));
-    await expect(runWorkerSelfCheck(testConfig({ ...settings, DOCENT_TEMPORAL_API_KEY: 'not-the-key' }), 5_000)).rejects.toThrow(/Failed to connect/);
+    await expect(runWorkerSelfCheck(testConfig({ ...settings, DOCENT_TEMPORAL_API_KEY: 'not-the-key' }), 3_000)).rejects.toThrow(/Failed to connect/);
     // Refused by the key check: the TLS handshake went through and the frontend saw the wrong key.
     expect(apiKeyed.authorizations).toContain('Bearer not-the-key');
   });
