@@ -1,4 +1,4 @@
-import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client';
+import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { resolveRepository } from '../jobs/repository';
 import { AppError } from '../errors';
 import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
@@ -53,21 +53,29 @@ function scheduleParts(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: numb
   };
 }
 
-/** Follows a domain's docs: creates its schedule (first sync at once unless told), or replaces what an existing one follows. */
+/**
+ * Follows a domain's docs: creates its schedule (first sync at once unless told), or replaces what an existing one
+ * follows. The first sync is a trigger with the schedule's own BUFFER_ONE, never the schedule's `triggerImmediately`
+ * state: the SDK starts that one with ALLOW_ALL, a run the schedule does not count as running, so the next trigger or
+ * interval would start a second sync of the same index beside it (and its publish delete the other's new passages).
+ */
 export async function followDocs(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: number, opts: { firstNow?: boolean } = {}): Promise<void> {
-  const state = { triggerImmediately: opts.firstNow ?? true };
   const scheduleId = docsSyncScheduleId(s.taskQueuePrefix, input.domain);
   const memo = memoOf(input, s.gitBaseUrl);
   const parts = scheduleParts(s, input, everyMs);
+  const handle = s.temporal.schedule.getHandle(scheduleId);
   try {
-    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state });
+    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo } });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    // The memo cannot be updated: a schedule following another repository is made again.
-    const handle = s.temporal.schedule.getHandle(scheduleId);
+    // The memo cannot be updated: a schedule following another repository is made again. The new schedule would not
+    // know of the old one's running sync, so the old one starts nothing more and its sync ends first.
+    await handle.pause('replaced by docs follow');
+    await untilNoSyncRuns(s, input.domain);
     await handle.delete();
-    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo }, state });
+    await s.temporal.schedule.create({ scheduleId, ...parts, memo: { ...memo } });
   }
+  if (opts.firstNow ?? true) await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
 }
 
 /** Stops following; the served docs stay as they are. */
@@ -109,6 +117,38 @@ async function resultOf(s: DocsSyncSchedules, run: { workflowId: string; runId: 
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until no sync the schedule started is running, and returns the schedule's description then. Besides the runs
+ * the schedule counts as running, its recent runs are asked: a run started with ALLOW_ALL (a trigger from the Temporal
+ * UI or CLI, or a follow by an earlier docent) is listed among them but never counted, and still writes the index.
+ */
+async function untilNoSyncRuns(s: DocsSyncSchedules, domain: string): Promise<Awaited<ReturnType<typeof describeFollowed>>> {
+  const closed = new Set<string>();
+  for (;;) {
+    const d = await describeFollowed(s, domain);
+    let running = d.info.runningActions.length > 0;
+    for (const w of running ? [] : d.info.recentActions.map((a) => a.action.workflow)) {
+      if (closed.has(w.firstExecutionRunId)) continue;
+      const status = await s.temporal.workflow
+        .getHandle(w.workflowId, w.firstExecutionRunId)
+        .describe()
+        .then((info) => info.status.name)
+        .catch((err: unknown) => {
+          // Past the namespace's retention: long closed.
+          if (err instanceof WorkflowNotFoundError) return 'GONE';
+          throw err;
+        });
+      if (status === 'RUNNING') {
+        running = true;
+        break;
+      }
+      closed.add(w.firstExecutionRunId);
+    }
+    if (!running) return d;
+    await pause(300);
+  }
+}
+
 /** The second a schedule's run was due: Temporal names the run `<workflowId>-<that second, RFC 3339>`. */
 const runSecond = (workflowId: string) => /-(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/.exec(workflowId)?.[1];
 const thisSecond = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -119,11 +159,7 @@ const thisSecond = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
  * for any running sync to end and for a second no run has used.
  */
 export async function syncDocsNow(s: DocsSyncSchedules, domain: string, opts: { appearWithinMs?: number } = {}): Promise<DocsSyncResult> {
-  let d = await describeFollowed(s, domain);
-  while (d.info.runningActions.length > 0) {
-    await pause(300);
-    d = await describeFollowed(s, domain);
-  }
+  const d = await untilNoSyncRuns(s, domain);
   const runs = runsOf(d);
   const used = new Set(runs.map((r) => runSecond(r.workflowId)));
   while (used.has(thisSecond())) await pause(100);

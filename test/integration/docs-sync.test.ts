@@ -4,6 +4,7 @@ import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { docsSyncStatus, followDocs, syncDocsNow, syncOnPush, unfollowDocs, type DocsSyncSchedules } from '../../src/docs/sync-schedule';
 import { createEsClient } from '../../src/search/es-client';
 import { docsAlias } from '../../src/search/docs-index';
+import { docsSyncScheduleId } from '../../workflows/docs-sync-contract';
 import { temporalConnectionOptions, temporalDataConverter } from '../../src/temporal/connection';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, sameStack, startWorker, type RunningWorker } from '../support/docs';
@@ -68,13 +69,36 @@ const search = async (query: string): Promise<{ status: number; paths: string[];
   return { status: r.status, paths: (body.results ?? []).map((x) => x.path), texts: (body.results ?? []).map((x) => x.content) };
 };
 
+/**
+ * Pairs of the domain's syncs that ran at the same time, also those of a schedule since replaced. Two syncs of one
+ * index at once lose pages: one's publish, holding the older record, deletes the passages the other just added while
+ * the record names them.
+ */
+const overlappingRuns = async (): Promise<string[]> => {
+  const scheduleId = docsSyncScheduleId(config.temporal.taskQueuePrefix, domain);
+  const runs: Array<{ id: string; start: number; end: number }> = [];
+  for await (const w of schedules.temporal.workflow.list({ query: `TemporalScheduledById = '${scheduleId}'` })) {
+    const info = await schedules.temporal.workflow.getHandle(w.workflowId, w.runId).describe();
+    runs.push({ id: w.workflowId, start: info.startTime.getTime(), end: info.closeTime?.getTime() ?? Number.POSITIVE_INFINITY });
+  }
+  runs.sort((a, b) => a.start - b.start);
+  return runs.flatMap((r, i) => runs.slice(i + 1).flatMap((later) => (later.start < r.end ? [`${r.id} and ${later.id}`] : [])));
+};
+
 describe('docs that stay in sync with their repository', () => {
   it('follows a private repository on the configured git host, cloning it with the token', async () => {
     const printed: string[] = [];
     expect(await docsSyncCommand('follow', ['--domain', domain, '--repo', 'acme/kiln-docs', '--docs-path', 'docs', '--every', '10m'], config, (l) => printed.push(l))).toBe(0);
     expect(printed[0]).toMatch(/^following acme\/kiln-docs@main for docs\.sync\.test every 10m/);
+    // Synced at once, as the follow's first sync starts: the syncs run one after the other, never side by side.
     const r = await syncDocsNow(schedules, domain);
-    expect(r).toMatchObject({ domain, pages: 4, commit: (await git.git('acme', 'kiln-docs', 'rev-parse', 'main')).trim() });
+    const head = (await git.git('acme', 'kiln-docs', 'rev-parse', 'main')).trim();
+    expect(r).toMatchObject({ domain, pages: 4, commit: head });
+    expect(await overlappingRuns()).toEqual([]);
+    // Followed again (the schedule is replaced) and synced at once: still one sync at a time.
+    expect(await docsSyncCommand('follow', ['--domain', domain, '--repo', 'acme/kiln-docs', '--docs-path', 'docs', '--every', '10m'], config, () => undefined)).toBe(0);
+    expect(await syncDocsNow(schedules, domain)).toMatchObject({ domain, pages: 4, commit: head, unchanged: true });
+    expect(await overlappingRuns()).toEqual([]);
     expect(git.authHeaders.length).toBeGreaterThan(0);
     expect((await search('celadon glaze reduction')).paths[0]).toBe('glazes');
     // Outside --docs-path: not a page.
@@ -164,6 +188,8 @@ describe('docs that stay in sync with their repository', () => {
       await new Promise((r) => setTimeout(r, 300));
     }
     expect((await search('below 50 degrees before opening the lid')).paths[0]).toBe('guides/unloading');
+    expect((await search('tenmoku glaze rust brown')).paths[0]).toBe('glazes');
+    expect(await overlappingRuns()).toEqual([]);
   });
 
   it('reports a sync that cannot succeed in the status, and keeps serving the docs', async () => {
