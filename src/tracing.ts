@@ -7,6 +7,7 @@ export interface Tracing {
 }
 
 const off: Tracing = { shutdown: async () => undefined };
+const exitExportMs = 2_000;
 
 /**
  * Sends spans to an OTLP/HTTP endpoint when one is configured. Off (the default) loads no SDK and registers nothing,
@@ -24,8 +25,10 @@ export async function startTracing(endpoint: string | undefined, serviceName: st
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: endpoint }) })],
   });
   trace.setGlobalTracerProvider(provider);
-  // A collector that is down at exit costs the last batch, never a clean shutdown.
-  return { tracer: provider.getTracer('docent'), shutdown: () => provider.shutdown().catch(() => undefined) };
+  // A collector that is down at exit costs the last batch, never a clean shutdown, and holds the exit 2 s at most
+  // (the exporter alone would retry for 10 s); a collector that is up takes milliseconds.
+  const giveUp = () => new Promise<void>((resolve) => setTimeout(resolve, exitExportMs).unref());
+  return { tracer: provider.getTracer('docent'), shutdown: () => Promise.race([provider.shutdown().catch(() => undefined), giveUp()]) };
 }
 
 /** Runs `work` in a span named `name` when tracing is on; otherwise just runs it. */

@@ -337,8 +337,8 @@ describe('docent as a GitHub App', () => {
   });
 
   it('GitHub rate limits (a secondary limit with retry-after, a primary one with x-ratelimit-reset) are waited out and the calls succeed', async () => {
-    github.rateLimitNext('POST', /^\/repos\/acme\/widgets\/pulls$/, { status: 403, retryAfterSeconds: 2 });
-    github.rateLimitNext('POST', /^\/repos\/acme\/widgets\/check-runs$/, { status: 429, resetInSeconds: 2 });
+    github.rateLimitNext('POST', /^\/repos\/acme\/widgets\/pulls$/, { status: 403, retryAfterSeconds: 1 });
+    github.rateLimitNext('POST', /^\/repos\/acme\/widgets\/check-runs$/, { status: 429, resetInSeconds: 1 });
     const rejectedBefore = github.rejected.length;
     const job = await runJob('add-notes for the record');
     expect(job).toMatchObject({ status: 'completed', prLink: expect.stringContaining('/pull/') });
