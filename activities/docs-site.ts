@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { DOMParser } from 'linkedom';
 import robotsParser from 'robots-parser';
-import { htmlToMarkdown } from '../src/docs/html-to-markdown';
 import { FetchRefused, pinnedGet, type PinnedGetOptions } from '../src/net/pinned-get';
 import { OutboundRefused, type OutboundGuard } from '../src/net/outbound';
 import type { SiteDocsSource } from '../workflows/docs-sync-contract';
@@ -47,8 +45,16 @@ export function pageFileOf(url: URL): string {
   return `${p.replace(/\.(html?|php|aspx?)$/i, '')}.md`;
 }
 
+/** The HTML tools load with the first site listed, not with every worker and gateway (about 0.1 s of CPU each). */
+function htmlTools() {
+  const { DOMParser } = require('linkedom') as typeof import('linkedom');
+  const { htmlToMarkdown } = require('../src/docs/html-to-markdown') as typeof import('../src/docs/html-to-markdown');
+  return { DOMParser, htmlToMarkdown };
+}
+type HtmlTools = ReturnType<typeof htmlTools>;
+
 /** The `<loc>`s of a sitemap: pages of a `urlset`, or the sitemaps of a `sitemapindex`. */
-function readSitemap(xml: string): { pages: string[]; sitemaps: string[] } {
+function readSitemap({ DOMParser }: HtmlTools, xml: string): { pages: string[]; sitemaps: string[] } {
   const doc = new DOMParser().parseFromString(xml, 'text/xml');
   const locs = (parent: string) =>
     Array.from(doc.querySelectorAll(`${parent} > loc`) as Iterable<{ textContent: string | null }>)
@@ -68,6 +74,7 @@ export async function listSite(
   previous: { pages: Record<string, string>; validators: Record<string, PageValidators> } | undefined,
   limits: CrawlLimits,
 ): Promise<SiteListing> {
+  const tools = htmlTools();
   let sitemap: URL;
   try {
     sitemap = new URL(input.sitemap);
@@ -100,7 +107,7 @@ export async function listSite(
     const res = await get(at, { maxBytes: limits.maxPageBytes * 10 });
     if (res.status === 404 && at === sitemap) fail('DocsSourceNotFound', `no sitemap at ${sitemap}`);
     if (res.status !== 200) throw new Error(`${at} answered HTTP ${res.status}`);
-    const found = readSitemap(res.body.toString('utf8'));
+    const found = readSitemap(tools, res.body.toString('utf8'));
     for (const loc of found.sitemaps) {
       const u = new URL(loc, at);
       if (u.origin === sitemap.origin) queue.push(u);
@@ -143,7 +150,7 @@ export async function listSite(
       }
       if (res.status !== 200) return keepBefore(`HTTP ${res.status}`);
       if (!/html/i.test(String(res.headers['content-type'] ?? 'text/html'))) return keepBefore(`not an HTML page (${res.headers['content-type']})`);
-      const page = htmlToMarkdown(res.body.toString('utf8'), url.toString());
+      const page = tools.htmlToMarkdown(res.body.toString('utf8'), url.toString());
       if (!page) return keepBefore('no readable content');
       markdown.set(file, page.markdown);
       files.push({ file, version: createHash('sha256').update(page.markdown).digest('hex').slice(0, 20) });

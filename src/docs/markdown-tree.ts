@@ -1,14 +1,20 @@
 // Parses a page into an mdast tree: CommonMark with GFM and YAML front matter, plus MDX syntax for `.mdx` pages.
 import type { Code, InlineCode, Nodes, Root } from 'mdast';
-import remarkFrontmatter from 'remark-frontmatter';
-import remarkGfm from 'remark-gfm';
-import remarkMdx from 'remark-mdx';
-import remarkParse from 'remark-parse';
-import { unified } from 'unified';
 
-const markdown = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm).freeze();
-// The estree of each import and expression is not needed: passages keep none of them.
-const mdx = markdown().use(remarkMdx, { addResult: false }).freeze();
+/** The two parsers, made on the first page parsed: remark loads then, not with every process that imports the chunker. */
+function makeParsers() {
+  const { unified } = require('unified') as typeof import('unified');
+  const load = <T>(name: string) => (require(name) as { default: T }).default;
+  const markdown = unified()
+    .use(load<typeof import('remark-parse').default>('remark-parse'))
+    .use(load<typeof import('remark-frontmatter').default>('remark-frontmatter'), ['yaml'])
+    .use(load<typeof import('remark-gfm').default>('remark-gfm'))
+    .freeze();
+  // The estree of each import and expression is not needed: passages keep none of them.
+  const mdx = markdown().use(load<typeof import('remark-mdx').default>('remark-mdx'), { addResult: false }).freeze();
+  return { markdown, mdx };
+}
+let parsers: ReturnType<typeof makeParsers> | undefined;
 
 // `{#custom-id}` is an invalid JavaScript expression in MDX; escaped, it parses as text (as Docusaurus does).
 const customIdBraces = /(?<!\\)\{(#[^\s{}]+)\}/g;
@@ -19,6 +25,8 @@ const escapedCustomIdBraces = /\\\{(#[^\s{}]+)\\\}/g;
  * Markdown, so one broken page still gets its text indexed instead of failing the whole ingestion.
  */
 export function parsePage(source: string, format: 'md' | 'mdx'): Root {
+  parsers ??= makeParsers();
+  const { markdown, mdx } = parsers;
   const text = source.replace(/\r\n?/g, '\n');
   if (format === 'md') return markdown.parse(text);
   const escaped = text.replace(customIdBraces, '\\{$1\\}');
