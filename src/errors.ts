@@ -1,5 +1,3 @@
-import { Code, ConnectError } from '@connectrpc/connect';
-
 /** The closed set of error codes docent answers with, named as Connect names them. */
 export type ErrorCode =
   | 'invalid_argument'
@@ -25,19 +23,6 @@ const httpStatusOf: Record<ErrorCode, number> = {
   unimplemented: 501,
   unavailable: 503,
   internal: 500,
-};
-
-const connectCodeOf: Record<ErrorCode, Code> = {
-  invalid_argument: Code.InvalidArgument,
-  failed_precondition: Code.FailedPrecondition,
-  unauthenticated: Code.Unauthenticated,
-  permission_denied: Code.PermissionDenied,
-  not_found: Code.NotFound,
-  already_exists: Code.AlreadyExists,
-  resource_exhausted: Code.ResourceExhausted,
-  unimplemented: Code.Unimplemented,
-  unavailable: Code.Unavailable,
-  internal: Code.Internal,
 };
 
 /** An error whose message is safe to show a client. Anything else is logged and shown as `internal`. */
@@ -90,12 +75,4 @@ export function toRestError(err: unknown): RestError {
     headers['retry-after'] = String(e.retryAfterSeconds);
   }
   return { status: httpStatusOf[e.code], body, headers };
-}
-
-export function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  const e = publicError(err);
-  const metadata = new Headers(e.headers);
-  if (e.retryAfterSeconds !== undefined) metadata.set('retry-after', String(e.retryAfterSeconds));
-  return new ConnectError(e.message, connectCodeOf[e.code], metadata);
 }

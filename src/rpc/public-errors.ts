@@ -1,6 +1,28 @@
-import { Code, type ConnectError, type Interceptor } from '@connectrpc/connect';
-import { toConnectError } from '../errors';
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { type ErrorCode, publicError } from '../errors';
 import type { Logger } from '../log';
+
+const connectCodeOf: Record<ErrorCode, Code> = {
+  invalid_argument: Code.InvalidArgument,
+  failed_precondition: Code.FailedPrecondition,
+  unauthenticated: Code.Unauthenticated,
+  permission_denied: Code.PermissionDenied,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  resource_exhausted: Code.ResourceExhausted,
+  unimplemented: Code.Unimplemented,
+  unavailable: Code.Unavailable,
+  internal: Code.Internal,
+};
+
+/** The Connect error a client sees: docent's public errors keep their code, headers and Retry-After; anything else is `internal`. */
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const e = publicError(err);
+  const metadata = new Headers(e.headers);
+  if (e.retryAfterSeconds !== undefined) metadata.set('retry-after', String(e.retryAfterSeconds));
+  return new ConnectError(e.message, connectCodeOf[e.code], metadata);
+}
 
 /** Narrows an error to what a Connect client may see, logging it when it was not already a public one. */
 export function toPublicRpcError(err: unknown, rpc: string, log: Logger): ConnectError {

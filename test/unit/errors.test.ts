@@ -1,5 +1,6 @@
 import { Code } from '@connectrpc/connect';
-import { AppError, toConnectError, toRestError } from '../../src/errors';
+import { AppError, toRestError } from '../../src/errors';
+import { toConnectError } from '../../src/rpc/public-errors';
 
 describe('error contract', () => {
   it('shows an AppError with its status, code, retry hint and headers', () => {
