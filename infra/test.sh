@@ -6,9 +6,7 @@ echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^
 # The suite runs its workflows on a Temporal dev server of its own, in memory (test/support/global-setup.js): the CLI
 # is installed, the stack's own Temporal is neither needed nor filled with test jobs.
 bash infra/stack.sh install temporal
-# An Elasticsearch started here compiles with C1 only: in one run its C2 compiling cost more CPU (25 s) than its
-# faster code saved (docs/decisions-suite.md). A node already running is used as it is.
-DOCENT_ES_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS--XX:TieredStopAtLevel=1}" bash infra/stack.sh start ferretdb elasticsearch model
+bash infra/stack.sh start ferretdb elasticsearch model
 bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json
