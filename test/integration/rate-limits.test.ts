@@ -4,10 +4,14 @@ import { slotCollection } from '../../src/limits/fixed-window';
 import { RateLimits } from '../../src/limits/rate-limits';
 import { testConfig } from '../support/config';
 import { testDatabaseSuite } from '../support/test-database';
+import { clearOfWindowTurn } from '../support/limit-windows';
 
 const config = testConfig();
 const db = testDatabaseSuite(config);
 const limitsWith = (overrides: Partial<typeof config.limits>) => new RateLimits(db.mongo.db, { ...config.limits, ...overrides });
+
+// The tests count units within windows: the file (10-20 s) must not run across the top of an hour.
+beforeAll(() => clearOfWindowTurn(60_000));
 
 const refusal = async (p: Promise<unknown>): Promise<AppError> => {
   const err = await p.then(
