@@ -9,6 +9,7 @@ for (const name of Object.keys(process.env)) {
 }
 // Made by test/support/global-setup.js for this run: workflows are bundled once, each fixture passage embedded once,
 // and the run's Temporal dev server.
-if (process.env.DOCENT_TEST_WORKFLOW_BUNDLE) process.env.DOCENT_WORKFLOW_BUNDLE = process.env.DOCENT_TEST_WORKFLOW_BUNDLE;
-if (process.env.DOCENT_TEST_TEMPORAL_ADDRESS) process.env.DOCENT_TEMPORAL_ADDRESS = process.env.DOCENT_TEST_TEMPORAL_ADDRESS;
-if (process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR) process.env.DOCENT_EMBEDDING_CACHE_DIR = process.env.DOCENT_TEST_EMBEDDING_CACHE_DIR;
+for (const name of ['WORKFLOW_BUNDLE', 'TEMPORAL_ADDRESS', 'EMBEDDING_CACHE_DIR']) {
+  const shared = process.env[`DOCENT_TEST_${name}`];
+  if (shared) process.env[`DOCENT_${name}`] = shared;
+}
