@@ -12,6 +12,7 @@ import type { Logger } from './log';
 import { embedderLoader } from './search/embedder';
 import { createEsClient } from './search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
+import { workersSharingOneWorkflowThread } from './temporal/shared-workflow-thread';
 import { createMongo, type Mongo } from './store/mongo';
 import { traced } from './tracing';
 
@@ -95,7 +96,9 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     dataConverter: temporalDataConverter(config.temporal),
     interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
   };
-  const shared = TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) => Worker.create({ ...common, taskQueue, workflowBundle }));
+  // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).
+  const QueueWorker = workersSharingOneWorkflowThread();
+  const shared = TASK_QUEUES.map((q) => taskQueueName(config.temporal.taskQueuePrefix, q)).map((taskQueue) => QueueWorker.create({ ...common, taskQueue, workflowBundle }));
   // A turn's steps after its clone come through this worker's own queue (workflows/clone-route.ts): activities only.
   const own = Worker.create({ ...common, taskQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir) });
   const workers = await Promise.all([...shared, own]);

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-contract';
@@ -7,6 +8,8 @@ import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/
 import { testConfig } from '../support/config';
 
 const config = testConfig();
+// Node names each worker_threads thread WorkerThread; the SDK runs workflows in such threads and starts no others.
+const workflowThreads = () => readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'WorkerThread').length;
 let set: WorkerSet;
 let running: Promise<void>;
 let connection: Connection;
@@ -51,4 +54,31 @@ describe('worker on the real Temporal server', () => {
     const r = await connection.operatorService.listSearchAttributes({ namespace: config.temporal.namespace });
     expect(r.customAttributes?.[PROJECT_SEARCH_ATTRIBUTE]).toBe(2); // INDEXED_VALUE_TYPE_KEYWORD
   });
+
+  it('runs the workflows of its three queues on one workflow thread, which outlives the first queue to stop', async () => {
+    const own = testConfig();
+    const before = workflowThreads();
+    const other = await buildWorkers(own, { identity: 'one-thread-worker' });
+    const run = other.run();
+    try {
+      expect(workflowThreads()).toBe(before + 1);
+      // workers[0] serves the agent queue (TASK_QUEUES order). The docs and webhook queues' workers stop first (the
+      // workspace queue's too); the agent queue's workflows still run on the shared thread.
+      const [agent, ...rest] = other.workers;
+      for (const w of rest) w.shutdown();
+      await Promise.all(rest.map((w) => waitForState(w, 'STOPPED')));
+      expect(agent?.getState()).toBe('RUNNING');
+      const result = await runWorkerSelfCheck(own);
+      expect(result).toMatchObject({ workerIdentity: 'one-thread-worker', mongodb: { ok: true } });
+    } finally {
+      other.shutdown();
+      await run;
+      await other.close();
+    }
+    expect(workflowThreads()).toBe(before);
+  });
 });
+
+async function waitForState(w: WorkerSet['workers'][number], state: ReturnType<WorkerSet['workers'][number]['getState']>): Promise<void> {
+  while (w.getState() !== state) await new Promise((r) => setTimeout(r, 20));
+}
