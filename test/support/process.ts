@@ -7,7 +7,10 @@ export interface Started {
   child: ChildProcess;
   /** Everything the process printed so far, for failure messages. */
   output: string[];
-  /** Resolves with the first JSON log line that matches, or rejects when the process exits or the deadline passes. */
+  /**
+   * Resolves with the first JSON log line that matches, printed before the call or after it, or rejects when the
+   * process exits or the deadline passes.
+   */
   waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Sends a signal (to the whole process group for npm scripts) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -51,15 +54,21 @@ function watch(child: ChildProcess, group: boolean): Started {
     output,
     waitForLog(match, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
+        const matching = (line: string) => {
+          try {
+            const parsed = JSON.parse(line) as Record<string, unknown>;
+            return match(parsed) ? parsed : undefined;
+          } catch {
+            return undefined;
+          }
+        };
+        // A process that started beside another may have printed the line while the test waited for the other.
+        const seen = output.map(matching).find(Boolean);
+        if (seen) return resolve(seen);
         const timer = setTimeout(() => done(new Error(`no matching log line within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
         const onLine = (line: string) => {
-          let parsed: Record<string, unknown>;
-          try {
-            parsed = JSON.parse(line) as Record<string, unknown>;
-          } catch {
-            return;
-          }
-          if (match(parsed)) done(undefined, parsed);
+          const parsed = matching(line);
+          if (parsed) done(undefined, parsed);
         };
         const done = (err?: Error, value?: Record<string, unknown>) => {
           clearTimeout(timer);
