@@ -62,6 +62,16 @@ const leaseShare = 64;
 /** A window used at least once per this time (on average over its last lease) is hot: its next lease doubles; a cooler one goes back to one slot. */
 const hotMs = 1_000;
 
+/** The most free slots kept from one read of a window, to try before reading it again. */
+const maxHoles = 1_024;
+
+/** Free slots a read of a window found (units given back, or won ahead and handed back by a replica that stopped). */
+interface Holes {
+  slots: number[];
+  /** Free slots in the window when it was read, less those this process took since: what RateLimit-Remaining tells. */
+  free: number;
+}
+
 /** Slots this process has won ahead of use for one hot window; taking one of them is a request with no round trip. */
 interface Lease {
   slots: number[];
@@ -87,6 +97,8 @@ export class FixedWindowCounter {
   private readonly leases = new Map<string, Lease>();
   /** bucket → the claim in flight for a leased window. */
   private readonly claiming = new Map<string, Promise<void>>();
+  /** bucket → free slots the last read of the window found: the next requests try them before reading it again. */
+  private readonly holes = new Map<string, Holes>();
 
   constructor(
     db: Db,
@@ -104,6 +116,7 @@ export class FixedWindowCounter {
       const oldest = this.nextSlot.keys().next().value!;
       this.nextSlot.delete(oldest);
       this.leases.delete(oldest); // its slots expire with their window, as if used
+      this.holes.delete(oldest);
     }
   }
 
@@ -198,6 +211,17 @@ export class FixedWindowCounter {
     const hint = this.nextSlot.get(bucket);
     if (hint === confirmedFull) return { ok: false, state: state(this.limit) };
 
+    // Probing has reached the end of the window: the holes the last read found come first. Each is one insert, and
+    // one that another replica took since costs a probe.
+    const holes = (hint ?? 0) >= this.limit ? this.holes.get(bucket) : undefined;
+    for (let probe = 0; holes && probe < maxProbes; probe++) {
+      const slot = holes.slots.shift();
+      if (slot === undefined) break;
+      holes.free -= 1;
+      if (await this.claim(bucket, slot, window.end)) return won(slot, this.limit - holes.free);
+    }
+    if (holes?.slots.length === 0) this.holes.delete(bucket);
+
     // Fast path: the next slots after the last ones this process won, probing forward past slots other replicas took.
     // A hot window with room to spare claims several at once and keeps the rest as a lease for the next requests.
     let candidate = hint ?? (await this.slots.countDocuments({ bucket }));
@@ -215,17 +239,27 @@ export class FixedWindowCounter {
     }
 
     // Slow path (near the limit, or heavy contention): read the window's slots and try the free ones, which
-    // includes holes left by units given back.
+    // includes holes left by units given back. The rest are kept for the next requests (above).
     for (;;) {
       const taken = new Set((await this.slots.find({ bucket }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
       const free: number[] = [];
-      for (let i = 0; i < this.limit && free.length < 64; i++) if (!taken.has(i)) free.push(i);
+      for (let i = 0; i < this.limit && free.length < maxHoles; i++) if (!taken.has(i)) free.push(i);
       if (free.length === 0) {
+        this.holes.delete(bucket);
         this.remember(bucket, confirmedFull);
         return { ok: false, state: state(this.limit) };
       }
-      // A random free slot keeps concurrent requests from all retrying the same one.
-      const slot = free[randomInt(free.length)]!;
+      // A random one of the first free slots keeps concurrent requests from all retrying the same one.
+      const [slot] = free.splice(randomInt(Math.min(free.length, 64)), 1) as [number];
+      // Slots from the hint up to the first free one after it are taken: the next probes start past them.
+      const next = this.nextSlot.get(bucket) ?? 0;
+      let past = next;
+      while (past < this.limit && taken.has(past)) past++;
+      if (past > next) this.remember(bucket, past);
+      // Kept once probing has reached the end of the window. Before that, free slots are mostly the fast path's, which
+      // claims them in batches, or slots another replica is claiming right now.
+      if ((this.nextSlot.get(bucket) ?? 0) >= this.limit) this.holes.set(bucket, { slots: free, free: this.limit - taken.size - 1 });
+      else this.holes.delete(bucket);
       if (await this.claim(bucket, slot, window.end)) return won(slot, taken.size + 1);
     }
   }
