@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import type { State, Worker } from '@temporalio/worker';
 import { AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-contract';
 import { runWorkerSelfCheck } from '../../src/cli/self-check';
@@ -79,6 +80,6 @@ describe('worker on the real Temporal server', () => {
   });
 });
 
-async function waitForState(w: WorkerSet['workers'][number], state: ReturnType<WorkerSet['workers'][number]['getState']>): Promise<void> {
+async function waitForState(w: Worker, state: State): Promise<void> {
   while (w.getState() !== state) await new Promise((r) => setTimeout(r, 20));
 }
