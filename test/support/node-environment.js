@@ -1,11 +1,34 @@
-// Jest's node environment, except that typed arrays are the process's own: onnxruntime-node (the embedding model)
-// hands back Float32Arrays made outside the test's realm, which the sandbox's `instanceof Float32Array` would refuse.
+// Jest's node environment, except that:
+// - typed arrays are the process's own: onnxruntime-node (the embedding model) hands back Float32Arrays made outside
+//   the test's realm, which the sandbox's `instanceof Float32Array` would refuse;
+// - each test file's CPU is recorded for test/support/summary-reporter.js: the jest worker's own, and that of the
+//   processes it started and reaped meanwhile (gateways, workers, `docent` commands, git, sandboxed checks).
+const { appendFileSync, readFileSync } = require('node:fs');
+const path = require('node:path');
 const { TestEnvironment } = require('jest-environment-node');
+
+/** CPU seconds of this process and of its reaped children so far, from /proc (utime+stime, cutime+cstime). */
+function cpuSeconds() {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  const ticks = (i, j) => (Number(fields[i]) + Number(fields[j])) / 100;
+  return { own: ticks(11, 12), children: ticks(13, 14) };
+}
 
 class NodeEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
+    this.testPath = context.testPath;
+    this.cpuAtStart = cpuSeconds();
     for (const name of ['Float32Array', 'Float64Array', 'Int32Array', 'BigInt64Array', 'Uint16Array', 'Int8Array']) this.global[name] = globalThis[name];
+  }
+
+  async teardown() {
+    await super.teardown();
+    const runDir = process.env.DOCENT_TEST_RUN_DIR;
+    if (!runDir) return;
+    const now = cpuSeconds();
+    const line = { file: this.testPath, own: now.own - this.cpuAtStart.own, children: now.children - this.cpuAtStart.children };
+    appendFileSync(path.join(runDir, 'file-cpu.jsonl'), `${JSON.stringify(line)}\n`);
   }
 }
 
