@@ -122,31 +122,35 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * the schedule counts as running, its recent runs are asked: a run started with ALLOW_ALL (a trigger from the Temporal
  * UI or CLI, or a follow by an earlier docent) is listed among them but never counted, and still writes the index.
  */
-async function untilNoSyncRuns(s: DocsSyncSchedules, domain: string): Promise<Awaited<ReturnType<typeof describeFollowed>>> {
+async function untilNoSyncRuns(s: DocsSyncSchedules, domain: string): Promise<FollowedSchedule> {
   const closed = new Set<string>();
   for (;;) {
     const d = await describeFollowed(s, domain);
-    let running = d.info.runningActions.length > 0;
-    for (const w of running ? [] : d.info.recentActions.map((a) => a.action.workflow)) {
-      if (closed.has(w.firstExecutionRunId)) continue;
-      const status = await s.temporal.workflow
-        .getHandle(w.workflowId, w.firstExecutionRunId)
-        .describe()
-        .then((info) => info.status.name)
-        .catch((err: unknown) => {
-          // Past the namespace's retention: long closed.
-          if (err instanceof WorkflowNotFoundError) return 'GONE';
-          throw err;
-        });
-      if (status === 'RUNNING') {
-        running = true;
-        break;
-      }
-      closed.add(w.firstExecutionRunId);
-    }
-    if (!running) return d;
+    if (d.info.runningActions.length === 0 && !(await aRecentRunIsRunning(s, d, closed))) return d;
     await pause(300);
   }
+}
+
+type FollowedSchedule = Awaited<ReturnType<typeof describeFollowed>>;
+
+/** Whether one of the schedule's recent runs still runs; those found closed go into `closed` and are not asked again. */
+async function aRecentRunIsRunning(s: DocsSyncSchedules, d: FollowedSchedule, closed: Set<string>): Promise<boolean> {
+  for (const { action } of d.info.recentActions) {
+    const w = action.workflow;
+    if (closed.has(w.firstExecutionRunId)) continue;
+    const status = await s.temporal.workflow
+      .getHandle(w.workflowId, w.firstExecutionRunId)
+      .describe()
+      .then((info) => info.status.name)
+      .catch((err: unknown) => {
+        // Past the namespace's retention: long closed.
+        if (err instanceof WorkflowNotFoundError) return 'GONE';
+        throw err;
+      });
+    if (status === 'RUNNING') return true;
+    closed.add(w.firstExecutionRunId);
+  }
+  return false;
 }
 
 /** The second a schedule's run was due: Temporal names the run `<workflowId>-<that second, RFC 3339>`. */

@@ -131,7 +131,7 @@ describe('message size', () => {
       session.destroy();
     }
     // The refused stream's unread bytes hold nothing open: once the client has gone, so has its connection.
-    while ((await gw.openConnections()).h2c > 0) await new Promise((r) => setTimeout(r, 50));
+    while ((await gw.openH2cConnections()) > 0) await new Promise((r) => setTimeout(r, 50));
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
 });
