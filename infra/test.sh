@@ -6,7 +6,9 @@ echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^
 # The suite runs its workflows on a Temporal dev server of its own, in memory (test/support/global-setup.js): the CLI
 # is installed, the stack's own Temporal is neither needed nor filled with test jobs.
 bash infra/stack.sh install temporal
-bash infra/stack.sh start ferretdb elasticsearch model
+# An Elasticsearch node this run starts compiles with C1 only: a cold node's C2 compiling cost more CPU during the
+# suite than its faster code saved (docs/decisions-suite.md). A node already running is kept as it is.
+DOCENT_ES_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS--XX:TieredStopAtLevel=1}" bash infra/stack.sh start ferretdb elasticsearch model
 bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json

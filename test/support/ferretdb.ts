@@ -22,7 +22,8 @@ export interface PrivateFerretDb {
 export async function startPrivateFerretDb(timeoutMs = 20_000): Promise<PrivateFerretDb> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ferretdb-'));
   const args = ['--handler=sqlite', '--listen-addr=127.0.0.1:0', `--sqlite-url=file:${dataDir}/`, `--state-dir=${dataDir}`, '--telemetry=disable', '--debug-addr=-', '--log-level=INFO'];
-  const child = spawn(ferretDbBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // GOGC as infra/stack.sh starts the shared one.
+  const child = spawn(ferretDbBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: '400' } });
   let output = '';
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
