@@ -51,9 +51,13 @@ function writePack(entries) {
   });
   // Written aside and renamed: another worker reads either nothing or the whole pack.
   const name = `${process.pid}-${++packsWritten}.pack`;
-  writeFileSync(path.join(cacheDir, `${name}.partial`), Buffer.concat(parts));
-  renameSync(path.join(cacheDir, `${name}.partial`), path.join(cacheDir, name));
-  packsRead.add(name);
+  try {
+    writeFileSync(path.join(cacheDir, `${name}.partial`), Buffer.concat(parts));
+    renameSync(path.join(cacheDir, `${name}.partial`), path.join(cacheDir, name));
+    packsRead.add(name);
+  } catch {
+    // A cache that cannot be written (a full disk) only costs other workers the compiling; the file's result stands.
+  }
 }
 
 class CodeCachingRuntime extends Runtime {
@@ -79,9 +83,10 @@ class CodeCachingRuntime extends Runtime {
         filename: scriptFilename,
         columnOffset: -head.length,
         cachedData,
-        importModuleDynamically: scriptSource.includes('import(')
-          ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
-          : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+        importModuleDynamically:
+          scriptSource.includes('import(') || scriptSource.includes('import (')
+            ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
+            : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
       });
       if (!cachedData || script.cachedDataRejected) uncached.push({ key, script });
       return script.runInContext(vmContext)['Object.<anonymous>'];
