@@ -6,7 +6,7 @@ const shared = {
   testEnvironment: '<rootDir>/test/support/node-environment.js',
   // Keeps only the stack's settings (test/support/global-setup.js reads `infra/stack.sh env` once) out of the DOCENT_* environment.
   setupFiles: ['<rootDir>/test/support/stack-env.js'],
-  // jest-runtime with V8's code cache: each file compiles again every module it loads otherwise.
+  // jest-runtime, compiling each module once per run instead of once per test file (the file says how).
   runtime: '<rootDir>/test/support/code-caching-runtime.js',
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2023' }, module: { type: 'commonjs' } }],

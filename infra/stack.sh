@@ -225,11 +225,14 @@ prepare_es_config() {
   chmod -R go-rwx "$conf"
 }
 
+# Whether this start asks for the C1 compiler only (infra/test.sh does, for the nodes `npm test` starts).
+c1_only() { [[ "$ES_EXTRA_JAVA_OPTS" == *TieredStopAtLevel=1* ]]; }
+
 start_elasticsearch() {
   install_elasticsearch
   open_elasticsearch && restart_unsecured elasticsearch "$ES_PORT"
   # A node `npm test` started compiles with C1 only (infra/test.sh): a start that wants both compilers replaces it.
-  if [ -f "$ES_RUN/c1-only" ] && [[ "$ES_EXTRA_JAVA_OPTS" != *TieredStopAtLevel=1* ]] && healthy_elasticsearch; then
+  if [ -f "$ES_RUN/c1-only" ] && ! c1_only && healthy_elasticsearch; then
     say "elasticsearch on $ES_PORT was started for tests with C1 only: restarting it with both compilers, data kept"
     stop_part elasticsearch
   fi
@@ -242,7 +245,7 @@ start_elasticsearch() {
   local as=(); [ -n "$ES_USER" ] && as=(setpriv --reuid="$ES_USER" --regid="$ES_USER" --init-groups env HOME="$ES_RUN")
   mkdir -p "$ES_RUN"; [ -n "$ES_USER" ] && chown "$ES_USER:" "$ES_RUN"
   prepare_es_config "$ES_RUN/config" "$java_home"
-  if [[ "$ES_EXTRA_JAVA_OPTS" == *TieredStopAtLevel=1* ]]; then touch "$ES_RUN/c1-only"; else rm -f "$ES_RUN/c1-only"; fi
+  if c1_only; then touch "$ES_RUN/c1-only"; else rm -f "$ES_RUN/c1-only"; fi
   touch "$(secured_marker elasticsearch "$ES_PORT")"
   # Security on, HTTP in clear on loopback: a password is what stands between a local process and the indices.
   local common=(-E network.host=127.0.0.1 -E xpack.security.enabled=true -E xpack.security.http.ssl.enabled=false
