@@ -80,6 +80,7 @@ export const setupCache: Benchmark = {
             sandbox,
             run: (command) => sandbox.run(command, { tailBytes: 2000 }),
             withSecrets: false,
+            ownerCode: true,
             readOnlyPaths: [],
           });
           const ms = performance.now() - t;

@@ -12,6 +12,7 @@ import { jobLanguageModel, modelFailure } from './model-failures';
 import { commandTool } from './command-tool';
 import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
 import { runCachedSetup } from './cached-setup';
+import { startsAtBaseRef } from './owner-code';
 import { failed, keptOutputBytes, repairPrompt, runChecks, setupFailureNote } from './project-checks';
 import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
@@ -130,6 +131,8 @@ export function createAgentActivities(deps: AgentDeps) {
         throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: 'the project has setup or check commands, but this worker runs with DOCENT_SANDBOX=off', nonRetryable: true });
       }
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
+      // Only code the project's owners wrote may be trusted with what only they should see (secrets, the shared cache).
+      const ownerCode = await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit);
       const root = workspacePath(deps, input.jobId);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
@@ -163,6 +166,7 @@ export function createAgentActivities(deps: AgentDeps) {
                   sandbox,
                   run: (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }),
                   withSecrets: Object.keys(secrets.env).length > 0,
+                  ownerCode,
                   readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
                   signal,
                   onHeld: async (project) => {

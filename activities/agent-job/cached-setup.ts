@@ -28,6 +28,8 @@ export interface CachedSetupInput {
   run: Run;
   /** Whether setup gets project secrets this turn: then nothing is cached (docs/decisions-setup-cache.md). */
   withSecrets: boolean;
+  /** Whether the turn starts at the base ref (code the project's owners wrote), not at a commit the model made. */
+  ownerCode: boolean;
   /** The sandbox's extra read-only paths, part of its image. */
   readOnlyPaths: readonly string[];
   signal?: AbortSignal;

@@ -67,7 +67,19 @@ async function job(commit: string, checks = checksFor(), withSecrets = false): P
   await git.raw(['checkout', '--quiet', '--detach', commit]);
   const sandbox = await prepareTurnSandbox(config, clone, home, { network: checks.network, allowHosts: checks.allowHosts });
   try {
-    const outcome = await runCachedSetup({ cache, checks, git, commit, root: clone, home, sandbox, run: (command) => sandbox.run(command, { tailBytes: 4096 }), withSecrets, readOnlyPaths: [] });
+    const outcome = await runCachedSetup({
+      cache,
+      checks,
+      git,
+      commit,
+      root: clone,
+      home,
+      sandbox,
+      run: (command) => sandbox.run(command, { tailBytes: 4096 }),
+      withSecrets,
+      ownerCode: true,
+      readOnlyPaths: [],
+    });
     return { ...outcome, clone, home };
   } finally {
     await sandbox.close();
