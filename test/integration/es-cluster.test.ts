@@ -66,12 +66,22 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await worker?.stop();
-  await gw?.stop();
-  await deleteTestIndexes(config).catch(() => undefined);
-  await es?.close();
-  await rm(docs, { recursive: true, force: true });
+  // Each step runs whatever failed before it (a cluster that never started leaves most of them undefined), and the
+  // nodes are stopped in any case: a node left running keeps the next run's cluster from starting.
+  const steps: Array<() => Promise<unknown> | undefined> = [
+    () => worker?.stop(),
+    () => gw?.stop(),
+    () => (config ? deleteTestIndexes(config).catch(() => undefined) : undefined),
+    () => es?.close(),
+    () => (docs ? rm(docs, { recursive: true, force: true }) : undefined),
+  ];
+  let failure: unknown;
+  for (const step of steps)
+    await Promise.resolve()
+      .then(step)
+      .catch((err: unknown) => (failure ??= err));
   await stack('stop', 'elasticsearch');
+  if (failure) throw failure;
 }, 120_000);
 
 const search = (query: string) =>

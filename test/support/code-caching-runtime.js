@@ -12,6 +12,13 @@ const { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } = requ
 const path = require('node:path');
 const vm = require('node:vm');
 const Runtime = require('jest-runtime').default;
+const { mayImportDynamically } = require('./dynamic-import');
+
+// It replaces jest-runtime's private executor.compile, which no release promises to keep: package.json pins jest, and
+// another jest-runtime stops the run here instead of compiling modules some other way.
+const writtenFor = '30.5.2';
+const installed = require('jest-runtime/package.json').version;
+if (installed !== writtenFor) throw new Error(`test/support/code-caching-runtime.js was written for jest-runtime ${writtenFor}, not ${installed}: check executor.compile, then update both`);
 
 // Outside a full run (a file started by hand), the cache lives in this process only.
 const cacheDir = process.env.DOCENT_TEST_RUN_DIR ? path.join(process.env.DOCENT_TEST_RUN_DIR, 'code-cache') : undefined;
@@ -84,7 +91,7 @@ class CodeCachingRuntime extends Runtime {
         columnOffset: -head.length,
         cachedData,
         importModuleDynamically:
-          scriptSource.includes('import(') || scriptSource.includes('import (')
+          mayImportDynamically(scriptSource)
             ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
             : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
       });

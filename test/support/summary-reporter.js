@@ -15,6 +15,15 @@ function cpuByFile() {
   return cpu;
 }
 
+/**
+ * The run's last line. A test file that fails to load (an import that throws) has no failed test, so it is counted
+ * apart: a run with six such files once printed "117 passed, 0 failed".
+ */
+function summaryLine(results) {
+  const unloaded = results.numRuntimeErrorTestSuites;
+  return `jest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped${unloaded ? `, ${unloaded} test files failed to load` : ''}`;
+}
+
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const cpu = cpuByFile();
@@ -28,7 +37,8 @@ class SummaryReporter {
       process.stdout.write(`\njest: time per test file, slowest first; CPU of the jest worker, and of the processes it started\n${lines.join('\n')}\n`);
       if (cpu.size) process.stdout.write(`jest: CPU in test files ${sum('own').toFixed(0)} s, in the processes they started ${sum('children').toFixed(0)} s\n`);
     }
-    process.stdout.write(`\njest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests} skipped\n`);
+    process.stdout.write(`\n${summaryLine(results)}\n`);
   }
 }
 module.exports = SummaryReporter;
+module.exports.summaryLine = summaryLine;
