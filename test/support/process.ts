@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 
@@ -20,10 +20,31 @@ export interface Started {
 const up = path.resolve(__dirname, '../..');
 export const repositoryRoot = path.basename(up) === 'dist' ? path.dirname(up) : up;
 
+/** The newest modification time of the TypeScript sources a compiled process runs. */
+function newestSource(root: string): number {
+  let newest = 0;
+  for (const top of ['src', 'activities', 'workflows']) {
+    if (!existsSync(path.join(root, top))) continue;
+    for (const entry of readdirSync(path.join(root, top), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+/** Refuses a dist/ older than the sources: a file run alone after an edit would otherwise test the code before it. */
+export function assertFreshBuild(file: string, root = repositoryRoot): void {
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does)`);
+  if (checkedBuilds.has(file)) return;
+  if (statSync(file).mtimeMs < newestSource(root)) throw new Error(`${file} is older than the sources: run \`npm run build\` (npm test does)`);
+  checkedBuilds.add(file);
+}
+const checkedBuilds = new Set<string>();
+
 /** Runs a compiled entry point (dist/…) as its own process, the way `npm start` does. */
 export function startProcess(entry: string, env: Record<string, string>): Started {
   const file = path.join(repositoryRoot, 'dist', entry);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does)`);
+  assertFreshBuild(file);
   return watch(spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), false);
 }
 
@@ -32,7 +53,7 @@ export function startProcess(entry: string, env: Record<string, string>): Starte
  * and the node process it starts alike.
  */
 export function startNpmScript(script: string, env: Record<string, string>): Started {
-  if (!existsSync(path.join(repositoryRoot, 'dist', 'src', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does)');
+  assertFreshBuild(path.join(repositoryRoot, 'dist', 'src', 'main.js'));
   // npm finds node through PATH: the project's Node 24 first, as `npm run` itself arranges.
   const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
   const child = spawn('npm', ['run', '--silent', script], { cwd: repositoryRoot, env: { ...process.env, ...env, PATH }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
