@@ -90,10 +90,9 @@ class CodeCachingRuntime extends Runtime {
         filename: scriptFilename,
         columnOffset: -head.length,
         cachedData,
-        importModuleDynamically:
-          mayImportDynamically(scriptSource)
-            ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
-            : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+        importModuleDynamically: mayImportDynamically(scriptSource)
+          ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
+          : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
       });
       if (!cachedData || script.cachedDataRejected) uncached.push({ key, script });
       return script.runInContext(vmContext)['Object.<anonymous>'];
