@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { playground } from '../../src/playground';
-import { launchChromium } from '../support/chromium';
+import { launchChromium, PageErrors } from '../support/chromium';
 import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -102,10 +102,14 @@ afterAll(async () => {
   await Promise.all([workspaceDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
 });
 
+// A page that threw (an uncaught error or rejection) fails the test that opened or used it.
+const pageErrors = new PageErrors();
+afterEach(() => expect(pageErrors.take()).toEqual([]));
+
 /** Opens the playground from `origin`, pointed at the gateway, and types the keys in as a user would. */
 async function openPlayground(origin: string): Promise<Page> {
   const page = await browser.newPage();
-  page.on('pageerror', (e) => console.log(`[${origin}] pageerror: ${e.message}`));
+  pageErrors.watch(page, origin);
   await page.goto(`${origin}/playground/?api=${encodeURIComponent(gw.url)}&domain=${domain}&project=widgets`);
   await page.fill('input[name=assistantKey]', assistantKey);
   await page.fill('input[name=adminKey]', adminKey);

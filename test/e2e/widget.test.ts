@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
-import { launchChromium } from '../support/chromium';
+import { launchChromium, PageErrors } from '../support/chromium';
 import { deleteTestIndexes, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
@@ -102,9 +102,13 @@ afterAll(async () => {
   await Promise.all([docsDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
 });
 
+// A page that threw (an uncaught error or rejection) fails the test that opened or used it.
+const pageErrors = new PageErrors();
+afterEach(() => expect(pageErrors.take()).toEqual([]));
+
 async function openSite(origin: string): Promise<Page> {
   const page = await browser.newPage();
-  page.on('pageerror', (e) => console.log(`[${origin}] pageerror: ${e.message}`));
+  pageErrors.watch(page, origin);
   await page.goto(`${origin}/guide/`);
   await page.locator('docent-assistant .launcher').waitFor();
   return page;
@@ -299,6 +303,7 @@ describe('the widget files', () => {
       'content-security-policy': csp(),
     });
     const page = await browser.newPage();
+    pageErrors.watch(page, site.origin);
     const violations: string[] = [];
     page.on('console', (m) => {
       if (m.text().includes('Content Security Policy')) violations.push(m.text());
@@ -325,6 +330,7 @@ describe('the widget files', () => {
         `<script type="module">import { defineDocentAssistant } from '${gw.url}/widget.mjs'; defineDocentAssistant();</script></body>`,
     );
     const page = await browser.newPage();
+    pageErrors.watch(page, site.origin);
     try {
       await page.goto(`${site.origin}/guide/`);
       expect(await page.locator('docent-assistant .launcher').getAttribute('aria-label')).toBe('Docs help (opens the docs assistant)');
