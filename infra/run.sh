@@ -29,16 +29,26 @@ for _ in $(seq 1 120); do
 done
 curl -fsS "$http/readyz" >/dev/null || { echo "[run] FAILED: gateway not ready; $(curl -s "$http/readyz"); log: $LOGS/gateway.log" >&2; exit 1; }
 node dist/src/cli/main.js check || { echo "[run] FAILED: worker self-check; log: $LOGS/worker.log" >&2; exit 1; }
+# docent's own docs, served on the domain docent.local: a newcomer's first question about docent is answered and cited
+# with nothing typed by hand (src/cli/self-docs.ts). Only changed pages are embedded again on later starts.
+playground="$http/playground/"
+echo "[run] ingesting docs/ for docent.local (log: $LOGS/self-docs.log)"
+if self_key="$(node dist/src/cli/main.js self-docs docs --key-file "$CACHE/self-docs-key" 2>"$LOGS/self-docs.log")"; then
+  playground="$http/playground/?domain=docent.local&project=docent#assistantKey=$self_key"
+else
+  echo "[run] docent's own docs could not be ingested (the playground still works with your own domain): $(tail -1 "$LOGS/self-docs.log")" >&2
+fi
 
 cat <<TXT
 docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
-  playground                $http/playground/   (README, "Playground")
+  playground                $playground
   metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
   secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
+Ask the playground about docent itself (docs/ on the domain docent.local), or about your own docs.
 Ctrl-C stops the gateway and the worker.
 TXT
 wait -n $gateway $worker

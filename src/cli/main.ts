@@ -58,6 +58,9 @@ ${docsSyncUsage}
   gaps fix --domain <domain> --project <projectId> [--since 7d] [--docs-path <folder>]
                                                 turn the unanswered and down-rated questions into an agent job on the
                                                 docs repository, through the gateway (DOCENT_API_URL, DOCENT_API_KEY)
+  self-docs <folder> --key-file <path>          what npm start runs: keeps the folder's pages ingested for the domain
+                                                docent.local (organization local, project docent) and prints an
+                                                assistant key for it, saved in the file (mode 0600) for later runs
   jobs watch <projectId> <jobId>                print an agent job's status changes live until it ends, through the
                                                 gateway at DOCENT_API_URL with the admin key in DOCENT_API_KEY
 options:
@@ -290,6 +293,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'docs' && argv[1] === 'ingest') return (await import('./docs-ingest.js')).docsIngestCommand(argv.slice(2));
   if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return (await import('./docs-sync.js')).docsSyncCommand(argv[1]!, argv.slice(2));
   if (command === 'jobs' && argv[1] === 'watch') return (await import('./jobs-watch.js')).jobsWatchCommand(argv.slice(2));
+  if (command === 'self-docs') return (await import('./self-docs.js')).selfDocsCommand(argv.slice(1));
   if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
   if (command === 'check') {

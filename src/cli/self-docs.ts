@@ -1,0 +1,72 @@
+// `docent self-docs <folder> --key-file <path>`: what `npm start` runs so that docent answers questions about itself.
+// It keeps an organization `local` with a project `docent` on the domain `docent.local`, an assistant key saved in a
+// file only its owner reads, and the folder's pages ingested there; a later run re-embeds only the pages that changed.
+import { chmod, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ApiKeyStore } from '../auth/api-keys';
+import { loadConfig } from '../config';
+import { AppError } from '../errors';
+import { createMongo, ensureIndexes } from '../store/mongo';
+import { TenancyStore } from '../tenancy/store';
+import { runDocsIngest } from './docs-ingest';
+
+export const selfDocs = { orgId: 'local', projectId: 'docent', domain: 'docent.local' } as const;
+
+/** Creates what is missing; an organization or project made by an earlier run is kept as it is. */
+async function ensure(create: () => Promise<unknown>): Promise<void> {
+  await create().catch((err: unknown) => {
+    if (!(err instanceof AppError && err.code === 'already_exists')) throw err;
+  });
+}
+
+/** The key saved by an earlier run while it still works, or a new one saved in its place (mode 0600). */
+async function assistantKey(keys: ApiKeyStore, keyFile: string): Promise<string> {
+  const saved = (await readFile(keyFile, 'utf8').catch(() => '')).trim();
+  if (saved) {
+    const works = await keys.authenticate(`Bearer ${saved}`, 'assistant').then(
+      (caller) => caller.domain === selfDocs.domain,
+      () => false,
+    );
+    if (works) return saved;
+  }
+  const { key } = await keys.create({ kind: 'assistant', orgId: selfDocs.orgId, projectId: selfDocs.projectId, domain: selfDocs.domain });
+  await mkdir(path.dirname(keyFile), { recursive: true });
+  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
+  await chmod(keyFile, 0o600);
+  return key;
+}
+
+/** The folder's pages without its decision records, which would crowd the pages a newcomer asks about. */
+async function stagePages(folder: string, staging: string): Promise<void> {
+  await rm(staging, { recursive: true, force: true });
+  await cp(folder, staging, { recursive: true, filter: (source) => path.basename(source) !== 'decisions' });
+}
+
+export async function selfDocsCommand(args: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args, options: { 'key-file': { type: 'string' } }, allowPositionals: true, strict: true });
+  const folder = positionals[0];
+  const keyFile = values['key-file'];
+  if (positionals.length !== 1 || !folder || !keyFile) {
+    console.error('usage: docent self-docs <docs folder> --key-file <path>');
+    return 2;
+  }
+  const config = loadConfig();
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
+  let key: string;
+  try {
+    await ensureIndexes(mongo.db);
+    const tenancy = new TenancyStore(mongo.db);
+    await ensure(() => tenancy.createOrg(selfDocs.orgId));
+    await ensure(() => tenancy.createProject({ _id: selfDocs.projectId, orgId: selfDocs.orgId, repository: 'local/docent', ref: 'main', domain: selfDocs.domain }));
+    key = await assistantKey(new ApiKeyStore(mongo.db), keyFile);
+  } finally {
+    await mongo.client.close();
+  }
+  // Beside the key: the worker reads the pages from there (it runs on this machine, as `npm start` starts it).
+  const staging = path.join(path.dirname(path.resolve(keyFile)), 'self-docs');
+  await stagePages(path.resolve(folder), staging);
+  await runDocsIngest(config, { domain: selfDocs.domain, source: staging }, (line) => console.error(line));
+  console.log(key);
+  return 0;
+}
