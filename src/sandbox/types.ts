@@ -64,4 +64,12 @@ export interface RunOptions {
   tailBytes?: number;
   /** Variables added to the command's environment (setup secrets, proxy settings); names the sandbox sets itself are refused. */
   env?: Readonly<Record<string, string>>;
+  /** Makes the filter the output passes through before it is cut to head and tail (secret redaction); one per run. */
+  redact?: () => OutputFilter;
+}
+
+/** Rewrites a command's output on its way to the capture: `write` and `end` return what is kept instead. */
+export interface OutputFilter {
+  write(chunk: Buffer): Buffer;
+  end(): Buffer;
 }
