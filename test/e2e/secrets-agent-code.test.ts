@@ -109,7 +109,8 @@ async function everywhere(id: string): Promise<Record<string, string>> {
   return {
     'the model requests': JSON.stringify(model.requests),
     'the job events': JSON.stringify(await db.collection('job_events').find({ jobId: id }).toArray()),
-    'the job record and turns': JSON.stringify(await db.collection('jobs').find({ _id: id }).toArray()) + JSON.stringify(await db.collection('job_turns').find({ jobId: id }).toArray()),
+    'the job record and turns':
+      JSON.stringify(await db.collection<{ _id: string }>('jobs').find({ _id: id }).toArray()) + JSON.stringify(await db.collection('job_turns').find({ jobId: id }).toArray()),
     'the job as the API returns it': JSON.stringify(await job(id)),
     "the workflow's history": asText(history),
     'the pull request': JSON.stringify(github.pulls) + JSON.stringify(github.comments),
