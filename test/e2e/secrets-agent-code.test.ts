@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { checkRunOutput } from '../../activities/agent-job/check-report';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -114,7 +115,8 @@ async function everywhere(id: string): Promise<Record<string, string>> {
     'the job as the API returns it': JSON.stringify(await job(id)),
     "the workflow's history": asText(history),
     'the pull request': JSON.stringify(github.pulls) + JSON.stringify(github.comments),
-    'the check runs': JSON.stringify(github.checkRuns),
+    // A token reports a commit status; with the App, the check run's text is built from the same results.
+    'the commit statuses and check runs': JSON.stringify(github.statuses) + JSON.stringify(github.checkRuns) + JSON.stringify(checkRunOutput((await job(id)).checks)),
     "the worker's log": worker.output.join('\n'),
   };
 }
@@ -224,7 +226,7 @@ describe('secrets and code the model wrote', () => {
     expect(opening(told!)).toContain('Its output is not shown to you because it ran with the project');
     expect(opening(told!)).not.toContain('got a token');
     expectNoForm(await everywhere(jobId));
-    expect(github.checkRuns.length).toBeGreaterThan(0);
+    expect(github.statuses.length).toBeGreaterThan(0);
     expect(github.rejected).toEqual([]);
     expect(model.rejected).toEqual([]);
   });
