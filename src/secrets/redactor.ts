@@ -39,30 +39,34 @@ class FormMatcher {
    * stops: the rest may still become a form with what comes next.
    */
   scan(text: string, startBefore?: (bare: number) => number): { out: string; end: number } {
-    // Offsets of the non-whitespace characters: a form is searched for in them, then replaced in the text.
-    const at: number[] = [];
-    let bare = '';
-    let run = 0;
-    for (let i = 0; i <= text.length; i++) {
-      if (i < text.length && !isWhitespace(text.charCodeAt(i))) continue;
-      if (i > run) {
-        bare += text.slice(run, i);
-        for (let j = run; j < i; j++) at.push(j);
-      }
-      run = i + 1;
-    }
+    const bare = text.replace(whitespace, '');
     const limit = startBefore ? startBefore(bare.length) : bare.length;
+    this.pattern.lastIndex = 0;
+    const first = this.pattern.exec(bare);
+    // The usual case, no form at all: the text as it is, up to the limit's character.
+    if (!first || first.index >= limit) {
+      const end = Math.max(0, limit < bare.length ? this.offsetFromEnd(text, bare.length - limit) : text.length);
+      return { out: text.slice(0, end), end };
+    }
+    // Offsets of the non-whitespace characters: a form is searched for in them, then replaced in the text.
+    const at = new Int32Array(bare.length);
+    for (let i = 0, n = 0; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) at[n++] = i;
     const parts: string[] = [];
     let cursor = 0;
-    this.pattern.lastIndex = 0;
-    for (let m = this.pattern.exec(bare); m && m.index < limit; m = this.pattern.exec(bare)) {
-      const start = at[m.index]!;
-      parts.push(text.slice(cursor, start), `[secret ${this.byForm.get(m[0])}]`);
+    for (let m: RegExpExecArray | null = first; m && m.index < limit; m = this.pattern.exec(bare)) {
+      parts.push(text.slice(cursor, at[m.index]), `[secret ${this.byForm.get(m[0])}]`);
       cursor = at[m.index + m[0].length - 1]! + 1;
     }
     const end = Math.max(cursor, limit < bare.length ? at[limit]! : text.length);
     parts.push(text.slice(cursor, end));
     return { out: parts.join(''), end };
+  }
+
+  /** Where the last `count` non-whitespace characters of the text begin. */
+  private offsetFromEnd(text: string, count: number): number {
+    let i = text.length;
+    for (let seen = 0; i > 0 && seen < count; ) if (!isWhitespace(text.charCodeAt(--i))) seen++;
+    return i;
   }
 }
 
