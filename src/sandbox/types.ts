@@ -51,7 +51,7 @@ export interface CommandResult {
   durationMs: number;
   /** stdout and stderr interleaved as produced, capped: the first headBytes and the last tailBytes, with a line "[... N bytes omitted ...]" between them when anything was cut. Valid UTF-8 (cut points must not split a character). */
   output: string;
-  /** How many bytes the command wrote in total. */
+  /** How many bytes the command wrote in total (as redacted, when RunOptions.redact is given). */
   outputBytes: number;
   /** Set when docent stopped the command rather than the command ending by itself. */
   stoppedBy?: 'timeout' | 'disk' | 'cancelled';
