@@ -209,6 +209,7 @@ describe('secrets and code the model wrote', () => {
   });
 
   it('with --secrets-on-agent-code on (and a warning), it does get the secret, and still nothing leaks', async () => {
+    expect(await docent(['project', 'update', 'hostile', '--secrets-on-agent-code', 'yes'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--secrets-on-agent-code must be on or off') });
     const update = await docent(['project', 'update', 'hostile', '--secrets-on-agent-code', 'on']);
     expect(update).toMatchObject({ code: 0 });
     expect(update.stdout).toContain('secrets on agent code: on');
