@@ -118,14 +118,16 @@ function sweepCommand(forms: ReturnType<typeof formVariables>): string {
       .map((name) => `"$${name}"`)
       .join(' ');
   return [
+    // The run's own /tmp (a tmpfs gone when it ends) holds the patterns.
     't=$(mktemp -d) || exit 2',
     `for v in ${list(forms.plain)}; do printf '%s\\n' "$v"; done > "$t/plain"`,
     // Each character of a wrapped form may be followed by whitespace; [+] because + is special in a pattern.
     `for v in ${list(forms.wrapped)}; do printf '%s\\n' "$v" | sed -e 's/[+]/[+]/g' -e 's#[A-Za-z0-9_/-]\\|\\[+\\]#&[[:space:]]*#g'; done > "$t/wrapped"`,
     'chmod -R u+rwX "$HOME" 2>/dev/null',
-    'grep -rlsF -D skip -f "$t/plain" -- "$HOME" > "$t/found"; a=$?',
-    'if [ -s "$t/wrapped" ]; then grep -rlszE -D skip -f "$t/wrapped" -- "$HOME" >> "$t/found"; b=$?; else b=0; fi',
-    `sort -u "$t/found" | while IFS= read -r f; do rm -f -- "$f" && printf '%s\\n' "\${f#"$HOME"/}"; done`,
+    // -Z: names end in NUL, so a name with a newline in it cannot split into two that match nothing.
+    'grep -rlsFZ -D skip -f "$t/plain" -- "$HOME" > "$t/found"; a=$?',
+    'if [ -s "$t/wrapped" ]; then grep -rlszEZ -D skip -f "$t/wrapped" -- "$HOME" >> "$t/found"; b=$?; else b=0; fi',
+    `sort -zu "$t/found" | xargs -0 -r sh -c 'for f; do rm -f -- "$f" && printf "%s\\n" "\${f#"$HOME"/}"; done' sh`,
     'rm -rf "$t"',
     '[ "$a" -le 1 ] && [ "$b" -le 1 ]',
   ].join('\n');
