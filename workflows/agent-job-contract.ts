@@ -75,6 +75,8 @@ export interface ProjectChecks {
   allowHosts?: string[];
   /** Whether check commands get the project's secrets too (setup commands always do); only the flag, never a value. */
   secretsToChecks?: boolean;
+  /** Whether turns that start from the agent's own commits get the secrets too (the operator's choice); only the flag. */
+  secretsForAgentCode?: boolean;
   /** Set when the project names cache key files (`--cache-key`): setup's result is cached per worker under a key. */
   setupCache?: SetupCacheSpec;
 }

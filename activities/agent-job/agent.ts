@@ -18,7 +18,7 @@ import { egressEventSink } from './egress-events';
 import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
 import type { SetupCache } from './setup-cache';
 import type { SetupCacheHolders } from './setup-cache-holders';
-import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
+import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, withheldNote, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
@@ -150,8 +150,12 @@ export function createAgentActivities(deps: AgentDeps) {
       try {
         // Before setup: an image that cannot be had fails the turn before anything runs.
         const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
-        const setupRun = sandbox && redactedRun(sandbox, secrets, true);
-        const checkRun = sandbox && redactedRun(sandbox, secrets, project.secretsToChecks === true);
+        // Code the model wrote (a follow-up turn's start) gets no secrets unless the operator said so for the project.
+        const hasSecrets = Object.keys(secrets.env).length > 0;
+        const giveSecrets = hasSecrets && (ownerCode || project.secretsForAgentCode === true);
+        const checksGetSecrets = giveSecrets && project.secretsToChecks === true;
+        const setupRun = sandbox && withheldNote(redactedRun(sandbox, secrets, giveSecrets), hasSecrets && !giveSecrets);
+        const checkRun = sandbox && withheldNote(redactedRun(sandbox, secrets, checksGetSecrets), hasSecrets && !giveSecrets && project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
         const setup =
           sandbox && setupRun
@@ -165,7 +169,7 @@ export function createAgentActivities(deps: AgentDeps) {
                   home,
                   sandbox,
                   run: (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }),
-                  withSecrets: Object.keys(secrets.env).length > 0,
+                  withSecrets: giveSecrets,
                   ownerCode,
                   readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
                   signal,
@@ -175,7 +179,7 @@ export function createAgentActivities(deps: AgentDeps) {
                 })
               ).results
             : [];
-        const swept = sandbox && setup.length ? await sweepSecretFiles(sandbox, secrets, signal) : [];
+        const swept = sandbox && setup.length && giveSecrets ? await sweepSecretFiles(sandbox, secrets, signal) : [];
         const tools = redactToolResults(
           {
             ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
@@ -185,7 +189,7 @@ export function createAgentActivities(deps: AgentDeps) {
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const plan = input.instruction.approvedPlan && `The plan a person approved for this instruction (follow it):\n\n${input.instruction.approvedPlan}`;
-        const opening = [...history, `Instruction: ${input.instruction.prompt}`, plan, setupFailureNote(setup)].filter(Boolean).join('\n\n');
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`, plan, setupFailureNote(setup, giveSecrets)].filter(Boolean).join('\n\n');
         const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({
@@ -212,7 +216,7 @@ export function createAgentActivities(deps: AgentDeps) {
         let checks = sandbox && checkRun ? await verify(project.check, changes, git, root, sandbox, checkRun, signal) : [];
         await follow.onChecks(checks);
         for (let round = 0; round < deps.repairRounds && failed(checks).length > 0 && sandbox && checkRun; round++) {
-          messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks) });
+          messages.push(...result.responseMessages, { role: 'user', content: repairPrompt(checks, checksGetSecrets) });
           result = await ask();
           follow.assertWithinBudget();
           if (result.text.trim()) text = secrets.redact(result.text);

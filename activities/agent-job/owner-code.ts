@@ -21,8 +21,10 @@ export async function startsAtBaseRef(git: SimpleGit, baseRef: string | undefine
   const base = await commitOf(git, baseRef);
   if (!base) return false;
   if (base === startCommit) return true;
-  return git.raw(['merge-base', '--is-ancestor', startCommit, base]).then(
-    () => true,
-    () => false,
+  // Not `merge-base --is-ancestor`: simple-git resolves on its exit code 1 when git prints nothing to stderr.
+  const common = await git.raw(['merge-base', startCommit, base]).then(
+    (out) => out.trim(),
+    () => '',
   );
+  return common === startCommit;
 }

@@ -30,18 +30,21 @@ export async function runChecks(commands: string[], run: Run): Promise<CheckResu
 
 export const failed = (results: CheckResult[]) => results.filter((r) => r.exitCode !== 0);
 
-function describe(r: CheckResult): string {
+/** A failed command for the agent; the output of one that had the project's secrets is left out, redacted or not. */
+function describe(r: CheckResult, hadSecrets: boolean): string {
   const why = r.stoppedBy === 'timeout' ? 'was stopped at the time limit' : r.stoppedBy === 'disk' ? 'was stopped for using too much disk' : `exited with ${r.exitCode}`;
+  if (hadSecrets) return `\`${r.command}\` ${why}. Its output is not shown to you because it ran with the project's secrets.`;
   return `\`${r.command}\` ${why}. The end of its output:\n${r.output}`;
 }
 
 /** What the agent is told when the project's setup failed before it started. */
-export function setupFailureNote(setup: CheckResult[]): string {
+export function setupFailureNote(setup: CheckResult[], hadSecrets: boolean): string {
   const bad = failed(setup);
-  return bad.length ? `Note: the project's setup command ${bad.map(describe).join('\n\n')}` : '';
+  return bad.length ? `Note: the project's setup command ${bad.map((r) => describe(r, hadSecrets)).join('\n\n')}` : '';
 }
 
 /** The follow-up message of a repair round. */
-export function repairPrompt(checks: CheckResult[]): string {
-  return `The project's checks failed after your change. Fix the code so that they pass, then answer with the title and summary again.\n\n${failed(checks).map(describe).join('\n\n')}`;
+export function repairPrompt(checks: CheckResult[], hadSecrets: boolean): string {
+  const told = failed(checks).map((r) => describe(r, hadSecrets));
+  return `The project's checks failed after your change. Fix the code so that they pass, then answer with the title and summary again.\n\n${told.join('\n\n')}`;
 }

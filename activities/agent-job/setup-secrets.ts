@@ -4,7 +4,8 @@ import type { JobLedger } from '../../src/jobs/ledger';
 import { AppError } from '../../src/errors';
 import type { CommandResult, RunOptions } from '../../src/sandbox';
 import type { ProjectSecretStore } from '../../src/secrets/project-secrets';
-import { redactDeep, secretRedactor, type Redact } from '../../src/secrets/redactor';
+import { encodedForms, printedForms } from '../../src/secrets/forms';
+import { redactDeep, secretRedactor, secretStreamRedactor, type Redact, type StreamRedactor } from '../../src/secrets/redactor';
 import type { FileChange } from '../../workflows/agent-job-contract';
 import type { TurnSandbox } from './sandbox-workspace';
 
@@ -12,9 +13,16 @@ import type { TurnSandbox } from './sandbox-workspace';
 export interface TurnSecrets {
   env: Readonly<Record<string, string>>;
   redact: Redact;
+  /** Redacts a command's output as it streams, before it is cut; absent when there are no secrets. */
+  stream?: () => StreamRedactor;
 }
 
 export const noSecrets: TurnSecrets = { env: {}, redact: (text) => text };
+
+/** A turn's secrets from their values: what commands get, and the redactors of what they print. */
+export function turnSecrets(env: Readonly<Record<string, string>>): TurnSecrets {
+  return { env, redact: secretRedactor(env), stream: secretStreamRedactor(env) };
+}
 
 /**
  * Reads the job's project secrets from the database when the turn starts, so no value travels through Temporal
@@ -24,19 +32,34 @@ export async function loadTurnSecrets(jobs: Pick<JobLedger['jobs'], 'byId'>, sto
   const job = await jobs.byId(jobId);
   if (!job) return noSecrets;
   try {
-    const env = await store.open(job.projectId);
-    return { env, redact: secretRedactor(env) };
+    return turnSecrets(await store.open(job.projectId));
   } catch (err) {
     if (err instanceof AppError) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: `project ${job.projectId} has setup secrets, but ${err.message}`, nonRetryable: true });
     throw err;
   }
 }
 
-/** Runs a command with the turn's secrets in its environment (or without), its output redacted as it leaves the sandbox. */
+/**
+ * Runs a command with the turn's secrets in its environment (or without), its output redacted as it streams out of
+ * the sandbox, before it is cut to head and tail, so a secret printed across the cut is still replaced whole.
+ */
 export function redactedRun(sandbox: TurnSandbox, secrets: TurnSecrets, giveSecrets: boolean) {
   return async (command: string, opts: RunOptions = {}): Promise<CommandResult> => {
-    const r = await sandbox.run(command, giveSecrets && Object.keys(secrets.env).length ? { ...opts, env: { ...opts.env, ...secrets.env } } : opts);
+    const env = giveSecrets && Object.keys(secrets.env).length ? { env: { ...opts.env, ...secrets.env } } : {};
+    const r = await sandbox.run(command, { ...opts, ...env, ...(secrets.stream ? { redact: secrets.stream } : {}) });
     return { ...r, output: secrets.redact(r.output) };
+  };
+}
+
+/** The line a setup or check result starts with when the turn's secrets were kept from it. */
+export const secretsWithheldLine = "[docent] the project's secrets were withheld: this turn starts from commits the agent made, not from the base ref\n";
+
+/** A run whose results say that the project's secrets were withheld from it (not a failure). */
+export function withheldNote(run: ReturnType<typeof redactedRun>, withheld: boolean): ReturnType<typeof redactedRun> {
+  if (!withheld) return run;
+  return async (command, opts) => {
+    const r = await run(command, opts);
+    return { ...r, output: secretsWithheldLine + r.output };
   };
 }
 
@@ -71,31 +94,65 @@ export function heldBackNote(held: Set<string>, swept: string[]): string {
   ].join('');
 }
 
-/** The raw and base64 forms of every secret, as variables only the sweep's own command gets. */
-function formVariables(secrets: TurnSecrets): Record<string, string> {
-  const forms = new Set<string>();
+/** The printed forms of every secret, and those of them that may be wrapped, as variables only the sweep gets. */
+function formVariables(secrets: TurnSecrets): { plain: Record<string, string>; wrapped: Record<string, string> } {
+  const plain = new Set<string>();
+  const wrapped = new Set<string>();
   for (const value of Object.values(secrets.env)) {
-    const bytes = Buffer.from(value, 'utf8');
-    for (const form of [value, bytes.toString('base64').replace(/=+$/, ''), bytes.toString('base64url')]) forms.add(form);
+    for (const form of printedForms(value)) plain.add(form);
+    for (const form of encodedForms(value)) wrapped.add(form);
   }
-  return Object.fromEntries([...forms].map((form, i) => [`DOCENT_SECRET_FORM_${i}`, form]));
+  const named = (prefix: string, forms: Set<string>) => Object.fromEntries([...forms].map((form, i) => [`DOCENT_${prefix}_${i}`, form]));
+  return { plain: named('SECRET_FORM', plain), wrapped: named('WRAPPED_FORM', wrapped) };
+}
+
+/**
+ * The sweep's shell command: every file under HOME, at any depth and of any size (grep -r follows no link), is searched
+ * for each form on one line and, with lines joined (-z), for the hex and base64 forms with whitespace anywhere inside.
+ * Files setup made unreadable are made readable first, since the agent's commands could do the same. Exits non-zero
+ * when a search could not finish, so an unsearched HOME is never handed to the agent.
+ */
+function sweepCommand(forms: ReturnType<typeof formVariables>): string {
+  const list = (vars: Record<string, string>) =>
+    Object.keys(vars)
+      .map((name) => `"$${name}"`)
+      .join(' ');
+  return [
+    // The run's own /tmp (a tmpfs gone when it ends) holds the patterns.
+    't=$(mktemp -d) || exit 2',
+    `for v in ${list(forms.plain)}; do printf '%s\\n' "$v"; done > "$t/plain"`,
+    // Each character of a wrapped form may be followed by whitespace; [+] because + is special in a pattern.
+    `for v in ${list(forms.wrapped)}; do printf '%s\\n' "$v" | sed -e 's/[+]/[+]/g' -e 's#[A-Za-z0-9_/-]\\|\\[+\\]#&[[:space:]]*#g'; done > "$t/wrapped"`,
+    'chmod -R u+rwX "$HOME" 2>/dev/null',
+    // -Z: names end in NUL, so a name with a newline in it cannot split into two that match nothing.
+    'grep -rlsFZ -D skip -f "$t/plain" -- "$HOME" > "$t/found"; a=$?',
+    'if [ -s "$t/wrapped" ]; then grep -rlszEZ -D skip -f "$t/wrapped" -- "$HOME" >> "$t/found"; b=$?; else b=0; fi',
+    `sort -zu "$t/found" | xargs -0 -r sh -c 'for f; do rm -f -- "$f" && printf "%s\\n" "\${f#"$HOME"/}"; done' sh`,
+    'rm -rf "$t"',
+    '[ "$a" -le 1 ] && [ "$b" -le 1 ]',
+  ].join('\n');
 }
 
 /**
  * After setup, removes the files a step left in HOME that hold a secret (a `~/.npmrc` with the token), so the agent's
  * commands, which share that HOME, cannot read them. Runs inside the sandbox, as its user, so no link a step planted
- * can lead the removal elsewhere. Returns the removed paths, relative to HOME.
+ * can lead the removal elsewhere. Returns the removed paths, relative to HOME; fails the turn when HOME could not be
+ * searched to the end.
  */
 export async function sweepSecretFiles(sandbox: TurnSandbox, secrets: TurnSecrets, signal: AbortSignal): Promise<string[]> {
+  if (Object.keys(secrets.env).length === 0) return [];
   const forms = formVariables(secrets);
-  if (Object.keys(forms).length === 0) return [];
-  const patterns = Object.keys(forms)
-    .map((name) => `-e "$${name}"`)
-    .join(' ');
-  const command = `find "$HOME" -maxdepth 4 -type f -size -1024k -print0 | xargs -0 -r grep -lsF ${patterns} -- | while IFS= read -r f; do rm -f -- "$f" && printf '%s\\n' "\${f#"$HOME"/}"; done`;
-  const r = await sandbox.run(command, { signal, env: forms });
-  return secrets
+  const r = await sandbox.run(sweepCommand(forms), { signal, env: { ...forms.plain, ...forms.wrapped }, headBytes: 0, tailBytes: 64 * 1024 });
+  const removed = secrets
     .redact(r.output)
     .split('\n')
     .filter((line) => line.trim() !== '');
+  if (r.exitCode !== 0) {
+    throw ApplicationFailure.create({
+      type: 'SetupSweepFailed',
+      message: `setup left files in HOME that could not be searched for project secrets (exit ${r.exitCode}${r.stoppedBy ? `, ${r.stoppedBy}` : ''})`,
+      nonRetryable: true,
+    });
+  }
+  return removed;
 }

@@ -23,6 +23,7 @@ commands:
                  [--origin <https://site> ...]  create a project; each --origin may call its assistant from a browser
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
                  [--allow-host <host>[,<host>...]] [--clear-allow-hosts] [--secret-to-checks on|off]
+                 [--secrets-on-agent-code on|off]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
                  [--cache-key <file>[,<file>...]] [--clear-cache-keys] [--maintenance <cmd> ...]
                                                 set the commands agent jobs run in the sandbox: setup before the
@@ -31,6 +32,8 @@ commands:
                                                 public hosts through the worker's egress proxy; --allow-host
                                                 narrows that to these hosts (*.example.org: its subdomains);
                                                 --secret-to-checks gives checks the project's secrets too;
+                                                --secrets-on-agent-code gives them to setup and checks also in
+                                                turns that start from the agent's commits (code the model wrote);
                                                 the caps stop a turn with budget_exceeded (0 removes a cap);
                                                 --cache-key caches setup's result on each worker, keyed by these
                                                 files at the job's commit; --maintenance runs after a restore
@@ -169,6 +172,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         'allow-host': { type: 'string', multiple: true },
         'clear-allow-hosts': { type: 'boolean' },
         'secret-to-checks': { type: 'string' },
+        'secrets-on-agent-code': { type: 'string' },
         'max-turn-tokens': { type: 'string' },
         'max-turn-minutes': { type: 'string' },
         'max-job-cost-usd': { type: 'string' },
@@ -186,7 +190,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     };
     const caps = { maxTurnTokens: cap('max-turn-tokens'), maxTurnMinutes: cap('max-turn-minutes'), maxJobCostUsd: cap('max-job-cost-usd') };
     const anyCap = Object.values(caps).some((v) => v !== undefined);
-    const onOff = (name: 'network' | 'secret-to-checks') => {
+    const onOff = (name: 'network' | 'secret-to-checks' | 'secrets-on-agent-code') => {
       const v = values[name] as string | undefined;
       if (v !== undefined && v !== 'on' && v !== 'off') throw new UsageError(`--${name} must be on or off, not ${v}`);
       return v === undefined ? undefined : v === 'on';
@@ -198,6 +202,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       network: onOff('network'),
       allowHosts: values['clear-allow-hosts'] === true ? [] : (values['allow-host'] as string[] | undefined)?.flatMap((h) => h.split(',')).filter((h) => h.trim() !== ''),
       secretsToChecks: onOff('secret-to-checks'),
+      secretsForAgentCode: onOff('secrets-on-agent-code'),
       cacheKeys: values['clear-cache-keys'] === true ? [] : (values['cache-key'] as string[] | undefined)?.flatMap((f) => f.split(',')).filter((f) => f.trim() !== ''),
       maintenance: values.maintenance as string[] | undefined,
       caps,
@@ -205,8 +210,20 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     if (values['clear-cache-keys'] === true && values['cache-key']) throw new UsageError('--cache-key and --clear-cache-keys go separately');
     if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
     const cacheFlags = update.cacheKeys !== undefined || update.maintenance !== undefined;
-    if (!update.setup && !update.check && !update.clearChecks && update.network === undefined && update.allowHosts === undefined && update.secretsToChecks === undefined && !anyCap && !cacheFlags) {
-      throw new UsageError('project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --cache-key, --maintenance, or a --max-… cap)');
+    if (
+      !update.setup &&
+      !update.check &&
+      !update.clearChecks &&
+      update.network === undefined &&
+      update.allowHosts === undefined &&
+      update.secretsToChecks === undefined &&
+      update.secretsForAgentCode === undefined &&
+      !anyCap &&
+      !cacheFlags
+    ) {
+      throw new UsageError(
+        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, or a --max-… cap)',
+      );
     }
     return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
   }

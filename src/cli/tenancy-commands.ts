@@ -40,15 +40,20 @@ function describeChecks(p: ProjectDoc): string {
     `network: ${p.sandboxNetwork ? 'on' : 'off'}`,
     ...(p.sandboxAllowHosts?.length ? [`allowed hosts: ${p.sandboxAllowHosts.join(', ')}`] : []),
     ...(p.secretsToChecks ? ['secrets to checks: on'] : []),
+    ...(p.secretsForAgentCode ? ['secrets on agent code: on'] : []),
     ...(p.setupCacheKeyFiles?.length ? [`setup cache keyed by: ${p.setupCacheKeyFiles.join(', ')}`, list('maintenance', p.maintenanceCommands)] : []),
     ...(caps.length ? [`caps: ${caps.join(', ')}`] : []),
   ].join('; ');
 }
 
+export const secretsOnAgentCodeWarning =
+  "warning: follow-up turns start from commits the agent made; with --secrets-on-agent-code on, code the model wrote (a package.json script, a test) runs with the project's secrets, and a PR commenter who steers the agent can have it print or send them";
+
 export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate): Promise<Output> {
   const p = await s.tenancy.updateChecks(projectId, update);
   return {
     text: `updated project ${p._id}: ${describeChecks(p)}`,
+    ...(update.secretsForAgentCode ? { note: secretsOnAgentCodeWarning } : {}),
     json: {
       id: p._id,
       setupCommands: p.setupCommands ?? [],
@@ -56,6 +61,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       sandboxNetwork: p.sandboxNetwork ?? false,
       sandboxAllowHosts: p.sandboxAllowHosts ?? [],
       ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
+      ...(p.secretsForAgentCode ? { secretsForAgentCode: true } : {}),
       ...(p.setupCacheKeyFiles?.length ? { setupCacheKeyFiles: p.setupCacheKeyFiles } : {}),
       ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),

@@ -2,4 +2,4 @@
 export { SandboxUnavailable } from './errors';
 export { probeSandbox } from './probe';
 export { runInSandbox } from './run';
-export type { CommandResult, RunOptions, SandboxLimits, SandboxSpec } from './types';
+export type { CommandResult, OutputFilter, RunOptions, SandboxLimits, SandboxSpec } from './types';

@@ -1,4 +1,5 @@
 // Bounded capture of a command's output: the first headBytes and the last tailBytes, whatever it prints.
+import type { OutputFilter } from './types';
 
 export const DEFAULT_HEAD_BYTES = 4096;
 export const DEFAULT_TAIL_BYTES = 12288;
@@ -43,6 +44,8 @@ export class OutputCapture {
   constructor(
     readonly headBytes = DEFAULT_HEAD_BYTES,
     readonly tailBytes = DEFAULT_TAIL_BYTES,
+    /** Applied to every byte before it is cut, so a secret printed across the cut is still found whole. */
+    private filter?: OutputFilter,
   ) {
     if (!Number.isSafeInteger(headBytes) || headBytes < 0) throw new RangeError(`headBytes must be a non-negative integer, got ${headBytes}`);
     if (!Number.isSafeInteger(tailBytes) || tailBytes < 0) throw new RangeError(`tailBytes must be a non-negative integer, got ${tailBytes}`);
@@ -56,6 +59,10 @@ export class OutputCapture {
   }
 
   write(chunk: Buffer): void {
+    this.keep(this.filter ? this.filter.write(chunk) : chunk);
+  }
+
+  private keep(chunk: Buffer): void {
     this.total += chunk.length;
     let rest = chunk;
     if (this.headLength < this.headBytes) {
@@ -86,8 +93,11 @@ export class OutputCapture {
     this.ringFill += rest.length;
   }
 
-  /** The kept bytes as text, with the omission line between head and tail when anything was cut. */
+  /** The kept bytes as text, with the omission line between head and tail when anything was cut. Ends the filter. */
   text(): string {
+    const filter = this.filter;
+    this.filter = undefined;
+    if (filter) this.keep(filter.end());
     const kept = Math.min(this.ringFill, this.tailBytes);
     const tail = Buffer.alloc(kept);
     const firstPart = Math.min(kept, this.tailBytes - this.ringStart);

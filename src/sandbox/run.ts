@@ -52,7 +52,7 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: Ru
   // The proxy variables win over the caller's: with network on they are the only way out anyway.
   const env = { ...sandboxEnvironment(opts?.env), ...(spec.network ? PROXY_ENV : {}) };
   if (typeof command !== 'string' || command.includes('\0')) throw new TypeError('sandbox command must be a string without NUL bytes');
-  const capture = new OutputCapture(opts?.headBytes ?? DEFAULT_HEAD_BYTES, opts?.tailBytes ?? DEFAULT_TAIL_BYTES);
+  const capture = new OutputCapture(opts?.headBytes ?? DEFAULT_HEAD_BYTES, opts?.tailBytes ?? DEFAULT_TAIL_BYTES, opts?.redact?.());
   const signal = opts?.signal;
   const t0 = performance.now();
   if (signal?.aborted) return { exitCode: SIGKILL_EXIT, durationMs: performance.now() - t0, output: '', outputBytes: 0, stoppedBy: 'cancelled' };

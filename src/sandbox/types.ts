@@ -51,7 +51,7 @@ export interface CommandResult {
   durationMs: number;
   /** stdout and stderr interleaved as produced, capped: the first headBytes and the last tailBytes, with a line "[... N bytes omitted ...]" between them when anything was cut. Valid UTF-8 (cut points must not split a character). */
   output: string;
-  /** How many bytes the command wrote in total. */
+  /** How many bytes the command wrote in total (as redacted, when RunOptions.redact is given). */
   outputBytes: number;
   /** Set when docent stopped the command rather than the command ending by itself. */
   stoppedBy?: 'timeout' | 'disk' | 'cancelled';
@@ -64,4 +64,12 @@ export interface RunOptions {
   tailBytes?: number;
   /** Variables added to the command's environment (setup secrets, proxy settings); names the sandbox sets itself are refused. */
   env?: Readonly<Record<string, string>>;
+  /** Makes the filter the output passes through before it is cut to head and tail (secret redaction); one per run. */
+  redact?: () => OutputFilter;
+}
+
+/** Rewrites a command's output on its way to the capture: `write` and `end` return what is kept instead. */
+export interface OutputFilter {
+  write(chunk: Buffer): Buffer;
+  end(): Buffer;
 }

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { SecretBox } from '../crypto/secret-box';
+import { SecretBox } from '../crypto/secret-box';
 import { AppError } from '../errors';
 
 /** One project secret as stored: the value sealed with DOCENT_SECRET_KEY, never in clear. */
@@ -40,6 +40,8 @@ function checkSecretValue(name: string, value: string): void {
 }
 
 const secretId = (projectId: string, name: string) => `${projectId}/${name}`;
+/** What a sealed value is bound to: opened under another project or name, it fails. */
+const sealContext = (projectId: string, name: string) => `project-secret:${JSON.stringify([projectId, name])}`;
 
 /** Secrets a project's setup commands receive as environment variables (`docent project secret set`). */
 export class ProjectSecretStore {
@@ -67,7 +69,7 @@ export class ProjectSecretStore {
       throw new AppError('resource_exhausted', `project ${projectId} already has ${maxSecretsPerProject} secrets; delete one first`);
     }
     const updatedAt = new Date();
-    await this.secrets.updateOne({ _id: secretId(projectId, name) }, { $set: { projectId, name, sealed: box.seal(value), updatedAt } }, { upsert: true });
+    await this.secrets.updateOne({ _id: secretId(projectId, name) }, { $set: { projectId, name, sealed: box.seal(value, sealContext(projectId, name)), updatedAt } }, { upsert: true });
     return { name, updatedAt };
   }
 
@@ -86,18 +88,28 @@ export class ProjectSecretStore {
     return (await this.secrets.deleteOne({ _id: secretId(projectId, name) })).deletedCount === 1;
   }
 
-  /** The project's secrets in clear, read at the moment a turn needs them; empty when it has none. */
+  /**
+   * The project's secrets in clear, read at the moment a turn needs them; empty when it has none. A value sealed
+   * before values were bound to their project and name is opened once more the old way and sealed again, bound.
+   */
   async open(projectId: string): Promise<Record<string, string>> {
     const docs = await this.secrets.find({ projectId }).toArray();
     if (docs.length === 0) return {};
     const box = this.sealer();
-    const opened = (d: ProjectSecretDoc) => {
+    const opened = async (d: ProjectSecretDoc) => {
+      const context = sealContext(d.projectId, d.name);
+      let value: string;
       try {
-        return box.open(d.sealed);
+        value = box.open(d.sealed, context);
       } catch {
-        throw new AppError('failed_precondition', `secret ${d.name} was sealed with another DOCENT_SECRET_KEY; set it again`);
+        throw new AppError(
+          'failed_precondition',
+          `secret ${d.name} does not open with this DOCENT_SECRET_KEY for project ${projectId} (sealed with another key, or copied from elsewhere); set it again`,
+        );
       }
+      if (SecretBox.unbound(d.sealed)) await this.secrets.updateOne({ _id: d._id, sealed: d.sealed }, { $set: { sealed: box.seal(value, context) } });
+      return [d.name, value] as const;
     };
-    return Object.fromEntries(docs.map((d) => [d.name, opened(d)]));
+    return Object.fromEntries(await Promise.all(docs.map(opened)));
   }
 }

@@ -33,6 +33,8 @@ export interface ProjectDoc {
   sandboxAllowHosts?: string[];
   /** Whether check commands get the project's secrets too (`--secret-to-checks on`); setup commands always do. */
   secretsToChecks?: boolean;
+  /** Whether setup (and checks, with secretsToChecks) get the secrets in turns that start from commits the agent made (`--secrets-on-agent-code on`). */
+  secretsForAgentCode?: boolean;
   /** Files whose contents key the worker's setup cache (`--cache-key`); none: setup is not cached. */
   setupCacheKeyFiles?: string[];
   /** Run after a cached setup is restored, instead of setup (`--maintenance`). */
@@ -55,6 +57,7 @@ export interface ProjectChecksUpdate {
   /** Replaces the project's allowed hosts; an empty list allows any public host again. */
   allowHosts?: string[];
   secretsToChecks?: boolean;
+  secretsForAgentCode?: boolean;
   /** Replaces the setup cache's key files; an empty list turns the cache off for the project. */
   cacheKeys?: string[];
   maintenance?: string[];
@@ -132,6 +135,7 @@ export function projectChecks(p: ProjectDoc): ProjectChecks {
     network: p.sandboxNetwork ?? false,
     ...(hosts.length ? { allowHosts: hosts } : {}),
     ...(p.secretsToChecks ? { secretsToChecks: true } : {}),
+    ...(p.secretsForAgentCode ? { secretsForAgentCode: true } : {}),
     ...(keyFiles.length ? { setupCache } : {}),
   };
 }
@@ -226,6 +230,7 @@ export class TenancyStore {
     if (update.check) set.checkCommands = checkCommands('--check', update.check);
     if (update.network !== undefined) set.sandboxNetwork = update.network;
     if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
+    if (update.secretsForAgentCode !== undefined) set.secretsForAgentCode = update.secretsForAgentCode;
     const unset: Record<string, ''> = {};
     if (update.cacheKeys?.length) set.setupCacheKeyFiles = checkKeyFiles(update.cacheKeys);
     else if (update.cacheKeys) unset.setupCacheKeyFiles = '';

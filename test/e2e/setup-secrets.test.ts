@@ -36,7 +36,13 @@ function script(req: ChatRequest): ScriptedTurn {
   if (req.messages.some((m) => m.role === 'tool') || !firstUser(req).includes('Instruction: fix-typo')) return { text: 'Fix the typo\n\nHello world.' };
   return {
     toolCalls: [
-      { name: 'run_command', args: { command: 'echo "agent sees [$DEPLOY_TOKEN]"; cat "$HOME/leak" 2>&1; cat .npmrc; echo run-done' } },
+      {
+        name: 'run_command',
+        args: {
+          command:
+            'echo "agent sees [$DEPLOY_TOKEN]"; cat "$HOME/leak" 2>&1; for f in a/b/c/d/e/deep-hex big.log wrapped-auth; do test -e "$HOME/$f" && echo "still there: $f"; done; cat .npmrc; echo run-done',
+        },
+      },
       { name: 'read_file', args: { path: '.npmrc' } },
       { name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } },
     ],
@@ -93,7 +99,7 @@ beforeAll(async () => {
   await gw.deps.tenancy.updateChecks('secretive', {
     setup: [
       // The command holds only the value's digest, so the value itself is known to nothing but the secret store.
-      `[ "$(printf %s "$DEPLOY_TOKEN" | sha256sum | cut -c1-64)" = "${createHash('sha256').update(value).digest('hex')}" ] && echo verified > "$HOME/token-ok"; echo "token is $DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64; printf %s "$DEPLOY_TOKEN" > "$HOME/leak"; echo "//registry/:_authToken=$DEPLOY_TOKEN" > .npmrc; echo "TOKEN=$DEPLOY_TOKEN" > .env`,
+      `[ "$(printf %s "$DEPLOY_TOKEN" | sha256sum | cut -c1-64)" = "${createHash('sha256').update(value).digest('hex')}" ] && echo verified > "$HOME/token-ok"; echo "token is $DEPLOY_TOKEN"; printf %s "$DEPLOY_TOKEN" | base64; printf %s "$DEPLOY_TOKEN" > "$HOME/leak"; mkdir -p "$HOME/a/b/c/d/e" && printf 'key=%s\\n' "$(printf %s "$DEPLOY_TOKEN" | od -An -tx1 | tr -d ' \\n')" > "$HOME/a/b/c/d/e/deep-hex"; { head -c 2097152 /dev/zero | tr '\\0' x; printf '\\n%s\\n' "$DEPLOY_TOKEN"; } > "$HOME/big.log"; printf %s "user:$DEPLOY_TOKEN" | base64 -w 8 > "$HOME/wrapped-auth"; echo "//registry/:_authToken=$DEPLOY_TOKEN" > .npmrc; echo "TOKEN=$DEPLOY_TOKEN" > .env`,
     ],
     check: ['test -f "$HOME/token-ok"', 'echo "check sees [$DEPLOY_TOKEN]"; cat .env; exit 1'],
   });
@@ -144,6 +150,8 @@ describe('project secrets for setup', () => {
     expect(toolResults.join('\n')).toContain('run-done');
     // The file the setup step left in HOME was removed before the agent started.
     expect(toolResults.join('\n')).toMatch(/leak: No such file or directory/);
+    // Files of any depth and size, and a secret wrapped across lines, were found too.
+    expect(toolResults.join('\n')).not.toContain('still there');
     expect(toolResults.join('\n')).toContain('_authToken=[secret DEPLOY_TOKEN]');
     const repair = model.requests.find((q) => JSON.stringify(q.messages.at(-1)).includes('checks failed'));
     expect(JSON.stringify(repair)).toContain('check sees []');
@@ -152,7 +160,7 @@ describe('project secrets for setup', () => {
     const pr = github.pulls.find((p) => p.html_url === job.prLink)!;
     expect(pr.body).toContain('[secret DEPLOY_TOKEN]');
     expect(pr.body).toContain('Left out of this change because they hold a project secret: `.npmrc`');
-    expect(pr.body).toContain('Removed from HOME after setup because they hold a project secret: `~/leak`');
+    expect(pr.body).toContain('Removed from HOME after setup because they hold a project secret: `~/a/b/c/d/e/deep-hex`, `~/big.log`, `~/leak`, `~/wrapped-auth`');
     expect((await git.git('acme', 'widgets', 'diff', '--name-only', 'main', `docent/${job.id}`)).trim()).toBe('README.md');
 
     const db = gw.deps.mongo.db;
