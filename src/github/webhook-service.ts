@@ -121,7 +121,10 @@ export class GitHubWebhookService {
     if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
     const body = rawBody ?? '';
     const signer = await this.signer(body, signature);
-    if (!signer) throw new AppError('unauthenticated', "X-Hub-Signature-256 does not match the body with the webhook secret of the repository's projects");
+    if (!signer) {
+      const whose = this.d.credentials.mode === 'token' ? ' with the webhook secret of any project on its repository' : '';
+      throw new AppError('unauthenticated', `X-Hub-Signature-256 does not match the body${whose}`);
+    }
     const id = header(headers, 'x-github-delivery');
     const event = header(headers, 'x-github-event');
     if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
