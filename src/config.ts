@@ -231,7 +231,8 @@ const settings = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)')
     .optional(),
-  // Verifies POST /github/webhook (X-Hub-Signature-256); unset leaves the route off.
+  // The GitHub App's webhook secret for POST /github/webhook. With a token, each project has its own
+  // (`docent project webhook-secret`, needs DOCENT_SECRET_KEY) and this one verifies only push and ping deliveries.
   DOCENT_GITHUB_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // The handle a pull-request comment mentions to steer its job (`@docent`).
   DOCENT_GITHUB_MENTION: z
@@ -372,7 +373,7 @@ export interface Config {
   };
   /** Encrypts secrets docent must be able to read back (webhook signing secrets); undefined means webhooks are off. */
   secretKey?: Buffer;
-  /** GitHub's webhooks to POST /github/webhook: off (404) without a secret; `mention` is the handle that steers a job. */
+  /** GitHub's webhooks to POST /github/webhook: the App's secret (token mode: push and ping only); `mention` is the handle that steers a job. */
   githubWebhooks: { secret?: string; mention: string };
   /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
   sandbox?: SandboxConfig;
