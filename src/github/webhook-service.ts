@@ -14,8 +14,9 @@ import { canPush, CollaboratorPermissions } from './collaborator-permissions';
 import type { GitHubCredentials } from './credentials';
 import { repositoryKey, type GitHubDeliveryDoc, type GitHubDeliveryStore } from './deliveries';
 import { commentPrompt, isDocentAnswer, mentions, noticeMarker, type ReviewLocation } from './mentions';
-import { anyEvent, deliverySubject, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent, unverifiedRepository } from './payloads';
-import { signatureMatches, type ProjectWebhookSecrets } from './webhook-secrets';
+import { anyEvent, deliverySubject, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
+import type { ProjectWebhookSecrets } from './webhook-secrets';
+import { DeliverySigners } from './webhook-signers';
 
 export interface GitHubWebhookDeps {
   config: Config;
@@ -36,11 +37,6 @@ export interface GitHubWebhookDeps {
 /** What was done with a delivery, as its record keeps it. */
 type Handled = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository' | 'verifiedFor'>;
 
-/** Whose secret signed a delivery: a project's own (token mode), or DOCENT_GITHUB_WEBHOOK_SECRET. */
-type Signer = { verifiedFor: string } | { global: true };
-
-/** In token mode the one global secret may still sign these: a push only starts a sync of what git holds, a ping does nothing. */
-const globalSecretEvents: ReadonlySet<string> = new Set(['push', 'ping']);
 type EventHandler = (payload: unknown, deliveryId: string) => Promise<Handled>;
 
 const ignored = (reason: string, extra: Partial<Handled> = {}): Handled => ({ ...extra, outcome: 'ignored', reason });
@@ -73,8 +69,7 @@ interface PullRequestState {
  * closing it archives the job.
  */
 export class GitHubWebhookService {
-  private readonly globalSecret?: string;
-  private readonly on: boolean;
+  private readonly signers: DeliverySigners;
   private readonly permissions = new CollaboratorPermissions();
   /** One handler per event name; a delivery of any other event is recorded as ignored. */
   private readonly handlers = new Map<string, EventHandler>([
@@ -86,41 +81,21 @@ export class GitHubWebhookService {
   ]);
 
   constructor(private readonly d: GitHubWebhookDeps) {
-    this.globalSecret = d.config.githubWebhooks.secret;
-    this.on = this.globalSecret !== undefined || (d.credentials.mode === 'token' && d.config.secretKey !== undefined);
-    if (this.globalSecret && d.credentials.mode === 'token') {
+    this.signers = new DeliverySigners(d.credentials.mode, d.config.githubWebhooks.secret, d.projectSecrets, d.config.secretKey !== undefined);
+    if (this.signers.globalLimited) {
       d.log.warn('DOCENT_GITHUB_WEBHOOK_SECRET verifies only push and ping deliveries in token mode: give each project its own (docent project webhook-secret)');
     }
   }
 
-  /** Who signed the body: App mode the App's secret; token mode a secret of a project on the repository the body names, else the global one. */
-  private async signer(body: string, signature: string): Promise<Signer | null> {
-    if (this.d.credentials.mode === 'token') {
-      let named: unknown;
-      try {
-        named = JSON.parse(body);
-      } catch {
-        named = undefined;
-      }
-      const about = unverifiedRepository.safeParse(named);
-      if (about.success) {
-        const [owner, repo] = about.data.repository.full_name.split('/') as [string, string];
-        const by = await this.d.projectSecrets.verify(repositoryKey(owner, repo), body, signature);
-        if (by) return { verifiedFor: by.projectId };
-      }
-    }
-    return this.globalSecret && signatureMatches(this.globalSecret, body, signature) ? { global: true } : null;
-  }
-
   /** Handles one POST /github/webhook; the answer's body says what was done (GitHub shows it in the delivery log). */
   async receive(headers: IncomingHttpHeaders, rawBody: string | undefined): Promise<{ id: string; outcome: string; reason?: string }> {
-    if (!this.on) {
+    if (!this.signers.on) {
       throw new AppError('not_found', 'GitHub webhooks are off: set DOCENT_GITHUB_WEBHOOK_SECRET (GitHub App), or DOCENT_SECRET_KEY and give each project its secret (docent project webhook-secret)');
     }
     const signature = header(headers, 'x-hub-signature-256');
     if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
     const body = rawBody ?? '';
-    const signer = await this.signer(body, signature);
+    const signer = await this.signers.signer(body, signature);
     if (!signer) {
       const whose = this.d.credentials.mode === 'token' ? ' with the webhook secret of any project on its repository' : '';
       throw new AppError('unauthenticated', `X-Hub-Signature-256 does not match the body${whose}`);
@@ -129,7 +104,7 @@ export class GitHubWebhookService {
     const event = header(headers, 'x-github-event');
     if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
     if (!event || !/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
-    if ('global' in signer && this.d.credentials.mode === 'token' && !globalSecretEvents.has(event)) {
+    if (!this.signers.allows(signer, event)) {
       throw new AppError('unauthenticated', `X-Hub-Signature-256: in token mode a ${event} delivery must be signed with its project's own webhook secret (docent project webhook-secret)`);
     }
     const verifiedFor = 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {};
