@@ -14,6 +14,8 @@ import { SecretBox } from '../crypto/secret-box';
 import { WebhookStore } from '../webhooks/store';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from './secret-commands';
+import { ProjectWebhookSecrets } from '../github/webhook-secrets';
+import { issueWebhookSecret, type GitHubStores } from './github-commands';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -38,6 +40,8 @@ commands:
                                                 --cache-key caches setup's result on each worker, keyed by these
                                                 files at the job's commit; --maintenance runs after a restore
   project cache clear <projectId>               empty the project's setup cache on every worker
+  project webhook-secret <projectId>            with a GitHub token: make the project's own secret for its repository's
+                                                GitHub webhook; prints it once, the previous one stops verifying
   project secret set <projectId> <NAME>         store a secret read from standard input (typed without echo, or
                                                 piped); setup commands get it as $NAME, redacted from all output
   project secret list <projectId>               the project's secret names and when each was set, never values
@@ -109,7 +113,7 @@ async function checkAppInstalled(github: Config['github'], repository: string): 
 }
 
 /** Connects to MongoDB for one command and closes the client afterwards. */
-async function withStores(run: (s: WebhookStores & SecretStores) => Promise<Output>): Promise<Output> {
+async function withStores(run: (s: WebhookStores & SecretStores & GitHubStores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   try {
@@ -126,7 +130,8 @@ async function withStores(run: (s: WebhookStores & SecretStores) => Promise<Outp
     const box = config.secretKey && new SecretBox(config.secretKey);
     const webhooks = new WebhookStore(mongo.db, box, guard);
     const secrets = new ProjectSecretStore(mongo.db, box);
-    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks, secrets });
+    const githubWebhookSecrets = new ProjectWebhookSecrets(mongo.db, config.secretKey);
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks, secrets, githubWebhookSecrets });
   } finally {
     await mongo.client.close();
   }
@@ -155,6 +160,10 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
   }
   if (group === 'project' && action === 'secret') return secretCommand(rest);
+  if (group === 'project' && action === 'webhook-secret') {
+    const { positionals, values } = parse(rest, {}, 1);
+    return { out: await withStores((s) => issueWebhookSecret(s, loadConfig().github, positionals[0]!)), json: !!values.json };
+  }
   if (group === 'project' && action === 'cache') {
     const [sub, ...args] = rest;
     if (sub !== 'clear') throw new UsageError(`unknown command: project cache ${sub ?? ''}`);

@@ -169,7 +169,7 @@ export const declared = {
     secret: setting(
       'DOCENT_GITHUB_WEBHOOK_SECRET',
       z.string().min(16, 'must be at least 16 characters').optional(),
-      'the secret of the GitHub webhook `POST /github/webhook` verifies (`X-Hub-Signature-256`); at least 16 characters; unset leaves the route off',
+      'the GitHub App’s webhook secret, which `POST /github/webhook` verifies (`X-Hub-Signature-256`); at least 16 characters. With a token, each project has its own (`docent project webhook-secret`, needs DOCENT_SECRET_KEY) and this one verifies only push and ping deliveries',
       { secret: true },
     ),
     mention: setting(

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key';
+import { ensureWebhookSecretIndexes } from './webhook-secrets';
 
 /** What docent did with a webhook delivery from GitHub. */
 export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started';
@@ -16,6 +17,10 @@ export interface GitHubDeliveryDoc {
   author?: string;
   /** The job's project, when the delivery was about a job: only that project's admins see it. */
   projectId?: string;
+  /** Token mode: the project whose own webhook secret signed it; only that project's admins see it. */
+  verifiedFor?: string;
+  /** A push: the docs domains whose sync it started; each project sees only its own. */
+  docsDomains?: string[];
   jobId?: string;
   turn?: number;
   outcome: DeliveryOutcome;
@@ -31,11 +36,21 @@ export const deliveryRetentionMs = 30 * 24 * 3600 * 1000;
 /** The most a project's list shows, newest first. */
 export const deliveryListCap = 100;
 
+/** What a delivery is about (event, action, repository and the comment or pull request), claimed once whatever its id. */
+interface DeliverySubjectDoc {
+  _id: string;
+  deliveryId: string;
+  expiresAt: Date;
+}
+
 export async function ensureGitHubDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection('github_deliveries');
   await deliveries.createIndex({ repository: 1, receivedAt: -1 });
   // FerretDB may not expire documents; the list reads only unexpired ones either way.
   await deliveries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => deliveries.createIndex({ expiresAt: 1 }));
+  const subjects = db.collection('github_delivery_subjects');
+  await subjects.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => subjects.createIndex({ expiresAt: 1 }));
+  await ensureWebhookSecretIndexes(db);
 }
 
 export const repositoryKey = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
@@ -43,9 +58,25 @@ export const repositoryKey = (owner: string, repo: string) => `${owner}/${repo}`
 /** The deliveries collection: claim by id (once), settle with what was done, list for a repository. */
 export class GitHubDeliveryStore {
   private readonly deliveries: Collection<GitHubDeliveryDoc>;
+  private readonly subjects: Collection<DeliverySubjectDoc>;
 
   constructor(db: Db) {
     this.deliveries = db.collection<GitHubDeliveryDoc>('github_deliveries');
+    this.subjects = db.collection<DeliverySubjectDoc>('github_delivery_subjects');
+  }
+
+  /**
+   * Records what a delivery is about as handled; false when another delivery about the same was (X-GitHub-Delivery is
+   * not signed, so a captured body replays under a new id).
+   */
+  async claimSubject(subject: string, deliveryId: string, now = new Date()): Promise<boolean> {
+    try {
+      await this.subjects.insertOne({ _id: subject, deliveryId, expiresAt: new Date(now.getTime() + deliveryRetentionMs) });
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
   }
 
   /** Records a delivery as being handled; false when it was seen before (a redelivery or a replay). */
@@ -67,12 +98,14 @@ export class GitHubDeliveryStore {
   /** Forgets a delivery whose handling failed, so GitHub's redelivery is acted on. */
   async release(id: string): Promise<void> {
     await this.deliveries.deleteOne({ _id: id, outcome: 'processing' });
+    await this.subjects.deleteMany({ deliveryId: id });
   }
 
-  /** A repository's deliveries that no other project's job owns, newest first. */
+  /** A repository's deliveries that neither another project's job owns nor another project's secret signed, newest first. */
   list(repository: string, projectId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
+    const ours = (field: 'projectId' | 'verifiedFor') => ({ $or: [{ [field]: projectId }, { [field]: { $exists: false } }] });
     return this.deliveries
-      .find({ repository, expiresAt: { $gt: now }, $or: [{ projectId }, { projectId: { $exists: false } }] })
+      .find({ repository, expiresAt: { $gt: now }, $and: [ours('projectId'), ours('verifiedFor')] })
       .sort({ receivedAt: -1 })
       .limit(deliveryListCap)
       .toArray();

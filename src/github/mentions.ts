@@ -1,8 +1,5 @@
 import { maxPromptChars } from '../agent/validation';
 
-/** Whom a comment may come from to steer a job: the repository's owners, organisation members and collaborators. */
-export const steeringAssociations: ReadonlySet<string> = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
-
 /** Marks docent's own answers, so an answer is never read as an instruction and a retried answer is found. */
 export const answerMarker = (jobId: string, turn: number, attempt = 1) => `<!-- docent:answer job=${jobId} turn=${turn}${attempt > 1 ? ` attempt=${attempt}` : ''} -->`;
 export const isDocentAnswer = (body: string) => body.includes('<!-- docent:answer ');

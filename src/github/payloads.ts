@@ -16,7 +16,7 @@ const comment = z.object({
   user,
   author_association: z.string().max(40),
 });
-const pullHead = z.object({ ref: z.string().max(300), repo: repository.nullable() });
+const pullHead = z.object({ ref: z.string().max(300), sha: z.string().max(64).optional(), repo: repository.nullable() });
 
 export const issueCommentEvent = z.object({
   action: z.string().max(40),
@@ -48,7 +48,33 @@ export const pullRequestEvent = z.object({
   repository,
 });
 
-export const pushEvent = z.object({ ref: z.string().max(300), repository });
+export const pushEvent = z.object({ ref: z.string().max(300), after: z.string().max(64).optional(), repository });
 
 /** Any event: the repository it concerns, when it names one. */
 export const anyEvent = z.object({ action: z.string().max(40).optional(), repository: repository.optional() });
+
+/** Only the repository a delivery names: read from a body not yet verified, to pick the secrets to verify it with. */
+export const unverifiedRepository = z.object({ repository: repository });
+
+const commentSubject = z.object({ action: z.string().max(40), comment: z.object({ id: z.number().int().positive() }), repository });
+
+/**
+ * What a delivery is about, the same whatever its X-GitHub-Delivery: event, action, repository and the comment, or the
+ * pull request and its head, or the pushed commit. Undefined for events docent does not act on.
+ */
+export function deliverySubject(event: string, payload: unknown): string | undefined {
+  const repo = (r: { full_name: string }) => r.full_name.toLowerCase();
+  if (event === 'issue_comment' || event === 'pull_request_review_comment') {
+    const p = commentSubject.safeParse(payload);
+    if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:comment ${p.data.comment.id}`;
+  }
+  if (event === 'pull_request') {
+    const p = pullRequestEvent.safeParse(payload);
+    if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:pull ${p.data.pull_request.number}:head ${p.data.pull_request.head.sha ?? ''}`;
+  }
+  if (event === 'push') {
+    const p = pushEvent.safeParse(payload);
+    if (p.success && p.data.after) return `${event}:${repo(p.data.repository)}:${p.data.ref}:${p.data.after}`;
+  }
+  return undefined;
+}

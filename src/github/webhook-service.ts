@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Webhooks } from '@octokit/webhooks';
 import type { z } from 'zod';
 import type { AgentJobService } from '../agent/service';
 import { adminProject } from '../auth/admin-project';
@@ -11,10 +10,13 @@ import { resolveRepository } from '../jobs/repository';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
 import { githubClientFor, type RepositoryClient } from './client';
+import { canPush, CollaboratorPermissions } from './collaborator-permissions';
 import type { GitHubCredentials } from './credentials';
 import { repositoryKey, type GitHubDeliveryDoc, type GitHubDeliveryStore } from './deliveries';
-import { commentPrompt, isDocentAnswer, mentions, noticeMarker, steeringAssociations, type ReviewLocation } from './mentions';
-import { anyEvent, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
+import { commentPrompt, isDocentAnswer, mentions, noticeMarker, type ReviewLocation } from './mentions';
+import { anyEvent, deliverySubject, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
+import type { ProjectWebhookSecrets } from './webhook-secrets';
+import { DeliverySigners } from './webhook-signers';
 
 export interface GitHubWebhookDeps {
   config: Config;
@@ -28,10 +30,13 @@ export interface GitHubWebhookDeps {
   jobById(jobId: string): Promise<JobDoc | null>;
   deliveries: GitHubDeliveryStore;
   tenancy: TenancyStore;
+  /** Token mode: each project's own webhook secret (`docent project webhook-secret`). */
+  projectSecrets: ProjectWebhookSecrets;
 }
 
 /** What was done with a delivery, as its record keeps it. */
-type Handled = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository'>;
+type Handled = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository' | 'verifiedFor'>;
+
 type EventHandler = (payload: unknown, deliveryId: string) => Promise<Handled>;
 
 const ignored = (reason: string, extra: Partial<Handled> = {}): Handled => ({ ...extra, outcome: 'ignored', reason });
@@ -45,7 +50,6 @@ interface SteeringComment {
   body: string;
   author: string;
   authorType?: string;
-  association: string;
   location?: ReviewLocation;
 }
 
@@ -59,11 +63,14 @@ interface PullRequestState {
 }
 
 /**
- * GitHub's webhooks: verified on the raw body before anything is read, acted on once per delivery id, and dispatched
- * by event name. Comments that mention the handle on a job's pull request become turns; closing it archives the job.
+ * GitHub's webhooks: verified on the raw body before anything but its repository is read (App mode: the App's secret;
+ * token mode: the secrets of the projects on that repository), acted on once per delivery id and once per subject,
+ * and dispatched by event name. Mentions of the handle on a job's pull request by people who can push become turns;
+ * closing it archives the job.
  */
 export class GitHubWebhookService {
-  private readonly verifier?: Webhooks;
+  private readonly signers: DeliverySigners;
+  private readonly permissions = new CollaboratorPermissions();
   /** One handler per event name; a delivery of any other event is recorded as ignored. */
   private readonly handlers = new Map<string, EventHandler>([
     ['issue_comment', (p) => this.onIssueComment(p)],
@@ -74,22 +81,33 @@ export class GitHubWebhookService {
   ]);
 
   constructor(private readonly d: GitHubWebhookDeps) {
-    const secret = d.config.githubWebhooks.secret;
-    if (secret) this.verifier = new Webhooks({ secret });
+    this.signers = new DeliverySigners(d.credentials.mode, d.config.githubWebhooks.secret, d.projectSecrets, d.config.secretKey !== undefined);
+    if (this.signers.globalLimited) {
+      d.log.warn('DOCENT_GITHUB_WEBHOOK_SECRET verifies only push and ping deliveries in token mode: give each project its own (docent project webhook-secret)');
+    }
   }
 
   /** Handles one POST /github/webhook; the answer's body says what was done (GitHub shows it in the delivery log). */
   async receive(headers: IncomingHttpHeaders, rawBody: string | undefined): Promise<{ id: string; outcome: string; reason?: string }> {
-    if (!this.verifier) throw new AppError('not_found', 'GitHub webhooks are off: set DOCENT_GITHUB_WEBHOOK_SECRET');
+    if (!this.signers.on) {
+      throw new AppError('not_found', 'GitHub webhooks are off: set DOCENT_GITHUB_WEBHOOK_SECRET (GitHub App), or DOCENT_SECRET_KEY and give each project its secret (docent project webhook-secret)');
+    }
     const signature = header(headers, 'x-hub-signature-256');
     if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
     const body = rawBody ?? '';
-    const valid = await this.verifier.verify(body, signature).catch(() => false);
-    if (!valid) throw new AppError('unauthenticated', 'X-Hub-Signature-256 does not match the body');
+    const signer = await this.signers.signer(body, signature);
+    if (!signer) {
+      const whose = this.d.credentials.mode === 'token' ? ' with the webhook secret of any project on its repository' : '';
+      throw new AppError('unauthenticated', `X-Hub-Signature-256 does not match the body${whose}`);
+    }
     const id = header(headers, 'x-github-delivery');
     const event = header(headers, 'x-github-event');
     if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
     if (!event || !/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
+    if (!this.signers.allows(signer, event)) {
+      throw new AppError('unauthenticated', `X-Hub-Signature-256: in token mode a ${event} delivery must be signed with its project's own webhook secret (docent project webhook-secret)`);
+    }
+    const verifiedFor = 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {};
     let payload: unknown;
     try {
       payload = JSON.parse(body);
@@ -99,6 +117,14 @@ export class GitHubWebhookService {
     if (!(await this.d.deliveries.claim(id, event))) return { id, outcome: 'duplicate', reason: 'this delivery was received before' };
     const about = anyEvent.safeParse(payload);
     const repo = about.success && about.data.repository ? repositoryKey(...(about.data.repository.full_name.split('/') as [string, string])) : undefined;
+    const action = about.success ? about.data.action : undefined;
+    const context = { ...(action ? { action } : {}), ...(repo ? { repository: repo } : {}), ...verifiedFor };
+    const subject = deliverySubject(event, payload);
+    if (subject && !(await this.d.deliveries.claimSubject(subject, id))) {
+      const reason = 'the same event was received before under another delivery id (a replay, or another webhook of the repository)';
+      await this.d.deliveries.settle(id, { ...context, outcome: 'ignored', reason });
+      return { id, outcome: 'duplicate', reason };
+    }
     const handler = this.handlers.get(event) ?? (async () => ignored(`event ${event} is not handled`));
     let handled: Handled;
     try {
@@ -110,17 +136,19 @@ export class GitHubWebhookService {
       this.d.log.error({ err, deliveryId: id, event }, 'could not handle a GitHub webhook');
       throw new AppError('unavailable', 'the delivery could not be handled; redeliver it shortly');
     }
-    const action = about.success ? about.data.action : undefined;
-    await this.d.deliveries.settle(id, { ...(action ? { action } : {}), ...(repo ? { repository: repo } : {}), ...handled });
+    await this.d.deliveries.settle(id, { ...context, ...handled });
     this.d.log.info({ deliveryId: id, event, outcome: handled.outcome, reason: handled.reason, jobId: handled.jobId }, 'GitHub webhook handled');
-    return { id, outcome: handled.outcome, ...(handled.reason ? { reason: handled.reason } : {}) };
+    // A project's own webhook hears only of its own docs domain.
+    const answer = 'verifiedFor' in signer && handled.docsDomains ? { ...handled, ...docsSyncFor(handled.docsDomains, (await this.d.tenancy.getProject(signer.verifiedFor))?.domain) } : handled;
+    return { id, outcome: answer.outcome, ...(answer.reason ? { reason: answer.reason } : {}) };
   }
 
-  /** The deliveries about the project's repository, newest first. */
+  /** The deliveries about the project's repository, newest first, each with only this project's part. */
   async deliveries(caller: Caller, projectId: string): Promise<GitHubDeliveryDoc[]> {
     const project = await adminProject(this.d.tenancy, caller, projectId);
     const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
-    return this.d.deliveries.list(repositoryKey(owner, name), project._id);
+    const listed = await this.d.deliveries.list(repositoryKey(owner, name), project._id);
+    return listed.map((d) => (d.docsDomains ? { ...d, ...docsSyncFor(d.docsDomains, project.domain) } : d));
   }
 
   private async onIssueComment(payload: unknown): Promise<Handled> {
@@ -135,7 +163,6 @@ export class GitHubWebhookService {
       body: p.comment.body ?? '',
       author: p.comment.user.login,
       authorType: p.comment.user.type,
-      association: p.comment.author_association,
     });
   }
 
@@ -151,7 +178,6 @@ export class GitHubWebhookService {
       body: c.body ?? '',
       author: c.user.login,
       authorType: c.user.type,
-      association: c.author_association,
       location: { path: c.path, line: c.line ?? c.original_line ?? null, diffHunk: c.diff_hunk },
     });
   }
@@ -162,9 +188,10 @@ export class GitHubWebhookService {
     if (c.authorType === 'Bot') return ignored('comment by a bot', about);
     const handle = this.d.config.githubWebhooks.mention;
     if (!mentions(c.body, handle)) return ignored(`no mention of @${handle}`, about);
-    if (!steeringAssociations.has(c.association)) return ignored(`the author is not an owner, member or collaborator (author_association ${c.association})`, about);
 
     const client = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, c.repository);
+    const access = await this.permissions.of(client, c.author);
+    if (!canPush(access)) return ignored(`the author's role on ${c.repository} is ${access.role}: only people with write, maintain or admin may steer a job`, about);
     const pr = await this.pullRequestState(client, c.pullNumber);
     if (!pr) return ignored('the pull request was not found on GitHub', about);
     const job = await this.jobOfBranch(c.repository, pr.headRef, pr.headRepository);
@@ -194,7 +221,7 @@ export class GitHubWebhookService {
     const p = parsePayload(pushEvent, payload);
     const domains = await this.d.syncDocsOnPush(p.repository.full_name, p.ref);
     if (domains.length === 0) return ignored(`no docs domain follows ${p.ref}`);
-    return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}` };
+    return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}`, docsDomains: domains };
   }
 
   private async onPullRequest(payload: unknown): Promise<Handled> {
@@ -254,6 +281,12 @@ export class GitHubWebhookService {
       .createComment({ owner, repo, issue_number: pullNumber, body: `${text}\n\n${noticeMarker(jobId)}` })
       .catch((err: unknown) => this.d.log.warn({ err, jobId, pullNumber }, 'could not comment on the pull request'));
   }
+}
+
+/** A push's record as one project sees it: its own domain's sync, never another project's domain. */
+function docsSyncFor(domains: string[], domain: string | undefined): Pick<GitHubDeliveryDoc, 'outcome' | 'reason'> {
+  if (domain && domains.includes(domain)) return { outcome: 'docs_sync_started', reason: `docs sync started for ${domain}` };
+  return { outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' };
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

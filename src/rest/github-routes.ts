@@ -4,6 +4,7 @@ import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
 import { syncOnPush } from '../docs/sync-schedule';
 import { GitHubCredentials } from '../github/credentials';
 import { GitHubWebhookService } from '../github/webhook-service';
+import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
@@ -44,16 +45,18 @@ export function githubRoutes(deps: Deps): Route[] {
     jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
     deliveries: new GitHubDeliveryStore(deps.mongo.db),
     tenancy: deps.tenancy,
+    projectSecrets: new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey),
   });
   return [
     route({
       method: 'POST',
       path: '/github/webhook',
-      summary: "GitHub's webhooks (issue_comment, pull_request_review_comment, pull_request), verified with X-Hub-Signature-256; 404 while DOCENT_GITHUB_WEBHOOK_SECRET is unset",
-      // GitHub holds no key: the signature over the body is the credential, checked before the body is parsed.
+      summary:
+        "GitHub's webhooks (issue_comment, pull_request_review_comment, pull_request, push), verified with X-Hub-Signature-256: with a GitHub App its DOCENT_GITHUB_WEBHOOK_SECRET, with a token the own secret of a project on the delivery's repository (docent project webhook-secret); 404 while neither can be",
+      // GitHub holds no key: the signature over the body is the credential, checked before more than its repository is read.
       auth: 'none',
       rawBody: true,
-      responses: { 200: { description: 'What was done with the delivery (a delivery seen before: duplicate, nothing done)', json: receivedBody } },
+      responses: { 200: { description: 'What was done with the delivery (a delivery, or its comment or pull request, seen before: duplicate, nothing done)', json: receivedBody } },
       handler: async (req) => ({ status: 200, body: await service.receive(req.headers, req.rawBody) }),
     }),
     route({

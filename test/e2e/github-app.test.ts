@@ -125,6 +125,8 @@ beforeAll(async () => {
   // One installation holds two repositories: a job's token must still reach only its own.
   github.install('acme', 'widgets');
   github.install('acme', 'gadgets');
+  // Who may push to the repositories, as GitHub answers it; anyone else has no access.
+  conversation.setRole('octo-member', 'write');
   model = await startScriptedModel(script);
   const logs = new PassThrough();
   logs.on('data', (chunk: Buffer) => gatewayLog.push(chunk.toString('utf8')));
@@ -309,7 +311,7 @@ describe('docent as a GitHub App', () => {
     }
   });
 
-  it('the same delivery sent again does nothing, a bad signature gets 401, and a mention by a non-collaborator starts nothing', async () => {
+  it('the same delivery sent again does nothing, a bad signature gets 401, and a mention by someone who cannot push starts nothing', async () => {
     const pr = github.pulls[0]!;
     const jobId = pr.head.replace('docent/', '');
     const callsBefore = github.calls.length;
@@ -324,13 +326,13 @@ describe('docent as a GitHub App', () => {
     expect(await refused.json()).toEqual({ error: 'X-Hub-Signature-256 does not match the body', code: 'unauthenticated' });
 
     const outsider = await commentAndDeliver(pr.number, '@docent add-notes everywhere', 'drive-by', 'CONTRIBUTOR');
-    expect(outsider).toMatchObject({ status: 200, body: { outcome: 'ignored', reason: expect.stringContaining('author_association CONTRIBUTOR') } });
+    expect(outsider).toMatchObject({ status: 200, body: { outcome: 'ignored', reason: "the author's role on acme/widgets is none: only people with write, maintain or admin may steer a job" } });
 
-    // No turn, no reaction, no answer, and nothing asked of GitHub for any of the three.
+    // No turn, no reaction, no answer; GitHub was asked only the author's permission, with the repository's own installation token.
     expect(await waitForTurn(jobId, 2)).toMatchObject({ turn: 2, status: 'completed' });
     expect(conversation.reactions).toHaveLength(1);
     expect(github.comments.filter((c) => c.issue === pr.number)).toHaveLength(1);
-    expect(github.calls.slice(callsBefore)).toEqual([]);
+    expect(github.calls.slice(callsBefore)).toEqual([{ method: 'GET', path: '/repos/acme/widgets/collaborators/drive-by/permission', credential: 'installation', scope: ['acme/widgets'] }]);
     const listed = (await (await callApi(gw.url, adminKey, 'GET', '/v2/agent/widgets/github/deliveries')).json()).deliveries.map((d: { id: string }) => d.id);
     expect(listed).toContain(outsider.delivery.id);
     expect(listed).not.toContain(forged.id);

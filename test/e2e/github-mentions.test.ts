@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { Octokit } from '@octokit/rest';
@@ -13,12 +15,20 @@ import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
+import { followDocs, unfollowDocs } from '../../src/docs/sync-schedule';
 
 // Pull-request comments steer a job: GitHub's signed webhooks into the gateway over a socket, a worker process, real
-// Temporal, MongoDB and git over HTTP; only the model provider and the GitHub API are doubles.
+// Temporal, MongoDB and git over HTTP; only the model provider and the GitHub API are doubles. Token mode: each project
+// has its own webhook secret, made by the compiled `docent project webhook-secret` as an operator runs it.
 
 const token = 'ghs_docentmentionstoken0123456789';
-const secret = 'whsec-mentions-test-0123456789abcdef';
+const globalSecret = 'whsec-mentions-test-0123456789abcdef';
+const secretKey = randomBytes(32).toString('base64');
+const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
+/** widgets' own webhook secret (the one GitHub signs acme/widgets' deliveries with), and other projects'. */
+let secret: string;
+let otherSecret: string;
+let gadgetsSecret: string;
 let git: GitServer;
 let github: GitHubDouble;
 let conversation: GitHubConversation;
@@ -28,6 +38,24 @@ let workspaceDir: string;
 let worker: Started;
 let adminKey: string;
 let otherKey: string;
+
+/** The compiled `docent` command against the gateway's database, as cli.test.ts runs it. */
+function docent(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_TOKEN: token }, timeout: 30_000 },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function webhookSecretOf(projectId: string): Promise<string> {
+  const r = await docent('project', 'webhook-secret', projectId);
+  if (r.code !== 0) throw new Error(`docent project webhook-secret ${projectId}: ${r.stderr}`);
+  return r.stdout.trim();
+}
 
 /** The instruction of the model call: what follows the last "Instruction: " of its opening message. */
 const instructionOf = (req: ChatRequest) => {
@@ -72,14 +100,24 @@ beforeAll(async () => {
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_GITHUB_API_URL: github.apiUrl,
     DOCENT_GITHUB_TOKEN: token,
-    DOCENT_GITHUB_WEBHOOK_SECRET: secret,
+    // Token mode: verifies only push and ping; comments and pull requests need the project's own secret.
+    DOCENT_GITHUB_WEBHOOK_SECRET: globalSecret,
+    DOCENT_SECRET_KEY: secretKey,
     // A stop reaches the working agent at its next heartbeat.
     DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   });
   adminKey = await createWidgetsProject(gw);
   // Another project on the same repository: it sees the repository's deliveries, never those about widgets' jobs.
-  await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/widgets', ref: 'main', domain: 'other.widgets.test' });
   otherKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;
+  // Another tenant's project on another repository, with its own webhook.
+  await gw.deps.tenancy.createProject({ _id: 'gadgets', orgId: 'acme', repository: 'acme/gadgets', ref: 'main' });
+  [secret, otherSecret, gadgetsSecret] = [await webhookSecretOf('widgets'), await webhookSecretOf('other'), await webhookSecretOf('gadgets')];
+  // Who may push, as GitHub would answer: everyone else has no access to the private repository.
+  conversation.setRole('octo-member', 'write');
+  conversation.setRole('octo-owner', 'admin');
+  conversation.setRole('octo-reader', 'read');
+  conversation.setRole('octo-triager', 'triage');
   worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });
@@ -176,6 +214,77 @@ describe('pull-request comments steer the agent', () => {
     expect(answersOn(pull)).toHaveLength(1);
   });
 
+  it('the same body replayed under a new delivery id is not acted on again', async () => {
+    // X-GitHub-Delivery is not signed: whoever captured the body and its signature can send it under any id.
+    const id = randomUUID();
+    const r = await deliver(gw.url, { ...mentionDelivery, id, headers: { ...mentionDelivery.headers, 'x-github-delivery': id } });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({ id, outcome: 'duplicate' });
+    const job = await readJob(jobId);
+    expect(job).toMatchObject({ turn: 2, status: 'completed' });
+    expect(conversation.reactions).toHaveLength(1);
+    expect(answersOn(pull)).toHaveLength(1);
+    expect((await deliveries()).find((d) => d.id === id)).toMatchObject({ outcome: 'ignored', reason: expect.stringContaining('received before under another delivery id') });
+  });
+
+  it('a member who can only read and a collaborator who can only triage mention @docent: ignored with the reason, nothing steered', async () => {
+    const reader = await commentAndDeliver({ kind: 'issue', pull, body: '@docent fix the typo in the README', login: 'octo-reader', association: 'MEMBER' });
+    const triager = await commentAndDeliver({ kind: 'issue', pull, body: '@docent add a contributing guide', login: 'octo-triager', association: 'COLLABORATOR' });
+    expect(reader).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
+    expect(triager).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
+    // GitHub was asked, not the comment's author_association.
+    expect(conversation.permissionQueries).toEqual(expect.arrayContaining(['octo-reader', 'octo-triager']));
+    expect(await readJob(jobId)).toMatchObject({ turn: 2, status: 'completed' });
+    expect(conversation.reactions).toHaveLength(1);
+    expect(answersOn(pull)).toHaveLength(1);
+    const listed = await deliveries();
+    expect(listed.find((d) => d.id === reader.delivery.id)).toMatchObject({
+      author: 'octo-reader',
+      outcome: 'ignored',
+      reason: "the author's role on acme/widgets is read: only people with write, maintain or admin may steer a job",
+    });
+    expect(listed.find((d) => d.id === triager.delivery.id)).toMatchObject({ author: 'octo-triager', outcome: 'ignored', reason: expect.stringContaining('role on acme/widgets is triage') });
+  });
+
+  it("a delivery about acme/widgets signed with another repository's project secret, or a comment signed with the global secret, is refused 401 and not recorded", async () => {
+    const pr = github.pulls.find((p) => p.number === pull)!;
+    const comment = conversation.comment({ kind: 'issue', pull, body: '@docent fix the typo in the README', login: 'octo-member', association: 'MEMBER' });
+    const payload = issueCommentCreated('acme', 'widgets', pr, comment);
+    const forged = [
+      await signedDelivery(gadgetsSecret, 'issue_comment', payload),
+      // Archiving another tenant's job by its branch name.
+      await signedDelivery(gadgetsSecret, 'pull_request', pullRequestClosed('acme', 'widgets', pr, false)),
+      await signedDelivery(globalSecret, 'issue_comment', payload),
+    ];
+    for (const d of forged) {
+      const r = await deliver(gw.url, d);
+      expect(r.status).toBe(401);
+      expect(await r.json()).toEqual({ error: expect.stringContaining('X-Hub-Signature-256'), code: 'unauthenticated' });
+    }
+    expect(await readJob(jobId)).toMatchObject({ turn: 2, status: 'completed' });
+    expect(conversation.reactions).toHaveLength(1);
+    const ids = (await deliveries()).map((d) => d.id);
+    for (const d of forged) expect(ids).not.toContain(d.id);
+    // gadgets' secret still signs what is about its own repository.
+    const own = await deliver(gw.url, await signedDelivery(gadgetsSecret, 'ping', { zen: 'Speak like a human.', hook_id: 9, repository: { full_name: 'acme/gadgets' } }));
+    expect(await own.json()).toMatchObject({ outcome: 'ignored', reason: 'ping: the webhook is set up' });
+  });
+
+  it('docent project webhook-secret prints a new secret once, stores no copy of it, and the previous one stops verifying', async () => {
+    const r = await docent('project', 'webhook-secret', 'other', '--json');
+    expect(r.code).toBe(0);
+    const made = JSON.parse(r.stdout);
+    expect(made).toEqual({ projectId: 'other', repository: 'acme/widgets', secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(made.secret).not.toBe(otherSecret);
+    const ping = { zen: 'Design for failure.', hook_id: 10, repository: { full_name: 'acme/widgets' } };
+    expect((await deliver(gw.url, await signedDelivery(otherSecret, 'ping', ping))).status).toBe(401);
+    expect((await deliver(gw.url, await signedDelivery(made.secret, 'ping', ping))).status).toBe(200);
+    otherSecret = made.secret;
+    const stored = JSON.stringify(await gw.deps.mongo.db.collection('github_webhook_secrets').find().toArray());
+    for (const s of [secret, otherSecret, gadgetsSecret]) expect(stored).not.toContain(s);
+    expect(await docent('project', 'webhook-secret', 'nope')).toMatchObject({ code: 1, stderr: expect.stringContaining('project nope not found') });
+  });
+
   it('a delivery with a bad signature is refused 401 and not recorded', async () => {
     const forged = await signedDelivery('not-the-secret-0123456789', 'issue_comment', JSON.parse(mentionDelivery.body));
     const r = await deliver(gw.url, forged);
@@ -211,14 +320,15 @@ describe('pull-request comments steer the agent', () => {
       pullNumber: pull,
       author: 'drive-by',
       outcome: 'ignored',
-      reason: expect.stringContaining('author_association CONTRIBUTOR'),
+      reason: "the author's role on acme/widgets is none: only people with write, maintain or admin may steer a job",
     });
     expect(listed.find((d) => d.id === chatter.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'no mention of @docent' });
     expect(listed.find((d) => d.id === elsewhere.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'not the pull request of a docent job', pullNumber: theirs.number });
     expect(listed.find((d) => d.id === starred.id)).toMatchObject({ event: 'star', outcome: 'ignored', reason: 'event star is not handled' });
     expect(listed.find((d) => d.id === odd.id)).toMatchObject({ event: 'constructor', outcome: 'ignored', reason: 'event constructor is not handled' });
     const otherSees = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries.map((d: { id: string }) => d.id);
-    expect(otherSees).toContain(starred.id);
+    // Deliveries to widgets' webhook are widgets' alone.
+    expect(otherSees).not.toContain(starred.id);
     expect(otherSees).not.toContain(mentionDelivery.id);
     expect(listed.find((d) => d.id === mentionDelivery.id)).toMatchObject({ outcome: 'turn_started', jobId, turn: 2 });
   });
@@ -293,6 +403,37 @@ describe('pull-request comments steer the agent', () => {
     const job = await readJob(jobId);
     expect(job).toMatchObject({ status: 'archived', turn: 4 });
     expect(answersOn(pull).at(-1)!.body).toContain('This job is archived: its pull request was merged');
+  });
+});
+
+describe('deliveries log', () => {
+  it('a project sees nothing of another project on its repository: not its webhook deliveries, not its docs domains', async () => {
+    const schedules = { temporal: gw.deps.temporal, taskQueuePrefix: gw.deps.config.temporal.taskQueuePrefix, gitBaseUrl: git.url };
+    // other's docs follow a branch of acme/widgets that does not exist yet: a sync it starts ends at once.
+    await followDocs(schedules, { domain: 'other.widgets.test', repository: 'acme/widgets', ref: 'docs-site', docsPath: 'docs' }, 3_600_000);
+    try {
+      // GitHub sends a push to both projects' webhooks, each signed with the project's own secret; then one through the global secret.
+      const push = (after: string) => ({ ref: 'refs/heads/docs-site', after, before: '0'.repeat(40), repository: { full_name: 'acme/widgets' }, pusher: { name: 'octo-member' } });
+      const toWidgets = await signedDelivery(secret, 'push', push('a'.repeat(40)));
+      const toOther = await signedDelivery(otherSecret, 'push', push('a'.repeat(40)));
+      const global = await signedDelivery(globalSecret, 'push', push('b'.repeat(40)));
+      expect(await (await deliver(gw.url, toWidgets)).json()).toEqual({ id: toWidgets.id, outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
+      expect(await (await deliver(gw.url, toOther)).json()).toMatchObject({ id: toOther.id, outcome: 'duplicate' });
+      expect(await (await deliver(gw.url, global)).json()).toMatchObject({ outcome: 'docs_sync_started' });
+
+      const widgetsLog = await deliveries();
+      const otherLog = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries as any[];
+      expect(JSON.stringify(widgetsLog)).not.toContain('other.widgets.test');
+      expect(widgetsLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
+      expect(otherLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
+      expect(otherLog.find((d) => d.id === toOther.id)).toMatchObject({ outcome: 'ignored' });
+      const otherIds = otherLog.map((d) => d.id);
+      expect(otherIds).not.toContain(toWidgets.id);
+      expect(otherLog.filter((d) => d.jobId !== null)).toEqual([]);
+      expect(widgetsLog.map((d) => d.id)).not.toContain(toOther.id);
+    } finally {
+      await unfollowDocs(schedules, 'other.widgets.test');
+    }
   });
 });
 

@@ -14,6 +14,9 @@ export interface HumanComment {
   diffHunk?: string;
 }
 
+/** A person's role on the repository (docs.github.com/organizations/managing-user-access-to-your-organizations-repositories/managing-repository-roles/repository-roles-for-an-organization). */
+export type RepositoryRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
 export interface Reaction {
   kind: 'issue' | 'review';
   commentId: number;
@@ -29,17 +32,23 @@ export interface GitHubConversation {
   reactions: Reaction[];
   /** Someone merges (or closes) the pull request on GitHub. */
   close(pull: number, merged: boolean): void;
+  /** Gives `login` a role on every repository of the double; anyone not given one has none (a private repository). */
+  setRole(login: string, role: RepositoryRole): void;
+  /** Logins whose permission was asked (GET .../collaborators/{username}/permission), in order. */
+  permissionQueries: string[];
 }
 
 // docs.github.com/rest/reactions/reactions: the contents a reaction may have.
 const reactionContents = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes']);
 
 /**
- * GET /repos/{o}/{r}/pulls/{n} (with state, merged, head repository), and POST reactions on issue comments and review
+ * GET /repos/{o}/{r}/pulls/{n} (with state, merged, head repository), people's permission on the repository, and POST reactions on issue comments and review
  * comments, answered as GitHub answers them: 404 for an unknown pull request or comment, 422 for an unknown reaction,
  * 200 for a reaction that already exists and 201 for a new one. Refusals land in the double's `rejected`.
  */
 export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversation {
+  const roles = new Map<string, RepositoryRole>();
+  const permissionQueries: string[] = [];
   const comments: HumanComment[] = [];
   const reactions: Reaction[] = [];
   const closed = new Map<number, { merged: boolean; at: string }>();
@@ -66,6 +75,21 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     });
   }
 
+  /**
+   * GET /repos/{o}/{r}/collaborators/{username}/permission as GitHub answers it: `permission` is the legacy base level
+   * (maintain reads as write, triage as read), `role_name` the role itself; someone with no access to a private
+   * repository gets 200 with `none`.
+   */
+  function collaboratorPermission({ match, json }: GitHubRouteContext) {
+    const login = decodeURIComponent(match[3]!);
+    permissionQueries.push(login);
+    const role = roles.get(login.toLowerCase()) ?? 'none';
+    const permission = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role;
+    const rank = ['none', 'read', 'triage', 'write', 'maintain', 'admin'].indexOf(role);
+    const permissions = { admin: rank >= 5, maintain: rank >= 4, push: rank >= 3, triage: rank >= 2, pull: rank >= 1 };
+    return json(200, { permission, role_name: role, user: { login, id: login.length * 1000 + 7, type: 'User', site_admin: false, permissions, role_name: role } });
+  }
+
   const react =
     (kind: Reaction['kind']) =>
     ({ match, body: raw, json, refuse }: GitHubRouteContext) => {
@@ -88,6 +112,7 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     // The permission each endpoint needs of an installation token (docs.github.com/rest/overview/permissions-required-for-github-apps).
     routes: [
       { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/, permission: ['pull_requests', 'read'], handle: pullRequest },
+      { method: 'GET', path: /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/, permission: ['metadata', 'read'], handle: collaboratorPermission },
       { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/, permission: ['issues', 'write'], handle: react('issue') },
       { method: 'POST', path: /^\/repos\/([^/]+)\/([^/]+)\/pulls\/comments\/(\d+)\/reactions$/, permission: ['pull_requests', 'write'], handle: react('review') },
     ],
@@ -100,5 +125,9 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     close(pull, merged) {
       closed.set(pull, { merged, at: new Date().toISOString() });
     },
+    setRole(login, role) {
+      roles.set(login.toLowerCase(), role);
+    },
+    permissionQueries,
   };
 }

@@ -1,4 +1,7 @@
 import { commentPrompt, isDocentAnswer, mentions, withoutMentions } from '../../src/github/mentions';
+import { deliverySubject } from '../../src/github/payloads';
+import { signatureMatches } from '../../src/github/webhook-secrets';
+import { Webhooks } from '@octokit/webhooks';
 import { answerText } from '../../activities/agent-job/pull-request-answer';
 
 describe('mentions of the handle', () => {
@@ -48,5 +51,38 @@ describe('the answer', () => {
     expect(mentions(text, 'docent')).toBe(false);
     expect(text).not.toMatch(/@octocat/);
     expect(withoutMentions('a@b and @c')).toBe('a@\u200bb and @\u200bc');
+  });
+});
+
+describe('what a delivery is about', () => {
+  const repository = { full_name: 'Acme/Widgets' };
+  const comment = (id: number, action = 'created') => ({ action, comment: { id, body: '@docent go', user: { login: 'a' }, author_association: 'MEMBER' }, repository });
+  const closed = (sha: string) => ({ action: 'closed', pull_request: { number: 7, merged: true, head: { ref: 'docent/job_1', sha, repo: repository } }, repository });
+
+  it('is the same for the same comment or pull-request head whatever the delivery, and differs otherwise', () => {
+    expect(deliverySubject('issue_comment', comment(5))).toBe(deliverySubject('issue_comment', { ...comment(5), sender: { login: 'b' } }));
+    expect(deliverySubject('issue_comment', comment(5))).not.toBe(deliverySubject('issue_comment', comment(6)));
+    expect(deliverySubject('issue_comment', comment(5))).not.toBe(deliverySubject('issue_comment', comment(5, 'edited')));
+    expect(deliverySubject('issue_comment', comment(5))).not.toBe(deliverySubject('pull_request_review_comment', comment(5)));
+    expect(deliverySubject('pull_request', closed('a'.repeat(40)))).not.toBe(deliverySubject('pull_request', closed('b'.repeat(40))));
+    expect(deliverySubject('push', { ref: 'refs/heads/main', after: 'c'.repeat(40), repository })).toContain('acme/widgets');
+  });
+
+  it('is undefined for events docent does not act on, or payloads without the fields', () => {
+    expect(deliverySubject('star', { action: 'created', repository })).toBeUndefined();
+    expect(deliverySubject('issue_comment', { action: 'created', repository })).toBeUndefined();
+    expect(deliverySubject('push', { ref: 'refs/heads/main', repository })).toBeUndefined();
+  });
+});
+
+describe('X-Hub-Signature-256', () => {
+  it("matches GitHub's signature with the same secret only", async () => {
+    const body = JSON.stringify({ zen: 'Half measures are as bad as nothing at all.' });
+    const signature = await new Webhooks({ secret: 'the-secret-0123456789' }).sign(body);
+    expect(signatureMatches('the-secret-0123456789', body, signature)).toBe(true);
+    expect(signatureMatches('another-secret-0123456789', body, signature)).toBe(false);
+    expect(signatureMatches('the-secret-0123456789', `${body} `, signature)).toBe(false);
+    expect(signatureMatches('the-secret-0123456789', body, signature.slice(0, -1))).toBe(false);
+    expect(signatureMatches('the-secret-0123456789', body, `sha1=${signature.slice(7)}`)).toBe(false);
   });
 });
