@@ -30,7 +30,7 @@ RUN DOCENT_CACHE=/opt/docent bash infra/stack.sh install model \
 
 FROM ${NODE_IMAGE} AS runtime
 # git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers;
-# bubblewrap: the sandbox repository code runs in (README, "Security model"); util-linux brings setpriv and prlimit;
+# bubblewrap: the sandbox repository code runs in (docs/security.md); util-linux brings setpriv and prlimit;
 # socat relays a sandbox's loopback proxy port to the worker's egress proxy; tar and zstd hold cached setups.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat tar zstd \

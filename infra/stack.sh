@@ -31,7 +31,7 @@ ES_HEAP="${DOCENT_ES_HEAP:-1g}"
 # More JVM options for Elasticsearch, after the heap (the test cluster starts with the C1 compiler only).
 ES_EXTRA_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS:-}"
 # 1: one node (discovery.type=single-node). More: a cluster of that many nodes on HTTP ports ES_PORT, ES_PORT+1, …
-# (transport ports +100), each with its own data folder (README, "Clusters").
+# (transport ports +100), each with its own data folder (docs/operations.md, "Clusters").
 ES_NODES="${DOCENT_ES_NODES:-1}"
 START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
 
@@ -63,11 +63,11 @@ ensure_debian_tools() {
   command -v unzip >/dev/null || missing+=(unzip)
   command -v git >/dev/null || missing+=(git)
   command -v setpriv >/dev/null && command -v prlimit >/dev/null || missing+=(util-linux)
-  # The sandbox agent jobs run repository code in (README, "Security model").
+  # The sandbox agent jobs run repository code in (docs/security.md).
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   # The loopback relay inside a sandbox with network on, to the worker's egress proxy (docs/decisions-isolation.md).
   command -v socat >/dev/null || missing+=(socat)
-  # Cached setup: the worker archives and the sandbox unpacks with tar + zstd (README, "Cached setup").
+  # Cached setup: the worker archives and the sandbox unpacks with tar + zstd (docs/agent-jobs.md, "Cached setup").
   command -v zstd >/dev/null || missing+=(zstd)
   command -v tar >/dev/null || missing+=(tar)
   [ ${#missing[@]} -eq 0 ] && return 0

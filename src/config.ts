@@ -140,7 +140,7 @@ const settings = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be a plain database name')
     .default('docent'),
-  // Concerns for replica sets (README, "Clusters"); unset leaves the server's (or the URL's) defaults.
+  // Concerns for replica sets (docs/operations.md, "Clusters"); unset leaves the server's (or the URL's) defaults.
   DOCENT_MONGO_READ_CONCERN: z.enum(['local', 'available', 'majority', 'linearizable', 'snapshot']).optional(),
   DOCENT_MONGO_WRITE_CONCERN: z
     .string()
@@ -175,7 +175,7 @@ const settings = z.object({
   DOCENT_TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
   // How long a create or follow-up waits for Temporal to take its instruction (the client's own retries included) before 503.
   DOCENT_TEMPORAL_START_TIMEOUT_MS: positiveInt.default(5_000),
-  // TLS to Temporal (README, "Temporal Cloud, mTLS and encryption"): a client pair for mTLS, a CA for a private one.
+  // TLS to Temporal (docs/operations.md, "Temporal Cloud, mTLS and encryption"): a client pair for mTLS, a CA for a private one.
   DOCENT_TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
   DOCENT_TEMPORAL_TLS_CERT: pem.optional(),
   DOCENT_TEMPORAL_TLS_KEY: pem.optional(),
@@ -198,12 +198,12 @@ const settings = z.object({
   DOCENT_MODEL_API_KEY: z.string().optional(),
   // The single model of DOCENT_MODEL takes image parts (instructions with screenshots); DOCENT_MODELS says it per model.
   DOCENT_MODEL_IMAGES: z.enum(['on', 'off']).default('off'),
-  // The models jobs may choose, the first the default (README "Models"); unset: DOCENT_MODEL alone.
+  // The models jobs may choose, the first the default (docs/agent-jobs.md, "Models"); unset: DOCENT_MODEL alone.
   DOCENT_MODELS: json.pipe(modelCatalogSchema).optional(),
   DOCENT_GITHUB_API_URL: z.url().default('https://api.github.com'),
   DOCENT_GITHUB_TOKEN: z.string().optional(),
   DOCENT_GITHUB_GIT_URL: z.url().default('https://github.com'),
-  // A GitHub App (README "GitHub App"): with it, each job gets an installation token for its one repository.
+  // A GitHub App (docs/github.md): with it, each job gets an installation token for its one repository.
   DOCENT_GITHUB_APP_ID: z
     .string()
     .regex(/^\d{1,20}$/, 'must be the App ID, a number')
@@ -215,7 +215,7 @@ const settings = z.object({
     .regex(/^[A-Za-z0-9._/-]{1,40}$/, 'must be a plain branch name prefix')
     .default('docent/'),
   DOCENT_WORKSPACE_DIR: z.string().default(path.join(os.tmpdir(), 'docent-workspaces')),
-  // What a project's setup left behind, kept per worker so a later job with the same key skips setup (README "Cached setup").
+  // What a project's setup left behind, kept per worker so a later job with the same key skips setup (docs/agent-jobs.md, "Cached setup").
   DOCENT_SETUP_CACHE: z.enum(['on', 'off']).default('on'),
   DOCENT_SETUP_CACHE_DIR: z.string().optional(),
   DOCENT_SETUP_CACHE_MAX_BYTES: positiveInt.default(10 * 1024 * 1024 * 1024),
@@ -374,7 +374,7 @@ export interface Config {
   secretKey?: Buffer;
   /** GitHub's webhooks to POST /github/webhook: off (404) without a secret; `mention` is the handle that steers a job. */
   githubWebhooks: { secret?: string; mention: string };
-  /** Where repository code runs (README, "Security model"); undefined when DOCENT_SANDBOX=off. */
+  /** Where repository code runs (docs/security.md); undefined when DOCENT_SANDBOX=off. */
   sandbox?: SandboxConfig;
   /** CIDRs outbound URLs may reach although private, loopback or link-local. */
   allowPrivateNetworks: string[];
@@ -386,7 +386,7 @@ export interface Config {
   requestTimeoutMs: number;
   /** Bounds of the public edge (docs/decisions.md, "Edge"). */
   edge: { h2IdleTimeoutMs: number; streamsPerKey: { admin: number; assistant: number }; streamKeyRecheckMs: number };
-  /** Rate limits (README "Keys and limits"). */
+  /** Rate limits (docs/keys-and-limits.md). */
   limits: {
     jobsPerProjectHour: number;
     assistantPerKeyMonth: number;

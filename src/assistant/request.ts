@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import type { SearchFilter } from '../search/docs-index';
 
-// Schemas of the assistant request (README "Ask"). Objects are loose: AI SDK transports add fields (`id`, `trigger`,
+// Schemas of the assistant request (docs/assistant.md, "Ask"). Objects are loose: AI SDK transports add fields (`id`, `trigger`,
 // `messageId`, message `metadata`, non-text parts) that docent accepts and ignores.
 
 /** The question (the last user message's text) in UTF-8 bytes: enough for a long question with a pasted snippet. */

@@ -3,7 +3,7 @@ import { isDuplicateKey } from '../store/duplicate-key';
 import { eventKeys } from './event-keys';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
-/** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
+/** What a job's event stream carries (docs/agent-jobs.md, "Events"); `step` names a tool and a path, never file contents. */
 export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished' | 'plan.ready' | 'plan.revision' | 'plan.approved';
 
 export interface JobEventDoc {
