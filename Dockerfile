@@ -36,7 +36,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat tar zstd \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
-# Compiled module code kept between starts of the gateway, the worker and `docent` (docs/decisions.md "Local stack").
+# Compiled module code kept between starts of the gateway, the worker and `docent` (docs/decisions/2026-11-21-local-stack.md).
 ENV NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./

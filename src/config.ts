@@ -238,7 +238,7 @@ const settings = z.object({
     .string()
     .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be a GitHub login or app slug, without the @')
     .default('docent'),
-  // Rounds the agent gets to fix the project's checks after they fail (docs/decisions.md, "Sandbox").
+  // Rounds the agent gets to fix the project's checks after they fail (docs/decisions/2026-11-23-sandbox-bubblewrap.md).
   DOCENT_AGENT_REPAIR_ROUNDS: z.coerce.number().int().min(0).max(10).default(2),
   // bubblewrap sandbox for repository code: `off` runs no repository code at all (no run_command, no checks).
   DOCENT_SANDBOX: z.enum(['bwrap', 'off']).default('bwrap'),
@@ -310,7 +310,7 @@ const settings = z.object({
   // Below this cosine between a question and its nearest passage the docs do not cover it (no citations); 0 turns it off.
   DOCENT_RELEVANCE_FLOOR: z.coerce.number().min(0).max(1).default(0.35),
   // A model answer that has not started within the first bound, or goes silent mid-answer for the second, is ended
-  // with an `unavailable` error event, so a stalled provider never holds a reader's stream slot (docs/decisions-assistant.md).
+  // with an `unavailable` error event, so a stalled provider never holds a reader's stream slot (docs/decisions/2026-11-24-assistant-model-stall-timeouts.md).
   DOCENT_ASSISTANT_MODEL_FIRST_CHUNK_MS: positiveInt.max(600_000).default(60_000),
   DOCENT_ASSISTANT_MODEL_CHUNK_GAP_MS: positiveInt.max(600_000).default(20_000),
   // Addresses of reverse proxies whose X-Forwarded-For is believed; unset means the socket's address is the client.
@@ -324,7 +324,7 @@ const settings = z.object({
     )
     .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses')
     .default([]),
-  // Browser origins that may call the Connect/gRPC-web API and the agent REST paths of every project (docs/decisions-ux.md).
+  // Browser origins that may call the Connect/gRPC-web API and the agent REST paths of every project (docs/decisions/2026-11-21-playground-observability-clients.md).
   DOCENT_CORS_ORIGINS: originList.default([]),
   // The built playground page served at /playground/.
   DOCENT_PLAYGROUND_DIR: z.string().default(path.join(packageRoot(), 'dist', 'playground')),
@@ -384,7 +384,7 @@ export interface Config {
   shutdownGraceMs: number;
   dependencyTimeoutMs: number;
   requestTimeoutMs: number;
-  /** Bounds of the public edge (docs/decisions.md, "Edge"). */
+  /** Bounds of the public edge (docs/decisions/2026-11-23-edge-on-fastify.md). */
   edge: { h2IdleTimeoutMs: number; streamsPerKey: { admin: number; assistant: number }; streamKeyRecheckMs: number };
   /** Rate limits (docs/keys-and-limits.md). */
   limits: {

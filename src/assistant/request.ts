@@ -124,7 +124,7 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
 
 /**
  * Documentation search as Mintlify's Assistant API takes it: `{ query, pageSize?, scoreThreshold?, filter? }`, pageSize
- * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions-widget.md).
+ * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions/2026-11-24-widget-and-page-search-parameters.md).
  */
 export const searchRequest = z.looseObject({
   query: z.string().trim().min(1, 'must not be empty').max(2_000),

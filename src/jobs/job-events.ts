@@ -58,7 +58,7 @@ function openingOf(job: FirstTurnSource): JobEventDoc[] {
 /**
  * A job's events, appended with ids that only grow. An append takes the next id after the last one stored and
  * retries on a clash, so ids form a prefix 1..N with no holes. Every read on the common path is by `_id`: FerretDB
- * uses no other index for queries, so a query by `jobId` would read every job's events (docs/decisions-tenancy.md).
+ * uses no other index for queries, so a query by `jobId` would read every job's events (docs/decisions/2026-11-21-tenancy-and-limits.md).
  */
 export class JobEventStore {
   /** jobId → the next id to try: one insert per append, with no read, while this process knows the job. */
