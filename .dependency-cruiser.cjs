@@ -1,4 +1,4 @@
-// Import rules that `npm run lint` enforces (issue 25; docs/decisions-ledger.md). dependency-cruiser reads the
+// Import rules that `npm run lint` enforces (issue 25; docs/decisions/2026-11-24-job-ledger-and-import-rules.md). dependency-cruiser reads the
 // sources with swc: TypeScript 7 has no compiler API for it, and swc tells type-only imports from value imports.
 /** The edge: the HTTP and Connect surface, composed by the entry points and nothing below them. */
 const edge = '^src/(rest|rpc|edge)/';

@@ -30,13 +30,13 @@ RUN DOCENT_CACHE=/opt/docent bash infra/stack.sh install model \
 
 FROM ${NODE_IMAGE} AS runtime
 # git: the worker clones and pushes repositories; ca-certificates: HTTPS to git hosts and model providers;
-# bubblewrap: the sandbox repository code runs in (README, "Security model"); util-linux brings setpriv and prlimit;
+# bubblewrap: the sandbox repository code runs in (docs/security.md); util-linux brings setpriv and prlimit;
 # socat relays a sandbox's loopback proxy port to the worker's egress proxy; tar and zstd hold cached setups.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap util-linux socat tar zstd \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
-# Compiled module code kept between starts of the gateway, the worker and `docent` (docs/decisions.md "Local stack").
+# Compiled module code kept between starts of the gateway, the worker and `docent` (docs/decisions/2026-11-21-local-stack.md).
 ENV NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./

@@ -28,7 +28,7 @@ module.exports = {
   // Each test file leaves ~40 MB in its worker's heap (its module registry); by the twentieth file a worker held over
   // 1 GB, and every garbage collection and every process it spawned (each fork copies its page tables) cost more.
   // A worker past 800 MB after a file is replaced by a fresh one: on a warm stack jest 268-272 s -> 233 s (user CPU
-  // 288 s -> 236 s); on clean clones with a cold stack 268 s -> 261-266 s (docs/decisions-suite.md).
+  // 288 s -> 236 s); on clean clones with a cold stack 268 s -> 261-266 s (docs/decisions/2026-11-24-test-suite-time.md).
   workerIdleMemoryLimit: '800MB',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

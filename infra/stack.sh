@@ -5,7 +5,7 @@
 # It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process).
 # Everything listens on 127.0.0.1 only. FerretDB and Elasticsearch require a password (user `docent`), made up on
 # first start in the cache (infra/local-secret.sh); the Temporal dev server has no authentication to turn on
-# (docs/decisions-credentials.md). `env` prints the settings that reach the stack with them.
+# (docs/decisions/2026-11-24-service-credentials.md). `env` prints the settings that reach the stack with them.
 # Usage: infra/stack.sh install|start|stop|status|env [temporal|ferretdb|elasticsearch|model ...]
 #        infra/stack.sh path ferretdb   (the FerretDB binary, for tests that run a private one)
 #        DOCENT_ES_NODES=3 DOCENT_ES_PORT=9250 infra/stack.sh start elasticsearch   (a 3-node cluster on 9250-9252)
@@ -31,7 +31,7 @@ ES_HEAP="${DOCENT_ES_HEAP:-1g}"
 # More JVM options for Elasticsearch, after the heap (the test cluster starts with the C1 compiler only).
 ES_EXTRA_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS:-}"
 # 1: one node (discovery.type=single-node). More: a cluster of that many nodes on HTTP ports ES_PORT, ES_PORT+1, …
-# (transport ports +100), each with its own data folder (README, "Clusters").
+# (transport ports +100), each with its own data folder (docs/operations.md, "Clusters").
 ES_NODES="${DOCENT_ES_NODES:-1}"
 START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
 
@@ -63,11 +63,11 @@ ensure_debian_tools() {
   command -v unzip >/dev/null || missing+=(unzip)
   command -v git >/dev/null || missing+=(git)
   command -v setpriv >/dev/null && command -v prlimit >/dev/null || missing+=(util-linux)
-  # The sandbox agent jobs run repository code in (README, "Security model").
+  # The sandbox agent jobs run repository code in (docs/security.md).
   command -v bwrap >/dev/null || missing+=(bubblewrap)
-  # The loopback relay inside a sandbox with network on, to the worker's egress proxy (docs/decisions-isolation.md).
+  # The loopback relay inside a sandbox with network on, to the worker's egress proxy (docs/decisions/2026-11-24-sandbox-egress-and-resources.md).
   command -v socat >/dev/null || missing+=(socat)
-  # Cached setup: the worker archives and the sandbox unpacks with tar + zstd (README, "Cached setup").
+  # Cached setup: the worker archives and the sandbox unpacks with tar + zstd (docs/agent-jobs.md, "Cached setup").
   command -v zstd >/dev/null || missing+=(zstd)
   command -v tar >/dev/null || missing+=(tar)
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -204,7 +204,7 @@ start_ferretdb() {
   # SCRAM authentication (FerretDB 1.24 calls it new and experimental): every command but the handshake needs a
   # signed-in user. The user is created in `admin` when that database does not exist yet. The password goes by
   # environment, not argument, so no process listing shows it. No telemetry, no debug listener. GOGC=400: its Go
-  # collector took a quarter of its CPU under the test suite (docs/decisions-suite.md), for 35 MB more memory.
+  # collector took a quarter of its CPU under the test suite (docs/decisions/2026-11-24-test-suite-time.md, "FerretDB with GOGC=400"), for 35 MB more memory.
   launch ferretdb env GOGC=400 FERRETDB_SETUP_PASSWORD="$(bash "$HERE/local-secret.sh" mongo-password)" \
     "$FERRETDB_HOME/ferretdb" --handler=sqlite --sqlite-url="file:$RUN/ferretdb/" --state-dir="$RUN/ferretdb" \
     --listen-addr="127.0.0.1:$MONGO_PORT" --test-enable-new-auth --setup-database=admin --setup-username="$STACK_USER" \

@@ -7,7 +7,7 @@ echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^
 # is installed, the stack's own Temporal is neither needed nor filled with test jobs.
 bash infra/stack.sh install temporal
 # An Elasticsearch node this run starts compiles with C1 only: a cold node's C2 compiling cost more CPU during the
-# suite than its faster code saved (docs/decisions-suite.md). A node already running is kept as it is.
+# suite than its faster code saved (docs/decisions/2026-11-24-test-suite-time.md, "Elasticsearch on C1 for `npm test`"). A node already running is kept as it is.
 DOCENT_ES_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS--XX:TieredStopAtLevel=1}" bash infra/stack.sh start ferretdb elasticsearch model
 bash infra/ensure-chromium.sh
 tsc -p tsconfig.json --noEmit

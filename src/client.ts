@@ -28,7 +28,7 @@ export interface DocentClient {
 
 /**
  * Typed clients of docent's Connect API. The default transport uses `fetch`, so the same code runs in Node 22+ and in
- * browsers (a browser page's origin must be allowed: README, "Keys and limits").
+ * browsers (a browser page's origin must be allowed: docs/keys-and-limits.md).
  */
 export function createDocentClient(options: DocentClientOptions): DocentClient {
   const bearer: Interceptor = (next) => (req) => {

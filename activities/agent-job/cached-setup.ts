@@ -26,7 +26,7 @@ export interface CachedSetupInput {
   sandbox: TurnSandbox;
   /** Runs a setup command with the turn's secrets, its output redacted. */
   run: Run;
-  /** Whether setup gets project secrets this turn: then nothing is cached (docs/decisions-setup-cache.md). */
+  /** Whether setup gets project secrets this turn: then nothing is cached (docs/decisions/2026-11-24-cached-setup.md). */
   withSecrets: boolean;
   /** Whether the turn starts at the base ref (code the project's owners wrote), not at a commit the model made. */
   ownerCode: boolean;

@@ -24,7 +24,7 @@ async function keyFileBlobs(git: SimpleGit, commit: string, files: string[]): Pr
 /**
  * The key of a setup: everything that changes what it leaves behind. The commands, the key files and the top-level
  * .gitignore at the job's commit, the sandbox image, the network choice, the project and its cache generation. Setups that get secrets are
- * never cached (docs/decisions-setup-cache.md), so no secret goes into it.
+ * never cached (docs/decisions/2026-11-24-cached-setup.md), so no secret goes into it.
  */
 export async function setupCacheKey(git: SimpleGit, commit: string, checks: ProjectChecks, cache: SetupCacheSpec, image: string): Promise<string> {
   const parts = {

@@ -102,7 +102,7 @@ export class AgentJobService {
 
   /**
    * The unified diff of the job's branch against the commit it forked from, or of one turn, as the worker stored it
-   * when it pushed (docs/decisions-agent-api.md, "Diff"). Empty when nothing was pushed (yet).
+   * when it pushed (docs/decisions/2026-11-24-model-catalog-diff-images.md, "Diff"). Empty when nothing was pushed (yet).
    */
   async getDiff(caller: Caller, input: { projectId: string; jobId: string; turn?: number }): Promise<{ diff: string; truncated: boolean }> {
     const job = await this.getJob(caller, input);
@@ -176,7 +176,7 @@ export class AgentJobService {
       turn: 1,
       prompts: [{ turn: 1, prompt: input.prompt, at: now, ...withImages }],
       asDraft: input.asDraft ?? false,
-      // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions.md, issue 13).
+      // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions/2026-11-23-edge-on-fastify.md, "Cost").
       firstTurnImplied: true,
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
@@ -392,7 +392,7 @@ export class AgentJobService {
   /**
    * Sends a plan decision to the workflow; one it refuses (no plan awaits there) is the caller's failed_precondition.
    * An update is answered by a worker: after a worker crash Temporal hands the workflow to another one only once the
-   * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions-plan-approval.md).
+   * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions/2026-11-24-plan-approval.md).
    */
   private async updatePlan(job: JobDoc, send: () => Promise<{ revision: number }>): Promise<{ revision: number }> {
     try {

@@ -10,7 +10,7 @@ export interface QuestionGroup {
   variants: string[];
 }
 
-/** Questions at least this close (cosine of their MiniLM vectors) ask the same thing; see docs/decisions-assistant.md. */
+/** Questions at least this close (cosine of their MiniLM vectors) ask the same thing; see docs/decisions/2026-11-23-analytics-feedback-and-gap-loop.md. */
 export const sameMeaning = 0.75;
 
 const normalize = (q: string) =>

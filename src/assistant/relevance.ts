@@ -3,7 +3,7 @@ import type { Relevance } from '../search/docs-index';
 /**
  * Whether the docs answer a question at all: the nearest passage is close enough in meaning (cosine at or above the
  * floor), or some passage contains every content word of the question (an exact name the vectors do not know).
- * Without vectors only the second holds. Chosen by measurement: docs/decisions-assistant.md, "Relevance floor".
+ * Without vectors only the second holds. Chosen by measurement: docs/decisions/2026-11-23-relevance-floor.md.
  */
 export function isAnswerable(r: Relevance, floor: number): boolean {
   if (r.cosine === undefined) return r.keywordMatch;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors';
 import type { SearchFilter } from '../search/docs-index';
 
-// Schemas of the assistant request (README "Ask"). Objects are loose: AI SDK transports add fields (`id`, `trigger`,
+// Schemas of the assistant request (docs/assistant.md, "Ask"). Objects are loose: AI SDK transports add fields (`id`, `trigger`,
 // `messageId`, message `metadata`, non-text parts) that docent accepts and ignores.
 
 /** The question (the last user message's text) in UTF-8 bytes: enough for a long question with a pasted snippet. */
@@ -124,7 +124,7 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
 
 /**
  * Documentation search as Mintlify's Assistant API takes it: `{ query, pageSize?, scoreThreshold?, filter? }`, pageSize
- * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions-widget.md).
+ * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions/2026-11-24-widget-and-page-search-parameters.md).
  */
 export const searchRequest = z.looseObject({
   query: z.string().trim().min(1, 'must not be empty').max(2_000),

@@ -28,8 +28,8 @@ export interface CountedAssistantRequest {
 }
 
 /**
- * Called once per assistant message, after authentication and validation and before any work (README "Keys and
- * limits"). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
+ * Called once per assistant message, after authentication and validation and before any work
+ * (docs/keys-and-limits.md). It may throw `AppError('resource_exhausted', …, retryAfterSeconds)`; the rate limiter goes here.
  * What it returns are the RateLimit-* headers of the admitted request.
  */
 export type AssistantRequestCounter = (r: CountedAssistantRequest) => Promise<{ headers: Record<string, string> } | undefined>;

@@ -12,7 +12,7 @@ export interface ListenerLimits {
   h2IdleTimeoutMs: number;
 }
 
-/** HTTP/2 limits of the h2c port (docs/decisions.md, "Edge"): per connection, whatever the client asks for. */
+/** HTTP/2 limits of the h2c port (docs/decisions/2026-11-23-edge-on-fastify.md): per connection, whatever the client asks for. */
 export const h2Limits = {
   /** Streams one connection may have open at once (gRPC's usual 100). */
   maxConcurrentStreams: 100,

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { JobDoc } from './job';
 
-/** What a job's first turn is derived from while nobody has stored it (docs/decisions.md, "Agent jobs"). */
+/** What a job's first turn is derived from while nobody has stored it (docs/decisions/2026-11-23-job-transparency.md). */
 export type FirstTurnSource = Pick<JobDoc, '_id' | 'projectId' | 'model' | 'createdAt' | 'prompts' | 'firstTurnImplied'>;
 
 const sourceFields = { projectId: 1, model: 1, createdAt: 1, prompts: 1, firstTurnImplied: 1 } as const;

@@ -3,7 +3,7 @@ import { isDuplicateKey } from '../store/duplicate-key';
 import { eventKeys } from './event-keys';
 import { firstTurnOf, impliedFirstTurnOf, type FirstTurnSource } from './first-turn';
 
-/** What a job's event stream carries (README "Job events"); `step` names a tool and a path, never file contents. */
+/** What a job's event stream carries (docs/agent-jobs.md, "Events"); `step` names a tool and a path, never file contents. */
 export type JobEventType = 'status' | 'turn.started' | 'step' | 'check' | 'egress' | 'commit' | 'pull_request' | 'turn.finished' | 'plan.ready' | 'plan.revision' | 'plan.approved';
 
 export interface JobEventDoc {
@@ -58,7 +58,7 @@ function openingOf(job: FirstTurnSource): JobEventDoc[] {
 /**
  * A job's events, appended with ids that only grow. An append takes the next id after the last one stored and
  * retries on a clash, so ids form a prefix 1..N with no holes. Every read on the common path is by `_id`: FerretDB
- * uses no other index for queries, so a query by `jobId` would read every job's events (docs/decisions-tenancy.md).
+ * uses no other index for queries, so a query by `jobId` would read every job's events (docs/decisions/2026-11-21-tenancy-and-limits.md).
  */
 export class JobEventStore {
   /** jobId → the next id to try: one insert per append, with no read, while this process knows the job. */

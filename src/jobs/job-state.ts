@@ -15,7 +15,7 @@ const jobStatusOf: Record<TurnStatus, JobStatus> = { active: 'active', completed
 
 /**
  * The facts that decide a job's state, kept as unique-key inserts because on FerretDB 1.24 only those are atomic
- * (conditional updates are not isolated; docs/decisions-tenancy.md): a turn record per claimed turn, and an archive
+ * (conditional updates are not isolated; docs/decisions/2026-11-21-tenancy-and-limits.md): a turn record per claimed turn, and an archive
  * marker. The job document is a cache of them; every writer settles it after writing, so a racing write that the
  * database let through (a completion over an archive, an older turn over a newer one) is put back.
  */

@@ -19,7 +19,7 @@ export interface TurnUsage {
   costUsd?: number;
 }
 
-/** One instruction of a job and what came of it (README "Turns"). */
+/** One instruction of a job and what came of it (docs/agent-jobs.md, "Turns, usage and cost"). */
 export interface TurnDoc {
   _id: string;
   jobId: string;

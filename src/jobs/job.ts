@@ -67,7 +67,7 @@ export interface GapSpec {
   baseUrl: string;
 }
 
-/** The REST shape of an agent job (README "Agent jobs"; docs/decisions.md "Agent jobs"). */
+/** The REST shape of an agent job (docs/agent-jobs.md; docs/decisions/2026-11-21-agent-jobs.md). */
 export function jobToJson(doc: JobDoc) {
   return {
     id: doc._id,

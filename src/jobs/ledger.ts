@@ -9,7 +9,7 @@
  * - the implied first turn (src/jobs/first-turn.ts): a create writes the job document only, and turn 1's record and
  *   its two opening events read as derived from it until the first write to them stores them. Kept because the
  *   create benchmark (bench/job-create-latency.ts) measures the create as one insert: on FerretDB each extra write
- *   queues behind the others (docs/decisions-transparency.md, docs/decisions-topology.md).
+ *   queues behind the others (docs/decisions/2026-11-23-job-transparency.md, docs/decisions/2026-11-23-production-topology.md).
  *
  * Ending a turn is always in the same order: the turn, then the job, then the events, then the webhooks. Each step
  * is idempotent (a finished turn does not move again, the job moves only from active at this turn, events are keyed,

@@ -82,7 +82,7 @@ interface Lease {
 /**
  * A fixed-window counter in which each unit used is one document with a unique `_id` (bucket + slot number 0..limit-1).
  * Only inserts decide who gets a unit, because a unique-key insert is the one write FerretDB 1.24 applies atomically
- * (its $inc and conditional updates lose writes under concurrency; see docs/decisions-tenancy.md). Giving a unit back
+ * (its $inc and conditional updates lose writes under concurrency; see docs/decisions/2026-11-21-tenancy-and-limits.md). Giving a unit back
  * deletes its document.
  */
 export class FixedWindowCounter {

@@ -14,7 +14,7 @@ async function* toStream(text: string) {
 
 const theJob = { 200: { description: 'The job', json: agentJobBody } };
 
-/** REST paths of agent jobs (README "Agent jobs"). */
+/** REST paths of agent jobs (docs/agent-jobs.md). */
 export function agentRoutes(deps: Deps): Route[] {
   const jobs = deps.agentJobs;
   // The admin key is secret, so this only lets a page the operator trusts (the playground, a dashboard) use it.

@@ -7,7 +7,7 @@ import { analyticsBody } from './analytics-schemas';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
-/** Docs analytics of a project's domain, for its admin key (README "Analytics and the gap loop"). */
+/** Docs analytics of a project's domain, for its admin key (docs/analytics.md). */
 export function analyticsRoutes(deps: Deps): Route[] {
   return [
     route({

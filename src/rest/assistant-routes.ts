@@ -10,7 +10,7 @@ import { isSameOrigin, projectOrigins, publicCors } from '../edge/cors';
 import { originCheckBody, pageBody, searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
-/** REST paths of the documentation assistant and search (README "Documentation assistant"). */
+/** REST paths of the documentation assistant and search (docs/assistant.md). */
 export function assistantRoutes(deps: Deps): Route[] {
   // The assistant key is public: browsers may call only from the project's allowed origins.
   const cors = projectOrigins(deps.tenancy);

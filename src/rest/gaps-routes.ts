@@ -27,7 +27,7 @@ const gapFixResponse = z
   })
   .register(documentedSchemas, { id: 'GapFix' });
 
-/** `POST /v2/agent/{projectId}/gaps/fix`: the questions the docs failed become an agent job (README "Analytics and the gap loop"). */
+/** `POST /v2/agent/{projectId}/gaps/fix`: the questions the docs failed become an agent job (docs/analytics.md). */
 export function gapsRoutes(deps: Deps): Route[] {
   return [
     route({

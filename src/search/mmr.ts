@@ -2,7 +2,7 @@
 // generated option section on many command pages), and five near-copies of one passage leave no room for the answer.
 import { cosine } from './vector-math';
 
-/** Weight of relevance against redundancy; chosen on the tuning sets (0.6–0.75 scored alike there, see the decisions). */
+/** Weight of relevance against redundancy; chosen on the tuning sets (0.6–0.75 scored alike there; docs/decisions/2026-11-23-retrieval-reranking-mmr.md). */
 export const mmrLambda = 0.7;
 /** Only the best candidates are re-ordered: the top 5 is what is read, and each step compares with those taken. */
 export const mmrDepth = 20;

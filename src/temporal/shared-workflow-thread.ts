@@ -7,7 +7,7 @@ import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/
  * A Worker class whose instances run their workflows on one workflow thread between them. The SDK gives each Worker
  * a thread of its own, and a docent worker has one Worker per task queue (three). With `reuseV8Context` (the SDK's
  * default) a thread holds one V8 context for all its workflows, so a second thread adds nothing but its start: about
- * 0.16 s of CPU and its own copy of the bundle and the Temporal protos (docs/decisions-topology.md, "One workflow
+ * 0.16 s of CPU and its own copy of the bundle and the Temporal protos (docs/decisions/2026-11-23-production-topology.md, "One workflow
  * thread"). The Workers of one class must share their bundle, activities and options; the thread stops with the last.
  */
 export function workersSharingOneWorkflowThread(): typeof Worker {

@@ -41,7 +41,7 @@ export interface ProjectDoc {
   maintenanceCommands?: string[];
   /** Bumped by `docent project cache clear`: workers ignore, then evict, entries of older generations. */
   setupCacheGeneration?: number;
-  /** Caps on agent turns (README "Caps"); a turn that reaches one fails with budget_exceeded. */
+  /** Caps on agent turns (docs/agent-jobs.md, "Caps"); a turn that reaches one fails with budget_exceeded. */
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
   maxJobCostUsd?: number;

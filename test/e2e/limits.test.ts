@@ -11,7 +11,7 @@ import { startScriptedModel, type ScriptedModel } from '../support/scripted-mode
 import { terminateJobWorkflows } from '../support/workerless-jobs';
 import { clearOfWindowTurn } from '../support/limit-windows';
 
-// README "Keys and limits" at the endpoints: through the real gateway over sockets, with counters in the real
+// docs/keys-and-limits.md at the endpoints: through the real gateway over sockets, with counters in the real
 // database. Agent jobs need a configured model to be accepted, but no worker: the test only counts admissions.
 
 // The tests count units within windows: the file (10-20 s) must not run across the top of an hour.

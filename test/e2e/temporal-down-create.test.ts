@@ -16,7 +16,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../support/tempo
 import { agentWorkerEnv } from '../support/worker-env';
 import { createWidgetsProject } from '../support/projects';
 
-// Issue 12: Temporal stopped during a create. docs/decisions.md chose "started or visibly refused": a create either
+// Issue 12: Temporal stopped during a create. docs/decisions/2026-11-21-agent-jobs.md chose "started or visibly refused": a create either
 // answers 503 `unavailable` and leaves nothing behind (a retry with its Idempotency-Key creates the job once Temporal
 // is back), or is accepted and runs once Temporal is back. This test runs a Temporal dev server of its own, so that
 // it can kill and restart it; the gateway, the worker process, MongoDB and git are real, the model is scripted.

@@ -136,7 +136,7 @@ describe('POST /discovery/v1/search/{domain}', () => {
     return questions.length - misses.length;
   };
 
-  // The bars are what hybrid retrieval reaches today (docs/decisions-assistant.md); raise them, never lower.
+  // The bars are what hybrid retrieval reaches today (docs/decisions/2026-11-23-retrieval-reranking-mmr.md, "Today"); raise them, never lower.
   it('finds the right page in the top 5 for questions phrased differently from the docs', async () => {
     expect(await hits(tuningQuestions, true)).toBeGreaterThanOrEqual(23);
     expect(await hits(tuningQuestions2, true)).toBeGreaterThanOrEqual(49);

@@ -5,7 +5,7 @@ import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
 
-// Mintlify's page endpoint and search parameters (README "Documentation assistant") over REST, Connect and the typed
+// Mintlify's page endpoint and search parameters (docs/assistant.md) over REST, Connect and the typed
 // client, against the mini docs: internal/release-process is restricted to the `staff` group, every other page public.
 const config = testConfig();
 const domain = 'docs.kiln-pages.test';

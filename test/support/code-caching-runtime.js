@@ -2,7 +2,7 @@
 //
 // Each test file gets a fresh module registry, so every file compiled again the ~2,300 modules a gateway and a worker
 // load. jest-runtime compiles with `vm.compileFunction` and a dynamic-import callback of its own per module, which V8's
-// in-memory compilation cache never matches (docs/decisions-suite.md, "Each module compiled once per run"). This
+// in-memory compilation cache never matches (docs/decisions/2026-11-24-test-suite-time.md, "Each module compiled once per run"). This
 // runtime compiles the same function through `vm.Script`:
 // - a module without `import(` gets Node's constant dynamic-import loader, so V8's cache serves the next file's copy;
 // - every module gets the code V8 serialised after its first use, kept in memory per jest worker and on disk for the

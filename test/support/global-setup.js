@@ -2,7 +2,7 @@
 // worker, in-process or spawned, loads the file: DOCENT_WORKFLOW_BUNDLE), and embedded texts are kept by text hash
 // (DOCENT_EMBEDDING_CACHE_DIR) in the machine's cache, so a docs fixture is embedded once per version of the embedder.
 // The run's workflows go to a Temporal dev server of its own, in memory (DOCENT_TEMPORAL_ADDRESS): the stack's
-// Temporal, which `npm start` keeps on disk, never fills with test jobs (docs/decisions-suite.md).
+// Temporal, which `npm start` keeps on disk, never fills with test jobs (docs/decisions/2026-11-24-test-suite-time.md).
 const { execFileSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');

@@ -1,5 +1,5 @@
 // Sets for the assistant's relevance floor (issue 15, "Honest answers"), about the npm docs in test/fixtures/docs/npm.
-// Written before the floor was measured; the floor was chosen on them (docs/decisions-assistant.md, "Relevance floor").
+// Written before the floor was measured; the floor was chosen on them (docs/decisions/2026-11-23-relevance-floor.md).
 
 /** Questions the npm docs answer, in users' words, about pages across the docs. */
 export const onTopicQuestions: string[] = [

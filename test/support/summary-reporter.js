@@ -1,5 +1,5 @@
 // Ends the run with each test file's time and CPU, slowest first, and the plain "N passed, N failed" line that CI
-// reads. The suite keeps both cores busy, so CPU is what makes the run long (docs/decisions-suite.md).
+// reads. The suite keeps both cores busy, so CPU is what makes the run long (docs/decisions/2026-11-24-test-suite-time.md).
 const { existsSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 
