@@ -1,0 +1,72 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runDocent } from '../support/cli';
+import { deleteTestIndexes, sameStack, startWorker, type RunningWorker } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { sseChunks, v2Body } from '../support/http';
+
+// What `npm start` runs (infra/run.sh): docent's own docs/ served on docent.local, so a newcomer's first question about
+// docent is answered and cited with no model configured and nothing typed by hand.
+const docsFolder = path.resolve(__dirname, '../../docs');
+let gw: RunningGateway;
+let worker: RunningWorker;
+let cacheDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  gw = await startGateway({ DOCENT_MODEL_PROVIDER: '' });
+  worker = await startWorker(gw.deps.config);
+  cacheDir = await mkdtemp(path.join(os.tmpdir(), 'docent-self-docs-'));
+  env = sameStack(gw.deps.config, { DOCENT_LOG_LEVEL: 'silent' });
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  if (gw) await deleteTestIndexes(gw.deps.config);
+  await gw?.stop();
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+});
+
+/** Asks the assistant of docent.local, as the playground does, and returns the cited pages and the answer's text. */
+async function ask(key: string, question: string): Promise<{ cited: string[]; text: string }> {
+  const res = await fetch(`${gw.url}/discovery/v2/assistant/docent.local/message`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(v2Body(question)),
+  });
+  expect(res.status).toBe(200);
+  const chunks = sseChunks(await res.text());
+  return {
+    cited: chunks.filter((c) => c.type === 'source-url').map((c) => String(c.url)),
+    text: chunks
+      .filter((c) => c.type === 'text-delta')
+      .map((c) => c.delta)
+      .join(''),
+  };
+}
+
+describe('docent self-docs (npm start)', () => {
+  it('answers "how do I approve a plan?" from docent’s own docs, citing the plan-approval page', async () => {
+    const keyFile = path.join(cacheDir, 'self-docs-key');
+    const first = await runDocent(['self-docs', docsFolder, '--key-file', keyFile], env);
+    expect(first.stderr).toMatch(/done: .* serves \d+ pages/);
+    expect(first.code).toBe(0);
+    const key = first.stdout.trim();
+    expect(key).toMatch(/^docent_asst_/);
+    expect((await readFile(keyFile, 'utf8')).trim()).toBe(key);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+
+    const { cited, text } = await ask(key, 'how do I approve a plan?');
+    expect(cited[0]).toMatch(/\/plan-approval(#|$)/);
+    expect(text.length).toBeGreaterThan(0);
+    // Decision records stay out: they would crowd the pages a newcomer asks about.
+    expect(cited.every((url) => !url.includes('/decisions/'))).toBe(true);
+
+    // A second start keeps the key and the index: nothing changed, nothing is embedded again.
+    const again = await runDocent(['self-docs', docsFolder, '--key-file', keyFile], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toBe(key);
+    expect(again.stderr).toMatch(/unchanged/);
+  }, 180_000);
+});
