@@ -1,6 +1,6 @@
 // The operator's DOCENT_SANDBOX_EGRESS_ALLOW entries and a project's --allow-host patterns, parsed and matched.
-import { BlockList, isIP } from 'node:net';
-import { canonical } from '../../net/outbound';
+import { isIP } from 'node:net';
+import { AddressSet } from '../../net/addresses';
 
 /** One private endpoint sandboxes may reach: a host name or a network, on one port. */
 export type EgressAllowRule = { kind: 'host'; host: string; port: number } | { kind: 'network'; cidr: string; port: number };
@@ -28,7 +28,7 @@ export function parseEgressAllowRule(entry: string): EgressAllowRule {
 /** Matches (host name, port) and (address, port) against the operator's rules. */
 export class OperatorAllowList {
   private readonly hosts = new Set<string>();
-  private readonly networks = new Map<number, BlockList>();
+  private readonly networks = new Map<number, AddressSet>();
 
   constructor(rules: readonly EgressAllowRule[]) {
     for (const r of rules) {
@@ -36,9 +36,8 @@ export class OperatorAllowList {
         this.hosts.add(`${r.host}:${r.port}`);
         continue;
       }
-      const [net, bits] = r.cidr.split('/');
-      const list = this.networks.get(r.port) ?? new BlockList();
-      list.addSubnet(net!, Number(bits), isIP(net!) === 6 ? 'ipv6' : 'ipv4');
+      const list = this.networks.get(r.port) ?? new AddressSet();
+      list.add(r.cidr);
       this.networks.set(r.port, list);
     }
   }
@@ -48,11 +47,26 @@ export class OperatorAllowList {
   }
 
   allowsAddress(address: string, port: number): boolean {
-    const list = this.networks.get(port);
-    if (!list) return false;
-    const a = canonical(address);
-    return list.check(a.address, a.family) || (a.family === 'ipv4' && list.check(`::ffff:${a.address}`, 'ipv6'));
+    return this.networks.get(port)?.has(address) ?? false;
   }
+}
+
+/** An operator-listed endpoint on the worker's own loopback, which the sandbox reaches at the same address and port. */
+export interface LoopbackEndpoint {
+  /** What the relay asks the proxy for: `127.0.0.1`, or `localhost` for a rule that names it. */
+  host: string;
+  port: number;
+}
+
+/** The rules that name 127.0.0.1 (or localhost) on a port: inside the sandbox those would otherwise reach its own loopback. */
+export function loopbackEndpoints(rules: readonly EgressAllowRule[]): LoopbackEndpoint[] {
+  const byPort = new Map<number, LoopbackEndpoint>();
+  for (const r of rules) {
+    if (r.kind === 'host' ? r.host === 'localhost' : new AddressSet([r.cidr]).has('127.0.0.1')) {
+      if (!byPort.has(r.port)) byPort.set(r.port, { host: r.kind === 'host' ? r.host : '127.0.0.1', port: r.port });
+    }
+  }
+  return [...byPort.values()];
 }
 
 const PATTERN = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
