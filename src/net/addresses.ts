@@ -169,13 +169,14 @@ function judge(a: Address, written: string, host: HostNetwork): string | undefin
   if (kind === 'loopback' || kind === 'link-local') return `${PHRASE[kind]} (${written})`;
   // Before the remaining ranges: a host whose own address is in one of them is named as the host it is.
   if (host.own.has(a)) return `an address of the worker's own machine (${written})`;
-  const subnet = host.subnetOf(a);
-  if (subnet) return `a neighbour on the worker's own subnet ${subnet} (${written})`;
   if (kind === 'nat64') {
     const inner = judge(nat64Inner(a), written, host);
     return inner && `a NAT64 form of ${inner}`;
   }
-  return kind && `${PHRASE[kind]} (${written})`;
+  if (kind) return `${PHRASE[kind]} (${written})`;
+  // Last: a subnet that is private anyway was named by its range above; this catches a worker on public addresses.
+  const subnet = host.subnetOf(a);
+  return subnet && `a neighbour on the worker's own subnet ${subnet} (${written})`;
 }
 
 /**

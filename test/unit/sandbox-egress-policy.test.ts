@@ -35,6 +35,30 @@ describe('EgressPolicy', () => {
     expect(d).toEqual({ allowed: false, reason: expect.stringMatching(/worker's own machine/) });
   });
 
+  it("refuses this machine's own address in every spelling, its NAT64 and 6to4 forms, and a neighbour on its subnet", async () => {
+    const [a, b, c, d] = ownAddress!.split('.').map(Number) as [number, number, number, number];
+    const hex = (x: number, y: number) => ((x << 8) | y).toString(16);
+    const spellings = [
+      `0:0:0:0:0:ffff:${hex(a, b)}:${hex(c, d)}`,
+      `0000:0000:0000:0000:0000:FFFF:${hex(a, b).padStart(4, '0')}:${hex(c, d).padStart(4, '0')}`,
+      `0:0:0:0:0:ffff:${ownAddress}`,
+      `::ffff:${ownAddress}`,
+      `::${hex(a, b)}:${hex(c, d)}`,
+      `[::ffff:0:${hex(a, b)}:${hex(c, d)}]`,
+    ];
+    for (const host of spellings) expect([host, await open.decide(host, 80)]).toEqual([host, { allowed: false, reason: expect.stringMatching(/worker's own machine/) }]);
+    for (const host of [`64:ff9b::${hex(a, b)}:${hex(c, d)}`, `64:ff9b:1::${hex(a, b)}:${hex(c, d)}`, `2002:${hex(a, b)}:${hex(c, d)}::1`, `${a}.${b}.${c}.${d ^ 1}`]) {
+      expect([host, (await open.decide(host, 80)).allowed]).toEqual([host, false]);
+    }
+  });
+
+  it("allows an operator's endpoint however the sandbox spells its address, and nothing else there", async () => {
+    const p = new EgressPolicy({ operatorAllow: ['127.0.0.1:8080', '[::ffff:10.0.0.0/104]:5432'].map(parseEgressAllowRule), allowHosts: [] });
+    for (const host of ['127.0.0.1', '0:0:0:0:0:ffff:7f00:1', '::ffff:127.0.0.1']) expect([host, (await p.decide(host, 8080)).allowed]).toEqual([host, true]);
+    expect((await p.decide('10.1.2.3', 5432)).allowed).toBe(true);
+    expect((await p.decide('0:0:0:0:0:ffff:7f00:1', 9200)).allowed).toBe(false);
+  });
+
   it('refuses a name that resolves to loopback, and what is not a host name', async () => {
     expect(await open.decide('localhost', 9200)).toEqual({ allowed: false, reason: expect.stringMatching(/loopback/) });
     expect((await open.decide('bad host\r\nx', 80)).allowed).toBe(false);
@@ -42,7 +66,7 @@ describe('EgressPolicy', () => {
   });
 
   it('lets a public address through, pinned to the address it checked', async () => {
-    expect(await open.decide('203.0.113.80', 443)).toEqual({ allowed: true, addresses: ['203.0.113.80'] });
+    expect(await open.decide('93.184.216.34', 443)).toEqual({ allowed: true, addresses: ['93.184.216.34'] });
   });
 
   it("allows the operator's private endpoints on their port only", async () => {

@@ -58,10 +58,15 @@ export interface LoopbackEndpoint {
   port: number;
 }
 
-/** The rules that name 127.0.0.1 (or localhost) on a port: inside the sandbox those would otherwise reach its own loopback. */
+/**
+ * The rules that name 127.0.0.1 (or localhost) on a port: inside the sandbox those would otherwise reach its own
+ * loopback. Ports below 1024 are left out: the sandbox's user may not listen on them (it reaches them through the
+ * proxy explicitly, `curl --noproxy ''`).
+ */
 export function loopbackEndpoints(rules: readonly EgressAllowRule[]): LoopbackEndpoint[] {
   const byPort = new Map<number, LoopbackEndpoint>();
   for (const r of rules) {
+    if (r.port < 1024) continue;
     if (r.kind === 'host' ? r.host === 'localhost' : new AddressSet([r.cidr]).has('127.0.0.1')) {
       if (!byPort.has(r.port)) byPort.set(r.port, { host: r.kind === 'host' ? r.host : '127.0.0.1', port: r.port });
     }
