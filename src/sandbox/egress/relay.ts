@@ -35,9 +35,7 @@ const MAX_POLLS = 20_000;
  * ends the wait at once.
  */
 export function relayScript(loopback: readonly LoopbackEndpoint[] = []): string {
-  const listeners = loopback.map(
-    (e) => `socat TCP-LISTEN:${e.port},bind=127.0.0.1,reuseaddr,fork PROXY:127.0.0.1:${e.host}:${e.port},proxyport=${RELAY_PORT} </dev/null >/dev/null 2>&1 &`,
-  );
+  const listeners = loopback.map((e) => `socat TCP-LISTEN:${e.port},bind=127.0.0.1,reuseaddr,fork PROXY:127.0.0.1:${e.host}:${e.port},proxyport=${RELAY_PORT} </dev/null >/dev/null 2>&1 &`);
   return [
     `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
     'p=$!',
