@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { catalogPrices, modelCatalogSchema, type CatalogModel } from './llm/model-catalog';
 import { priceTableSchema, type PriceTable } from './jobs/prices';
+import { parseNetwork } from './net/addresses';
 import type { SandboxLimits } from './sandbox';
 import { parseEgressAllowRule, type EgressAllowRule } from './sandbox/egress/allow-rules';
 
@@ -47,7 +48,8 @@ function isCidr(value: string): boolean {
   const [address, bits, ...rest] = value.split('/');
   const family = isIP(address ?? '');
   const prefix = Number(bits);
-  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '';
+  // parseNetwork: an IPv4-mapped network must keep its /96 (it stands for an IPv4 network).
+  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '' && parseNetwork(value) !== undefined;
 }
 const positiveInt = z.coerce.number().int().positive();
 

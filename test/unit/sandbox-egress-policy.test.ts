@@ -2,7 +2,7 @@
 import os from 'node:os';
 import { loadConfig } from '../../src/config';
 import { EgressPolicy, EgressRecorder, parseEgressAllowRule, type EgressRecord } from '../../src/sandbox/egress';
-import { hostMatches, isAllowHostPattern } from '../../src/sandbox/egress/allow-rules';
+import { hostMatches, isAllowHostPattern, loopbackEndpoints } from '../../src/sandbox/egress/allow-rules';
 
 const open = new EgressPolicy({ operatorAllow: [], allowHosts: [] });
 const ownAddress = Object.values(os.networkInterfaces())
@@ -95,7 +95,8 @@ describe('allow rules', () => {
     expect(parseEgressAllowRule('127.0.0.1:8080')).toEqual({ kind: 'network', cidr: '127.0.0.1/32', port: 8080 });
     expect(parseEgressAllowRule('[fd00::/8]:443')).toEqual({ kind: 'network', cidr: 'fd00::/8', port: 443 });
     expect(parseEgressAllowRule('Registry.Internal:8080')).toEqual({ kind: 'host', host: 'registry.internal', port: 8080 });
-    for (const bad of ['10.0.0.0/33:1', 'host', 'host:0', 'host:70000', ':80', 'a b:80', '10.0.0.0/:80']) expect(() => parseEgressAllowRule(bad)).toThrow(TypeError);
+    expect(parseEgressAllowRule('[::ffff:127.0.0.1]:4873')).toEqual({ kind: 'network', cidr: '::ffff:127.0.0.1/128', port: 4873 });
+    for (const bad of ['10.0.0.0/33:1', 'host', 'host:0', 'host:70000', ':80', 'a b:80', '10.0.0.0/:80', '[::ffff:0:0/95]:80']) expect(() => parseEgressAllowRule(bad)).toThrow(TypeError);
   });
 
   it('matches *.domain to its subdomains only', () => {
@@ -117,6 +118,17 @@ describe('allow rules', () => {
     ]);
     expect(loadConfig({}).sandbox?.egressAllow).toEqual([]);
     expect(() => loadConfig({ DOCENT_SANDBOX_EGRESS_ALLOW: '10.0.0.0/8' })).toThrow(/DOCENT_SANDBOX_EGRESS_ALLOW: "10.0.0.0\/8" is not host:port or CIDR:port/);
+  });
+});
+
+describe('loopbackEndpoints', () => {
+  it('relays the listed endpoints on 127.0.0.1 or localhost into the sandbox, each port once, none below 1024', () => {
+    const rules = ['127.0.0.1:4873', '[::ffff:127.0.0.1]:4873', 'localhost:5432', '127.0.0.0/8:6379', '127.0.0.1:80', '10.0.0.0/8:4874', 'registry.internal:4875'].map(parseEgressAllowRule);
+    expect(loopbackEndpoints(rules)).toEqual([
+      { host: '127.0.0.1', port: 4873 },
+      { host: 'localhost', port: 5432 },
+      { host: '127.0.0.1', port: 6379 },
+    ]);
   });
 });
 

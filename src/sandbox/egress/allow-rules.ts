@@ -1,6 +1,6 @@
 // The operator's DOCENT_SANDBOX_EGRESS_ALLOW entries and a project's --allow-host patterns, parsed and matched.
 import { isIP } from 'node:net';
-import { AddressSet } from '../../net/addresses';
+import { AddressSet, parseNetwork } from '../../net/addresses';
 
 /** One private endpoint sandboxes may reach: a host name or a network, on one port. */
 export type EgressAllowRule = { kind: 'host'; host: string; port: number } | { kind: 'network'; cidr: string; port: number };
@@ -18,7 +18,9 @@ export function parseEgressAllowRule(entry: string): EgressAllowRule {
   if (family !== 0) {
     const max = family === 4 ? 32 : 128;
     const prefix = bits === undefined ? max : Number(bits);
-    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || bits === '') throw new TypeError(`${JSON.stringify(entry)} has a bad prefix length`);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || bits === '' || !parseNetwork(`${address}/${prefix}`)) {
+      throw new TypeError(`${JSON.stringify(entry)} has a bad prefix length`);
+    }
     return { kind: 'network', cidr: `${address}/${prefix}`, port };
   }
   if (bits !== undefined || !HOST_NAME.test(target)) throw new TypeError(`${JSON.stringify(entry)} is not host:port or CIDR:port`);
