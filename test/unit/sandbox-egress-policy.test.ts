@@ -1,8 +1,10 @@
 // The egress proxy's decisions, on address literals and names this machine resolves from /etc/hosts only.
+import type http from 'node:http';
 import os from 'node:os';
 import { loadConfig } from '../../src/config';
 import { EgressPolicy, EgressRecorder, parseEgressAllowRule, type EgressRecord } from '../../src/sandbox/egress';
 import { hostMatches, isAllowHostPattern, loopbackEndpoints } from '../../src/sandbox/egress/allow-rules';
+import { hostHeaderMismatch } from '../../src/sandbox/egress/proxy';
 
 const open = new EgressPolicy({ operatorAllow: [], allowHosts: [] });
 const ownAddress = Object.values(os.networkInterfaces())
@@ -129,6 +131,34 @@ describe('loopbackEndpoints', () => {
       { host: 'localhost', port: 5432 },
       { host: '127.0.0.1', port: 6379 },
     ]);
+  });
+});
+
+describe('hostHeaderMismatch', () => {
+  const request = (...hosts: string[]) => ({ rawHeaders: hosts.flatMap((h) => ['Host', h]) }) as unknown as http.IncomingMessage;
+
+  it.each([
+    ['example.org', 'http://example.org/a'],
+    ['EXAMPLE.org:80', 'http://example.org/a'],
+    ['example.org:8080', 'http://Example.ORG:8080/'],
+    ['[0:0:0:0:0:0:0:1]:8080', 'http://[::1]:8080/'],
+  ])('forwards Host %s for %s', (host, url) => {
+    expect(hostHeaderMismatch(request(host), new URL(url))).toBeUndefined();
+  });
+
+  it.each([
+    ['cdn-neighbour.example', 'http://example.org/'],
+    ['example.org:8080', 'http://example.org/'],
+    ['example.org@cdn-neighbour.example', 'http://example.org/'],
+    ['example.org/x', 'http://example.org/'],
+    ['', 'http://example.org/'],
+  ])('refuses Host %j for %s', (host, url) => {
+    expect(hostHeaderMismatch(request(host), new URL(url))).toMatch(/is not the URL's host/);
+  });
+
+  it('refuses two Host headers, and leaves a request without one to the proxy', () => {
+    expect(hostHeaderMismatch(request('example.org', 'cdn-neighbour.example'), new URL('http://example.org/'))).toMatch(/more than one Host/);
+    expect(hostHeaderMismatch(request(), new URL('http://example.org/'))).toBeUndefined();
   });
 });
 

@@ -61,7 +61,7 @@ function parseAuthority(authority: string): { host: string; port: number } | und
  * it does or is absent. A server behind a shared address (a CDN) routes by Host, so a different one would reach a
  * site the policy never checked.
  */
-function hostHeaderMismatch(req: http.IncomingMessage, url: URL): string | undefined {
+export function hostHeaderMismatch(req: http.IncomingMessage, url: URL): string | undefined {
   const sent: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') sent.push(req.rawHeaders[i + 1]!);
   if (sent.length === 0) return undefined;
