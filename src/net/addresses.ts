@@ -136,13 +136,13 @@ const PHRASE: Record<Exclude<Kind, 'nat64'>, string> = {
 /** The machine's own addresses and the subnets its interfaces are on, read from os.networkInterfaces(). */
 export class HostNetwork {
   readonly own = new AddressSet();
-  readonly subnets = new AddressSet();
+  private readonly subnets: Array<[cidr: string, members: AddressSet]> = [];
 
   constructor(interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]>) {
     for (const list of Object.values(interfaces)) {
       for (const i of list ?? []) {
         this.own.add(i.address);
-        if (i.cidr) this.subnets.add(i.cidr);
+        if (i.cidr) this.subnets.push([i.cidr, new AddressSet([i.cidr])]);
       }
     }
   }
@@ -154,7 +154,7 @@ export class HostNetwork {
 
   /** The subnet of `a`'s own interfaces it is on, for a message. */
   subnetOf(a: Address): string | undefined {
-    return this.subnets.networks.find((n) => new AddressSet([n]).has(a));
+    return this.subnets.find(([, members]) => members.has(a))?.[0];
   }
 }
 
