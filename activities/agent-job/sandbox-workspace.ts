@@ -73,7 +73,7 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
   await handOver();
   const { dir: cgroup } = await sandboxCgroup(config);
   const egress = net.network ? await startTurnEgress({ operatorAllow: config.egressAllow, allowHosts: net.allowHosts ?? [], owner, onEvent: net.onEgress }) : undefined;
-  const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, cgroup });
+  const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, egressLoopback: egress?.loopback, cgroup });
   return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts), close: async () => egress?.close() };
 }
 

@@ -236,9 +236,14 @@ export const declared = {
         .default('auto'),
       'cgroup v2 limits per command: `auto` uses the worker’s own cgroup when delegated, `off`, or a delegated cgroup directory',
     ),
-    egressAllow: setting('DOCENT_SANDBOX_EGRESS_ALLOW', egressAllowList.default([]), 'private endpoints (`host:port`, `CIDR:port`) sandboxes with network on may reach through the egress proxy', {
-      shownDefault: 'empty',
-    }),
+    egressAllow: setting(
+      'DOCENT_SANDBOX_EGRESS_ALLOW',
+      egressAllowList.default([]),
+      'private endpoints (`host:port`, `CIDR:port`) sandboxes with network on may reach through the egress proxy; a loopback entry on port 1024 or higher is relayed to the same port inside the sandbox. Documentation addresses are refused like private ones: a deployment whose internet is reached through such a relay lists it here',
+      {
+        shownDefault: 'empty',
+      },
+    ),
     runAs: setting(
       'DOCENT_SANDBOX_USER',
       z

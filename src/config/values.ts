@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseNetwork } from '../net/addresses';
 import { parseEgressAllowRule, type EgressAllowRule } from '../sandbox/egress/allow-rules';
 
 export const originList = z
@@ -35,7 +36,8 @@ function isCidr(value: string): boolean {
   const [address, bits, ...rest] = value.split('/');
   const family = isIP(address ?? '');
   const prefix = Number(bits);
-  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '';
+  // parseNetwork: an IPv4-mapped network must keep its /96 (it stands for an IPv4 network).
+  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '' && parseNetwork(value) !== undefined;
 }
 export const positiveInt = z.coerce.number().int().positive();
 

@@ -90,7 +90,7 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   a.push('--', '/bin/sh', '-c', wrapperScript(fds.started), 'docent-sandbox');
   a.push('/usr/bin/prlimit', `--nproc=${limits.maxProcesses}`, `--data=${limits.memoryBytes}`, `--fsize=${limits.maxFileBytes}`, '--core=0', '--');
   // The relay runs under the same limits as the command: its forks count against the same process cap.
-  if (spec.network) a.push('/bin/sh', '-c', relayScript(), 'docent-relay', command);
+  if (spec.network) a.push('/bin/sh', '-c', relayScript(spec.egressLoopback), 'docent-relay', command);
   else a.push('/bin/sh', '-c', command);
   return a;
 }

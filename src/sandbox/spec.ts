@@ -1,5 +1,6 @@
 // Checks a SandboxSpec before anything is spawned: a malformed spec is the caller's bug, not the sandbox being unavailable.
 import path from 'node:path';
+import { RELAY_PORT } from './egress/relay';
 import type { SandboxSpec } from './types';
 
 /** Where the sandbox mounts its own things; a read-only path there would shadow them or create mount points in the host workspace. */
@@ -35,6 +36,12 @@ export function validateSpec(spec: SandboxSpec): void {
   if (spec.network) {
     if (spec.egressSocket === undefined) throw new TypeError("sandbox network needs egressSocket, the egress proxy's Unix socket");
     absolute('egressSocket', spec.egressSocket);
+    // They become words of the relay's shell script: only these hosts and a TCP port other than the proxy's relay.
+    for (const e of spec.egressLoopback ?? []) {
+      if (!['127.0.0.1', 'localhost'].includes(e.host) || !Number.isInteger(e.port) || e.port < 1 || e.port > 65535 || e.port === RELAY_PORT) {
+        throw new TypeError(`sandbox egressLoopback entry ${JSON.stringify(e)} is not 127.0.0.1 or localhost on a free port`);
+      }
+    }
   }
   if (spec.cgroup !== undefined) absolute('cgroup', spec.cgroup);
   if (spec.runAs) {

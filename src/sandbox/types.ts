@@ -1,4 +1,5 @@
 // The sandbox's public shapes: what a caller asks for and what one command gives back.
+import type { LoopbackEndpoint } from './egress/allow-rules';
 
 export interface SandboxLimits {
   /** Wall time; then the whole sandbox is killed. */
@@ -34,6 +35,11 @@ export interface SandboxSpec {
   network: boolean;
   /** Host path of the egress proxy's Unix socket (src/sandbox/egress/proxy.ts); required when network is true. */
   egressSocket?: string;
+  /**
+   * Operator-listed endpoints on the worker's own loopback (src/sandbox/egress/allow-rules.ts `loopbackEndpoints`):
+   * each listens on the same port of the sandbox's loopback and is tunnelled through the proxy, which checks it.
+   */
+  egressLoopback?: readonly LoopbackEndpoint[];
   /** A cgroup v2 directory with memory, cpu and pids delegated: each command runs in a child of it with memory.max, cpu.max and pids.max set (src/sandbox/cgroup.ts). */
   cgroup?: string;
   limits: SandboxLimits;

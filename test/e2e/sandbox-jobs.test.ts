@@ -10,6 +10,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { readEventStream } from '../support/sse';
+import { labInternetAllow } from '../support/lab-internet';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
@@ -34,6 +35,8 @@ let workerHome: string;
 const adminKeys: Record<string, string> = {};
 let listener: net.Server;
 let listenerConnections = 0;
+/** The lab's relay to the internet, when its resolver answers with a documentation address (test/support/lab-internet.ts). */
+let internet: string[] = [];
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
 const firstUser = (req: ChatRequest) => JSON.stringify(req.messages.find((m) => m.role === 'user')?.content ?? '');
@@ -92,6 +95,7 @@ function workerEnv(): Record<string, string> {
     DOCENT_SANDBOX_MAX_FILE_MB: '8',
     DOCENT_SANDBOX_MAX_DISK_MB: '48',
     DOCENT_SANDBOX_MEMORY_MB: '512',
+    ...(internet.length > 0 ? { DOCENT_SANDBOX_EGRESS_ALLOW: internet.join(',') } : {}),
   };
 }
 
@@ -169,6 +173,7 @@ async function sandboxProcesses(): Promise<string[]> {
 }
 
 beforeAll(async () => {
+  internet = await labInternetAllow();
   outside = await mkdtemp(path.join(os.tmpdir(), 'docent-outside-'));
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   workerHome = await hostileHome();

@@ -99,6 +99,7 @@ describe('loadConfig', () => {
     for (const [name, value] of [
       ['DOCENT_ALLOW_PRIVATE_NETWORKS', '10.0.0.0'],
       ['DOCENT_ALLOW_PRIVATE_NETWORKS', '10.0.0.0/33'],
+      ['DOCENT_ALLOW_PRIVATE_NETWORKS', '::ffff:10.0.0.0/95'],
       ['DOCENT_SANDBOX_USER', '0:0'],
       ['DOCENT_SANDBOX_READ_ONLY_PATHS', 'opt/node'],
       ['DOCENT_SANDBOX', 'docker'],

@@ -1,6 +1,6 @@
 // The operator's DOCENT_SANDBOX_EGRESS_ALLOW entries and a project's --allow-host patterns, parsed and matched.
-import { BlockList, isIP } from 'node:net';
-import { canonical } from '../../net/outbound';
+import { isIP } from 'node:net';
+import { AddressSet, parseNetwork } from '../../net/addresses';
 
 /** One private endpoint sandboxes may reach: a host name or a network, on one port. */
 export type EgressAllowRule = { kind: 'host'; host: string; port: number } | { kind: 'network'; cidr: string; port: number };
@@ -18,7 +18,9 @@ export function parseEgressAllowRule(entry: string): EgressAllowRule {
   if (family !== 0) {
     const max = family === 4 ? 32 : 128;
     const prefix = bits === undefined ? max : Number(bits);
-    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || bits === '') throw new TypeError(`${JSON.stringify(entry)} has a bad prefix length`);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max || bits === '' || !parseNetwork(`${address}/${prefix}`)) {
+      throw new TypeError(`${JSON.stringify(entry)} has a bad prefix length`);
+    }
     return { kind: 'network', cidr: `${address}/${prefix}`, port };
   }
   if (bits !== undefined || !HOST_NAME.test(target)) throw new TypeError(`${JSON.stringify(entry)} is not host:port or CIDR:port`);
@@ -28,7 +30,7 @@ export function parseEgressAllowRule(entry: string): EgressAllowRule {
 /** Matches (host name, port) and (address, port) against the operator's rules. */
 export class OperatorAllowList {
   private readonly hosts = new Set<string>();
-  private readonly networks = new Map<number, BlockList>();
+  private readonly networks = new Map<number, AddressSet>();
 
   constructor(rules: readonly EgressAllowRule[]) {
     for (const r of rules) {
@@ -36,9 +38,8 @@ export class OperatorAllowList {
         this.hosts.add(`${r.host}:${r.port}`);
         continue;
       }
-      const [net, bits] = r.cidr.split('/');
-      const list = this.networks.get(r.port) ?? new BlockList();
-      list.addSubnet(net!, Number(bits), isIP(net!) === 6 ? 'ipv6' : 'ipv4');
+      const list = this.networks.get(r.port) ?? new AddressSet();
+      list.add(r.cidr);
       this.networks.set(r.port, list);
     }
   }
@@ -48,11 +49,31 @@ export class OperatorAllowList {
   }
 
   allowsAddress(address: string, port: number): boolean {
-    const list = this.networks.get(port);
-    if (!list) return false;
-    const a = canonical(address);
-    return list.check(a.address, a.family) || (a.family === 'ipv4' && list.check(`::ffff:${a.address}`, 'ipv6'));
+    return this.networks.get(port)?.has(address) ?? false;
   }
+}
+
+/** An operator-listed endpoint on the worker's own loopback, which the sandbox reaches at the same address and port. */
+export interface LoopbackEndpoint {
+  /** What the relay asks the proxy for: `127.0.0.1`, or `localhost` for a rule that names it. */
+  host: string;
+  port: number;
+}
+
+/**
+ * The rules that name 127.0.0.1 (or localhost) on a port: inside the sandbox those would otherwise reach its own
+ * loopback. Ports below 1024 are left out: the sandbox's user may not listen on them (it reaches them through the
+ * proxy explicitly, `curl --noproxy ''`).
+ */
+export function loopbackEndpoints(rules: readonly EgressAllowRule[]): LoopbackEndpoint[] {
+  const byPort = new Map<number, LoopbackEndpoint>();
+  for (const r of rules) {
+    if (r.port < 1024) continue;
+    if (r.kind === 'host' ? r.host === 'localhost' : new AddressSet([r.cidr]).has('127.0.0.1')) {
+      if (!byPort.has(r.port)) byPort.set(r.port, { host: r.kind === 'host' ? r.host : '127.0.0.1', port: r.port });
+    }
+  }
+  return [...byPort.values()];
 }
 
 const PATTERN = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;

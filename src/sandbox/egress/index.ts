@@ -4,12 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { HOST_PATH } from '../bwrap-args';
 import { unavailable } from '../errors';
-import type { EgressAllowRule } from './allow-rules';
+import { loopbackEndpoints, type EgressAllowRule, type LoopbackEndpoint } from './allow-rules';
 import { EgressPolicy } from './policy';
 import { startEgressProxy } from './proxy';
 import { EgressRecorder, type EgressSink } from './recorder';
+import { RELAY_PORT } from './relay';
 
-export { isAllowHostPattern, parseEgressAllowRule, type EgressAllowRule } from './allow-rules';
+export { isAllowHostPattern, loopbackEndpoints, parseEgressAllowRule, type EgressAllowRule, type LoopbackEndpoint } from './allow-rules';
 export { EgressPolicy } from './policy';
 export { startEgressProxy, type EgressRecord } from './proxy';
 export { EgressRecorder, EGRESS_EVENTS_PER_TURN, type EgressSink } from './recorder';
@@ -24,6 +25,8 @@ export interface TurnEgressOptions {
 
 export interface TurnEgress {
   socketPath: string;
+  /** The operator-listed endpoints on the worker's loopback, for the sandbox to relay (SandboxSpec.egressLoopback). */
+  loopback: LoopbackEndpoint[];
   /** Stops the proxy and writes the last events. */
   close(): Promise<void>;
 }
@@ -52,6 +55,7 @@ export async function startTurnEgress(opts: TurnEgressOptions): Promise<TurnEgre
     const proxy = await startEgressProxy(path.join(dir, 'proxy.sock'), new EgressPolicy({ operatorAllow: opts.operatorAllow, allowHosts: opts.allowHosts }), (r) => recorder.record(r));
     return {
       socketPath: proxy.socketPath,
+      loopback: loopbackEndpoints(opts.operatorAllow).filter((e) => e.port !== RELAY_PORT),
       async close() {
         await proxy.close();
         await recorder.flush();

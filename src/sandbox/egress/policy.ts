@@ -1,8 +1,7 @@
 // Decides where a sandboxed command may connect through the egress proxy, and to which address exactly.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import os from 'node:os';
-import { canonical, describeAddress, isNonPublic } from '../../net/outbound';
+import { AddressSet, HostNetwork, nonPublicReason } from '../../net/addresses';
 import { hostMatches, OperatorAllowList, type EgressAllowRule } from './allow-rules';
 
 export type EgressDecision = { allowed: true; addresses: string[] } | { allowed: false; reason: string };
@@ -16,22 +15,14 @@ export interface EgressPolicyOptions {
 
 const OPERATOR_SETTING = 'DOCENT_SANDBOX_EGRESS_ALLOW';
 /** Cloud metadata endpoints, named so a refusal says what was tried (their ranges are non-public anyway). */
-const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254']);
+const METADATA = new AddressSet(['169.254.169.254', 'fd00:ec2::254']);
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/;
 
-/** The addresses of this machine's own interfaces: a public one (eth0) still reaches every service bound to 0.0.0.0. */
-function hostAddresses(): Set<string> {
-  const out = new Set<string>();
-  for (const list of Object.values(os.networkInterfaces())) for (const i of list ?? []) out.add(canonical(i.address.replace(/%.*$/, '')).address);
-  return out;
-}
-
-function refusalFor(address: string, own: Set<string>): string | undefined {
-  const a = canonical(address).address;
-  if (METADATA.has(a)) return `${address} is a cloud metadata address`;
-  if (isNonPublic(address)) return `${describeAddress(address)} is not public`;
-  if (own.has(a)) return `${address} is an address of the worker's own machine`;
-  return undefined;
+/** Why the sandbox may not reach `address`: src/net/addresses.ts's rules, which cover the worker's own machine and subnets. */
+function refusalFor(address: string, here: HostNetwork): string | undefined {
+  if (METADATA.has(address)) return `${address} is a cloud metadata address`;
+  const why = nonPublicReason(address, here);
+  return why && `${why} is not public`;
 }
 
 export class EgressPolicy {
@@ -58,11 +49,11 @@ export class EgressPolicy {
     }
     if (addresses.length === 0) return { allowed: false, reason: `${host} does not resolve` };
     if (this.operator.allowsHost(host, port)) return { allowed: true, addresses };
-    const own = hostAddresses();
+    const here = HostNetwork.current();
     for (const address of addresses) {
       if (this.operator.allowsAddress(address, port)) continue;
       // One refused answer refuses the host: a name that mixes public and private answers is a rebinding attempt.
-      const why = refusalFor(address, own);
+      const why = refusalFor(address, here);
       if (why) return { allowed: false, reason: `${host}:${port} refused: ${why}; an operator can allow a private endpoint with ${OPERATOR_SETTING}` };
     }
     return { allowed: true, addresses };

@@ -56,6 +56,26 @@ function parseAuthority(authority: string): { host: string; port: number } | und
   return m ? { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) } : undefined;
 }
 
+/**
+ * Why the request's Host header does not name the URL's host (port-normalised, case-insensitive), or undefined when
+ * it does or is absent. A server behind a shared address (a CDN) routes by Host, so a different one would reach a
+ * site the policy never checked.
+ */
+export function hostHeaderMismatch(req: http.IncomingMessage, url: URL): string | undefined {
+  const sent: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') sent.push(req.rawHeaders[i + 1]!);
+  if (sent.length === 0) return undefined;
+  if (sent.length > 1) return 'the request has more than one Host header';
+  let named: string | undefined;
+  try {
+    // No userinfo, path or query smuggled in: `new URL` would read `a@b` as host b.
+    named = /^[^@/?#\\\s]+$/.test(sent[0]!) ? new URL(`http://${sent[0]}`).host : undefined;
+  } catch {
+    named = undefined;
+  }
+  return named === url.host ? undefined : `the Host header (${JSON.stringify(sent[0]!.slice(0, 100))}) is not the URL's host (${url.host}); the proxy forwards only the host it checked`;
+}
+
 /** Listens on `socketPath` (mode 0666: the sandbox's uid connects; its directory guards it) until close(). */
 export async function startEgressProxy(socketPath: string, policy: EgressPolicy, onRecord: (r: EgressRecord) => void): Promise<EgressProxy> {
   const open = new Set<net.Socket>();
@@ -128,6 +148,8 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       res.end(refusalText(reason));
     };
     if (url?.protocol !== 'http:') return refuse(403, 'only absolute http:// URLs (or CONNECT for https) go through this proxy');
+    const mismatch = hostHeaderMismatch(req, url);
+    if (mismatch) return refuse(403, mismatch);
     req.on('error', () => res.destroy());
     (async () => {
       const decision = await policy.decide(base.host, port);
@@ -142,6 +164,8 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       const address = socket.remoteAddress;
       const headers: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = v;
+      // An HTTP/1.0 client may send none; the upstream then hears the host that was checked.
+      headers.host ??= url.host;
       let bytesOut = 0;
       let bytesIn = 0;
       let recorded = false;
