@@ -327,7 +327,7 @@ export class AgentJobService {
     if (awaitsApproval(current)) return this.revisePlan(current, prompt, imageInput);
     if (writesPlan(current)) throw new AppError('failed_precondition', 'the agent is writing its plan; send your message once the plan is ready (the plan.ready event)');
     // A model the operator has since taken out of the catalog takes no images here.
-    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
+    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
     const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
     const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
