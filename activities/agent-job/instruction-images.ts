@@ -24,7 +24,7 @@ function refused(message: string): never {
 export type ImageModel = Pick<CatalogModel, 'name' | 'provider' | 'imageLimits'>;
 
 /** GETs the URL at an address checked beforehand (no second DNS answer, no redirects), reading at most `maxBytes`. */
-function download(url: URL, address: string, signal: AbortSignal, maxBytes: number): Promise<Buffer> {
+function download(url: URL, address: string, signal: AbortSignal, maxBytes: number, tooLarge: string): Promise<Buffer> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.get(
@@ -50,7 +50,7 @@ function download(url: URL, address: string, signal: AbortSignal, maxBytes: numb
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
-            req.destroy(new OutboundRefused(`it is larger than ${sizeText(maxBytes)}`));
+            req.destroy(new OutboundRefused(tooLarge));
             return;
           }
           chunks.push(chunk);
@@ -73,8 +73,7 @@ async function fetchImage(deps: ImageDeps, raw: string, signal: AbortSignal, mod
   let bytes: Buffer;
   try {
     const [address] = await deps.guard.check(url);
-    // One byte past the model's limit is enough to know the image is too large for it.
-    bytes = await download(url, address!, signal, maxBytes + 1);
+    bytes = await download(url, address!, signal, maxBytes, `it is larger than ${sizeText(maxBytes)}, the most ${model.name} (${model.provider}) takes per image`);
   } catch (err) {
     if (signal.aborted) throw err;
     if (err instanceof OutboundRefused) refused(`the image ${shown(url)} is refused: ${err.message}`);

@@ -13,6 +13,7 @@ const errorCodes = [
   'permission_denied',
   'not_found',
   'already_exists',
+  'aborted',
   'resource_exhausted',
   'unimplemented',
   'unavailable',

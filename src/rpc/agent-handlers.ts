@@ -60,7 +60,7 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       return { job: jobToMessage(await jobs.stopJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async approveAgentJobPlan(req, ctx) {
-      return { job: jobToMessage(await jobs.approvePlan(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
+      return { job: jobToMessage(await jobs.approvePlan(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, revision: req.revision })) };
     },
     async retryAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };

@@ -367,7 +367,10 @@ describe('images with an instruction', () => {
     it("an image URL over the model's limit fails the turn naming the limit, before the model is asked", async () => {
       const created = await (await create({ prompt: 'fetch the big one', model: 'scripted-claude', images: [{ url: `${imageUrl}/big.png` }] })).json();
       const job = await waitForJob(created.id);
-      expect(job.error).toMatchObject({ code: 'image_refused', message: expect.stringContaining('scripted-claude (anthropic) takes at most 3.75 MB') });
+      expect(job.error).toEqual({
+        code: 'image_refused',
+        message: `the image ${imageUrl}/big.png is refused: it is larger than 3.75 MB (3932160 bytes), the most scripted-claude (anthropic) takes per image`,
+      });
       expect(asked('fetch the big one')).toEqual([]);
     });
   });
