@@ -78,7 +78,16 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     },
     async listAgentModels(req, ctx) {
       const models = await jobs.listModels(callerOf(ctx), { projectId: req.projectId });
-      return { models: models.map((m) => ({ id: m.id, provider: m.provider, isDefault: m.default, images: m.images, prices: m.prices ?? undefined })) };
+      return {
+        models: models.map((m) => ({
+          id: m.id,
+          provider: m.provider,
+          isDefault: m.default,
+          images: m.images,
+          prices: m.prices ?? undefined,
+          imageLimits: m.imageLimits ? { ...m.imageLimits, mimeTypes: [...m.imageLimits.mimeTypes] } : undefined,
+        })),
+      };
     },
     async getAgentJobDiff(req, ctx) {
       const { turn } = parseInput(diffQuery, { turn: req.turn });

@@ -157,6 +157,7 @@ describe('the model catalog', () => {
       ['scripted-claude', false, true],
       ['scripted-gpt', false, true],
     ]);
+    expect(listed.models.find((m) => m.id === 'scripted-claude')?.imageLimits).toMatchObject({ maxBytes: anthropicMaxBytes, maxImages: 5, mimeTypes: allTypes });
   });
 
   it('a create naming a model outside the catalog gets 400 and starts nothing', async () => {
