@@ -4,8 +4,7 @@ import { isIP } from 'node:net';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ImagePart } from 'ai';
 import { sniffImage, type JobImageStore } from '../../src/jobs/job-images';
-import { imageLimitsOf, imageRefusal, sizeText } from '../../src/llm/image-limits';
-import type { CatalogModel } from '../../src/llm/model-catalog';
+import { imageLimitsOf, imageRefusal, sizeText, type ImageModel } from '../../src/llm/image-limits';
 import { OutboundRefused, type OutboundGuard } from '../../src/net/outbound';
 import type { InstructionImage } from '../../workflows/agent-job-contract';
 
@@ -19,9 +18,6 @@ const fetchTimeoutMs = 20_000;
 function refused(message: string): never {
   throw ApplicationFailure.create({ type: 'ImageRefused', message, nonRetryable: true });
 }
-
-/** The model the images go to: its provider's limits decide what a fetched image may be. */
-export type ImageModel = Pick<CatalogModel, 'name' | 'provider' | 'imageLimits'>;
 
 /** GETs the URL at an address checked beforehand (no second DNS answer, no redirects), reading at most `maxBytes`. */
 function download(url: URL, address: string, signal: AbortSignal, maxBytes: number, tooLarge: string): Promise<Buffer> {

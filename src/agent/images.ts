@@ -1,7 +1,6 @@
 import { AppError } from '../errors';
 import { imageMimeTypes, sniffImage, type ImageMimeType } from '../jobs/job-images';
-import { imageLimitsOf, imageRefusal } from '../llm/image-limits';
-import type { CatalogModel } from '../llm/model-catalog';
+import { imageLimitsOf, imageRefusal, type ImageModel as LimitedModel } from '../llm/image-limits';
 
 /** An image as a create or follow-up gives it, REST (base64 decoded) and Connect alike. */
 export type ImageInput = { mimeType?: string; data: Uint8Array } | { url: string };
@@ -9,8 +8,8 @@ export type ImageInput = { mimeType?: string; data: Uint8Array } | { url: string
 /** An image ready to store: bytes whose type was checked by content, or a URL for the worker to fetch. */
 export type CheckedImage = { mimeType: ImageMimeType; data: Uint8Array } | { url: string };
 
-/** The model an instruction's images go to, as its catalog entry describes it. */
-export type ImageModel = Pick<CatalogModel, 'name' | 'provider' | 'images' | 'imageLimits'>;
+/** The model an instruction's images go to: its limits, and whether it takes images at all. */
+export type ImageModel = LimitedModel & { images: boolean };
 
 const bad = (i: number, message: string) => new AppError('invalid_argument', `images[${i}]: ${message}`);
 
@@ -31,7 +30,7 @@ function checkBytes(i: number, declared: string | undefined, data: Uint8Array, m
 }
 
 /**
- * Checks an instruction's images for the model that will see them, against its provider's limits (src/llm/model-catalog.ts):
+ * Checks an instruction's images for the model that will see them, against its provider's limits (src/llm/image-limits.ts):
  * how many, how large and which types (PNG, JPEG, WebP or GIF by their magic bytes; the declared type must agree),
  * and a model whose catalog entry takes images. A URL's image is checked the same way once the worker fetched it.
  */

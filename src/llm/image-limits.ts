@@ -19,6 +19,9 @@ export const providerImageLimits: Record<ModelProvider, ImageLimits> = {
   'openai-compatible': { maxBytes: maxImageBytes, maxImages, mimeTypes: imageMimeTypes },
 };
 
+/** The model images go to, as its catalog entry describes it. */
+export type ImageModel = Pick<CatalogModel, 'name' | 'provider' | 'imageLimits'>;
+
 /** What a model takes: its entry's limits over its provider's, never past docent's own. */
 export function imageLimitsOf(m: Pick<CatalogModel, 'provider' | 'imageLimits'>): ImageLimits {
   const limits = { ...providerImageLimits[m.provider], ...m.imageLimits };
@@ -32,7 +35,7 @@ export const sizeText = (bytes: number) => `${Number((bytes / 1024 / 1024).toFix
 const providerWording = (m: Pick<CatalogModel, 'provider'>) => (m.provider === 'anthropic' ? '; Anthropic counts 5 MB of base64' : '');
 
 /** Why an image of `bytes` bytes and type `type` is too much for the model, or null when it takes it. */
-export function imageRefusal(model: Pick<CatalogModel, 'name' | 'provider' | 'imageLimits'>, bytes: number, type: ImageMimeType): string | null {
+export function imageRefusal(model: ImageModel, bytes: number, type: ImageMimeType): string | null {
   const limits = imageLimitsOf(model);
   const who = `${model.name} (${model.provider})`;
   if (!limits.mimeTypes.includes(type)) return `${who} takes ${limits.mimeTypes.join(', ')}, not ${type}`;
