@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'permission_denied'
   | 'not_found'
   | 'already_exists'
+  | 'aborted'
   | 'resource_exhausted'
   | 'unimplemented'
   | 'unavailable'
@@ -19,6 +20,8 @@ const httpStatusOf: Record<ErrorCode, number> = {
   permission_denied: 403,
   not_found: 404,
   already_exists: 409,
+  // A concurrency conflict: what the client read has changed since (a plan approved at a revision no longer current).
+  aborted: 409,
   resource_exhausted: 429,
   unimplemented: 501,
   unavailable: 503,

@@ -4,7 +4,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { generateText, stepCountIs, type ModelMessage } from 'ai';
 import type { SimpleGit } from 'simple-git';
 import type { SandboxConfig } from '../../src/config';
-import type { CatalogModel } from '../../src/llm/model-catalog';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
@@ -149,7 +149,7 @@ export function createAgentActivities(deps: AgentDeps) {
       const beat = setInterval(() => ctx.heartbeat({ steps }), 1000);
       try {
         // Before setup: an image that cannot be had fails the turn before anything runs.
-        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal);
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, signal, catalogEntry(deps.models, input.model));
         // Code the model wrote (a follow-up turn's start) gets no secrets unless the operator said so for the project.
         const hasSecrets = Object.keys(secrets.env).length > 0;
         const giveSecrets = hasSecrets && (ownerCode || project.secretsForAgentCode === true);

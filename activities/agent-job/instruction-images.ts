@@ -3,7 +3,8 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ImagePart } from 'ai';
-import { maxImageBytes, sniffImage, type JobImageStore } from '../../src/jobs/job-images';
+import { sniffImage, type JobImageStore } from '../../src/jobs/job-images';
+import { imageLimitsOf, imageRefusal, sizeText, type ImageModel } from '../../src/llm/image-limits';
 import { OutboundRefused, type OutboundGuard } from '../../src/net/outbound';
 import type { InstructionImage } from '../../workflows/agent-job-contract';
 
@@ -18,8 +19,8 @@ function refused(message: string): never {
   throw ApplicationFailure.create({ type: 'ImageRefused', message, nonRetryable: true });
 }
 
-/** GETs the URL at an address checked beforehand (no second DNS answer, no redirects), reading at most `maxImageBytes`. */
-function download(url: URL, address: string, signal: AbortSignal): Promise<Buffer> {
+/** GETs the URL at an address checked beforehand (no second DNS answer, no redirects), reading at most `maxBytes`. */
+function download(url: URL, address: string, signal: AbortSignal, maxBytes: number, tooLarge: string): Promise<Buffer> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.get(
@@ -44,8 +45,8 @@ function download(url: URL, address: string, signal: AbortSignal): Promise<Buffe
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > maxImageBytes) {
-            req.destroy(new OutboundRefused(`the image at ${url.host} is larger than ${maxImageBytes / 1024 / 1024} MB`));
+          if (size > maxBytes) {
+            req.destroy(new OutboundRefused(tooLarge));
             return;
           }
           chunks.push(chunk);
@@ -62,12 +63,13 @@ function download(url: URL, address: string, signal: AbortSignal): Promise<Buffe
 /** Names a URL in messages without its query, which may hold a signature. */
 const shown = (url: URL) => `${url.origin}${url.pathname}`;
 
-async function fetchImage(deps: ImageDeps, raw: string, signal: AbortSignal): Promise<ImagePart> {
+async function fetchImage(deps: ImageDeps, raw: string, signal: AbortSignal, model: ImageModel): Promise<ImagePart> {
   const url = new URL(raw);
+  const { maxBytes } = imageLimitsOf(model);
   let bytes: Buffer;
   try {
     const [address] = await deps.guard.check(url);
-    bytes = await download(url, address!, signal);
+    bytes = await download(url, address!, signal, maxBytes, `it is larger than ${sizeText(maxBytes)}, the most ${model.name} (${model.provider}) takes per image`);
   } catch (err) {
     if (signal.aborted) throw err;
     if (err instanceof OutboundRefused) refused(`the image ${shown(url)} is refused: ${err.message}`);
@@ -76,17 +78,20 @@ async function fetchImage(deps: ImageDeps, raw: string, signal: AbortSignal): Pr
   }
   const type = sniffImage(bytes);
   if (!type) refused(`the image ${shown(url)} is not a PNG, JPEG, WebP or GIF image`);
+  const refusal = imageRefusal(model, bytes.length, type);
+  if (refusal) refused(`the image ${shown(url)} is refused: ${refusal}`);
   return { type: 'image', image: new Uint8Array(bytes), mediaType: type };
 }
 
 /** The instruction's images as image parts of the user message: stored ones read by hash, URLs fetched here. */
-export async function instructionImageParts(deps: ImageDeps | undefined, images: InstructionImage[] | undefined, signal: AbortSignal): Promise<ImagePart[]> {
+export async function instructionImageParts(deps: ImageDeps | undefined, images: InstructionImage[] | undefined, signal: AbortSignal, model: ImageModel | undefined): Promise<ImagePart[]> {
   if (!images?.length) return [];
   if (!deps) refused('this worker cannot read images');
+  if (!model) refused("the job's model is not in this worker's model catalog (DOCENT_MODELS)");
   const parts: ImagePart[] = [];
   for (const image of images) {
     if ('url' in image) {
-      parts.push(await fetchImage(deps, image.url, signal));
+      parts.push(await fetchImage(deps, image.url, signal, model));
       continue;
     }
     const stored = await deps.images.get(image.sha256);

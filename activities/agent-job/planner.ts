@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { generateText, stepCountIs, type ModelMessage, type UserModelMessage } from 'ai';
-import type { CatalogModel } from '../../src/llm/model-catalog';
+import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import type { PlanChangeInput, PlanChangeResult } from '../../workflows/agent-job-contract';
 import { checkoutClean, workspacePath, type GitDeps } from './git';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
@@ -53,7 +53,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, 1, input.revision);
       const beat = setInterval(() => ctx.heartbeat(), 1000);
       try {
-        const pictures = await instructionImageParts(deps.images, input.instruction.images, ctx.cancellationSignal);
+        const pictures = await instructionImageParts(deps.images, input.instruction.images, ctx.cancellationSignal, catalogEntry(deps.models, input.model));
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`].join('\n\n');
         const result = await generateText({

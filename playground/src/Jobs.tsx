@@ -166,7 +166,7 @@ export function Jobs({ settings }: { settings: Settings }) {
                 <strong>Plan {job.planRevision}</strong> {job.awaitingApproval ? '(awaiting your approval; a message asks for another plan)' : ''}
               </p>
               <Markdown text={job.plan} />
-              <button type="button" disabled={!job.awaitingApproval} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/approve`))}>
+              <button type="button" disabled={!job.awaitingApproval} onClick={() => void act(() => agentCall(settings, 'POST', `${jobPath}/approve`, { revision: job.planRevision }))}>
                 Approve plan
               </button>
             </div>

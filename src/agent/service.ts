@@ -8,6 +8,7 @@ import { AppError } from '../errors';
 import { missingModelSetting } from '../llm/model';
 import { catalogEntry, publicModel } from '../llm/model-catalog';
 import { checkImages, type ImageInput } from './images';
+import { approvedRevision } from './plan-revision';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
@@ -327,7 +328,7 @@ export class AgentJobService {
     if (awaitsApproval(current)) return this.revisePlan(current, prompt, imageInput);
     if (writesPlan(current)) throw new AppError('failed_precondition', 'the agent is writing its plan; send your message once the plan is ready (the plan.ready event)');
     // A model the operator has since taken out of the catalog takes no images here.
-    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, images: false };
+    const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
     const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
     const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
@@ -363,13 +364,18 @@ export class AgentJobService {
     return { job, limitHeaders: admission.headers };
   }
 
-  /** Approves the plan the job awaits: its workflow takes the approval (an update, so a plan nobody awaits is refused), then the job shows it. */
-  async approvePlan(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
+  /**
+   * Approves the plan revision the client read: its workflow takes the approval (an update, so a plan nobody awaits,
+   * or a revision it no longer awaits, is refused), then the job shows it. Another revision since is `aborted` (409).
+   */
+  async approvePlan(caller: Caller, input: { projectId: string; jobId: string; revision?: number }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
     const job = await this.mustGet(input.projectId, input.jobId);
     if (!awaitsApproval(job)) throw new AppError('failed_precondition', `the job awaits no plan approval (${this.planState(job)})`);
+    const read = approvedRevision(job.planRevision ?? 1, input.revision);
+    // The workflow checks the revision again: it refuses one it no longer awaits (a revision asked meanwhile).
     const { revision } = await this.updatePlan(job, () =>
-      this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: job.planRevision ?? 0 }] }),
+      this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }),
     );
     await this.d.ledger.approvePlan(job._id, job.turn, revision);
     return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;

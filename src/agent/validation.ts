@@ -54,6 +54,8 @@ export const createJobBody = z.strictObject({
 export type CreateJob = z.infer<typeof createJobBody>;
 
 export const sendMessageBody = z.strictObject({ prompt, images: images.optional() });
+/** An approval names the plan revision the client read (the job's `planRevision`); src/agent/plan-revision.ts says what none (or no body) means. */
+export const approvePlanBody = z.strictObject({ revision: z.number().int().min(1).max(1_000_000).optional() }).nullish();
 
 export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1-255 visible ASCII characters');
 

@@ -140,7 +140,7 @@ export const declared = {
     catalog: setting(
       'DOCENT_MODELS',
       json.pipe(modelCatalogSchema).optional(),
-      'JSON list of the models jobs may choose, the first the default (docs/agent-jobs.md, "Models"); not together with DOCENT_MODEL_PROVIDER and DOCENT_MODEL',
+      'JSON list of the models jobs may choose, the first the default (docs/agent-jobs.md, "Models"); an entry may state its provider’s `imageLimits`; not together with DOCENT_MODEL_PROVIDER and DOCENT_MODEL',
     ),
     prices: setting(
       'DOCENT_MODEL_PRICES',

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { imageMimeTypes } from '../jobs/job-images';
+import { imageLimitsOf, type ImageLimits } from './image-limits';
 import type { PriceTable } from '../jobs/prices';
 
 export const modelProviders = ['openai', 'anthropic', 'openai-compatible'] as const;
@@ -16,6 +18,8 @@ export interface CatalogModel {
   prices?: { input: number; output: number };
   /** Whether the model takes image parts in a user message. */
   images: boolean;
+  /** What the provider takes of images, where the operator states it; the rest comes from `providerImageLimits`. */
+  imageLimits?: Partial<ImageLimits>;
 }
 
 const entrySchema = z.strictObject({
@@ -28,6 +32,14 @@ const entrySchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   prices: z.strictObject({ input: z.number().min(0), output: z.number().min(0) }).optional(),
   images: z.boolean().default(false),
+  // The provider's limits where they differ from its defaults (providerImageLimits), e.g. a proxy in front of it.
+  imageLimits: z
+    .strictObject({
+      maxBytes: z.number().int().min(1).optional(),
+      maxImages: z.number().int().min(1).optional(),
+      mimeTypes: z.array(z.enum(imageMimeTypes)).min(1).optional(),
+    })
+    .optional(),
 });
 
 /** DOCENT_MODELS: a JSON array of entries, the first the default, each name once. */
@@ -50,5 +62,5 @@ export function catalogPrices(catalog: readonly CatalogModel[], legacy: PriceTab
 
 /** What GET /v2/agent/{projectId}/models shows of an entry: never its endpoint or key. */
 export function publicModel(m: CatalogModel, isDefault: boolean) {
-  return { id: m.name, provider: m.provider, default: isDefault, images: m.images, prices: m.prices ?? null };
+  return { id: m.name, provider: m.provider, default: isDefault, images: m.images, imageLimits: m.images ? imageLimitsOf(m) : null, prices: m.prices ?? null };
 }

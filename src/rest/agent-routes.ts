@@ -1,5 +1,5 @@
 import { jobToJson } from '../jobs/job';
-import { createJobBody, diffQuery, eventsQuery, idempotencyKey, maxInstructionBodyBytes, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
+import { approvePlanBody, createJobBody, diffQuery, eventsQuery, idempotencyKey, maxInstructionBodyBytes, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { parseInput } from '../validate';
@@ -113,12 +113,14 @@ export function agentRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/v2/agent/{projectId}/job/{jobId}/approve',
-      summary: 'Approve the plan a job created with requirePlanApproval awaits: the agent then edits, following it (400 failed_precondition when no plan awaits)',
+      summary:
+        'Approve the plan revision the client read ({"revision": planRevision}) of a job created with requirePlanApproval: the agent then edits, following it (409 aborted when another revision came since; 400 failed_precondition when no plan awaits)',
       auth: 'admin',
       cors,
+      body: approvePlanBody,
       responses: theJob,
       handler: async (req) => {
-        const job = await jobs.approvePlan(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
+        const job = await jobs.approvePlan(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, revision: req.body?.revision });
         return { status: 200, body: jobToJson(job) };
       },
     }),

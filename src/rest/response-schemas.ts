@@ -13,6 +13,7 @@ const errorCodes = [
   'permission_denied',
   'not_found',
   'already_exists',
+  'aborted',
   'resource_exhausted',
   'unimplemented',
   'unavailable',
@@ -144,6 +145,14 @@ export const agentModelsBody = z
         provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
         default: z.boolean().describe('Used when a create names no model'),
         images: z.boolean().describe('Takes images with an instruction'),
+        imageLimits: z
+          .object({
+            maxBytes: z.number().int().describe('Bytes of one image, before base64; larger ones are refused with 400'),
+            maxImages: z.number().int().describe('Images with one instruction'),
+            mimeTypes: z.array(z.string()).describe('Image types it takes'),
+          })
+          .nullable()
+          .describe("What the model's provider takes of images (never more than docent's own 10 MB and 5 images); null when it takes none"),
         prices: z.object({ input: z.number(), output: z.number() }).nullable().describe('USD per million tokens; null when the operator gave none'),
       }),
     ),

@@ -60,7 +60,7 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       return { job: jobToMessage(await jobs.stopJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async approveAgentJobPlan(req, ctx) {
-      return { job: jobToMessage(await jobs.approvePlan(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
+      return { job: jobToMessage(await jobs.approvePlan(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId, revision: req.revision })) };
     },
     async retryAgentJob(req, ctx) {
       return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
@@ -78,7 +78,16 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
     },
     async listAgentModels(req, ctx) {
       const models = await jobs.listModels(callerOf(ctx), { projectId: req.projectId });
-      return { models: models.map((m) => ({ id: m.id, provider: m.provider, isDefault: m.default, images: m.images, prices: m.prices ?? undefined })) };
+      return {
+        models: models.map((m) => ({
+          id: m.id,
+          provider: m.provider,
+          isDefault: m.default,
+          images: m.images,
+          prices: m.prices ?? undefined,
+          imageLimits: m.imageLimits ? { ...m.imageLimits, mimeTypes: [...m.imageLimits.mimeTypes] } : undefined,
+        })),
+      };
     },
     async getAgentJobDiff(req, ctx) {
       const { turn } = parseInput(diffQuery, { turn: req.turn });

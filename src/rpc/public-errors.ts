@@ -9,6 +9,7 @@ const connectCodeOf: Record<ErrorCode, Code> = {
   permission_denied: Code.PermissionDenied,
   not_found: Code.NotFound,
   already_exists: Code.AlreadyExists,
+  aborted: Code.Aborted,
   resource_exhausted: Code.ResourceExhausted,
   unimplemented: Code.Unimplemented,
   unavailable: Code.Unavailable,

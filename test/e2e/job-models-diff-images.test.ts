@@ -18,7 +18,8 @@ import { createWidgetsProject } from '../support/projects';
 
 // Issue 21 item 5 and issue 23 items 3-4 through the gateway over sockets, a worker process, real Temporal, MongoDB
 // and git over HTTP: the model catalog (the provider double serves two models and records which one each call asked
-// for), the diff of a two-turn job, and images with an instruction (the double checks image parts as OpenAI would).
+// for), the diff of a two-turn job, and images with an instruction (the double checks image parts as each API would:
+// chat completions, the Responses API and Anthropic Messages, each refusing an image over its own limit).
 
 const token = 'ghs_docenttesttoken0123456789';
 let git: GitServer;
@@ -35,6 +36,8 @@ const pngHeader = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 /** PNG magic and then noise: what docent checks is the magic, what the test checks is every byte reaching the model. */
 const png = (size: number) => Buffer.concat([pngHeader, randomBytes(size - pngHeader.length)]);
 const gif = Buffer.concat([Buffer.from('GIF89a'), randomBytes(64)]);
+/** Past Anthropic's limit, within OpenAI's and docent's own. */
+const bigPng = png(6 * 1024 * 1024);
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
 /** This turn's instruction, not the earlier ones a follow-up repeats. */
@@ -76,17 +79,24 @@ function script(req: ChatRequest): ScriptedTurn {
 const catalog = () => [
   { name: model.modelId, provider: 'openai-compatible', prices: { input: 1, output: 2 } },
   { name: 'scripted-large', provider: 'openai-compatible', images: true },
+  // The double speaks each provider's own API on these paths.
+  { name: 'scripted-claude', provider: 'anthropic', baseUrl: model.anthropicBaseUrl, images: true },
+  { name: 'scripted-gpt', provider: 'openai', baseUrl: model.openaiBaseUrl, images: true },
 ];
+const allTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+/** Anthropic's 5 MB of base64, as bytes. */
+const anthropicMaxBytes = (5 * 1024 * 1024 * 3) / 4;
 
 beforeAll(async () => {
   git = await startGitServer(token);
   github = await startGitHubDouble({ token, ...backedBy(git) });
-  model = await startScriptedModel(script, { otherModelIds: ['scripted-large'] });
+  model = await startScriptedModel(script, { otherModelIds: ['scripted-large', 'scripted-claude', 'scripted-gpt'] });
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   // A screenshot host on loopback, which the worker may reach only because the test allows that network.
   imageHost = http.createServer((req, res) => {
     if (req.url === '/shot.gif') res.writeHead(200, { 'content-type': 'image/gif' }).end(gif);
+    else if (req.url === '/big.png') res.writeHead(200, { 'content-type': 'image/png' }).end(bigPng);
     else res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
   });
   await new Promise<void>((r) => imageHost.listen(0, '127.0.0.1', r));
@@ -132,8 +142,10 @@ describe('the model catalog', () => {
     const text = await r.text();
     expect(JSON.parse(text)).toEqual({
       models: [
-        { id: model.modelId, provider: 'openai-compatible', default: true, images: false, prices: { input: 1, output: 2 } },
-        { id: 'scripted-large', provider: 'openai-compatible', default: false, images: true, prices: null },
+        { id: model.modelId, provider: 'openai-compatible', default: true, images: false, imageLimits: null, prices: { input: 1, output: 2 } },
+        { id: 'scripted-large', provider: 'openai-compatible', default: false, images: true, imageLimits: { maxBytes: 10 * 1024 * 1024, maxImages: 5, mimeTypes: allTypes }, prices: null },
+        { id: 'scripted-claude', provider: 'anthropic', default: false, images: true, imageLimits: { maxBytes: anthropicMaxBytes, maxImages: 5, mimeTypes: allTypes }, prices: null },
+        { id: 'scripted-gpt', provider: 'openai', default: false, images: true, imageLimits: { maxBytes: 10 * 1024 * 1024, maxImages: 5, mimeTypes: allTypes }, prices: null },
       ],
     });
     expect(text).not.toContain(model.apiKey);
@@ -142,7 +154,10 @@ describe('the model catalog', () => {
     expect(listed.models.map((m) => [m.id, m.isDefault, m.images])).toEqual([
       [model.modelId, true, false],
       ['scripted-large', false, true],
+      ['scripted-claude', false, true],
+      ['scripted-gpt', false, true],
     ]);
+    expect(listed.models.find((m) => m.id === 'scripted-claude')?.imageLimits).toMatchObject({ maxBytes: anthropicMaxBytes, maxImages: 5, mimeTypes: allTypes });
   });
 
   it('a create naming a model outside the catalog gets 400 and starts nothing', async () => {
@@ -286,7 +301,7 @@ describe('images with an instruction', () => {
     const before = (await (await api('GET', '/v2/agent/widgets/jobs?limit=100')).json()).jobs.length;
     await refusal({ images: [{ mimeType: 'image/png', data: Buffer.from('GIF89a-but-called-png').toString('base64') }] }, /images\[0\]: declared image\/png, but the bytes are image\/gif/);
     await refusal({ images: [{ mimeType: 'image/png', data: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64') }] }, /not a PNG, JPEG, WebP or GIF image/);
-    await refusal({ images: [{ mimeType: 'image/png', data: png(10 * 1024 * 1024 + 1).toString('base64') }] }, /larger than 10 MB/);
+    await refusal({ images: [{ mimeType: 'image/png', data: png(10 * 1024 * 1024 + 1).toString('base64') }] }, /scripted-large \(openai-compatible\) takes at most 10 MB \(10485760 bytes\) per image/);
     await refusal({ images: Array.from({ length: 6 }, () => ({ mimeType: 'image/gif', data: gif.toString('base64') })) }, /at most 5 images/);
     await refusal({ images: [{ url: 'file:///etc/passwd' }] }, /http\(s\) URL/);
     // The default model's catalog entry does not take images.
@@ -305,5 +320,59 @@ describe('images with an instruction', () => {
     const elsewhere = await api('POST', '/v2/agent/widgets/job/job_none/stop', large);
     expect(elsewhere.status).toBe(400);
     expect((await elsewhere.json()).error).toMatch(/request body is larger than/);
+  });
+
+  describe("each provider's own API and limits", () => {
+    const asked = (prompt: string) => model.requests.filter((q) => instruction(q).startsWith(prompt));
+
+    it("an image over Anthropic's limit is 400 for an anthropic model, naming the limit; the same image goes to an openai model through the Responses API", async () => {
+      const image = { mimeType: 'image/png', data: bigPng.toString('base64') };
+      const refused = await create({ prompt: 'too big for claude', model: 'scripted-claude', images: [image] });
+      expect(refused.status).toBe(400);
+      const answer = await refused.json();
+      expect(answer.code).toBe('invalid_argument');
+      expect(answer.error).toBe('images[0]: the image is 6 MB (6291456 bytes); scripted-claude (anthropic) takes at most 3.75 MB (3932160 bytes) per image; Anthropic counts 5 MB of base64');
+      const overConnect = await rpc()
+        .createAgentJob({ projectId: 'widgets', prompt: 'too big for claude', model: 'scripted-claude', images: [{ mimeType: 'image/png', source: { case: 'data', value: bigPng } }] }, asAdmin())
+        .catch((e: unknown) => e);
+      expect(ConnectError.from(overConnect).code).toBe(Code.InvalidArgument);
+      expect(ConnectError.from(overConnect).rawMessage).toContain('takes at most 3.75 MB');
+      expect(asked('too big for claude')).toEqual([]);
+
+      const taken = await create({ prompt: 'fine for gpt', model: 'scripted-gpt', images: [image] });
+      expect(taken.status).toBe(201);
+      expect((await waitForJob((await taken.json()).id)).status).toBe('completed');
+      const [first] = asked('fine for gpt');
+      expect(first?.api).toBe('responses');
+      expect(first?.imageParts).toEqual([expect.objectContaining({ type: 'input_image', image_url: `data:image/png;base64,${image.data}` })]);
+      expect(model.rejected).toEqual([]);
+    });
+
+    it('the largest image Anthropic takes reaches the Messages API as a base64 image block; a follow-up over the limit is 400', async () => {
+      const largest = png(anthropicMaxBytes);
+      const r = await create({ prompt: 'as large as claude takes', model: 'scripted-claude', images: [{ mimeType: 'image/png', data: largest.toString('base64') }] });
+      expect(r.status).toBe(201);
+      const jobId = (await r.json()).id;
+      expect((await waitForJob(jobId)).status).toBe('completed');
+      const [first] = asked('as large as claude takes');
+      expect(first?.api).toBe('messages');
+      expect(first?.imageParts).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: largest.toString('base64') } }]);
+      expect(model.rejected).toEqual([]);
+
+      const followUp = await api('POST', `/v2/agent/widgets/job/${jobId}/message`, { prompt: 'and this one', images: [{ mimeType: 'image/png', data: bigPng.toString('base64') }] });
+      expect(followUp.status).toBe(400);
+      expect(await followUp.json()).toEqual({ code: 'invalid_argument', error: expect.stringContaining('scripted-claude (anthropic) takes at most 3.75 MB') });
+      expect((await waitForJob(jobId)).turns).toHaveLength(1);
+    });
+
+    it("an image URL over the model's limit fails the turn naming the limit, before the model is asked", async () => {
+      const created = await (await create({ prompt: 'fetch the big one', model: 'scripted-claude', images: [{ url: `${imageUrl}/big.png` }] })).json();
+      const job = await waitForJob(created.id);
+      expect(job.error).toEqual({
+        code: 'image_refused',
+        message: `the image ${imageUrl}/big.png is refused: it is larger than 3.75 MB (3932160 bytes), the most scripted-claude (anthropic) takes per image`,
+      });
+      expect(asked('fetch the big one')).toEqual([]);
+    });
   });
 });

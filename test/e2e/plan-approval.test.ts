@@ -16,7 +16,8 @@ import { createWidgetsProject } from '../support/projects';
 
 // Issue 23 item 2 through the gateway over sockets, worker processes, real Temporal, MongoDB and git over HTTP: a job
 // created with requirePlanApproval plans with read-only tools, pushes nothing while its plan awaits approval (across
-// a worker restart), takes a message as feedback for a new plan, and edits with the approved plan once approved.
+// a worker restart), takes a message as feedback for a new plan, and edits with the approved plan once approved; an
+// approval names the revision it read, and one read before another revision came is refused (409 aborted).
 
 const token = 'ghs_docentplanapproval0123456789';
 // Webhook signing secrets are sealed with it.
@@ -156,8 +157,23 @@ describe('a plan job', () => {
       expect(receiver.received[1]).toMatchObject({ verified: true, body: { type: 'agent_job.plan_ready', data: { job: { id: jobId, plan: revisedPlan, planRevision: 2 } } } });
       expect(receiver.received[1]!.id).not.toBe(receiver.received[0]!.id);
 
-      // Approved through the typed client: the agent edits, following the approved plan.
-      const approved = await client().agent.approveAgentJobPlan({ projectId: 'widgets', jobId });
+      // An approval of the revision read before the second plan came is refused, over REST and Connect alike, and
+      // so is one naming no revision now that the plan was revised: the plan still awaits approval, nothing is edited.
+      const stale = await api('POST', `/v2/agent/widgets/job/${jobId}/approve`, { revision: 1 });
+      expect(stale.status).toBe(409);
+      expect(await stale.json()).toEqual({ code: 'aborted', error: expect.stringContaining('the plan is at revision 2, not 1') });
+      const staleRpc = await client()
+        .agent.approveAgentJobPlan({ projectId: 'widgets', jobId, revision: 1 })
+        .catch((e: unknown) => e);
+      expect(ConnectError.from(staleRpc).code).toBe(Code.Aborted);
+      const unnamed = await api('POST', `/v2/agent/widgets/job/${jobId}/approve`);
+      expect(unnamed.status).toBe(400);
+      expect(await unnamed.json()).toEqual({ code: 'invalid_argument', error: expect.stringContaining('the plan has been revised and is at revision 2') });
+      expect(await getJob(jobId)).toMatchObject({ status: 'active', awaitingApproval: true, planRevision: 2, plan: revisedPlan });
+      expect(model.requests.filter((r) => !planning(r))).toEqual([]);
+
+      // Approved through the typed client with the revision it read: the agent edits, following the approved plan.
+      const approved = await client().agent.approveAgentJobPlan({ projectId: 'widgets', jobId, revision: revised.planRevision });
       expect(approved.job).toMatchObject({ awaitingApproval: false, planRevision: 2, plan: revisedPlan });
       const done = await waitForJob(jobId, (j) => j.status !== 'active');
       expect(done).toMatchObject({ status: 'completed', turn: 1, awaitingApproval: false, prLink: expect.stringContaining('/pull/1') });
@@ -223,6 +239,15 @@ describe('a plan job', () => {
     expect(replanned).toMatchObject({ status: 'active', awaitingApproval: true, plan: firstPlan });
     expect(await branches()).not.toContain(`docent/${jobId}`);
     await api('POST', `/v2/agent/widgets/job/${jobId}/archive`);
+  }, 120_000);
+
+  it('an approval naming no revision (a client from before `revision`) approves a plan that was never revised', async () => {
+    const jobId = (await (await api('POST', '/v2/agent/widgets/job', { prompt: 'write NOTES.md for old clients', requirePlanApproval: true })).json()).id as string;
+    await waitForJob(jobId, (j) => j.awaitingApproval === true);
+    const approved = await api('POST', `/v2/agent/widgets/job/${jobId}/approve`);
+    expect(approved.status).toBe(200);
+    expect(await approved.json()).toMatchObject({ awaitingApproval: false, planRevision: 1 });
+    expect(await waitForJob(jobId, (j) => j.status !== 'active')).toMatchObject({ status: 'completed' });
   }, 120_000);
 
   it('a job created without requirePlanApproval has no plan to approve', async () => {

@@ -21,6 +21,55 @@ const toolName = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Output items this double has answered with, by id: a Responses request may refer back to them (`item_reference`). */
 const servedItems = new Map<string, Json>();
 
+/** The image types both APIs read, by the magic numbers of their bytes (as the APIs check a declared type). */
+function imageTypeOf(bytes: Buffer): string | null {
+  if (bytes.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex'))) return 'image/png';
+  if (bytes.subarray(0, 3).equals(Buffer.from('ffd8ff', 'hex'))) return 'image/jpeg';
+  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (/^GIF8[79]a/.test(bytes.subarray(0, 6).toString('latin1'))) return 'image/gif';
+  return null;
+}
+
+/** Base64 that decodes: megabytes are checked by a round trip, not a regular expression (whose backtracking would not fit the stack). */
+const isBase64 = (text: unknown): text is string => typeof text === 'string' && text.length > 0 && Buffer.from(text, 'base64').toString('base64') === text;
+
+// Anthropic refuses an image whose base64 is over 5 MB; OpenAI one over 20 MB, or over 50 MB of images in a request.
+export const anthropicMaxImageBase64 = 5 * 1024 * 1024;
+export const openAiMaxImageBytes = 20 * 1024 * 1024;
+const openAiMaxRequestImageBytes = 50 * 1024 * 1024;
+
+/** What the Responses API says of an `input_image` part, or null when it takes it; `bytes` adds up the request's images. */
+function responsesImageProblem(part: Json, where: string, bytes: { total: number }): string | null {
+  if (part.detail !== undefined && !['low', 'high', 'auto'].includes(part.detail)) return `Invalid value: '${String(part.detail)}' in ${where}.detail.`;
+  if (typeof part.file_id === 'string') return null;
+  const url = part.image_url;
+  if (typeof url !== 'string') return `Missing required parameter: '${where}.image_url'.`;
+  if (/^https:\/\//.test(url)) return null;
+  const head = /^data:(image\/(?:png|jpeg|webp|gif));base64,/.exec(url);
+  const data = head ? url.slice(head[0].length) : '';
+  if (!head || !isBase64(data)) return `Invalid '${where}.image_url': expected a base64 data URL of a PNG, JPEG, WebP or GIF image, or an https URL.`;
+  const decoded = Buffer.from(data, 'base64');
+  if (imageTypeOf(decoded) === null) return `Invalid '${where}.image_url': the image data is not a supported image format.`;
+  if (decoded.length > openAiMaxImageBytes) return `Invalid '${where}.image_url': image of ${decoded.length} bytes exceeds the ${openAiMaxImageBytes} byte limit per image.`;
+  bytes.total += decoded.length;
+  if (bytes.total > openAiMaxRequestImageBytes) return `Invalid 'input': the request's images exceed ${openAiMaxRequestImageBytes} bytes.`;
+  return null;
+}
+
+/** What Anthropic says of an `image` block, or null when it takes it. */
+function anthropicImageProblem(block: Json, where: string): string | null {
+  const source = block.source as Json | undefined;
+  if (source?.type === 'url') return typeof source.url === 'string' ? null : `${where}.source.url: Field required`;
+  if (source?.type !== 'base64') return `${where}.source.type: Input should be 'base64', 'url' or 'file'`;
+  if (!['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(source.media_type)) {
+    return `${where}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+  }
+  if (!isBase64(source.data)) return `${where}.source.base64.data: invalid base64 data`;
+  if (source.data.length > anthropicMaxImageBase64) return `${where}.source.base64: image exceeds 5 MB maximum: ${source.data.length} bytes > ${anthropicMaxImageBase64} bytes`;
+  if (imageTypeOf(Buffer.from(source.data, 'base64')) !== source.media_type) return `${where}.source.base64.data: Image does not match the provided media type ${source.media_type}`;
+  return null;
+}
+
 const piecesOf = (turn: ScriptedTurn) => (turn.text === undefined ? [] : Array.isArray(turn.text) ? turn.text : [turn.text]);
 
 /** What the Responses API would refuse, in its own words where possible. */
@@ -29,14 +78,17 @@ export function validateResponses(body: Json, modelId: string): string | null {
   const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (!Array.isArray(input) || input.length === 0) return "Invalid 'input': expected a non-empty array of items.";
   const calls = new Set<string>();
+  const imageBytes = { total: 0 };
   for (const [i, item] of input.entries()) {
     const type = item.type ?? (item.role ? 'message' : undefined);
     if (type === 'message') {
       if (!['system', 'developer', 'user', 'assistant'].includes(item.role)) return `Invalid value: '${item.role}'. Supported values are: 'system', 'developer', 'user', and 'assistant'.`;
       if (typeof item.content !== 'string' && !Array.isArray(item.content)) return `Invalid 'input[${i}].content': expected a string or an array of content parts.`;
-      for (const part of Array.isArray(item.content) ? item.content : []) {
+      for (const [j, part] of (Array.isArray(item.content) ? item.content : []).entries()) {
         const allowed = item.role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file'];
         if (!allowed.includes(part.type)) return `Invalid value: '${part.type}' in input[${i}].content for role '${item.role}'.`;
+        const problem = part.type === 'input_image' ? responsesImageProblem(part, `input[${i}].content[${j}]`, imageBytes) : null;
+        if (problem) return problem;
       }
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string') return `Missing required parameter: 'input[${i}].call_id', 'name' or 'arguments'.`;
@@ -69,8 +121,13 @@ export function validateAnthropic(body: Json, modelId: string): string | null {
     const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
     if (!Array.isArray(blocks) || blocks.length === 0) return `messages.${i}: all messages must have non-empty content`;
     const uses = new Set<string>();
-    for (const b of blocks) {
+    for (const [j, b] of blocks.entries()) {
       if (b.type === 'text' && typeof b.text !== 'string') return `messages.${i}.content: text blocks need text`;
+      if (b.type === 'image') {
+        if (m.role !== 'user') return `messages.${i}: image blocks belong to user messages`;
+        const problem = anthropicImageProblem(b, `messages.${i}.content.${j}.image`);
+        if (problem) return problem;
+      }
       if (b.type === 'tool_use') {
         if (m.role !== 'assistant') return `messages.${i}: tool_use blocks belong to assistant messages`;
         uses.add(b.id);
@@ -95,8 +152,15 @@ const textOf = (content: unknown): string =>
   typeof content === 'string'
     ? content
     : Array.isArray(content)
-      ? content.map((p: Json) => (typeof p.text === 'string' ? p.text : typeof p === 'string' ? p : JSON.stringify(p))).join('')
+      ? content.map((p: Json) => (typeof p.text === 'string' ? p.text : typeof p === 'string' ? p : p.type === 'input_image' ? '[image]' : JSON.stringify(p))).join('')
       : JSON.stringify(content);
+
+/** The image parts of the request's user messages, exactly as the API shapes them, for tests to read. */
+export function imagePartsOf(api: ModelApi, body: Json): Json[] {
+  const users: Json[] = api === 'responses' ? (typeof body.input === 'string' ? [] : body.input) : (body.messages ?? []);
+  const kind = api === 'chat' ? 'image_url' : api === 'responses' ? 'input_image' : 'image';
+  return users.filter((m) => m.role === 'user' && Array.isArray(m.content)).flatMap((m) => (m.content as Json[]).filter((p) => p.type === kind));
+}
 
 /** The request as chat-completions messages, for scripts and for tests that read `requests`. */
 export function toChatRequest(api: 'responses' | 'messages', body: Json): ChatRequest {

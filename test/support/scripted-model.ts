@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ApiReply, anthropicMessages, type ModelApi, openAiResponses, toChatRequest, validateAnthropic, validateResponses } from './model-apis';
+import { type ApiReply, anthropicMessages, imagePartsOf, type ModelApi, openAiResponses, toChatRequest, validateAnthropic, validateResponses } from './model-apis';
 
 /** One scripted model reply: text (sent in the given chunks), tool calls, or both; or a failure of the provider. */
 export interface ScriptedTurn {
@@ -31,6 +31,8 @@ export interface ChatRequest {
   api?: ModelApi;
   /** When it arrived (ms since the epoch), to see how long a client waited before asking again. */
   receivedAt?: number;
+  /** The user messages' image parts as the API shapes them (`image_url`, `input_image` or `image`), bytes and all. */
+  imageParts?: Array<Record<string, any>>;
   [key: string]: unknown;
 }
 
@@ -187,7 +189,7 @@ export async function startScriptedModel(
     const servedBy = typeof raw.model === 'string' && modelIds.includes(raw.model) ? raw.model : modelId;
     const problem = api === 'chat' ? validate(raw as ChatRequest, servedBy) : api === 'responses' ? validateResponses(raw, servedBy) : validateAnthropic(raw, servedBy);
     if (problem) return fail(res, api, 400, problem);
-    const body: ChatRequest = { ...(api === 'chat' ? (raw as ChatRequest) : toChatRequest(api, raw)), api, receivedAt: Date.now() };
+    const body: ChatRequest = { ...(api === 'chat' ? (raw as ChatRequest) : toChatRequest(api, raw)), api, receivedAt: Date.now(), imageParts: imagePartsOf(api, raw) };
     requests.push(body);
     const index = turnIndex++;
     const turn = typeof script === 'function' ? script(body, index) : script[index];

@@ -1,6 +1,7 @@
 import { checkImages } from '../../src/agent/images';
 import { sniffImage } from '../../src/jobs/job-images';
-import type { CatalogModel } from '../../src/llm/model-catalog';
+import { imageLimitsOf } from '../../src/llm/image-limits';
+import { modelCatalogSchema, type CatalogModel } from '../../src/llm/model-catalog';
 
 const bytes = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 const samples = {
@@ -30,5 +31,37 @@ describe('images by their bytes', () => {
     expect(() => checkImages([{ url: 'ftp://x.test/a.png' }], vision, '/m')).toThrow(/http\(s\) URL/);
     expect(() => checkImages([{ mimeType: 'image/gif', data: samples['image/gif'] }], { ...vision, images: false }, '/m')).toThrow('images: the model vision does not take images');
     expect(checkImages(undefined, { ...vision, images: false }, '/m')).toEqual([]);
+  });
+});
+
+describe("images against the model's provider", () => {
+  const png = (size: number) => Buffer.concat([samples['image/png'], Buffer.alloc(size - samples['image/png'].length)]);
+  const claude: CatalogModel = { name: 'claude', provider: 'anthropic', images: true };
+
+  it("takes per provider what its API takes, never past docent's own limits", () => {
+    expect(imageLimitsOf(claude)).toEqual({ maxBytes: 3_932_160, maxImages: 5, mimeTypes: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] });
+    expect(imageLimitsOf(vision).maxBytes).toBe(10 * 1024 * 1024);
+    expect(imageLimitsOf({ provider: 'openai-compatible', imageLimits: { maxBytes: 1024, mimeTypes: ['image/png'] } })).toMatchObject({ maxBytes: 1024, maxImages: 5, mimeTypes: ['image/png'] });
+    expect(imageLimitsOf({ provider: 'openai', imageLimits: { maxBytes: 50 * 1024 * 1024, maxImages: 50 } })).toMatchObject({ maxBytes: 10 * 1024 * 1024, maxImages: 5 });
+  });
+
+  it('refuses an image over the limit of the chosen model, naming it, and takes the largest it allows', () => {
+    expect(checkImages([{ mimeType: 'image/png', data: png(3_932_160) }], claude, '/m')).toHaveLength(1);
+    expect(() => checkImages([{ mimeType: 'image/png', data: png(3_932_161) }], claude, '/m')).toThrow(
+      'images[0]: the image is 3.75 MB (3932161 bytes); claude (anthropic) takes at most 3.75 MB (3932160 bytes) per image; Anthropic counts 5 MB of base64',
+    );
+    expect(checkImages([{ mimeType: 'image/png', data: png(6 * 1024 * 1024) }], vision, '/m')).toHaveLength(1);
+    const pngOnly: CatalogModel = { ...vision, provider: 'openai-compatible', imageLimits: { mimeTypes: ['image/png'], maxImages: 1 } };
+    expect(() => checkImages([{ mimeType: 'image/gif', data: samples['image/gif'] }], pngOnly, '/m')).toThrow('images[0]: vision (openai-compatible) takes image/png, not image/gif');
+    expect(() => checkImages([{ url: 'https://x.test/a.png' }, { url: 'https://x.test/b.png' }], pngOnly, '/m')).toThrow(
+      'images: vision (openai-compatible) takes at most 1 images with an instruction, not 2',
+    );
+  });
+
+  it('DOCENT_MODELS states limits per entry and refuses unknown ones', () => {
+    const entry = { name: 'm', provider: 'openai-compatible', images: true, imageLimits: { maxBytes: 1000, mimeTypes: ['image/png'] } };
+    expect(modelCatalogSchema.parse([entry])[0]?.imageLimits).toEqual({ maxBytes: 1000, mimeTypes: ['image/png'] });
+    expect(modelCatalogSchema.safeParse([{ ...entry, imageLimits: { mimeTypes: ['image/svg+xml'] } }]).success).toBe(false);
+    expect(modelCatalogSchema.safeParse([{ ...entry, imageLimits: { maxPixels: 8000 } }]).success).toBe(false);
   });
 });
