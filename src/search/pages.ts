@@ -100,7 +100,7 @@ export async function servedView(es: EsClient, alias: string): Promise<ServedVie
     index,
     version: createHash('sha256')
       .update(`${index}\n${JSON.stringify(filter)}`)
-      .digest('base64url')
-      .slice(0, 22),
+      .digest('hex')
+      .slice(0, 16),
   };
 }
