@@ -49,7 +49,7 @@ export class LlmsTxtService {
       // Public pages only: no key is asked for, so no group may be seen.
       const pages = await readPages(this.deps.es, alias, { visibleGroups: [] });
       const after = (await servedView(this.deps.es, alias))?.version;
-      // Published during the read: the pages may be the new version's, so the file is cached under neither.
+      // Published during the read: the pages may mix two versions, so they are read again under the new one.
       if (after !== version && read < maxReads) {
         if (!after) throw new AppError('not_found', `no documentation is published for ${domain}`);
         version = after;
