@@ -34,6 +34,8 @@ export interface BuildWorkersOptions {
   reconcileSchedule?: boolean;
   /** Removes clones of jobs that are no longer active before polling (src/worker.ts; tests share no workspace folder with it). */
   sweepWorkspaces?: boolean;
+  /** More activity interceptors: tests hold an activity to look at what readers see between two steps. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 /** One span per activity execution, named by its type and carrying the workflow id (`agent-job-<jobId>`). */
@@ -94,7 +96,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     activities,
     identity,
     dataConverter: temporalDataConverter(config.temporal),
-    interceptors: options.tracer ? { activity: [activitySpans(options.tracer)] } : {},
+    interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), ...(options.activityInterceptors ?? [])] },
   };
   // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).
   const QueueWorker = workersSharingOneWorkflowThread();

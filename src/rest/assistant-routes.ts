@@ -123,7 +123,8 @@ function llmsRoute(deps: Deps, file: LlmsFile): Route {
     handler: async (req) => {
       const doc = await deps.llms.get(req.params.domain!, file);
       const etag = `"${doc.version}"`;
-      const headers = { 'content-type': 'text/plain; charset=utf-8', etag, 'cache-control': 'public, max-age=300' };
+      // Caches ask again each time (a 304 while the ETag holds), so a page a sync withdrew is not served from them.
+      const headers = { 'content-type': 'text/plain; charset=utf-8', etag, 'cache-control': 'public, no-cache' };
       if (req.headers['if-none-match'] === etag) return { status: 304, headers };
       return {
         status: 200,

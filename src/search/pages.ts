@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Client as EsClient, estypes } from '@elastic/elasticsearch';
 import { isIndexNotFound } from './docs-index';
 import { visibilityFilter } from './visibility';
@@ -79,6 +80,27 @@ export function pageMarkdown(page: IndexedPage): string {
 
 /** The versioned index an alias serves, or undefined when the domain has no docs. */
 export async function servedIndex(es: EsClient, alias: string): Promise<string | undefined> {
-  const served = await es.indices.getAlias({ name: alias }).catch(() => ({}));
-  return Object.keys(served)[0];
+  return (await servedView(es, alias))?.index;
+}
+
+/** What an alias serves: its index, and a version that changes whenever readers would see other pages. */
+export interface ServedView {
+  index: string;
+  /** A hash of the index name and the alias's filter: a docs sync publishes by changing one or the other. */
+  version: string;
+}
+
+/** The index and filter readers of `alias` see now, or undefined when the domain has no docs. */
+export async function servedView(es: EsClient, alias: string): Promise<ServedView | undefined> {
+  const served = (await es.indices.getAlias({ name: alias }).catch(() => ({}))) as Record<string, { aliases?: Record<string, { filter?: unknown }> }>;
+  const index = Object.keys(served)[0];
+  if (!index) return undefined;
+  const filter = served[index]?.aliases?.[alias]?.filter ?? null;
+  return {
+    index,
+    version: createHash('sha256')
+      .update(`${index}\n${JSON.stringify(filter)}`)
+      .digest('hex')
+      .slice(0, 16),
+  };
 }

@@ -82,7 +82,7 @@ describe('llms.txt and llms-full.txt', () => {
     expect(text).toContain('Then run kiln bake in your site folder.');
   });
 
-  it('is built once per index version: the ETag names it and a revalidation gets 304', async () => {
+  it('is built once per served version: the ETag names it and a revalidation gets 304', async () => {
     const first = await fetch(`${gw.url}/discovery/v1/llms/${domain}/llms.txt`);
     const etag = first.headers.get('etag')!;
     expect(etag).toMatch(/^"[0-9a-f]{16}"$/);

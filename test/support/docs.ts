@@ -3,7 +3,7 @@ import { createEsClient } from '../../src/search/es-client';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { buildWorkers, type BuildWorkersOptions, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
 
 export const npmDocsFolder = path.resolve(__dirname, '../fixtures/docs/npm');
 export const miniDocsFolder = path.resolve(__dirname, '../fixtures/docs/mini');
@@ -14,13 +14,13 @@ export interface RunningWorker {
 }
 
 /** A real worker polling this test's task queues (docs ingestion runs through Temporal, never around it). */
-export async function startWorker(config: Config): Promise<RunningWorker> {
+export async function startWorker(config: Config, options: Pick<BuildWorkersOptions, 'activityInterceptors'> = {}): Promise<RunningWorker> {
   try {
     installTemporalRuntime(config, createLogger('silent', 'test-worker'));
   } catch {
     // installed already by another suite in this process
   }
-  const set = await buildWorkers(config, { identity: 'docs-test-worker' });
+  const set = await buildWorkers(config, { identity: 'docs-test-worker', ...options });
   const running = set.run();
   return {
     set,
