@@ -51,6 +51,8 @@ beforeAll(async () => {
     if (last.includes('SILENT')) return { text: 'never sent', firstChunkDelayMs: 2 ** 31 - 1 };
     return { text: ['Run ', '`npm ci` ', 'for a clean install [1].'], chunkDelayMs: 2 };
   });
+  // The FAIL questions get the double's 500 on purpose.
+  model.expectRefusals(/^script has no turn/);
   offline = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
   online = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey }));
   key = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;

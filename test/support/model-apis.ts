@@ -18,6 +18,96 @@ export interface ApiReply {
 type Json = Record<string, any>;
 const toolName = /^[a-zA-Z0-9_-]{1,64}$/;
 
+// The request fields each API documents; like the real APIs, the double refuses any other (a misspelt option would
+// otherwise pass here and fail in production).
+export const chatFields = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'frequency_penalty',
+  'presence_penalty',
+  'stop',
+  'seed',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'user',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'n',
+  'store',
+  'metadata',
+  'reasoning_effort',
+  'service_tier',
+  'prediction',
+  'modalities',
+  'audio',
+  'verbosity',
+  'prompt_cache_key',
+  'safety_identifier',
+  'web_search_options',
+]);
+const responsesFields = new Set([
+  'model',
+  'input',
+  'instructions',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'stream',
+  'stream_options',
+  'store',
+  'previous_response_id',
+  'include',
+  'text',
+  'reasoning',
+  'parallel_tool_calls',
+  'metadata',
+  'user',
+  'service_tier',
+  'truncation',
+  'prompt_cache_key',
+  'safety_identifier',
+  'top_logprobs',
+  'max_tool_calls',
+  'background',
+  'conversation',
+  'prompt',
+]);
+const anthropicFields = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'tools',
+  'tool_choice',
+  'metadata',
+  'thinking',
+  'service_tier',
+  'container',
+  'mcp_servers',
+  'context_management',
+]);
+
+/** The first top-level field of a request that its API does not know, if any. */
+export function unknownField(body: object, known: ReadonlySet<string>): string | undefined {
+  return Object.keys(body).find((k) => !known.has(k));
+}
+
 /** Output items this double has answered with, by id: a Responses request may refer back to them (`item_reference`). */
 const servedItems = new Map<string, Json>();
 
@@ -74,10 +164,13 @@ const piecesOf = (turn: ScriptedTurn) => (turn.text === undefined ? [] : Array.i
 
 /** What the Responses API would refuse, in its own words where possible. */
 export function validateResponses(body: Json, modelId: string): string | null {
+  const unknown = unknownField(body, responsesFields);
+  if (unknown) return `Unknown parameter: '${unknown}'.`;
   if (body.model !== modelId) return `The requested model '${String(body.model)}' does not exist.`;
   const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (!Array.isArray(input) || input.length === 0) return "Invalid 'input': expected a non-empty array of items.";
   const calls = new Set<string>();
+  const answered = new Set<string>();
   const imageBytes = { total: 0 };
   for (const [i, item] of input.entries()) {
     const type = item.type ?? (item.role ? 'message' : undefined);
@@ -95,6 +188,7 @@ export function validateResponses(body: Json, modelId: string): string | null {
       calls.add(item.call_id);
     } else if (type === 'function_call_output') {
       if (!calls.has(item.call_id)) return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+      answered.add(item.call_id);
       if (typeof item.output !== 'string' && !Array.isArray(item.output)) return `Invalid 'input[${i}].output': expected a string.`;
     } else if (type === 'item_reference') {
       const served = servedItems.get(item.id);
@@ -102,6 +196,8 @@ export function validateResponses(body: Json, modelId: string): string | null {
       if (served.type === 'function_call') calls.add(served.call_id);
     } else return `Invalid value: '${String(type)}' in input[${i}].type.`;
   }
+  const unanswered = [...calls].find((id) => !answered.has(id));
+  if (unanswered) return `No tool output found for function call ${unanswered}.`;
   for (const t of body.tools ?? []) {
     if (t.type !== 'function' || typeof t.name !== 'string' || !toolName.test(t.name)) return "Invalid 'tools': each function tool needs a name matching ^[a-zA-Z0-9_-]{1,64}$.";
     if (typeof t.parameters !== 'object' || t.parameters === null) return `Invalid schema for function '${t.name}': parameters must be a JSON schema object.`;
@@ -111,6 +207,8 @@ export function validateResponses(body: Json, modelId: string): string | null {
 
 /** What Anthropic's Messages API would refuse, in its own words where possible. */
 export function validateAnthropic(body: Json, modelId: string): string | null {
+  const unknown = unknownField(body, anthropicFields);
+  if (unknown) return `${unknown}: Extra inputs are not permitted`;
   if (body.model !== modelId) return `model: ${String(body.model)}`;
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
@@ -121,6 +219,11 @@ export function validateAnthropic(body: Json, modelId: string): string | null {
     const blocks: Json[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
     if (!Array.isArray(blocks) || blocks.length === 0) return `messages.${i}: all messages must have non-empty content`;
     const uses = new Set<string>();
+    const results = new Set(blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id));
+    const missing = [...openCalls].find((id) => !results.has(id));
+    if (missing) {
+      return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
     for (const [j, b] of blocks.entries()) {
       if (b.type === 'text' && typeof b.text !== 'string') return `messages.${i}.content: text blocks need text`;
       if (b.type === 'image') {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ApiReply, anthropicMessages, imagePartsOf, type ModelApi, openAiResponses, toChatRequest, validateAnthropic, validateResponses } from './model-apis';
+import { type ApiReply, anthropicMessages, chatFields, imagePartsOf, type ModelApi, openAiResponses, toChatRequest, unknownField, validateAnthropic, validateResponses } from './model-apis';
 
 /** One scripted model reply: text (sent in the given chunks), tool calls, or both; or a failure of the provider. */
 export interface ScriptedTurn {
@@ -50,10 +50,13 @@ export interface ScriptedModel {
   rejected: string[];
   /** Indexes (in `requests`) of stalled answers whose client hung up: a call docent cancelled. */
   hungUp: number[];
+  /** Says that refusals matching `pattern` are what the test provokes; close() accepts them. */
+  expectRefusals(pattern: RegExp): void;
+  /** Stops the server; rejects when it refused a request the test did not say it would, so no refusal passes unseen. */
   close(): Promise<void>;
 }
 
-const roles = new Set(['system', 'user', 'assistant', 'tool']);
+const roles = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /** What OpenAI says of a user message's content parts: text, or an image as a data URL of a type it reads, or https. */
 function contentPartProblem(part: unknown): string | null {
@@ -73,17 +76,28 @@ function contentPartProblem(part: unknown): string | null {
 /** What OpenAI's chat completions endpoint would refuse, in its own words where possible. */
 function validate(body: ChatRequest, modelId: string): string | null {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object';
+  const unknown = unknownField(body, chatFields);
+  if (unknown) return `Unrecognized request argument supplied: ${unknown}`;
   if (body.model !== modelId) return `model "${String(body.model)}" does not exist`;
   if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages must be a non-empty array';
+  // Every tool call is answered by a tool message before the next other message, and every tool message answers one.
+  let unanswered = new Set<string>();
   for (const m of body.messages) {
     if (!roles.has(m.role)) return `invalid role "${m.role}"`;
     if (m.role === 'tool' && typeof m.tool_call_id !== 'string') return 'tool messages need tool_call_id';
+    if (m.role === 'tool' && !unanswered.delete(m.tool_call_id!)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+    if (m.role !== 'tool' && unanswered.size > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...unanswered].join(', ')}`;
+    }
+    if (m.role === 'assistant' && Array.isArray(m.tool_calls)) unanswered = new Set((m.tool_calls as Array<{ id: string }>).map((c) => c.id));
     if (m.role !== 'assistant' && m.content === undefined) return `${m.role} message without content`;
     if (m.role === 'user' && Array.isArray(m.content)) {
       const problem = m.content.map(contentPartProblem).find(Boolean);
       if (problem) return problem;
     }
   }
+  if (unanswered.size > 0)
+    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...unanswered].join(', ')}`;
   for (const t of body.tools ?? []) {
     if (t.type !== 'function' || typeof t.function?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(t.function.name)) {
       return 'each tool must be {type:"function", function:{name, parameters}} with a valid name';
@@ -106,8 +120,8 @@ function stall(ms: number, res: http.ServerResponse): Promise<void> {
   });
 }
 
-/** The chat-completions answer (streamed or not) for one scripted turn. */
-function chatCompletions(turn: ScriptedTurn, index: number, modelId: string): ApiReply {
+/** The chat-completions answer (streamed or not) for one scripted turn; a stream reports usage only when asked to. */
+function chatCompletions(turn: ScriptedTurn, index: number, modelId: string, streamUsage: boolean): ApiReply {
   const id = `chatcmpl-${index}`;
   const created = Math.floor(Date.now() / 1000);
   const pieces = turn.text === undefined ? [] : Array.isArray(turn.text) ? turn.text : [turn.text];
@@ -129,7 +143,8 @@ function chatCompletions(turn: ScriptedTurn, index: number, modelId: string): Ap
       ...pieces.map((piece) => ({ data: chunk({ content: piece }), piece: true })),
       ...toolCalls.map((c, i) => ({ data: chunk({ tool_calls: [{ index: i, ...c }] }) })),
       { data: chunk({}, finishReason) },
-      ...(usage ? [{ data: { id, object: 'chat.completion.chunk', created, model: modelId, choices: [], usage } }] : []),
+      // OpenAI sends the usage chunk only for `stream_options: { include_usage: true }`.
+      ...(usage && streamUsage ? [{ data: { id, object: 'chat.completion.chunk', created, model: modelId, choices: [], usage } }] : []),
     ],
     done: 'data: [DONE]\n\n',
   };
@@ -159,6 +174,7 @@ export async function startScriptedModel(
   const requests: ChatRequest[] = [];
   const rejected: string[] = [];
   const hungUp: number[] = [];
+  const expected: RegExp[] = [];
   let turnIndex = 0;
 
   const fail = (res: http.ServerResponse, api: ModelApi, status: number, message: string) => {
@@ -201,7 +217,8 @@ export async function startScriptedModel(
       res.end(JSON.stringify(errorBody(api, status, status === 429 ? 'Rate limit reached; try again later.' : 'The server had an error while processing your request.')));
       return;
     }
-    const reply = api === 'chat' ? chatCompletions(turn, index, servedBy) : api === 'responses' ? openAiResponses(turn, index, servedBy) : anthropicMessages(turn, index, servedBy);
+    const streamUsage = (raw.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    const reply = api === 'chat' ? chatCompletions(turn, index, servedBy, streamUsage) : api === 'responses' ? openAiResponses(turn, index, servedBy) : anthropicMessages(turn, index, servedBy);
 
     if (!body.stream) {
       // A slow provider is slow whether or not the client streams.
@@ -250,10 +267,14 @@ export async function startScriptedModel(
     requests,
     rejected,
     hungUp,
-    close: () =>
-      new Promise<void>((r) => {
+    expectRefusals: (pattern) => void expected.push(pattern),
+    close: async () => {
+      await new Promise<void>((r) => {
         server.closeAllConnections();
         server.close(() => r());
-      }),
+      });
+      const unexpected = rejected.filter((message) => !expected.some((p) => p.test(message)));
+      if (unexpected.length) throw new Error(`the model double refused requests the test did not expect:\n${unexpected.join('\n')}`);
+    },
   };
 }
