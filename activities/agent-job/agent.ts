@@ -157,28 +157,29 @@ export function createAgentActivities(deps: AgentDeps) {
         const setupRun = sandbox && withheldNote(redactedRun(sandbox, secrets, giveSecrets), hasSecrets && !giveSecrets);
         const checkRun = sandbox && withheldNote(redactedRun(sandbox, secrets, checksGetSecrets), hasSecrets && !giveSecrets && project.secretsToChecks === true);
         const commandRun = sandbox && redactedRun(sandbox, secrets, false);
-        const setup =
+        const cached =
           sandbox && setupRun
-            ? (
-                await runCachedSetup({
-                  cache: deps.setupCache,
-                  checks: project,
-                  git,
-                  commit: input.startCommit,
-                  root,
-                  home,
-                  sandbox,
-                  run: (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }),
-                  withSecrets: giveSecrets,
-                  ownerCode,
-                  readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
-                  signal,
-                  onHeld: async (project) => {
-                    if (deps.workspaceQueue) await deps.setupHolders?.record(project, deps.workspaceQueue);
-                  },
-                })
-              ).results
-            : [];
+            ? await runCachedSetup({
+                cache: deps.setupCache,
+                checks: project,
+                git,
+                commit: input.startCommit,
+                root,
+                home,
+                sandbox,
+                run: (command) => setupRun(command, { signal, headBytes: 0, tailBytes: keptOutputBytes }),
+                withSecrets: giveSecrets,
+                ownerCode,
+                readOnlyPaths: deps.sandbox?.readOnlyPaths ?? [],
+                signal,
+                onHeld: async (project) => {
+                  if (deps.workspaceQueue) await deps.setupHolders?.record(project, deps.workspaceQueue);
+                },
+              })
+            : undefined;
+        // The operator's view of why the next job on this key runs setup again (never the turn's failure).
+        if (cached?.notStored && project.setupCache) ctx.log.info('setup result not cached', { jobId: input.jobId, reason: cached.notStored });
+        const setup = cached?.results ?? [];
         const swept = sandbox && setup.length && giveSecrets ? await sweepSecretFiles(sandbox, secrets, signal) : [];
         const tools = redactToolResults(
           {

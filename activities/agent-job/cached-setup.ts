@@ -1,4 +1,5 @@
-import { chown, copyFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chown, copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SimpleGit } from 'simple-git';
@@ -8,7 +9,7 @@ import { sandboxImageIdentity } from '../../src/sandbox/image-identity';
 import type { CheckResult, ProjectChecks } from '../../workflows/agent-job-contract';
 import { keptOutputBytes, runSetup } from './project-checks';
 import type { TurnSandbox } from './sandbox-workspace';
-import { extractCommand } from './setup-archive';
+import { archiveArgs, type ArchiveWriter, extractCommand } from './setup-archive';
 import type { CachedSetup, SetupCache } from './setup-cache';
 import { setupCacheKey } from './setup-cache-key';
 
@@ -42,6 +43,8 @@ export interface CachedSetupOutcome {
   results: CheckResult[];
   /** Why a stored entry was refused (and dropped) before setup ran instead. */
   refused?: string;
+  /** Why this setup's result was not stored (the next job on the same key runs setup again). */
+  notStored?: string;
 }
 
 /** Files the worker writes into HOME itself (prepareTurnSandbox): never part of an entry. */
@@ -93,6 +96,25 @@ async function setupLeftovers(input: CachedSetupInput): Promise<{ workspace: str
   };
 }
 
+/**
+ * Archives a root inside the turn's sandbox, as its user, within its limits (time, memory, processes, cgroup), and
+ * killed with it when the turn is cancelled: the worker never runs tar over files a setup command left. The list of
+ * paths goes in a file of a fresh name in HOME (never written through a link setup left), removed afterwards.
+ */
+function sandboxArchive(input: CachedSetupInput): ArchiveWriter {
+  return async (root, paths, into, signal) => {
+    const list = `.docent-store-${randomBytes(6).toString('hex')}`;
+    await writeFile(path.join(input.home, list), paths.map((p) => `${p}\0`).join(''), { flag: 'wx', mode: 0o644 });
+    try {
+      const args = archiveArgs(root === 'workspace' ? '/workspace' : HOME, `${HOME}/${list}`).map((a) => `'${a}'`);
+      const r = await input.sandbox.run(`tar ${args.join(' ')} 2>/dev/null`, { signal, stdout: into });
+      if (r.exitCode !== 0) throw new Error(r.stoppedBy ? `stopped (${r.stoppedBy})` : `tar exited with ${r.exitCode}`);
+    } finally {
+      await rm(path.join(input.home, list), { force: true });
+    }
+  };
+}
+
 /** The preference is a hint: failing to record it never fails the turn. */
 async function held(input: CachedSetupInput, project: string): Promise<void> {
   await input.onHeld?.(project).catch(() => undefined);
@@ -140,13 +162,19 @@ export async function runCachedSetup(input: CachedSetupInput): Promise<CachedSet
     await discardRestore(input);
   }
   const results = tagged(await runSetup(checks.setup, input.run), 'miss');
-  if (results.every((r) => r.exitCode === 0)) {
+  let notStored: string | undefined;
+  // Only a setup of the owners' code is kept: a follow-up turn's setup ran code the agent wrote (its package.json
+  // scripts, say), whose result must never be restored into the project's later jobs.
+  if (!input.ownerCode) notStored = 'the turn starts from commits the agent made, whose setup is never stored';
+  else if (results.every((r) => r.exitCode === 0)) {
     const left = await setupLeftovers(input);
+    const roots = { workspace: { dir: input.root, paths: left.workspace }, home: { dir: input.home, paths: left.home } };
     // A result that cannot be stored (a file setup left unreadable, a full disk) costs the next job its hit, not this turn.
-    const stored = await cache
-      .store(key, { project: spec.project, generation: spec.generation }, { workspace: { dir: input.root, paths: left.workspace }, home: { dir: input.home, paths: left.home } })
-      .catch(() => false);
-    if (stored) await held(input, spec.project);
+    const outcome = await cache
+      .store(key, { project: spec.project, generation: spec.generation }, roots, { write: sandboxArchive(input), signal: input.signal })
+      .catch((err: Error) => ({ stored: false as const, reason: err.message }));
+    if (outcome.stored) await held(input, spec.project);
+    else notStored = outcome.reason;
   }
-  return { results, ...(refused ? { refused } : {}) };
+  return { results, ...(refused ? { refused } : {}), ...(notStored ? { notStored } : {}) };
 }

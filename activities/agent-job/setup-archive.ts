@@ -83,17 +83,30 @@ export async function archiveRefusal(file: string, root: ArchiveRoot): Promise<s
   return found;
 }
 
-/** Runs the system tar and waits for it; paths come on stdin, NUL-separated and never taken as options. */
-export function createArchive(file: string, dir: string, paths: string[]): Promise<void> {
-  const args = ['--create', '--zstd', `--file=${file}`, `--directory=${dir}`, '--ignore-case', '--exclude=.git', '--null', '--verbatim-files-from', '--files-from=-'];
-  return new Promise((resolve, reject) => {
-    const tar = spawn('tar', args, { stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    tar.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    tar.on('error', reject);
-    tar.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim().slice(0, 500)}`))));
-    tar.stdin.end(paths.map((p) => `${p}\0`).join(''));
-  });
+/** Writes one root's archive to `into`, or rejects; stopped at once when `signal` aborts (a budget, a deadline, a cancel). */
+export type ArchiveWriter = (root: ArchiveRoot, paths: string[], into: NodeJS.WritableStream, signal: AbortSignal) => Promise<void>;
+
+/** The tar arguments that archive a NUL-separated list of paths below `dir` to standard output, zstd-compressed. */
+export function archiveArgs(dir: string, listFile: string): string[] {
+  return ['--create', '--zstd', '--file=-', `--directory=${dir}`, '--ignore-case', '--exclude=.git', '--null', '--verbatim-files-from', `--files-from=${listFile}`];
+}
+
+/**
+ * An archive written by the worker's own tar (benchmarks and tests of the cache itself; the agent's turns archive
+ * inside their sandbox, activities/agent-job/cached-setup.ts). Paths come on stdin and are never taken as options.
+ */
+export function workerArchive(dirs: Record<ArchiveRoot, string>): ArchiveWriter {
+  return (root, paths, into, signal) =>
+    new Promise((resolve, reject) => {
+      const tar = spawn('tar', archiveArgs(dirs[root], '-'), { stdio: ['pipe', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' });
+      let stderr = '';
+      tar.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      tar.stdout.pipe(into, { end: false });
+      tar.on('error', reject);
+      tar.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim().slice(0, 500)}`))));
+      tar.stdin.on('error', () => undefined);
+      tar.stdin.end(paths.map((p) => `${p}\0`).join(''));
+    });
 }
 
 /** The shell command that unpacks an archive inside the sandbox: never over a file the checkout already has. */

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { SetupCacheConfig } from '../../src/config';
-import { archiveRefusal, createArchive, type ArchiveRoot } from './setup-archive';
+import { archiveRefusal, type ArchiveRoot, type ArchiveWriter, workerArchive } from './setup-archive';
+import { overBudget } from './setup-budget';
 
 /** One stored setup: an archive per root and who it belongs to. */
 export interface CachedSetup {
@@ -17,6 +21,10 @@ interface EntryMeta {
 }
 
 const KEY = /^[0-9a-f]{64}$/;
+/** The longest archiving a setup's result may take before it is given up (the turn goes on without storing). */
+const defaultStoreDeadlineMs = 5 * 60_000;
+
+export type StoreOutcome = { stored: true } | { stored: false; reason: string };
 
 /** An entry's meta file, or undefined when it is not one (a torn write of an older version): such entries go. */
 function parseMeta(text: string): EntryMeta | undefined {
@@ -67,23 +75,55 @@ export class SetupCache {
   }
 
   /**
-   * Stores what setup left: `workspacePaths` below the clone and `homePaths` below HOME. An entry that would not
-   * restore (it holds a link out) is not kept. Returns whether it was stored.
+   * Stores what setup left: `paths` below each root's `dir`, archived by `write` (in the turn's sandbox; the worker's
+   * own tar by default). Refused before any archiving when the files' apparent size passes the cache's cap, and
+   * stopped while writing when an archive passes it, at the deadline, or when `signal` aborts. An entry that would not
+   * restore (it holds a link out) is not kept. Says whether it was stored, and why not.
    */
-  async store(key: string, owner: { project: string; generation: number }, roots: Record<ArchiveRoot, { dir: string; paths: string[] }>): Promise<boolean> {
+  async store(
+    key: string,
+    owner: { project: string; generation: number },
+    roots: Record<ArchiveRoot, { dir: string; paths: string[] }>,
+    opts: { write?: ArchiveWriter; signal?: AbortSignal; deadlineMs?: number } = {},
+  ): Promise<StoreOutcome> {
+    const budget = this.config.maxBytes;
+    for (const root of ROOTS) {
+      if (await overBudget(roots[root].dir, roots[root].paths, budget)) return { stored: false, reason: `setup left more than the cache's ${budget} bytes in ${root} (sparse files count whole)` };
+    }
+    const write = opts.write ?? workerArchive({ workspace: roots.workspace.dir, home: roots.home.dir });
     const target = this.folder(key);
     await mkdir(this.config.dir, { recursive: true, mode: 0o700 });
     const temp = path.join(this.config.dir, `.tmp-${randomBytes(8).toString('hex')}`);
     await mkdir(temp, { mode: 0o700 });
+    const stop = new AbortController();
+    const deadline = AbortSignal.timeout(opts.deadlineMs ?? defaultStoreDeadlineMs);
+    const signal = AbortSignal.any([stop.signal, deadline, ...(opts.signal ? [opts.signal] : [])]);
     try {
       let bytes = 0;
       for (const root of ROOTS) {
-        const file = path.join(temp, archiveName(root));
-        await createArchive(file, roots[root].dir, roots[root].paths);
-        bytes += (await stat(file)).size;
+        // Counted as it is written: an archive past the budget is stopped there, not measured afterwards.
+        const counted = new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            bytes += chunk.length;
+            if (bytes > budget) stop.abort();
+            done(null, bytes > budget ? undefined : chunk);
+          },
+        });
+        const file = createWriteStream(path.join(temp, archiveName(root)), { flags: 'wx', mode: 0o600 });
+        const written = pipeline(counted, file);
+        const wrote = await write(root, roots[root].paths, counted, signal).then(
+          () => undefined,
+          (err: Error) => err,
+        );
+        counted.end();
+        await written.catch(() => undefined);
+        if (bytes > budget) return { stored: false, reason: `the archive of ${root} passed the cache's ${budget} bytes` };
+        if (deadline.aborted) return { stored: false, reason: `archiving took longer than ${Math.round((opts.deadlineMs ?? defaultStoreDeadlineMs) / 1000)} s` };
+        if (wrote || signal.aborted) return { stored: false, reason: `archiving ${root} failed: ${wrote?.message ?? 'cancelled'}` };
       }
       const entry = { key, archives: { workspace: path.join(temp, archiveName('workspace')), home: path.join(temp, archiveName('home')) } };
-      if (bytes > this.config.maxBytes || (await this.refusal(entry))) return false;
+      const refused = await this.refusal(entry);
+      if (refused) return { stored: false, reason: `the archive would not restore: ${refused}` };
       const meta: EntryMeta = { ...owner, bytes };
       await writeFile(path.join(temp, 'meta.json'), JSON.stringify(meta));
       // Another job may have stored the same key meanwhile: theirs stays.
@@ -91,8 +131,9 @@ export class SetupCache {
         () => true,
         () => false,
       );
-      if (stored) await this.evict(owner);
-      return stored;
+      if (!stored) return { stored: false, reason: 'another job stored the same key first' };
+      await this.evict(owner);
+      return { stored: true };
     } finally {
       await rm(temp, { recursive: true, force: true });
     }

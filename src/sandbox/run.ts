@@ -86,7 +86,7 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: Ru
   // a listener attached after them would never hear of it. spawn has dup'ed the descriptors into the child, so ours
   // can be closed meanwhile; Promise.all takes both promises now, so a quick rejection is never left unhandled.
   try {
-    const [result] = await Promise.all([supervise(child, spec, capture, t0, baseline, signal), sources.close()]);
+    const [result] = await Promise.all([supervise(child, spec, capture, t0, baseline, signal, opts?.stdout), sources.close()]);
     return result;
   } finally {
     await cgroup?.remove();
@@ -94,7 +94,15 @@ export async function runInSandbox(spec: SandboxSpec, command: string, opts?: Ru
 }
 
 /** Enforces the limits on a just-spawned child and settles with its result. Must be called in the same tick as spawn(). */
-function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCapture, t0: number, baseline: DiskUsage, signal: AbortSignal | undefined): Promise<CommandResult> {
+function supervise(
+  child: ChildProcess,
+  spec: SandboxSpec,
+  capture: OutputCapture,
+  t0: number,
+  baseline: DiskUsage,
+  signal: AbortSignal | undefined,
+  rawOut: NodeJS.WritableStream | undefined,
+): Promise<CommandResult> {
   return new Promise<CommandResult>((resolve, reject) => {
     let stoppedBy: StopReason | undefined;
     let started = false;
@@ -127,7 +135,9 @@ function supervise(child: ChildProcess, spec: SandboxSpec, capture: OutputCaptur
     const startedPipe = child.stdio[FD_STARTED] as Readable;
     // A read error on a pipe ends that stream (and 'close' still comes); unheard, it would crash the worker.
     for (const s of [stdout, stderr, startedPipe]) s.on('error', () => undefined);
-    stdout.on('data', (chunk: Buffer) => capture.write(chunk));
+    // Raw output (an archive) keeps its bytes and the pace of its reader; the caller ends that stream.
+    if (rawOut) stdout.pipe(rawOut, { end: false });
+    else stdout.on('data', (chunk: Buffer) => capture.write(chunk));
     stderr.on('data', (chunk: Buffer) => {
       // Before the wrapper's `exec 2>&1` this is bwrap or setpriv speaking; after it, nothing arrives here.
       if (diagnosticBytes >= MAX_DIAGNOSTIC_BYTES) return;

@@ -72,6 +72,8 @@ export interface RunOptions {
   env?: Readonly<Record<string, string>>;
   /** Makes the filter the output passes through before it is cut to head and tail (secret redaction); one per run. */
   redact?: () => OutputFilter;
+  /** Where the command's raw output goes instead of the capture (an archive streamed out); the result's output is then empty. */
+  stdout?: NodeJS.WritableStream;
 }
 
 /** Rewrites a command's output on its way to the capture: `write` and `end` return what is kept instead. */

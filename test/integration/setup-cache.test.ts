@@ -3,17 +3,20 @@
 // entry is refused.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { simpleGit } from 'simple-git';
 import { runCachedSetup, type CachedSetupOutcome } from '../../activities/agent-job/cached-setup';
 import { prepareTurnSandbox } from '../../activities/agent-job/sandbox-workspace';
-import { archiveRefusal, createArchive } from '../../activities/agent-job/setup-archive';
+import { archiveRefusal, workerArchive } from '../../activities/agent-job/setup-archive';
 import { hardenedGit } from '../../activities/git-hardening';
 import { SetupCache } from '../../activities/agent-job/setup-cache';
 import type { SandboxConfig } from '../../src/config';
+import { parseEgressAllowRule } from '../../src/sandbox/egress/allow-rules';
+import { labInternetAllow } from '../support/lab-internet';
 import type { ProjectChecks } from '../../workflows/agent-job-contract';
 
 const run = promisify(execFile);
@@ -57,7 +60,7 @@ async function commitAll(message: string): Promise<string> {
 }
 
 /** One job's turn: a fresh clone at the commit, a fresh HOME, the project's setup through the cache. */
-async function job(commit: string, checks = checksFor(), withSecrets = false): Promise<CachedSetupOutcome & { clone: string; home: string }> {
+async function job(commit: string, checks = checksFor(), withSecrets = false, ownerCode = true, sandboxConfig = config): Promise<CachedSetupOutcome & { clone: string; home: string }> {
   jobs += 1;
   const clone = path.join(root, `job${jobs}`);
   const home = path.join(root, `job${jobs}.home`);
@@ -65,7 +68,7 @@ async function job(commit: string, checks = checksFor(), withSecrets = false): P
   // The worker's own git: the sandbox's user owns the worktree, which plain git calls dubious.
   const git = hardenedGit(clone, root);
   await git.raw(['checkout', '--quiet', '--detach', commit]);
-  const sandbox = await prepareTurnSandbox(config, clone, home, { network: checks.network, allowHosts: checks.allowHosts });
+  const sandbox = await prepareTurnSandbox(sandboxConfig, clone, home, { network: checks.network, allowHosts: checks.allowHosts });
   try {
     const outcome = await runCachedSetup({
       cache,
@@ -77,7 +80,7 @@ async function job(commit: string, checks = checksFor(), withSecrets = false): P
       sandbox,
       run: (command) => sandbox.run(command, { tailBytes: 4096 }),
       withSecrets,
-      ownerCode: true,
+      ownerCode,
       readOnlyPaths: [],
     });
     return { ...outcome, clone, home };
@@ -90,6 +93,8 @@ const total = (o: CachedSetupOutcome) => o.results.reduce((sum, r) => sum + r.du
 const entries = async () => (await readdir(cacheDir)).filter((n) => /^[0-9a-f]{64}$/.test(n));
 
 beforeAll(async () => {
+  // The lab's relay to the registry, when its resolver answers with a documentation address (test/support/lab-internet.ts).
+  config.egressAllow = (await labInternetAllow()).map(parseEgressAllowRule);
   root = await mkdtemp(path.join(os.tmpdir(), 'docent-setup-cache-test-'));
   // The sandbox's uid resolves bind sources by path: every parent must be searchable by it.
   await chmod(root, 0o711);
@@ -196,7 +201,9 @@ describe('cached setup', () => {
     expect(await archiveRefusal(path.join(dir, 'git.tar.zst'), 'workspace')).toMatch(/inside \.git/);
     expect(await archiveRefusal(path.join(dir, 'inner/climb.tar.zst'), 'workspace')).toMatch(/climbs out/);
     // A setup that left HOME empty stores an archive of nothing, which restores as nothing.
-    await createArchive(path.join(dir, 'empty.tar.zst'), dir, []);
+    const empty = createWriteStream(path.join(dir, 'empty.tar.zst'));
+    await workerArchive({ workspace: dir, home: dir })('home', [], empty, new AbortController().signal);
+    await new Promise((resolve) => empty.end(resolve));
     expect(await archiveRefusal(path.join(dir, 'empty.tar.zst'), 'home')).toBeUndefined();
   });
 
@@ -221,6 +228,90 @@ describe('cached setup', () => {
   }, 240_000);
 });
 
+/** Commits package.json with this build script: what `npm run --silent build-env` (the setup below) executes. */
+async function withBuildScript(script: string): Promise<string> {
+  await writeFile(path.join(origin, 'package.json'), `${JSON.stringify({ name: 'trojan-fixture', version: '1.0.0', scripts: { 'build-env': script } }, null, 2)}\n`);
+  return commitAll(`build-env: ${script}`);
+}
+
+/** tar processes archiving anything, seen from the host (a sandbox's PID namespace hides nothing from it). */
+async function tarsRunning(): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    const args = cmd.split('\0');
+    if (path.basename(args[0] ?? '') === 'tar' && args.includes('--create')) found.push(`${pid}: ${args.join(' ')}`);
+  }
+  return found;
+}
+
+describe('cached setup and hostile turns', () => {
+  const state = (o: { clone: string }) => readFile(path.join(o.clone, 'node_modules/state'), 'utf8');
+  const trojanChecks = (): ProjectChecks => ({
+    setup: ['npm run --silent build-env'],
+    check: [],
+    network: false,
+    setupCache: { project: 'trojan-proj', keyFiles: ['package-lock.json'], generation: 0, maintenance: [] },
+  });
+
+  it('never stores the setup of a turn that starts from the agent’s commits, and keys on the scripts setup runs', async () => {
+    const clean = await withBuildScript('mkdir -p node_modules && echo clean > node_modules/state');
+    // A follow-up turn whose branch changed package.json's scripts (the lockfile is the same): it runs first.
+    const trojan = await withBuildScript('mkdir -p node_modules && echo trojan > node_modules/state');
+    const before = await entries();
+    const followUp = await job(trojan, trojanChecks(), false, false);
+    expect(await state(followUp)).toBe('trojan\n');
+    expect(followUp.notStored).toMatch(/commits the agent made/);
+    expect(await entries()).toEqual(before);
+
+    // The next job on the base ref runs the owners' setup and stores it; it never sees the trojan's result.
+    const base = await job(clean, trojanChecks());
+    expect(base.results.map((r) => r.cache)).toEqual(['miss']);
+    expect(await state(base)).toBe('clean\n');
+    const stored = (await entries()).filter((k) => !before.includes(k));
+    expect(stored).toHaveLength(1);
+
+    // Another follow-up on the trojan's scripts gets a key of its own (a miss), and stores nothing either.
+    const again = await job(trojan, trojanChecks(), false, false);
+    expect(again.results.map((r) => r.cache)).toEqual(['miss']);
+    const later = await job(clean, trojanChecks());
+    expect(later.results.map((r) => r.cache)).toEqual(['hit']);
+    expect(await state(later)).toBe('clean\n');
+    expect((await entries()).filter((k) => !before.includes(k))).toEqual(stored);
+  }, 240_000);
+
+  it('refuses to store fifty sparse 1 GiB files before reading them, and leaves no tar behind', async () => {
+    const sparse = { ...config, limits: { ...config.limits, maxFileBytes: 2 * 1024 * MiB } };
+    const checks: ProjectChecks = { ...trojanChecks(), setup: ['mkdir -p node_modules/big && for i in $(seq 1 50); do truncate -s 1G node_modules/big/f$i || exit 1; done'] };
+    const before = await entries();
+    const outcome = await job(commits.first, checks, false, true, sparse);
+    expect(outcome.results.map((r) => [r.exitCode, r.cache])).toEqual([[0, 'miss']]);
+    expect(outcome.notStored).toMatch(/setup left more than the cache's \d+ bytes in workspace \(sparse files count whole\)/);
+    expect(await entries()).toEqual(before);
+    expect(await tarsRunning()).toEqual([]);
+  }, 240_000);
+
+  it('stops an archive that passes the budget while it is written, inside the sandbox, and kills its tar', async () => {
+    // Random bytes do not compress: 64 MiB of them pass a 32 MiB cache as they stream out.
+    const small = new SetupCache({ dir: path.join(root, 'small-cache'), maxBytes: 32 * MiB });
+    const saved = cache;
+    cache = small;
+    try {
+      const checks: ProjectChecks = { ...trojanChecks(), setup: ['mkdir -p node_modules && head -c 40000000 /dev/urandom > node_modules/a && head -c 20000000 /dev/urandom > node_modules/b'] };
+      // Apparent size 60 MB: over 32 MiB already, so the walk refuses; a 30 MiB budget per archive is tested below.
+      const outcome = await job(commits.first, checks);
+      expect(outcome.notStored).toMatch(/more than the cache's/);
+      const streamed = await job(commits.first, { ...checks, setup: ['mkdir -p node_modules && head -c 20000000 /dev/urandom > node_modules/a && head -c 20000000 /dev/urandom > ~/b'] });
+      // Each root is under the budget, both together are not: the second archive is stopped while written.
+      expect(streamed.notStored).toMatch(/the archive of home passed the cache's \d+ bytes/);
+      expect(await readdir(path.join(root, 'small-cache'))).toEqual([]);
+      expect(await tarsRunning()).toEqual([]);
+    } finally {
+      cache = saved;
+    }
+  }, 240_000);
+});
+
 /** The stored entry whose clone archive holds this setup's random value. */
 async function entryHolding(nonce: string): Promise<string> {
   for (const key of await entries()) {
@@ -241,7 +332,7 @@ describe("a worker's setup cache size cap", () => {
     const key = (n: number) => createHash('sha256').update(`entry ${n}`).digest('hex');
     const owner = { project: 'lru-proj', generation: 0 };
     const probe = new SetupCache({ dir: path.join(root, 'lru-probe'), maxBytes: 2 ** 30 });
-    expect(await probe.store(key(0), owner, roots)).toBe(true);
+    expect(await probe.store(key(0), owner, roots)).toEqual({ stored: true });
     const { bytes } = JSON.parse(await readFile(path.join(root, 'lru-probe', key(0), 'meta.json'), 'utf8'));
 
     const capped = new SetupCache({ dir: path.join(root, 'lru'), maxBytes: Math.floor(bytes * 2.5) });
@@ -255,6 +346,6 @@ describe("a worker's setup cache size cap", () => {
     expect(await capped.find(key(3))).toBeDefined();
     // An entry larger than the whole cap is not kept at all.
     const tiny = new SetupCache({ dir: path.join(root, 'lru-tiny'), maxBytes: Math.floor(bytes / 2) });
-    expect(await tiny.store(key(4), owner, roots)).toBe(false);
+    expect(await tiny.store(key(4), owner, roots)).toEqual({ stored: false, reason: expect.stringMatching(/the cache's \d+ bytes/) });
   });
 });
