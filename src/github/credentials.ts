@@ -81,7 +81,35 @@ export class GitHubCredentials {
   async access(owner: string, name: string, retryWindow?: RetryWindow): Promise<GitHubAccess> {
     if (this.mode === 'token') return { octokit: this.client(retryWindow, { auth: this.settings.token }), gitToken: this.settings.token, mode: 'token' };
     const token = await this.installationToken(owner, name);
-    return { octokit: this.client(retryWindow, { auth: token }), gitToken: token, mode: 'app' };
+    return { octokit: this.client(retryWindow, { authStrategy: this.installationAuth(owner, name) }), gitToken: token, mode: 'app' };
+  }
+
+  /**
+   * Octokit's auth for `owner/name`: each request takes the cached installation token, and one GitHub refuses (401:
+   * revoked by an uninstall, or expired) is dropped and replaced once, looking the installation up again if need be.
+   */
+  private installationAuth(owner: string, name: string) {
+    const key = `${owner}/${name}`.toLowerCase();
+    const token = () => this.installationToken(owner, name);
+    const forget = () => this.tokens.delete(key);
+    type Request = ((options: object) => Promise<unknown>) & { endpoint: { merge(route: unknown, parameters?: unknown): { headers: Record<string, string> } } };
+    return () =>
+      Object.assign(async () => ({ type: 'token', tokenType: 'installation', token: await token() }), {
+        hook: async (request: Request, route: unknown, parameters?: unknown) => {
+          const endpoint = request.endpoint.merge(route, parameters);
+          const send = async () => {
+            endpoint.headers.authorization = `token ${await token()}`;
+            return request(endpoint);
+          };
+          try {
+            return await send();
+          } catch (err) {
+            if (statusOf(err) !== 401) throw err;
+            forget();
+            return send();
+          }
+        },
+      });
   }
 
   /**

@@ -5,7 +5,7 @@ import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:c
  * signed with the App's key for the App's own endpoints, and installation tokens it issues for the rest.
  */
 
-/** What GitHub grants the test's App on every installation; a token may ask for these or less. */
+/** What GitHub grants the test's App on an installation unless a test says otherwise; a token may ask for these or less. */
 export const appGrants: Record<string, 'read' | 'write'> = { metadata: 'read', contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' };
 
 export interface TestApp {
@@ -67,17 +67,20 @@ export function jwtProblem(jwt: string, app: TestApp): string | null {
 }
 
 /** The problem with an installation-token request's body, as GitHub's 422 message, or null. */
-export function tokenRequestProblem(body: TokenRequest, installed: string[]): string | null {
+export function tokenRequestProblem(body: TokenRequest, installed: string[], grants: Record<string, 'read' | 'write'> = appGrants): string | null {
   if (body.repositories !== undefined && (!Array.isArray(body.repositories) || body.repositories.some((r) => typeof r !== 'string'))) return 'Invalid request: repositories is not an array of strings';
   const names = installed.map((r) => r.split('/')[1]);
   if (body.repositories?.some((r) => !names.includes(r.toLowerCase()))) return 'There is at least one repository that does not exist or is not accessible to the parent installation.';
   for (const [name, level] of Object.entries(body.permissions ?? {})) {
-    const granted = appGrants[name];
+    const granted = grants[name];
     if (!granted || (level === 'write' && granted !== 'write') || !['read', 'write'].includes(level)) return 'The permissions requested are not granted to this installation.';
   }
   return null;
 }
 
-export function issueToken(installationId: number, repositories: string[], permissions: Record<string, string>): IssuedToken {
-  return { token: `ghs_${randomBytes(27).toString('base64url')}`, installationId, repositories, permissions, expiresAt: Date.now() + 3600_000 };
+/** GitHub's installation tokens last an hour. */
+export const tokenLifetimeMs = 3600_000;
+
+export function issueToken(installationId: number, repositories: string[], permissions: Record<string, string>, lifetimeMs = tokenLifetimeMs): IssuedToken {
+  return { token: `ghs_${randomBytes(27).toString('base64url')}`, installationId, repositories, permissions, expiresAt: Date.now() + lifetimeMs };
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GitServer } from './git-server';
-import { issueToken, jwtProblem, tokenRequestProblem, type IssuedToken, type TestApp, type TokenRequest } from './github-app-double';
+import { appGrants, issueToken, jwtProblem, tokenRequestProblem, type IssuedToken, type TestApp, type TokenRequest } from './github-app-double';
 
 export interface PullRequest {
   number: number;
@@ -109,8 +109,14 @@ export interface GitHubDouble {
   rateLimitNext(method: string, path: RegExp, answer: RateLimitAnswer): void;
   /** Lists answer at most this many items a page (GitHub: per_page up to 100, default 30). */
   setMaxPerPage(n: number): void;
-  /** App mode: installs the App on `owner/name` (the installation id is per owner). */
+  /** App mode: installs the App on `owner/name` (the installation id is per owner; a new one after an uninstall). */
   install(owner: string, name: string): void;
+  /** App mode: removes `owner/name` from its installation; the last repository's removal uninstalls the App from the owner and revokes its tokens. */
+  uninstall(owner: string, name: string): void;
+  /** App mode: every token issued so far expires now, as an hour later (GitHub answers 401 to it). */
+  expireTokens(): void;
+  /** App mode: what the App is granted on installations from now on (GitHub: the App's settings, accepted by the owner). */
+  setGrants(grants: Record<string, 'read' | 'write'>): void;
   /** App mode: whether git may use `token` for the repository (contents read, or write for a push). For GitServer.acceptTokens. */
   gitAllows(token: string, owner: string, name: string, push: boolean): boolean;
   close(): Promise<void>;
@@ -121,6 +127,8 @@ export interface GitHubDoubleOptions {
   token?: string;
   /** App mode: only the App's JWTs and installation tokens it issued are accepted. */
   app?: TestApp;
+  /** App mode: how long the tokens it issues last (GitHub: an hour). */
+  tokenLifetimeMs?: number;
   /** The head commit of a branch in the real git remote, or null when the branch does not exist. */
   branchHead(owner: string, repo: string, branch: string): Promise<string | null>;
   /** Whether the repository exists. */
@@ -170,6 +178,8 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   const armedLimits: Array<{ method: string; path: RegExp; answer: RateLimitAnswer }> = [];
   // Installation ids by owner: one installation per account, as on GitHub; its repositories `owner/name`.
   const installations = new Map<string, { id: number; repositories: string[] }>();
+  let installationsMade = 0;
+  let grants: Record<string, 'read' | 'write'> = { ...appGrants };
   let nextNumber = 1;
   let refuseCreate = false;
   let draftsRefused = false;
@@ -386,12 +396,12 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
       const body = parse(raw) as TokenRequest | null;
       if (!body) return refuse(res, 400, 'Problems parsing JSON');
       tokenRequests.push({ installationId: installation.id, repositories: body.repositories, permissions: body.permissions });
-      const bad = tokenRequestProblem(body, installation.repositories);
+      const bad = tokenRequestProblem(body, installation.repositories, grants);
       if (bad) return refuse(res, 422, bad);
       const owner = installation.repositories[0]!.split('/')[0]!;
       const repos = body.repositories ? body.repositories.map((r) => `${owner}/${r.toLowerCase()}`) : installation.repositories;
       const permissions = body.permissions ?? { contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' };
-      const t = issueToken(installation.id, repos, { ...permissions, metadata: 'read' });
+      const t = issueToken(installation.id, repos, { ...permissions, metadata: 'read' }, opts.tokenLifetimeMs);
       issued.push(t);
       return json(res, 201, {
         token: t.token,
@@ -547,9 +557,24 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     },
     install: (owner, name) => {
       const key = owner.toLowerCase();
-      const installation = installations.get(key) ?? { id: 40_000 + installations.size, repositories: [] };
+      const installation = installations.get(key) ?? { id: 40_000 + installationsMade++, repositories: [] };
       installation.repositories.push(`${owner}/${name}`.toLowerCase());
       installations.set(key, installation);
+    },
+    uninstall: (owner, name) => {
+      const key = owner.toLowerCase();
+      const installation = installations.get(key);
+      if (!installation) return;
+      installation.repositories = installation.repositories.filter((r) => r !== `${owner}/${name}`.toLowerCase());
+      if (installation.repositories.length > 0) return;
+      installations.delete(key);
+      for (const t of issued) if (t.installationId === installation.id) t.expiresAt = 0;
+    },
+    expireTokens: () => {
+      for (const t of issued) t.expiresAt = Math.min(t.expiresAt, Date.now());
+    },
+    setGrants: (next) => {
+      grants = { ...next };
     },
     gitAllows: (token, owner, name, push) => {
       const t = issued.find((x) => x.token === token);
