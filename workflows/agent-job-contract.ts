@@ -147,10 +147,23 @@ export interface AgentJobProgress {
 }
 
 /** Approves the plan the job awaits approval of; refused (the update's validator) when no plan awaits. */
-export const approvePlanUpdate = defineUpdate<{ revision: number }, [{ turn: number; revision?: number }]>('approvePlan');
+export const approvePlanUpdate = defineUpdate<PlanDecision, [{ turn: number; revision?: number }]>('approvePlan');
 
 /** Asks for a new plan with the person's feedback; refused when no plan awaits. Answers the revision being made. */
-export const revisePlanUpdate = defineUpdate<{ revision: number }, [{ turn: number; feedback: string }]>('revisePlan');
+export const revisePlanUpdate = defineUpdate<PlanDecision, [{ turn: number; feedback: string }]>('revisePlan');
+
+/** A plan decision the workflow took: `recorded` when it wrote it to the job itself (workflows started before did not). */
+export interface PlanDecision {
+  revision: number;
+  recorded?: boolean;
+}
+
+export interface RecordPlanRevisionAskedInput {
+  jobId: string;
+  turn: number;
+  revision: number;
+  feedback: string;
+}
 
 /** The reason an approve or a revision is refused: the gateway maps it to failed_precondition. */
 export const NO_PLAN_AWAITS = 'NoPlanAwaits';

@@ -27,6 +27,7 @@ import {
   type AgentJobProgress,
   type AnswerPullRequestInput,
   type Instruction,
+  type PlanDecision,
   type ReportChecksInput,
   type RunAgentResult,
   type TurnEnding,
@@ -114,16 +115,25 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
 
   // The plan a person may approve or send back now (set from the moment it is written, before it is shown).
   let awaiting: { turn: number; revision: number } | undefined;
-  let decision: { approved: true } | { approved: false; feedback: string } | undefined;
+  // `recorded`: the update wrote the decision to the job itself, so the plan loop writes nothing more.
+  let decision: (({ approved: true } | { approved: false; feedback: string }) & { recorded: boolean }) | undefined;
   const refuseUnlessAwaiting = (turn: number, revision?: number) => {
     if (!awaiting || awaiting.turn !== turn || (revision !== undefined && awaiting.revision !== revision))
       throw ApplicationFailure.create({ type: NO_PLAN_AWAITS, message: 'no plan awaits approval', nonRetryable: true });
   };
-  const decide = (d: NonNullable<typeof decision>) => {
-    const { revision } = awaiting!;
+  /**
+   * Takes a decision and records it on the job before the person hears back, so the job they read next shows it and
+   * nobody else writes it. Workflows started before (no marker) answer at once and leave the writing to others.
+   */
+  const decide = async (d: { approved: true } | { approved: false; feedback: string }): Promise<PlanDecision> => {
+    const { turn, revision } = awaiting!;
+    const recorded = patched('plan-decisions-recorded-by-workflow');
     awaiting = undefined;
-    decision = d;
-    return { revision };
+    decision = { ...d, recorded };
+    if (!recorded) return { revision };
+    if (d.approved) await status.recordPlanApproved({ jobId: input.jobId, turn, revision });
+    else await status.recordPlanRevisionAsked({ jobId: input.jobId, turn, revision, feedback: d.feedback });
+    return { revision, recorded };
   };
   setHandler(approvePlanUpdate, () => decide({ approved: true }), { validator: ({ turn, revision }) => refuseUnlessAwaiting(turn, revision) });
   setHandler(revisePlanUpdate, ({ feedback }) => decide({ approved: false, feedback }), { validator: ({ turn }) => refuseUnlessAwaiting(turn) });
@@ -157,7 +167,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
       await condition(() => decision !== undefined);
       const made = decision!;
       if (made.approved) {
-        await status.recordPlanApproved({ jobId, turn: instruction.turn, revision });
+        if (!made.recorded) await status.recordPlanApproved({ jobId, turn: instruction.turn, revision });
         return plan;
       }
       revisions.push({ plan, feedback: made.feedback });

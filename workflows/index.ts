@@ -4,5 +4,5 @@ export { workerSelfCheck } from './worker-self-check';
 export { docsIngest } from './docs-ingest';
 export { docsGapCheck } from './docs-gap-check';
 export { webhookDelivery } from './webhook-delivery';
-export { reconcileJobs } from './reconcile-jobs';
+export { reconcileJobs, stopOrphanTurn } from './reconcile-jobs';
 export { docsSync } from './docs-sync';

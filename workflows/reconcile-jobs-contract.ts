@@ -16,3 +16,12 @@ export const RECONCILE_GRACE_MS = 120_000;
 
 /** One reconciler schedule per deployment (task queue prefix). */
 export const reconcileScheduleId = (taskQueuePrefix: string) => `${taskQueuePrefix}docent-reconcile-jobs`;
+
+/** A turn a client stopped while no workflow was running it: the reconciler ends it as the job's workflow would. */
+export interface StopOrphanTurnInput {
+  jobId: string;
+  turn: number;
+}
+
+/** One per stopped turn: a repeated stop joins the first. */
+export const stopOrphanTurnWorkflowId = (jobId: string, turn: number) => `stop-orphan-turn-${jobId}-${turn}`;

@@ -1,5 +1,5 @@
 import type { JobLedger } from '../../src/jobs/ledger';
-import type { RecordJobStatusInput, RecordPlanApprovedInput, RecordPlanInput } from '../../workflows/agent-job-contract';
+import type { RecordJobStatusInput, RecordPlanApprovedInput, RecordPlanInput, RecordPlanRevisionAskedInput } from '../../workflows/agent-job-contract';
 
 export function createJobStatusActivities(deps: { ledger: JobLedger }) {
   return {
@@ -12,9 +12,13 @@ export function createJobStatusActivities(deps: { ledger: JobLedger }) {
     async recordPlan(input: RecordPlanInput): Promise<{ recorded: boolean }> {
       return deps.ledger.recordPlan(input.jobId, input.turn, { revision: input.revision, plan: input.plan });
     },
-    /** Marks the plan approved (the gateway may have already): the job no longer awaits approval. */
+    /** Marks the plan approved, from the workflow's approve update: the job no longer awaits approval. */
     async recordPlanApproved(input: RecordPlanApprovedInput): Promise<{ recorded: boolean }> {
       return deps.ledger.approvePlan(input.jobId, input.turn, input.revision);
+    },
+    /** Records that a person asked for another plan, from the workflow's revise update, with their feedback as an event. */
+    async recordPlanRevisionAsked(input: RecordPlanRevisionAskedInput): Promise<{ recorded: boolean }> {
+      return deps.ledger.askPlanRevision(input.jobId, input.turn, input.revision, input.feedback);
     },
   };
 }

@@ -12,6 +12,8 @@ import { approvedRevision } from './plan-revision';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
+import type { stopOrphanTurn } from '../../workflows/reconcile-jobs';
+import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
 import {
   agentJobWorkflowId,
   approvePlanUpdate,
@@ -20,12 +22,13 @@ import {
   stopTurnSignal,
   type AgentJobInput,
   type Instruction,
+  type PlanDecision,
   type PullRequestReply,
 } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
 import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
-import { stoppedError, type ArchivedBy, type JobLedger } from '../jobs/ledger';
+import type { ArchivedBy, JobLedger } from '../jobs/ledger';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
@@ -34,6 +37,8 @@ import type { CreateJob, ListJobs } from './validation';
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
 /** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
 const planDecisionWaitMs = 30_000;
+/** The longest a stop of a turn no workflow runs waits for Temporal to take it to the reconciler. */
+const stopHandOffMs = 5_000;
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 
 /** Counts an accepted create or follow-up against the project's hourly limit; throws resource_exhausted when spent. */
@@ -276,8 +281,8 @@ export class AgentJobService {
    * is refused the client gives up within a second or so, so an unreachable Temporal is asked again until the start
    * timeout, as the client itself asks again: a Temporal that restarts within the timeout takes the call.
    */
-  private async withinStartTimeout<T>(call: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.d.config.temporal.startTimeoutMs;
+  private async withinStartTimeout<T>(call: () => Promise<T>, timeoutMs = this.d.config.temporal.startTimeoutMs): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
         return await this.d.temporal.withDeadline(deadline, call);
@@ -374,10 +379,11 @@ export class AgentJobService {
     if (!awaitsApproval(job)) throw new AppError('failed_precondition', `the job awaits no plan approval (${this.planState(job)})`);
     const read = approvedRevision(job.planRevision ?? 1, input.revision);
     // The workflow checks the revision again: it refuses one it no longer awaits (a revision asked meanwhile).
-    const { revision } = await this.updatePlan(job, () =>
+    const { revision, recorded } = await this.updatePlan(job, () =>
       this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }),
     );
-    await this.d.ledger.approvePlan(job._id, job.turn, revision);
+    // The workflow records the approval itself; one started before that change only takes it, and it is written here.
+    if (!recorded) await this.d.ledger.approvePlan(job._id, job.turn, revision);
     return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
   }
 
@@ -386,8 +392,10 @@ export class AgentJobService {
     if (images?.length) throw new AppError('invalid_argument', 'images: a message that revises a plan takes text only');
     const admission = (await this.d.quota?.consumeAgentJob(job.projectId)) ?? unlimited;
     try {
-      const { revision } = await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }));
-      await this.d.ledger.askPlanRevision(job._id, job.turn, revision, feedback);
+      const { revision, recorded } = await this.updatePlan(job, () =>
+        this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }),
+      );
+      if (!recorded) await this.d.ledger.askPlanRevision(job._id, job.turn, revision, feedback);
     } catch (err) {
       await admission.release();
       throw err;
@@ -400,7 +408,7 @@ export class AgentJobService {
    * An update is answered by a worker: after a worker crash Temporal hands the workflow to another one only once the
    * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions/2026-11-24-plan-approval.md).
    */
-  private async updatePlan(job: JobDoc, send: () => Promise<{ revision: number }>): Promise<{ revision: number }> {
+  private async updatePlan(job: JobDoc, send: () => Promise<PlanDecision>): Promise<PlanDecision> {
     try {
       return await this.d.temporal.withDeadline(Date.now() + Math.max(this.d.config.temporal.startTimeoutMs, planDecisionWaitMs), send);
     } catch (err) {
@@ -439,9 +447,21 @@ export class AgentJobService {
       await this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).signal(stopTurnSignal, { turn: job.turn });
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // Nobody is working on it: end the turn here, as the workflow would have.
-      await this.d.ledger.failTurn(job, stoppedError, 'stopped');
-      return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
+      // Nobody is working on it: the reconciler ends the turn as the workflow would have (the gateway writes no turn).
+      await this.withinStartTimeout(
+        () =>
+          this.d.temporal.workflow.start<typeof stopOrphanTurn>('stopOrphanTurn', {
+            workflowId: stopOrphanTurnWorkflowId(job._id, job.turn),
+            taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
+            args: [{ jobId: job._id, turn: job.turn }],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        // A stop answers 202 and is not waited on by a person typing: it may take longer than a create's start.
+        Math.max(this.d.config.temporal.startTimeoutMs, stopHandOffMs),
+      ).catch((startErr: unknown) => {
+        this.d.log.error({ err: startErr, jobId: job._id }, 'could not hand the stopped turn to the reconciler');
+        throw new AppError('unavailable', 'the stop could not be delivered; try again shortly');
+      });
     }
     return job;
   }

@@ -1,8 +1,8 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, stopTurnSignal } from '../../workflows/agent-job-contract';
 import type { Logger } from '../log';
-import type { JobLedger } from './ledger';
+import { stoppedError, type JobLedger } from './ledger';
 
 /** What a user reads on a job the reconciler ended: nothing was working on it, and a retry runs the turn again. */
 export const lostTurnError = { code: 'unavailable', message: 'no worker was running this turn (it was interrupted before it started or while it ran); retry it' };
@@ -33,4 +33,16 @@ export async function reconcileActiveJobs(deps: { ledger: JobLedger; temporal: T
     failed.push(job._id);
   }
   return { failed };
+}
+
+/**
+ * Ends a turn a client stopped while no workflow ran it, as the job's workflow would on a stop: `stopped`, with its
+ * turn.finished event and webhooks. A workflow running the job by now (a retry started meanwhile) is told instead.
+ */
+export async function finishStoppedTurn(deps: { ledger: JobLedger; temporal: TemporalClient }, jobId: string, turn: number): Promise<{ recorded: boolean }> {
+  if (await isRunning(deps.temporal, jobId)) {
+    await deps.temporal.workflow.getHandle(agentJobWorkflowId(jobId)).signal(stopTurnSignal, { turn });
+    return { recorded: false };
+  }
+  return deps.ledger.finishTurn(jobId, turn, { status: 'failed', turnStatus: 'stopped', error: stoppedError });
 }

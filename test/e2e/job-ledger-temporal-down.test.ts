@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createLogger } from '../../src/log';
+import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
 import type { JobDoc } from '../../src/jobs/job';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -16,6 +18,8 @@ import { createWidgetsProject } from '../support/projects';
 let temporal: TemporalDevServer;
 let gw: RunningGateway;
 let key: string;
+let workers: WorkerSet;
+let running: Promise<void>;
 
 beforeAll(async () => {
   temporal = await startTemporalDevServer();
@@ -26,9 +30,20 @@ beforeAll(async () => {
     DOCENT_TEMPORAL_START_TIMEOUT_MS: '2000',
   });
   key = await createWidgetsProject(gw);
+  // The worker that runs the reconciler's stop of a turn no workflow runs (workflows/reconcile-jobs.ts).
+  try {
+    installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
+  } catch {
+    // installed already by another suite in this process
+  }
+  workers = await buildWorkers(gw.deps.config, { identity: 'temporal-down-worker' });
+  running = workers.run();
 }, 60_000);
 
 afterAll(async () => {
+  workers?.shutdown();
+  await running?.catch(() => undefined);
+  await workers?.close();
   await gw?.stop();
   await temporal?.close();
 });
@@ -40,6 +55,8 @@ it('a retry refused while Temporal is down answers 503 and ends its attempt; its
   const jobId = `job_down_${randomBytes(6).toString('hex')}`;
   await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(activeJobDoc(jobId, { firstTurnImplied: true }));
   expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
+  // The reconciler ends the stopped turn before Temporal goes away.
+  for (let tries = 0; tries < 600 && (await (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json()).status === 'active'; tries++) await new Promise((r) => setTimeout(r, 100));
 
   await temporal.stop('SIGKILL');
   const retry = await api('POST', `/v2/agent/widgets/job/${jobId}/retry`);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { JobDoc } from '../../src/jobs/job';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, type JsonResponse } from '../support/http';
 import { activeJobDoc } from '../support/job-docs';
@@ -61,6 +62,16 @@ async function delivery(jobId: string, type: string, where: (job: any) => boolea
   return find();
 }
 
+/** The job once it is no longer active (a stop handed to the reconciler ends it shortly after the 202). */
+async function settled(jobId: string) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const job = await (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json();
+    if (job.status !== 'active' || Date.now() > deadline) return job;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const eventsOf = async (jobId: string) => (await readEventStream(`${gw.url}/v2/agent/widgets/job/${jobId}/events`, key)).events;
 
 it('a stop of a job whose workflow is gone ends the turn with a turn.finished event and a webhook, and the job reads failed with code stopped', async () => {
@@ -68,8 +79,11 @@ it('a stop of a job whose workflow is gone ends the turn with a turn.finished ev
 
   expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
 
-  const job = await (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json();
+  // The reconciler ends the turn (workflows/reconcile-jobs.ts stopOrphanTurn), as the job's workflow would have.
+  const job = await settled(jobId);
   expect(job).toMatchObject({ status: 'failed', error: { code: 'stopped' } });
+  const history = await gw.deps.temporal.workflow.getHandle(stopOrphanTurnWorkflowId(jobId, 1)).fetchHistory();
+  expect((history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'finishStoppedTurn')).toBe(true);
   expect(job.turns).toEqual([expect.objectContaining({ turn: 1, status: 'stopped', error: expect.objectContaining({ code: 'stopped' }), finishedAt: expect.any(String) })]);
   const events = await eventsOf(jobId);
   expect(events.map((e) => [e.type, e.data.status])).toEqual([
@@ -85,6 +99,7 @@ it('a stop of a job whose workflow is gone ends the turn with a turn.finished ev
 it('a retry that could not be delivered ends its attempt the same way: turn.finished, failed, and a webhook', async () => {
   const jobId = await jobWithoutWorkflow();
   expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
+  await settled(jobId);
 
   const retry = await api('POST', `/v2/agent/widgets/job/${jobId}/retry`);
   expect(retry.status).toBe(503);

@@ -194,6 +194,12 @@ describe('a plan job', () => {
         ['plan.approved', 2],
       ]);
       expect(stream.events.find((e) => e.type === 'plan.ready')?.data.plan).toBe(firstPlan);
+      // Each decision was recorded once, by the workflow inside its update, before the gateway answered (which writes
+      // nothing itself): one recordPlanRevisionAsked and one recordPlanApproved in the job's history.
+      const history = await gw.deps.temporal.workflow.getHandle(`agent-job-${jobId}`).fetchHistory();
+      const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+      expect(scheduled.filter((n) => n === 'recordPlanApproved')).toHaveLength(1);
+      expect(scheduled.filter((n) => n === 'recordPlanRevisionAsked')).toHaveLength(1);
       expect(stream.events.at(-1)).toMatchObject({ type: 'status', data: { status: 'completed' } });
 
       // Approving again is refused: nothing awaits approval.
