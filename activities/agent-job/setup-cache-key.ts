@@ -22,45 +22,41 @@ async function keyFileBlobs(git: SimpleGit, commit: string, files: string[]): Pr
 }
 
 /**
- * Files whose content decides what setup executes, besides the project's key files: the manifests package managers
- * and build tools read (an npm install runs package.json's scripts whatever the lockfile says), wherever they exist.
+ * Manifests that package managers and build tools read (and whose scripts they run) at the top of a repository: setup
+ * may run them whether or not the project named them as key files, so each one present is always part of the key.
  */
-const MANIFESTS = [
-  'package.json',
-  'package-lock.json',
-  'npm-shrinkwrap.json',
-  'yarn.lock',
-  'pnpm-lock.yaml',
-  'pnpm-workspace.yaml',
-  '.npmrc',
-  '.yarnrc.yml',
-  'requirements.txt',
-  'requirements-dev.txt',
-  'pyproject.toml',
-  'setup.py',
-  'setup.cfg',
-  'Pipfile',
-  'Pipfile.lock',
-  'poetry.lock',
-  'uv.lock',
-  'Makefile',
-  'go.mod',
-  'go.sum',
-  'Cargo.toml',
-  'Cargo.lock',
-  'Gemfile',
-  'Gemfile.lock',
-  'composer.json',
-  'composer.lock',
-  'pom.xml',
-  'build.gradle',
-];
+const MANIFESTS =
+  /^(package\.json|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|pnpm-workspace\.yaml|\.npmrc|\.yarnrc(\.yml)?|\.pnpmfile\.cjs|pyproject\.toml|setup\.py|setup\.cfg|(requirements|constraints)[\w.-]*\.(txt|in)|Pipfile(\.lock)?|poetry\.lock|uv\.lock|tox\.ini|noxfile\.py|(GNU)?[Mm]akefile|Cargo\.(toml|lock)|go\.(mod|sum)|Gemfile(\.lock)?|Rakefile|composer\.(json|lock)|pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|justfile|Taskfile\.ya?ml)$/;
 
-/** The repository files a setup command names (`bash scripts/setup.sh`, `pip install -r reqs/dev.txt`): they run too. */
-function namedFiles(commands: string[]): string[] {
-  const words = commands.flatMap((c) => c.split(/[\s;&|<>()'"=]+/));
-  const paths = words.filter((w) => /^[\w.][\w./-]*$/.test(w) && /[./]/.test(w) && !w.includes('..') && !w.startsWith('/'));
-  return [...new Set(paths)].slice(0, 100);
+/** A word of a setup command that may name a file of the repository (`./scripts/setup.sh`, `tools/install.py`). */
+const PATH_WORD = /^(\.\/)?[\w@+][\w.@+/-]*$/;
+
+/** `mode type id\tname` entries of `git ls-tree -z` as [name, id]. */
+const treeEntries = (out: string): Array<[string, string]> =>
+  out
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      return [line.slice(tab + 1), line.slice(0, tab).split(' ')[2] ?? ''];
+    });
+
+/**
+ * What setup executes besides its commands, by blob id at the commit: every well-known manifest at the top of the
+ * tree, and every tracked file (or everything below a tracked folder) a setup command names, each named literally.
+ */
+async function executedFiles(git: SimpleGit, commit: string, setup: string[]): Promise<Array<[string, string]>> {
+  const top = treeEntries(await git.raw(['ls-tree', '-z', commit])).filter(([name]) => MANIFESTS.test(name));
+  const words = [
+    ...new Set(
+      setup
+        .flatMap((c) => c.split(/[\s;&|()<>`'"=]+/))
+        .filter((w) => PATH_WORD.test(w) && !w.includes('..'))
+        .map((w) => w.replace(/^\.\//, '')),
+    ),
+  ];
+  const named = words.length ? treeEntries(await git.raw(['ls-tree', '-r', '-z', '--full-tree', commit, '--', ...words.map((w) => `:(literal)${w}`)])) : [];
+  return [...new Map([...top, ...named]).entries()].sort(([x], [y]) => x.localeCompare(y));
 }
 
 /**
@@ -76,7 +72,7 @@ export async function setupCacheKey(git: SimpleGit, commit: string, checks: Proj
     setup: checks.setup,
     keyFiles: await keyFileBlobs(git, commit, cache.keyFiles),
     // What setup executes: a follow-up turn that edits package.json scripts gets a key of its own.
-    executed: await keyFileBlobs(git, commit, [...new Set([...MANIFESTS, ...namedFiles(checks.setup)])]),
+    executed: await executedFiles(git, commit, checks.setup),
     // What the clone ignores decides what an entry holds, and which restored files would show as changes.
     ignores: await keyFileBlobs(git, commit, ['.gitignore']),
     image,

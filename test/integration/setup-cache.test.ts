@@ -14,6 +14,7 @@ import { prepareTurnSandbox } from '../../activities/agent-job/sandbox-workspace
 import { archiveRefusal, workerArchive } from '../../activities/agent-job/setup-archive';
 import { hardenedGit } from '../../activities/git-hardening';
 import { SetupCache } from '../../activities/agent-job/setup-cache';
+import { setupCacheKey } from '../../activities/agent-job/setup-cache-key';
 import type { SandboxConfig } from '../../src/config';
 import { parseEgressAllowRule } from '../../src/sandbox/egress/allow-rules';
 import { labInternetAllow } from '../support/lab-internet';
@@ -90,7 +91,7 @@ async function job(commit: string, checks = checksFor(), withSecrets = false, ow
 }
 
 const total = (o: CachedSetupOutcome) => o.results.reduce((sum, r) => sum + r.durationMs, 0);
-const entries = async () => (await readdir(cacheDir)).filter((n) => /^[0-9a-f]{64}$/.test(n));
+const entries = async () => (await readdir(cacheDir).catch(() => [] as string[])).filter((n) => /^[0-9a-f]{64}$/.test(n));
 
 beforeAll(async () => {
   // The lab's relay to the registry, when its resolver answers with a documentation address (test/support/lab-internet.ts).
@@ -279,6 +280,28 @@ describe('cached setup and hostile turns', () => {
     expect(await state(later)).toBe('clean\n');
     expect((await entries()).filter((k) => !before.includes(k))).toEqual(stored);
   }, 240_000);
+
+  it('keys on the scripts and folders a setup command names, and on manifests the project did not list', async () => {
+    const git = hardenedGit(origin, root);
+    const checks: ProjectChecks = { ...trojanChecks(), setup: ['bash ./scripts/setup.sh', 'pip install -r reqs'] };
+    const keyAt = (commit: string) => setupCacheKey(git, commit, checks, checks.setupCache!, 'image');
+    await mkdir(path.join(origin, 'scripts'), { recursive: true });
+    await mkdir(path.join(origin, 'reqs'), { recursive: true });
+    await writeFile(path.join(origin, 'scripts/setup.sh'), 'echo one\n');
+    await writeFile(path.join(origin, 'reqs/base.txt'), 'six==1.16.0\n');
+    const one = await commitAll('setup script one');
+    await writeFile(path.join(origin, 'scripts/setup.sh'), 'echo two\n');
+    const two = await commitAll('setup script two');
+    await writeFile(path.join(origin, 'reqs/base.txt'), 'six==1.17.0\n');
+    const three = await commitAll('requirements in a named folder');
+    await writeFile(path.join(origin, 'requirements-dev.txt'), 'pytest\n');
+    const four = await commitAll('a manifest nobody listed');
+    await writeFile(path.join(origin, 'NOTES.md'), 'not executed\n');
+    const five = await commitAll('a file setup never reads');
+    const keys = await Promise.all([one, two, three, four, five].map(keyAt));
+    expect(new Set(keys.slice(0, 4)).size).toBe(4);
+    expect(keys[4]).toBe(keys[3]);
+  });
 
   it('refuses to store fifty sparse 1 GiB files before reading them, and leaves no tar behind', async () => {
     const sparse = { ...config, limits: { ...config.limits, maxFileBytes: 2 * 1024 * MiB } };
