@@ -43,6 +43,14 @@ module.exports = {
       to: { path: '^src/agent/' },
     },
     {
+      name: 'gateway-admits-only',
+      comment:
+        "The gateway admits and delivers; once a turn is admitted the workflow side alone records it. Its folders reach job state through src/jobs/admission.ts, never the ledger class or the turn's record (docs/decisions/2026-11-26-workflow-records-turn-decisions.md).",
+      severity: 'error',
+      from: { path: '^src/(rest|rpc|agent|github|gaps)/' },
+      to: { path: '^src/jobs/(ledger|turn-record)\\.ts$' },
+    },
+    {
       name: 'nothing-into-edge',
       comment: 'Nothing imports upward into the edge: only the edge itself and the entry points that compose it.',
       severity: 'error',

@@ -5,7 +5,7 @@ import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { resolveRepository } from '../src/jobs/repository';
 import { isAnswerable } from '../src/assistant/relevance';
-import type { JobLedger } from '../src/jobs/ledger';
+import type { TurnRecord } from '../src/jobs/turn-record';
 import type { GitHubCredentials } from '../src/github/credentials';
 import { OutboundRefused } from '../src/net/outbound';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
@@ -18,7 +18,7 @@ import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
 import { hardenedGit, remoteAccess } from './git-hardening';
 
 export interface GapCheckDeps {
-  ledger: JobLedger;
+  ledger: TurnRecord;
   es: EsClient;
   esIndexPrefix: string;
   embedder?: () => Promise<Embedder>;

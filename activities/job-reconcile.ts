@@ -1,10 +1,10 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import { finishStoppedTurn, reconcileActiveJobs } from '../src/jobs/job-reconcile';
-import type { JobLedger } from '../src/jobs/ledger';
+import type { TurnRecord } from '../src/jobs/turn-record';
 import type { Logger } from '../src/log';
 import type { ReconcileJobsInput, ReconcileJobsResult, StopOrphanTurnInput } from '../workflows/reconcile-jobs-contract';
 
-export function createReconcileActivities(deps: { ledger: JobLedger; temporal?: TemporalClient; log?: Logger }) {
+export function createReconcileActivities(deps: { ledger: TurnRecord; temporal?: TemporalClient; log?: Logger }) {
   return {
     async reconcileActiveJobs(input: ReconcileJobsInput): Promise<ReconcileJobsResult> {
       if (!deps.temporal) throw new Error('the reconciler needs the worker’s Temporal client');

@@ -19,6 +19,7 @@ import { TenancyStore } from './tenancy/store';
 import { OutboundGuard } from './net/outbound';
 import type { Notifier } from './webhooks/notify';
 import { SecretBox } from './crypto/secret-box';
+import type { JobAdmission } from './jobs/admission';
 import { JobLedger } from './jobs/ledger';
 import { WebhookStore } from './webhooks/store';
 
@@ -34,7 +35,8 @@ export interface Deps {
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
   /** The only writer of job state; closed before the Temporal connection (it may still be starting webhooks). */
-  jobLedger: JobLedger;
+  /** The gateway's side of the ledger: admission (src/jobs/admission.ts), and closing its background work. */
+  jobLedger: JobAdmission & Pick<JobLedger, 'close'>;
   webhooks: WebhookStore;
   /** Starts webhook deliveries (the gateway sends agent_job.archived and redeliveries). */
   notifier: Notifier;

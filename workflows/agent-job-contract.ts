@@ -152,10 +152,9 @@ export const approvePlanUpdate = defineUpdate<PlanDecision, [{ turn: number; rev
 /** Asks for a new plan with the person's feedback; refused when no plan awaits. Answers the revision being made. */
 export const revisePlanUpdate = defineUpdate<PlanDecision, [{ turn: number; feedback: string }]>('revisePlan');
 
-/** A plan decision the workflow took: `recorded` when it wrote it to the job itself (workflows started before did not). */
+/** A plan decision the workflow took, written to the job before it answers (by workflows started since that change). */
 export interface PlanDecision {
   revision: number;
-  recorded?: boolean;
 }
 
 export interface RecordPlanRevisionAskedInput {

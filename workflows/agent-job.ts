@@ -123,7 +123,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   };
   /**
    * Takes a decision and records it on the job before the person hears back, so the job they read next shows it and
-   * nobody else writes it. Workflows started before (no marker) answer at once and leave the writing to others.
+   * nobody else writes it. Workflows started before (no marker) answer at once; their plan loop records an approval.
    */
   const decide = async (d: { approved: true } | { approved: false; feedback: string }): Promise<PlanDecision> => {
     const { turn, revision } = awaiting!;
@@ -133,7 +133,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
     if (!recorded) return { revision };
     if (d.approved) await status.recordPlanApproved({ jobId: input.jobId, turn, revision });
     else await status.recordPlanRevisionAsked({ jobId: input.jobId, turn, revision, feedback: d.feedback });
-    return { revision, recorded };
+    return { revision };
   };
   setHandler(approvePlanUpdate, () => decide({ approved: true }), { validator: ({ turn, revision }) => refuseUnlessAwaiting(turn, revision) });
   setHandler(revisePlanUpdate, ({ feedback }) => decide({ approved: false, feedback }), { validator: ({ turn }) => refuseUnlessAwaiting(turn) });

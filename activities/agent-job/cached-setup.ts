@@ -176,5 +176,8 @@ export async function runCachedSetup(input: CachedSetupInput): Promise<CachedSet
     if (outcome.stored) await held(input, spec.project);
     else notStored = outcome.reason;
   }
+  // Said where the user reads setup's output (job events, checks): why the next job on this key runs setup again.
+  const last = results.at(-1);
+  if (notStored && last) results[results.length - 1] = { ...last, output: `${last.output}${last.output.endsWith('\n') || !last.output ? '' : '\n'}[setup cache] not stored: ${notStored}\n` };
   return { results, ...(refused ? { refused } : {}), ...(notStored ? { notStored } : {}) };
 }

@@ -1,7 +1,7 @@
-import type { JobLedger } from '../../src/jobs/ledger';
+import type { TurnRecord } from '../../src/jobs/turn-record';
 import type { RecordJobStatusInput, RecordPlanApprovedInput, RecordPlanInput, RecordPlanRevisionAskedInput } from '../../workflows/agent-job-contract';
 
-export function createJobStatusActivities(deps: { ledger: JobLedger }) {
+export function createJobStatusActivities(deps: { ledger: TurnRecord }) {
   return {
     /** Ends a turn through the ledger (turn, job, events, webhooks); a retry after a crash finishes what the first attempt began. */
     async recordJobStatus(input: RecordJobStatusInput): Promise<{ recorded: boolean }> {

@@ -43,20 +43,32 @@ const treeEntries = (out: string): Array<[string, string]> =>
 
 /**
  * What setup executes besides its commands, by blob id at the commit: every well-known manifest at the top of the
- * tree, and every tracked file (or everything below a tracked folder) a setup command names, each named literally.
+ * tree, every tracked file a setup command names, and the manifests of every folder one names (`cd app && npm ci`):
+ * keying a whole folder would make every source edit a miss.
  */
 async function executedFiles(git: SimpleGit, commit: string, setup: string[]): Promise<Array<[string, string]>> {
-  const top = treeEntries(await git.raw(['ls-tree', '-z', commit])).filter(([name]) => MANIFESTS.test(name));
+  const manifestsIn = async (folder?: string) =>
+    treeEntries(await git.raw(['ls-tree', '-z', '--full-tree', folder ? `${commit}:${folder}` : commit]))
+      .filter(([name]) => MANIFESTS.test(name))
+      .map(([name, id]): [string, string] => [folder ? `${folder}/${name}` : name, id]);
   const words = [
     ...new Set(
       setup
         .flatMap((c) => c.split(/[\s;&|()<>`'"=]+/))
-        .filter((w) => PATH_WORD.test(w) && !w.includes('..'))
-        .map((w) => w.replace(/^\.\//, '')),
+        .filter((w) => PATH_WORD.test(w) && !w.split('/').includes('..'))
+        .map((w) => w.replace(/^\.\//, '').replace(/\/+$/, '')),
     ),
   ];
-  const named = words.length ? treeEntries(await git.raw(['ls-tree', '-r', '-z', '--full-tree', commit, '--', ...words.map((w) => `:(literal)${w}`)])) : [];
-  return [...new Map([...top, ...named]).entries()].sort(([x], [y]) => x.localeCompare(y));
+  // Each word is taken literally: none of them is a pathspec pattern or magic.
+  const named = words.length ? await git.raw(['ls-tree', '-z', '--full-tree', commit, '--', ...words.map((w) => `:(literal)${w}`)]) : '';
+  const found: Array<[string, string]> = [];
+  for (const line of named.split('\0').filter(Boolean)) {
+    const [meta = '', name = ''] = line.split('\t');
+    const [, type, id = ''] = meta.split(' ');
+    if (type === 'tree') found.push(...(await manifestsIn(name)));
+    else found.push([name, id]);
+  }
+  return [...new Map([...(await manifestsIn()), ...found]).entries()].sort(([x], [y]) => x.localeCompare(y));
 }
 
 /**

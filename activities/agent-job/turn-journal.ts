@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { costUsd, type PriceTable } from '../../src/jobs/prices';
 import { eventKeys } from '../../src/jobs/event-keys';
-import type { JobLedger } from '../../src/jobs/ledger';
+import type { TurnRecord } from '../../src/jobs/turn-record';
 import type { CheckResult, Instruction, TurnCaps } from '../../workflows/agent-job-contract';
 
 /** Where activities write a turn's events and bookkeeping (usage, files, durable steps). */
 export interface TurnJournal {
-  ledger: JobLedger;
+  ledger: TurnRecord;
   prices: PriceTable;
 }
 

@@ -28,7 +28,7 @@ import {
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import { followJob, followJobEvents } from './event-stream';
 import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
-import type { ArchivedBy, JobLedger } from '../jobs/ledger';
+import type { ArchivedBy, JobAdmission } from '../jobs/admission';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
@@ -51,8 +51,8 @@ const unlimited = { headers: {}, release: async () => undefined };
 export interface AgentJobServiceDeps {
   config: Config;
   log: Logger;
-  /** The only writer of jobs, turns and events (with the webhooks a change sends). */
-  ledger: JobLedger;
+  /** Admission of jobs and turns, through the ledger (the only writer of jobs, turns and events); never a turn's record. */
+  ledger: JobAdmission;
   tenancy: TenancyStore;
   temporal: TemporalClient;
   quota?: JobQuota;
@@ -379,11 +379,8 @@ export class AgentJobService {
     if (!awaitsApproval(job)) throw new AppError('failed_precondition', `the job awaits no plan approval (${this.planState(job)})`);
     const read = approvedRevision(job.planRevision ?? 1, input.revision);
     // The workflow checks the revision again: it refuses one it no longer awaits (a revision asked meanwhile).
-    const { revision, recorded } = await this.updatePlan(job, () =>
-      this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }),
-    );
-    // The workflow records the approval itself; one started before that change only takes it, and it is written here.
-    if (!recorded) await this.d.ledger.approvePlan(job._id, job.turn, revision);
+    // The workflow records the approval itself before it answers (one started before that change, in its plan loop).
+    await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }));
     return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
   }
 
@@ -392,10 +389,8 @@ export class AgentJobService {
     if (images?.length) throw new AppError('invalid_argument', 'images: a message that revises a plan takes text only');
     const admission = (await this.d.quota?.consumeAgentJob(job.projectId)) ?? unlimited;
     try {
-      const { revision, recorded } = await this.updatePlan(job, () =>
-        this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }),
-      );
-      if (!recorded) await this.d.ledger.askPlanRevision(job._id, job.turn, revision, feedback);
+      // The workflow records the request for another plan, with the feedback, before it answers.
+      await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }));
     } catch (err) {
       await admission.release();
       throw err;

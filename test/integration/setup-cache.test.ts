@@ -263,6 +263,7 @@ describe('cached setup and hostile turns', () => {
     const followUp = await job(trojan, trojanChecks(), false, false);
     expect(await state(followUp)).toBe('trojan\n');
     expect(followUp.notStored).toMatch(/commits the agent made/);
+    expect(followUp.results.at(-1)!.output).toMatch(/\[setup cache\] not stored: the turn starts from commits the agent made/);
     expect(await entries()).toEqual(before);
 
     // The next job on the base ref runs the owners' setup and stores it; it never sees the trojan's result.
@@ -281,23 +282,24 @@ describe('cached setup and hostile turns', () => {
     expect((await entries()).filter((k) => !before.includes(k))).toEqual(stored);
   }, 240_000);
 
-  it('keys on the scripts and folders a setup command names, and on manifests the project did not list', async () => {
+  it('keys on the scripts a setup command names, the manifests of the folders it names, and manifests nobody listed', async () => {
     const git = hardenedGit(origin, root);
-    const checks: ProjectChecks = { ...trojanChecks(), setup: ['bash ./scripts/setup.sh', 'pip install -r reqs'] };
+    const checks: ProjectChecks = { ...trojanChecks(), setup: ['bash ./scripts/setup.sh', 'cd app && npm ci'] };
     const keyAt = (commit: string) => setupCacheKey(git, commit, checks, checks.setupCache!, 'image');
     await mkdir(path.join(origin, 'scripts'), { recursive: true });
-    await mkdir(path.join(origin, 'reqs'), { recursive: true });
+    await mkdir(path.join(origin, 'app/src'), { recursive: true });
     await writeFile(path.join(origin, 'scripts/setup.sh'), 'echo one\n');
-    await writeFile(path.join(origin, 'reqs/base.txt'), 'six==1.16.0\n');
+    await writeFile(path.join(origin, 'app/package.json'), '{"name":"app","scripts":{}}\n');
+    await writeFile(path.join(origin, 'app/src/index.js'), 'module.exports = 1;\n');
     const one = await commitAll('setup script one');
     await writeFile(path.join(origin, 'scripts/setup.sh'), 'echo two\n');
     const two = await commitAll('setup script two');
-    await writeFile(path.join(origin, 'reqs/base.txt'), 'six==1.17.0\n');
-    const three = await commitAll('requirements in a named folder');
+    await writeFile(path.join(origin, 'app/package.json'), '{"name":"app","scripts":{"postinstall":"node evil.js"}}\n');
+    const three = await commitAll('a manifest in a folder setup names');
     await writeFile(path.join(origin, 'requirements-dev.txt'), 'pytest\n');
     const four = await commitAll('a manifest nobody listed');
-    await writeFile(path.join(origin, 'NOTES.md'), 'not executed\n');
-    const five = await commitAll('a file setup never reads');
+    await writeFile(path.join(origin, 'app/src/index.js'), 'module.exports = 2;\n');
+    const five = await commitAll('a source file of that folder, which setup does not run');
     const keys = await Promise.all([one, two, three, four, five].map(keyAt));
     expect(new Set(keys.slice(0, 4)).size).toBe(4);
     expect(keys[4]).toBe(keys[3]);
