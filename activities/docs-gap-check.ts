@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { resolveRepository } from '../src/jobs/repository';
+import { resolveRepository } from '../src/git/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { TurnRecord } from '../src/jobs/turn-record';
 import type { GitHubCredentials } from '../src/github/credentials';
@@ -15,7 +15,7 @@ import type { BuildDocsIndexResult } from '../workflows/docs-ingest-contract';
 import { previewDomain } from '../workflows/docs-gap-check-contract';
 import { indexDocs } from './docs';
 import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
-import { hardenedGit, remoteAccess } from './git-hardening';
+import { hardenedGit, remoteAccess } from '../src/git/hardening';
 
 export interface GapCheckDeps {
   ledger: TurnRecord;

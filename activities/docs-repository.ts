@@ -4,10 +4,10 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { AppError } from '../src/errors';
-import { resolveRepository } from '../src/jobs/repository';
+import { resolveRepository } from '../src/git/repository';
 import { GitHubAppRefused, type GitHubCredentials } from '../src/github/credentials';
 import { OutboundRefused } from '../src/net/outbound';
-import { hardenedGit, remoteAccess, type RemoteAccess } from './git-hardening';
+import { hardenedGit, remoteAccess, type RemoteAccess } from '../src/git/hardening';
 import type { GitDocsSource } from '../workflows/docs-sync-contract';
 
 export interface DocsGitDeps {

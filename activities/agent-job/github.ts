@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
 import { GitHubAppRefused, statusOf, type GitHubCredentials } from '../../src/github/credentials';
-import { resolveRepository } from '../../src/jobs/repository';
+import { resolveRepository } from '../../src/git/repository';
 import type { OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
 import { checkRunName, checkRunOutput, checksHeadline, passedAll } from './check-report';
 import { pullRequestBody } from './pull-request-body';

@@ -1,5 +1,5 @@
 import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { resolveRepository } from '../jobs/repository';
+import { resolveRepository } from '../git/repository';
 import { AppError } from '../errors';
 import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
 import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';

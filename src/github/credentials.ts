@@ -2,7 +2,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
-import { resolveRepository } from '../jobs/repository';
+import { resolveRepository } from '../git/repository';
 import type { Logger } from '../log';
 
 /**

@@ -1,3 +1,5 @@
+// What a repository named by a project (`owner/name` or a URL) is, and where git clones it from; one of the git access
+// rules src/git/ holds for every clone, fetch and push.
 import { AppError } from '../errors';
 
 export interface ResolvedRepository {

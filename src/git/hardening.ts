@@ -1,5 +1,5 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { OutboundGuard } from '../src/net/outbound';
+import { OutboundGuard } from '../net/outbound';
 
 /** How git reaches the job's repository: the token header only for the configured git host, pinned addresses elsewhere. */
 export interface RemoteAccess {
