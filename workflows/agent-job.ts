@@ -13,6 +13,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { AGENT_JOB_PATCHES } from './agent-job-patches';
 import { CloneRoute, cloneWorkerGone } from './clone-route';
 import {
   approvePlanUpdate,
@@ -87,7 +88,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   const git = proxyActivities<Activities>(gitOptions);
   const agent = proxyActivities<Activities>(agentOptions);
   // Workflows started before turns ran where their clone is replay without it (and clone on any worker per step).
-  const route = patched('turn-on-clone-worker') ? new CloneRoute(input.cloneWaitMs ?? 60_000) : undefined;
+  const route = patched(AGENT_JOB_PATCHES.turnOnCloneWorker) ? new CloneRoute(input.cloneWaitMs ?? 60_000) : undefined;
   const github = proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
     retry: { maximumAttempts: 5, initialInterval: '2 seconds', nonRetryableErrorTypes },
@@ -127,7 +128,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
    */
   const decide = async (d: { approved: true } | { approved: false; feedback: string }): Promise<PlanDecision> => {
     const { turn, revision } = awaiting!;
-    const recorded = patched('plan-decisions-recorded-by-workflow');
+    const recorded = patched(AGENT_JOB_PATCHES.planDecisionsRecordedByWorkflow);
     awaiting = undefined;
     decision = { ...d, recorded };
     if (!recorded) return { revision };
@@ -177,7 +178,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   /** The worker that last held the project's setup, for a turn that has no clone yet and whose project caches its setup. */
   async function setupCacheWorker(route: CloneRoute, instruction: Instruction): Promise<string | undefined> {
     // Added with cached setup: histories recorded before replay without the step.
-    if (route.settled || !instruction.checks?.setupCache || !patched('prefer-setup-cache-worker')) return undefined;
+    if (route.settled || !instruction.checks?.setupCache || !patched(AGENT_JOB_PATCHES.preferSetupCacheWorker)) return undefined;
     return (await status.preferredSetupWorker({ projectId: input.projectId })).workspaceQueue;
   }
 
@@ -230,7 +231,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
           let edit: Pick<RunAgentResult, 'title' | 'summary' | 'checks' | 'checksPassed'> | undefined = resume;
           if (!resume && route) {
             // A plan job's first turn (the option did not exist before): the edit follows the plan a person approved.
-            const plans = input.requirePlanApproval && turn === 1 && !instruction.approvedPlan && patched('plan-approval');
+            const plans = input.requirePlanApproval && turn === 1 && !instruction.approvedPlan && patched(AGENT_JOB_PATCHES.planApproval);
             const approvedPlan = plans ? await planUntilApproved(route, instruction, stage) : undefined;
             ({ startCommit, edit, pushed } = await editOnOneWorker(route, approvedPlan ? { ...instruction, approvedPlan } : instruction, stage));
           } else if (!resume) {
@@ -257,7 +258,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
             await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', ...verified });
           } else {
             // Added with check runs: histories recorded before replay without the step.
-            if (edit!.checks?.length && patched('report-checks-on-github')) await reportChecks(github, { repository: input.repository, commit: pushed!, checks: edit!.checks });
+            if (edit!.checks?.length && patched(AGENT_JOB_PATCHES.reportChecksOnGitHub)) await reportChecks(github, { repository: input.repository, commit: pushed!, checks: edit!.checks });
             stage('opening-pull-request');
             const pr = await github.openPullRequest({
               repository: input.repository,
@@ -270,7 +271,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
               checks: edit!.checks,
             });
             // Gap-loop jobs only (the field did not exist before): the job completes with the proof that its push answers the questions.
-            if (input.gapCheck && patched('gap-check-after-push'))
+            if (input.gapCheck && patched(AGENT_JOB_PATCHES.gapCheckAfterPush))
               await checkGaps({ jobId: input.jobId, turn, repository: input.repository, branch: input.branch, commit: pushed!, pullRequest: pr, spec: input.gapCheck });
             await status.recordJobStatus({ jobId: input.jobId, turn, status: 'completed', prLink: pr.url, ...verified });
           }
@@ -283,7 +284,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         } else if (isCancellation(err)) {
           // Archived (the gateway has recorded it): the clone of a possibly private repository goes even so.
           if (route) await CancellationScope.nonCancellable(() => route.removeClones(input.jobId, gitOptions));
-          else if (patched('remove-workspace-when-archived')) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
+          else if (patched(AGENT_JOB_PATCHES.removeWorkspaceWhenArchived)) await CancellationScope.nonCancellable(() => git.removeWorkspace({ jobId: input.jobId }));
           throw err;
         } else {
           const error = describeFailure(err);
@@ -295,13 +296,13 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
         awaiting = undefined;
       }
       // Only instructions from a pull-request comment carry `reply`, and none did before this step existed.
-      if (instruction.reply && ending && patched('answer-pull-request-comment'))
+      if (instruction.reply && ending && patched(AGENT_JOB_PATCHES.answerPullRequestComment))
         await answerOnPullRequest({ jobId: input.jobId, turn, attempt: instruction.attempt, reply: instruction.reply, ending });
       stage('done');
     }
     // Added after jobs were already running: histories without this step replay without it.
     if (route) await route.removeClones(input.jobId, gitOptions);
-    else if (patched('remove-workspace-when-idle')) await git.removeWorkspace({ jobId: input.jobId });
+    else if (patched(AGENT_JOB_PATCHES.removeWorkspaceWhenIdle)) await git.removeWorkspace({ jobId: input.jobId });
     // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
     if (pending.length === 0) break;
   }
