@@ -5,14 +5,16 @@ import { z } from 'zod';
 import { parseNetwork } from '../net/addresses';
 import { parseEgressAllowRule, type EgressAllowRule } from '../sandbox/egress/allow-rules';
 
-export const originList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((o) => o.trim().replace(/\/$/, ''))
-      .filter(Boolean),
-  )
+/** A comma-separated list, each entry trimmed, empty entries dropped: the shape of every list setting. */
+export const commaList = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean),
+);
+
+export const originList = commaList
+  .transform((list) => list.map((o) => o.replace(/\/$/, '')))
   .refine((list) => list.every((o) => URL.canParse(o) && new URL(o).origin === o.toLowerCase() && /^https?:/.test(o)), 'must be a comma-separated list of origins (scheme://host[:port])');
 
 export const port = z.coerce.number().int().min(0).max(65535);
@@ -22,32 +24,18 @@ export const megabytes = z.coerce
   .min(1)
   .max(1024 * 1024);
 
-export const cidrList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((c) => c.trim())
-      .filter(Boolean),
-  )
-  .refine((list) => list.every(isCidr), 'must be a comma-separated list of CIDRs such as 10.0.0.0/8 or fd00::/8');
+export const cidrList = commaList.refine((list) => list.every(isCidr), 'must be a comma-separated list of CIDRs such as 10.0.0.0/8 or fd00::/8');
 
+/** `address/bits` as written (no brackets, the prefix given); parseNetwork also keeps an IPv4-mapped network at /96 or more. */
 function isCidr(value: string): boolean {
-  const [address, bits, ...rest] = value.split('/');
-  const family = isIP(address ?? '');
-  const prefix = Number(bits);
-  // parseNetwork: an IPv4-mapped network must keep its /96 (it stands for an IPv4 network).
-  return rest.length === 0 && family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128) && bits !== '' && parseNetwork(value) !== undefined;
+  return value.includes('/') && isIP(value.slice(0, value.indexOf('/'))) !== 0 && parseNetwork(value) !== undefined;
 }
 export const positiveInt = z.coerce.number().int().positive();
 
 // `host:port` or `CIDR:port` entries, comma-separated.
-export const egressAllowList = z.string().transform((v, ctx) => {
+export const egressAllowList = commaList.transform((entries, ctx) => {
   const rules: EgressAllowRule[] = [];
-  for (const entry of v
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean)) {
+  for (const entry of entries) {
     try {
       rules.push(parseEgressAllowRule(entry));
     } catch (err) {
@@ -71,12 +59,9 @@ export const pem = z.string().transform((v, ctx) => {
 
 const keyId = /^[A-Za-z0-9._-]{1,64}$/;
 // `id:base64key,…`: the first key encrypts, every key decrypts (rotation: put the new key first, keep the old ones).
-export const payloadKeys = z.string().transform((v, ctx) => {
+export const payloadKeys = commaList.transform((entries, ctx) => {
   const keys = new Map<string, Buffer>();
-  for (const entry of v
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean)) {
+  for (const entry of entries) {
     const [id, material, ...rest] = entry.split(':');
     const key = Buffer.from(material ?? '', 'base64');
     // The key itself never appears in the message: only its id and position.
@@ -107,22 +92,9 @@ export const json = z.string().transform((v, ctx) => {
   }
 });
 
-export const nodeList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((u) => u.trim())
-      .filter(Boolean),
-  )
-  .refine((list) => list.length > 0 && list.every((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol)), 'must be one URL or a comma-separated list of node URLs');
-
-/** A comma-separated list, each entry trimmed, empty entries dropped. */
-export const commaList = z.string().transform((v) =>
-  v
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean),
+export const nodeList = commaList.refine(
+  (list) => list.length > 0 && list.every((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol)),
+  'must be one URL or a comma-separated list of node URLs',
 );
 
 export const onOff = z.enum(['on', 'off']);
