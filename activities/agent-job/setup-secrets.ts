@@ -2,10 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Tool } from 'ai';
 import type { JobLedger } from '../../src/jobs/ledger';
 import { AppError } from '../../src/errors';
-import type { CommandResult, RunOptions } from '../../src/sandbox';
+import type { CommandResult, OutputFilter, RunOptions } from '../../src/sandbox';
 import type { ProjectSecretStore } from '../../src/secrets/project-secrets';
 import { encodedForms, printedForms } from '../../src/secrets/forms';
-import { redactDeep, secretRedactor, secretStreamRedactor, type Redact, type StreamRedactor } from '../../src/secrets/redactor';
+import { redactDeep, secretRedactor, secretStreamRedactor, type Redact } from '../../src/secrets/redactor';
 import type { FileChange } from '../../workflows/agent-job-contract';
 import type { TurnSandbox } from './sandbox-workspace';
 
@@ -14,7 +14,7 @@ export interface TurnSecrets {
   env: Readonly<Record<string, string>>;
   redact: Redact;
   /** Redacts a command's output as it streams, before it is cut; absent when there are no secrets. */
-  stream?: () => StreamRedactor;
+  stream?: () => OutputFilter;
 }
 
 export const noSecrets: TurnSecrets = { env: {}, redact: (text) => text };
@@ -47,6 +47,7 @@ export function redactedRun(sandbox: TurnSandbox, secrets: TurnSecrets, giveSecr
   return async (command: string, opts: RunOptions = {}): Promise<CommandResult> => {
     const env = giveSecrets && Object.keys(secrets.env).length ? { env: { ...opts.env, ...secrets.env } } : {};
     const r = await sandbox.run(command, { ...opts, ...env, ...(secrets.stream ? { redact: secrets.stream } : {}) });
+    // Once more on the kept text: a form spread by more whitespace than the stream holds back is still whole here.
     return { ...r, output: secrets.redact(r.output) };
   };
 }

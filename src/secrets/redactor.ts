@@ -1,3 +1,4 @@
+import type { OutputFilter } from '../sandbox/types';
 import { printedForms } from './forms';
 
 /** Replaces every secret value in a text; identity when there are none. */
@@ -80,19 +81,13 @@ export function secretRedactor(secrets: Readonly<Record<string, string>>): Redac
   return (text) => matcher.scan(text).out;
 }
 
-/** Redacts a byte stream: what `write` and `end` return is the stream with every form replaced. */
-export interface StreamRedactor {
-  write(chunk: Buffer): Buffer;
-  end(): Buffer;
-}
-
 /**
  * A byte stream redactor for a command's output, applied before it is cut to head and tail. It holds back the last
  * characters that could still begin a form (the longest form's length, plus whitespace up to `maxCarryBytes`), so a
  * form split across chunks is caught. Bytes are matched as latin1, so no UTF-8 character is ever split.
  * Undefined when there are no secrets.
  */
-export function secretStreamRedactor(secrets: Readonly<Record<string, string>>): (() => StreamRedactor) | undefined {
+export function secretStreamRedactor(secrets: Readonly<Record<string, string>>): (() => OutputFilter) | undefined {
   const matcher = new FormMatcher(secrets, (form) => Buffer.from(form, 'utf8').toString('latin1'));
   if (matcher.empty) return undefined;
   const keep = matcher.longest - 1;
