@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { Webhooks } from '@octokit/webhooks';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 
@@ -27,11 +28,12 @@ export async function ensureWebhookSecretIndexes(db: Db): Promise<void> {
   await db.collection(collection).createIndex({ repository: 1 });
 }
 
-/** Whether `signature` (X-Hub-Signature-256) is `sha256=` HMAC-SHA256 of `body` under `secret`, compared in constant time. */
-export function signatureMatches(secret: string, body: string, signature: string): boolean {
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`);
-  const given = Buffer.from(signature);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * Whether `signature` (X-Hub-Signature-256) signs `body` under `secret`, checked by @octokit/webhooks (its methods
+ * package is ESM-only without a require entry, so it is reached through the bundled class).
+ */
+export async function signatureMatches(secret: string, body: string, signature: string): Promise<boolean> {
+  return new Webhooks({ secret }).verify(body, signature).catch(() => false);
 }
 
 export class ProjectWebhookSecrets {
@@ -60,8 +62,9 @@ export class ProjectWebhookSecrets {
   /** The project on `repository` whose secret signed `body`, or null: only those projects' secrets are tried. */
   async verify(repository: string, body: string, signature: string): Promise<VerifiedBy | null> {
     if (!this.key) return null;
-    const candidates = await this.secrets.find({ repository }).limit(100).toArray();
-    const match = candidates.find((c) => signatureMatches(this.derive(c._id, c.salt), body, signature));
-    return match ? { projectId: match._id } : null;
+    for (const c of await this.secrets.find({ repository }).limit(100).toArray()) {
+      if (await signatureMatches(this.derive(c._id, c.salt), body, signature)) return { projectId: c._id };
+    }
+    return null;
   }
 }

@@ -46,7 +46,7 @@ export class DeliverySigners {
         if (by) return { verifiedFor: by.projectId };
       }
     }
-    return this.globalSecret && signatureMatches(this.globalSecret, body, signature) ? { global: true } : null;
+    return this.globalSecret && (await signatureMatches(this.globalSecret, body, signature)) ? { global: true } : null;
   }
 
   /** Whether this signer may sign this event: in token mode the global secret cannot steer or archive jobs. */

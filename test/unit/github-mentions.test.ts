@@ -79,10 +79,10 @@ describe('X-Hub-Signature-256', () => {
   it("matches GitHub's signature with the same secret only", async () => {
     const body = JSON.stringify({ zen: 'Half measures are as bad as nothing at all.' });
     const signature = await new Webhooks({ secret: 'the-secret-0123456789' }).sign(body);
-    expect(signatureMatches('the-secret-0123456789', body, signature)).toBe(true);
-    expect(signatureMatches('another-secret-0123456789', body, signature)).toBe(false);
-    expect(signatureMatches('the-secret-0123456789', `${body} `, signature)).toBe(false);
-    expect(signatureMatches('the-secret-0123456789', body, signature.slice(0, -1))).toBe(false);
-    expect(signatureMatches('the-secret-0123456789', body, `sha1=${signature.slice(7)}`)).toBe(false);
+    expect(await signatureMatches('the-secret-0123456789', body, signature)).toBe(true);
+    expect(await signatureMatches('another-secret-0123456789', body, signature)).toBe(false);
+    expect(await signatureMatches('the-secret-0123456789', `${body} `, signature)).toBe(false);
+    expect(await signatureMatches('the-secret-0123456789', body, signature.slice(0, -1))).toBe(false);
+    expect(await signatureMatches('the-secret-0123456789', body, `sha1=${signature.slice(7)}`)).toBe(false);
   });
 });
