@@ -127,18 +127,20 @@ export function createAgentActivities(deps: AgentDeps) {
       const ctx = Context.current();
       const model = jobLanguageModel(deps.models, input.model);
       const project = input.instruction.checks ?? { setup: [], check: [], network: false };
-      if (!deps.sandbox && project.setup.length + project.check.length > 0) {
+      const runsCommands = project.setup.length + project.check.length > 0;
+      if (!deps.sandbox && runsCommands) {
         throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: 'the project has setup or check commands, but this worker runs with DOCENT_SANDBOX=off', nonRetryable: true });
       }
       const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
-      // Only code the project's owners wrote may be trusted with what only they should see (secrets, the shared cache).
-      const ownerCode = await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit);
+      // Only code the project's owners wrote may be trusted with what only they should see (secrets, the shared cache),
+      // which only setup and check commands are given: a project without them needs no answer.
+      const ownerCode = runsCommands && (await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit));
       const root = workspacePath(deps, input.jobId);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
       const home = sandboxHomePath(deps.workspaceDir, input.jobId);
       const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, home, net) : undefined;
-      const secrets = sandbox && deps.secrets && project.setup.length + project.check.length > 0 ? await deps.secrets(input.jobId) : noSecrets;
+      const secrets = sandbox && deps.secrets && runsCommands ? await deps.secrets(input.jobId) : noSecrets;
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
       const timeCap = maxMinutes === undefined ? undefined : AbortSignal.timeout(maxMinutes * 60_000);
