@@ -177,7 +177,7 @@ describe('the provider failing (openai-compatible)', () => {
   it('fails the job with model_unavailable once a provider that keeps answering 500 has had every attempt', async () => {
     const job = await runJob(stack, 'always failing');
     expect(job).toMatchObject({ status: 'failed', error: { code: 'model_unavailable', message: expect.stringContaining('HTTP 500') } });
-    // The agent step's three attempts (workflows/agent-job.ts), no more.
+    // The agent step's three attempts (workflows/agent-job/job.ts), no more.
     expect(stack.model.requests.filter((r) => instructionOf(r) === 'always failing')).toHaveLength(3);
   });
 
