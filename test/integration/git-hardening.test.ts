@@ -4,7 +4,8 @@ import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { hardenedGit, remoteAccess } from '../../src/git/hardening';
+import { remoteAccess } from '../../src/git/access';
+import { hardenedGit } from '../../src/git/hardening';
 import { startGitServer, type GitServer } from '../support/git-server';
 
 // Real git against a real smart-HTTP remote: what a repository (or a command that wrote into its .git) plants must
