@@ -49,7 +49,7 @@ export const AGENT_JOB_PATCHES = {
    */
   preferSetupCacheWorker: 'prefer-setup-cache-worker',
   /**
-   * 2026-11-26, active (agent-job/job-state.ts): approve and revise updates record their decision before answering.
+   * 2026-11-26, active (agent-job/job-handlers.ts): approve and revise updates record their decision before answering.
    * Old path: plan-approval (its updates answered at once, the plan loop recorded the approval); and any plan that was
    * waiting for approval when this came, which may wait for days yet.
    */

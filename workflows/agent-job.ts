@@ -3,14 +3,14 @@ import { PLAIN_JOB_ID, type AgentJobInput } from './agent-job-contract';
 import { AGENT_JOB_PATCHES } from './agent-job-patches';
 import { removeClones } from './agent-job/clones';
 import { type Job, jobActivities } from './agent-job/job';
-import { JobState } from './agent-job/job-state';
+import { JobHandlers } from './agent-job/job-handlers';
 import { runTurn } from './agent-job/turn';
 import { CloneRoute } from './clone-route';
 
 /**
  * One agent job: it runs each instruction as a turn (workflows/agent-job/turn.ts: edit on the clone's worker, commit
  * and push, open or reuse the pull request, record the turn), then removes its clones. Follow-ups, stops and plan
- * decisions arrive through the handlers of its JobState while it runs; a finished job is restarted by signal-with-start.
+ * decisions arrive through the handlers of its JobHandlers while it runs; a finished job is restarted by signal-with-start.
  * Every patched() gate it passes is listed in workflows/agent-job-patches.ts.
  */
 export async function agentJob(input: AgentJobInput): Promise<void> {
@@ -19,7 +19,7 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   const activities = jobActivities(input);
   // Workflows started before turns ran where their clone is replay without it (and clone on any worker per step).
   const route = patched(AGENT_JOB_PATCHES.turnOnCloneWorker) ? new CloneRoute(input.cloneWaitMs ?? 60_000) : undefined;
-  const job: Job = { ...activities, input, route, state: new JobState(input, activities.status) };
+  const job: Job = { ...activities, input, route, state: new JobHandlers(input, activities.status) };
   const { pending } = job.state;
 
   // A restart by signal-with-start delivers its instruction with the first activation.

@@ -2,14 +2,14 @@ import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { NON_RETRYABLE_AGENT_ERRORS, type AgentJobInput, type AgentJobProgress } from '../agent-job-contract';
 import type { CloneRoute } from '../clone-route';
-import type { JobState } from './job-state';
+import type { JobHandlers } from './job-handlers';
 
 const nonRetryableErrorTypes = [...NON_RETRYABLE_AGENT_ERRORS];
 
 /** What every step of a job works with: its input, the state its handlers share, where its clone is, and its activities. */
 export type Job = JobActivities & {
   input: AgentJobInput;
-  state: JobState;
+  state: JobHandlers;
   /** Where the clone is; absent in histories from before turns ran on their clone's worker. */
   route: CloneRoute | undefined;
 };

@@ -21,7 +21,7 @@ export type Decision = ({ approved: true } | { approved: false; feedback: string
  * What the job's handlers (follow-up, stop, progress, approve and revise) share with its turns: the instructions
  * waiting, the turn running and its stage, turns asked to stop, and the plan awaiting a decision.
  */
-export class JobState {
+export class JobHandlers {
   readonly pending: Instruction[];
   private progress: AgentJobProgress;
   // Turns a client asked to stop: one that has not begun yet ends stopped as soon as it would begin.
