@@ -2,7 +2,6 @@ import { createAppAuth } from '@octokit/auth-app';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
-import { resolveRepository } from '../git/repository';
 import type { Logger } from '../log';
 
 /**
@@ -16,7 +15,7 @@ import type { Logger } from '../log';
 export interface GitHubAccess {
   /** REST client for this repository's API calls; GitHub's rate limits are waited out (see `RetryWindow`). */
   octokit: Octokit;
-  /** The password git sends as `x-access-token` to the configured git host; undefined means none is configured. */
+  /** The password git sends as `x-access-token` to the configured git host (src/git/access.ts); undefined means none is configured. */
   gitToken?: string;
   mode: 'app' | 'token';
 }
@@ -110,16 +109,6 @@ export class GitHubCredentials {
           }
         },
       });
-  }
-
-  /**
-   * The password git sends for `repository` (`owner/name` or a clone URL): its access's token when it lives on the
-   * configured git host, nothing for any other host (those never get a credential).
-   */
-  async gitPassword(repository: string): Promise<string | undefined> {
-    const { cloneUrl, owner, name } = resolveRepository(repository, this.settings.gitUrl);
-    if (new URL(cloneUrl).origin !== new URL(this.settings.gitUrl).origin) return undefined;
-    return (await this.access(owner, name)).gitToken;
   }
 
   /**

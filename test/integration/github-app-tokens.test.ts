@@ -1,3 +1,4 @@
+import { GitAccessRefused, repositoryAccess } from '../../src/git/access';
 import { GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import { createTestApp, type TestApp } from '../support/github-app-double';
@@ -68,6 +69,19 @@ describe('GitHub App installation tokens', () => {
     const after = github.tokenRequests.at(-1)!.installationId;
     expect(after).not.toBe(before);
     expect(github.rejected).toEqual(['401 Bad credentials', '404 Not Found']);
+  });
+
+  it("gives git the installation token for the App's repositories and refuses git access to one it is not installed on", async () => {
+    const { github, credentials } = await appGitHub();
+    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const access = await repositoryAccess('acme/widgets', settings);
+    expect(access.cloneUrl).toBe(`${git.url}/acme/widgets.git`);
+    expect(Object.keys(access.config)).toEqual([`http.${git.url}/.extraHeader`]);
+    expect(github.tokenRequests).toHaveLength(1);
+
+    const refused = repositoryAccess('acme/gadgets', settings);
+    await expect(refused).rejects.toBeInstanceOf(GitAccessRefused);
+    await expect(refused).rejects.toMatchObject({ reason: 'credential', message: expect.stringMatching(/the GitHub App is not installed on acme\/gadgets: install it at /) });
   });
 
   it('is refused a token for permissions the installation does not grant', async () => {
