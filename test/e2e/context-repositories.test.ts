@@ -2,6 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Code, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -34,7 +37,7 @@ const requestsFor = (instruction: string) => model.requests.filter((q) => lastUs
 const codeFile = 'module.exports = 42; // CODE-MARKER\n';
 const bigInstructions = `BIG-START\n${'x'.repeat(20_000)}\nBIG-END\n`;
 
-/** Reads the code repository, tries to write there, then writes the docs: one tool call a request. */
+/** Reads the code repository, tries to write there with a tool and a command, then writes the docs: one tool call a request. */
 function script(req: ChatRequest): ScriptedTurn {
   const prompt = lastUser(req);
   if (!prompt.includes('document the answer')) return { text: 'Nothing to change\n\nThe repository is fine.' };
@@ -43,7 +46,9 @@ function script(req: ChatRequest): ScriptedTurn {
       return { toolCalls: [{ name: 'read_file', args: { path: 'src/answer.js', repository: 'acme/code' } }] };
     case 1:
       return { toolCalls: [{ name: 'write_file', args: { path: 'src/answer.js', content: 'module.exports = 0;\n', repository: 'acme/code' } }] };
-    case 2: {
+    case 2:
+      return { toolCalls: [{ name: 'run_command', args: { command: 'cat /context/acme/code/src/answer.js; touch /context/acme/code/new 2>&1; echo ran' } }] };
+    case 3: {
       const entries = readdirSync(workspaceDir);
       const context = entries.find((e) => e.endsWith('.context'));
       duringTurn = { entries, codeFile: context ? readFileSync(path.join(workspaceDir, context, 'acme/code/src/answer.js'), 'utf8') : null };
@@ -125,6 +130,10 @@ describe('context repositories', () => {
     // The file read from the code repository reaches the model's next request; the write there comes back refused.
     expect(JSON.stringify(requests[1]!.messages.at(-1))).toContain('CODE-MARKER');
     expect(JSON.stringify(requests[2]!.messages.at(-1))).toMatch(/acme\/code.*is a read-only context repository/);
+    // Sandboxed commands read it at /context and cannot change it either.
+    const ran = JSON.stringify(requests[3]!.messages.at(-1));
+    expect(ran).toContain('CODE-MARKER');
+    expect(ran).toContain('Read-only file system');
     expect(duringTurn?.entries).toContain(`${job.id}.context`);
     expect(duringTurn?.codeFile).toBe(codeFile);
 
@@ -157,6 +166,25 @@ describe('context repositories', () => {
       expect({ contextRepositories, status: r.status }).toEqual({ contextRepositories, status: 400 });
       expect(await r.json()).toMatchObject({ code: 'invalid_argument' });
     }
+  });
+});
+
+describe('context repositories over Connect', () => {
+  const client = () => createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+  const headers = () => ({ authorization: `Bearer ${keys.docs}` });
+
+  it('CreateAgentJob takes them, the job and its turns show them, and 11 are invalid_argument', async () => {
+    const { job } = await client().createAgentJob({ projectId: 'docs', prompt: 'check over connect', contextRepositories: [{ repo: 'acme/code', ref: 'main' }] }, { headers: headers() });
+    expect(job?.contextRepositories.map((c) => [c.repo, c.ref])).toEqual([['acme/code', 'main']]);
+    const done = await until(
+      'the Connect job',
+      async () => (await client().getAgentJob({ projectId: 'docs', jobId: job!.id }, { headers: headers() })).job!,
+      (j) => j.turns[0]?.status !== 'active',
+    );
+    expect(done.turns[0]?.projectInstructions).toMatchObject({ path: '.docent/AGENTS.md', truncated: false });
+    expect(lastUser(requestsFor('check over connect')[0]!)).toContain('acme/code at main');
+    const eleven = Array.from({ length: 11 }, (_, i) => ({ repo: `acme/lib${i}` }));
+    await expect(client().createAgentJob({ projectId: 'docs', prompt: 'too many', contextRepositories: eleven }, { headers: headers() })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
 });
 
