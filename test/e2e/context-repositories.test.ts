@@ -9,6 +9,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
+import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
@@ -99,24 +100,15 @@ afterAll(async () => {
 
 const api = (project: string, method: string, p: string, body?: unknown): Promise<JsonResponse> => callApi(gw.url, keys[project]!, method, `/v2/agent/${project}${p}`, body);
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 async function finishedJob(project: string, prompt: string, extra: Record<string, unknown> = {}): Promise<any> {
   const r = await api(project, 'POST', '/job', { prompt, ...extra });
   expect(r.status).toBe(201);
   const { id } = await r.json();
-  return until(
+  return poll(
     `job ${id}`,
     async () => (await api(project, 'GET', `/job/${id}`)).json(),
     (job) => job.status !== 'active',
+    90_000,
   );
 }
 
@@ -146,7 +138,7 @@ describe('context repositories', () => {
     expect((await git.git('acme', 'code', 'branch', '--list')).trim()).toBe('* main');
 
     // The context clone goes with the job's workspace.
-    await until(
+    await poll(
       'the context clone removed',
       async () => existsSync(path.join(workspaceDir, `${job.id}.context`)),
       (present) => !present,
@@ -176,7 +168,7 @@ describe('context repositories over Connect', () => {
   it('CreateAgentJob takes them, the job and its turns show them, and 11 are invalid_argument', async () => {
     const { job } = await client().createAgentJob({ projectId: 'docs', prompt: 'check over connect', contextRepositories: [{ repo: 'acme/code', ref: 'main' }] }, { headers: headers() });
     expect(job?.contextRepositories.map((c) => [c.repo, c.ref])).toEqual([['acme/code', 'main']]);
-    const done = await until(
+    const done = await poll(
       'the Connect job',
       async () => (await client().getAgentJob({ projectId: 'docs', jobId: job!.id }, { headers: headers() })).job!,
       (j) => j.turns[0]?.status !== 'active',
