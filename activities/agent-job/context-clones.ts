@@ -39,7 +39,8 @@ async function shallowClone(deps: GitDeps, repo: ContextRepository, dir: string)
     )
   )
     return;
-  const access = await accessTo(deps, repo.repo);
+  // Only read: with a GitHub App, a token that can read the one repository and nothing more.
+  const access = await accessTo(deps, repo.repo, { readOnly: true });
   await rm(dir, { recursive: true, force: true });
   await mkdir(path.dirname(dir), { recursive: true, mode: 0o755 });
   const branch = repo.ref ? ['--branch', repo.ref] : [];
@@ -60,7 +61,7 @@ async function shallowClone(deps: GitDeps, repo: ContextRepository, dir: string)
 
 /**
  * Clones the job's context repositories beside its clone (`<jobId>.context/<owner>/<name>`), with the same access rules
- * as the job's own (the App's installation token for each one, hardened git); removed with the job's workspace.
+ * as the job's own (an App's installation token for each one, read-only; hardened git); removed with the job's workspace.
  */
 export async function ensureContextClones(deps: GitDeps, jobId: string, repos: ContextRepository[] | undefined): Promise<ContextClone[]> {
   if (!repos?.length) return [];

@@ -34,9 +34,9 @@ export function classifyGitError(err: unknown, what: string): never {
 }
 
 /** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
-export async function accessTo(deps: GitDeps, repository: string): Promise<RepositoryAccess> {
+export async function accessTo(deps: GitDeps, repository: string, opts: { readOnly?: boolean } = {}): Promise<RepositoryAccess> {
   try {
-    return await repositoryAccess(repository, deps);
+    return await repositoryAccess(repository, deps, opts);
   } catch (err) {
     if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
