@@ -5,7 +5,7 @@ import type { SimpleGit } from 'simple-git';
 import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess } from '../../src/git/access';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import { hardenedGit } from '../../src/git/hardening';
-import { jobFolder } from './job-paths';
+import { contextFolder, jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
 import { branchBase, turnDiff } from './turn-diff';
@@ -26,7 +26,7 @@ function fail(type: AgentErrorType | 'GitFailed', message: string): never {
 }
 
 /** Maps git's stderr to a failure a person can act on; the token is never part of it (it is not in any URL). */
-function classifyGitError(err: unknown, what: string): never {
+export function classifyGitError(err: unknown, what: string): never {
   const refusal = remoteRefusal(err);
   if (refusal === 'missing') fail('RepositoryNotFound', `${what}: the repository does not exist or the token cannot see it`);
   if (refusal === 'denied') fail('RepositoryAccessDenied', `${what}: the git server refused the configured token`);
@@ -34,9 +34,9 @@ function classifyGitError(err: unknown, what: string): never {
 }
 
 /** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
-async function accessTo(deps: GitDeps, repository: string): Promise<RepositoryAccess> {
+export async function accessTo(deps: GitDeps, repository: string, opts: { readOnly?: boolean } = {}): Promise<RepositoryAccess> {
   try {
-    return await repositoryAccess(repository, deps);
+    return await repositoryAccess(repository, deps, opts);
   } catch (err) {
     if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
@@ -53,7 +53,7 @@ interface Clone {
 }
 
 /** The activity running this code, or undefined outside one (a helper called from a test). */
-function activityContext(): Context | undefined {
+export function activityContext(): Context | undefined {
   try {
     return Context.current();
   } catch {
@@ -65,7 +65,7 @@ function activityContext(): Context | undefined {
  * Runs a network git step (clone, fetch, push) while heartbeating, so a repository slower than the heartbeat timeout
  * still succeeds, and gives it the activity's cancellation signal, so an archived job's git is killed, not waited for.
  */
-async function heartbeating<T>(what: string, step: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+export async function heartbeating<T>(what: string, step: (signal?: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = activityContext();
   if (!ctx) return step();
   const everyMs = Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 3000) / 3));
@@ -184,9 +184,10 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       return { startCommit, ...(deps.workspaceQueue ? { workspaceQueue: deps.workspaceQueue } : {}) };
     },
 
-    /** Deletes the job's working copy and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
+    /** Deletes the job's working copy, context clones and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
     async removeWorkspace(input: { jobId: string }): Promise<void> {
       await rm(workspacePath(deps, input.jobId), { recursive: true, force: true });
+      await rm(contextFolder(deps.workspaceDir, input.jobId), { recursive: true, force: true });
       await rm(sandboxHomePath(deps.workspaceDir, input.jobId), { recursive: true, force: true });
     },
 

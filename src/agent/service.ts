@@ -33,6 +33,7 @@ import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
+import { checkContextRepositories } from './context-repositories';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
 /** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
@@ -151,6 +152,7 @@ export class AgentJobService {
     if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
     const model = this.chosenModel(input.projectId, input.model);
     const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
+    const contextRepositories = checkContextRepositories(input.contextRepositories, project.repository, this.d.config.github.gitUrl);
     const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
     if (idempotencyKey) {
       const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
@@ -187,6 +189,7 @@ export class AgentJobService {
       ...(idempotencyKey ? { idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
       ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
+      ...(contextRepositories.length ? { contextRepositories } : {}),
     };
     const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {
@@ -264,6 +267,7 @@ export class AgentJobService {
       maxSteps: this.d.config.agent.maxSteps,
       ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
       ...(job.requirePlanApproval ? { requirePlanApproval: true } : {}),
+      ...(job.contextRepositories?.length ? { contextRepositories: job.contextRepositories } : {}),
     };
   }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { maxImageBytes, maxImages } from '../jobs/job-images';
 import type { ImageInput } from './images';
+import { MAX_CONTEXT_REPOSITORIES } from '../../workflows/agent-job-contract';
 
 export const maxPromptChars = 32 * 1024;
 
@@ -39,6 +40,11 @@ export const maxInstructionBodyBytes = maxImages * maxImageBase64Chars + 256 * 1
 /** The same as one Connect message, whose images are bytes. */
 export const maxInstructionMessageBytes = maxImages * maxImageBytes + 256 * 1024;
 
+/** `contextRepositories` of a create: read-only repositories beside the project's own, each checked further by src/agent/context-repositories.ts. */
+const contextRepositories = z
+  .array(z.strictObject({ repo: z.string().trim().min(1, 'must not be empty').max(500), ref: refName.optional() }))
+  .max(MAX_CONTEXT_REPOSITORIES, `at most ${MAX_CONTEXT_REPOSITORIES} context repositories may go with a job`);
+
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
@@ -50,6 +56,7 @@ export const createJobBody = z.strictObject({
   asDraft: z.boolean().optional(),
   images: images.optional(),
   requirePlanApproval: z.boolean().optional(),
+  contextRepositories: contextRepositories.optional(),
 });
 export type CreateJob = z.infer<typeof createJobBody>;
 

@@ -58,11 +58,12 @@ export async function remoteAccess(cloneUrl: string, opts: { gitBaseUrl: string;
 }
 
 /** The password git sends to the configured git host for the repository; none for a repository on any other host. */
-async function hostToken(repository: ResolvedRepository, settings: GitAccessSettings): Promise<string | undefined> {
+async function hostToken(repository: ResolvedRepository, settings: GitAccessSettings, readOnly: boolean): Promise<string | undefined> {
   if (!settings.credentials) return settings.token;
   if (new URL(repository.cloneUrl).origin !== new URL(settings.gitBaseUrl).origin) return undefined;
+  const { credentials } = settings;
   try {
-    return (await settings.credentials.access(repository.owner, repository.name)).gitToken;
+    return readOnly ? await credentials.readOnlyGitToken(repository.owner, repository.name) : (await credentials.access(repository.owner, repository.name)).gitToken;
   } catch (err) {
     if (err instanceof GitHubAppRefused) throw new GitAccessRefused('credential', err.message, { cause: err });
     throw err;
@@ -71,11 +72,11 @@ async function hostToken(repository: ResolvedRepository, settings: GitAccessSett
 
 /**
  * How git reaches `repository` (`owner/name` or a git URL), decided anew for each step: the credential is cached in
- * memory, never in git config. Throws AppError for a name that is no repository, GitAccessRefused for one git may not reach.
+ * memory, never in git config; `readOnly` asks an App for a token that can only read. Throws AppError for a name that is no repository, GitAccessRefused for one git may not reach.
  */
-export async function repositoryAccess(repository: string, settings: GitAccessSettings): Promise<RepositoryAccess> {
+export async function repositoryAccess(repository: string, settings: GitAccessSettings, opts: { readOnly?: boolean } = {}): Promise<RepositoryAccess> {
   const resolved = resolveRepository(repository, settings.gitBaseUrl);
-  const token = await hostToken(resolved, settings);
+  const token = await hostToken(resolved, settings, opts.readOnly === true);
   try {
     return { ...resolved, ...(await remoteAccess(resolved.cloneUrl, { ...settings, token })) };
   } catch (err) {

@@ -84,6 +84,19 @@ describe('GitHub App installation tokens', () => {
     await expect(refused).rejects.toMatchObject({ reason: 'credential', message: expect.stringMatching(/the GitHub App is not installed on acme\/gadgets: install it at /) });
   });
 
+  it('gives git a token that only reads when asked for read-only access (a context repository): it may fetch, never push', async () => {
+    const { github, credentials } = await appGitHub();
+    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const header = Object.values((await repositoryAccess('acme/widgets', settings, { readOnly: true })).config)[0]!;
+    const token = Buffer.from(header.replace('Authorization: Basic ', ''), 'base64').toString('utf8').replace('x-access-token:', '');
+    expect(github.tokenRequests.at(-1)?.permissions).toEqual({ contents: 'read' });
+    expect([github.gitAllows(token, 'acme', 'widgets', false), github.gitAllows(token, 'acme', 'widgets', true)]).toEqual([true, false]);
+    // The job's own access keeps its own token, which may push.
+    const own = Object.values((await repositoryAccess('acme/widgets', settings)).config)[0]!;
+    expect(own).not.toBe(header);
+    expect(github.tokenRequests.at(-1)?.permissions).toMatchObject({ contents: 'write' });
+  });
+
   it('is refused a token for permissions the installation does not grant', async () => {
     const { github, credentials } = await appGitHub();
     github.setGrants({ metadata: 'read', contents: 'read', pull_requests: 'write', checks: 'write', issues: 'write' });
