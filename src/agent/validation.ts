@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobOrigins } from '../jobs/job';
 import { maxImageBytes, maxImages } from '../jobs/job-images';
 import type { ImageInput } from './images';
 
@@ -61,6 +62,8 @@ export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'Idempote
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(['active', 'completed', 'archived', 'failed']).optional(),
+  origin: z.enum(jobOrigins).optional(),
+  automationId: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(500).optional(),
 });
