@@ -9,7 +9,7 @@ export const maxPromptChars = 32 * 1024;
 export const prompt = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(maxPromptChars, `must be at most ${maxPromptChars} characters`);
 
 // What git accepts as a branch name, minus the odd corners no one needs here.
-const refName = z
+export const refName = z
   .string()
   .max(200)
   .regex(/^(?!\/|.*\/\/|.*\.\.|.*@\{|.*\.lock$|.*\/$)[A-Za-z0-9._/-]+$/, 'must be a valid branch name');
@@ -40,14 +40,16 @@ export const maxInstructionBodyBytes = maxImages * maxImageBase64Chars + 256 * 1
 /** The same as one Connect message, whose images are bytes. */
 export const maxInstructionMessageBytes = maxImages * maxImageBytes + 256 * 1024;
 
+/** A model of the catalog, by name (GET /v2/agent/{projectId}/models). */
+export const modelName = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id');
+
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
-  model: z
-    .string()
-    .max(200)
-    .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id')
-    .optional(),
+  model: modelName.optional(),
   asDraft: z.boolean().optional(),
   images: images.optional(),
   requirePlanApproval: z.boolean().optional(),
