@@ -13,8 +13,12 @@ export interface AutomationSchedules {
 
 const grpcInvalidArgument = 3;
 
-/** Temporal refused the schedule itself (its cron, its time zone): the caller's 400, with Temporal's reason. */
+/**
+ * Temporal refused the schedule itself (its cron, its time zone): the caller's 400, with Temporal's reason. The SDK
+ * turns the server's "Invalid schedule spec" into a TypeError; any other refusal of the request stays a gRPC error.
+ */
 function refusedSpec(err: unknown): AppError | null {
+  if (err instanceof TypeError) return new AppError('invalid_argument', `trigger: Temporal refused the schedule: ${err.message.slice(0, 300)}`);
   const cause = err instanceof ServiceError ? err.cause : err;
   if (!isGrpcServiceError(cause) || cause.code !== grpcInvalidArgument) return null;
   return new AppError('invalid_argument', `trigger: Temporal refused the schedule: ${cause.details.slice(0, 300)}`);
