@@ -1,8 +1,5 @@
 import { automationToJson, runToJson } from '../automations/automation';
 import { createAutomationBody, listRunsQuery, updateAutomationBody } from '../automations/automation-body';
-import { AutomationRunner } from '../automations/automation-runner';
-import { AutomationService } from '../automations/automation-service';
-import { AutomationStore } from '../automations/automation-store';
 import type { Deps } from '../deps';
 import { projectOrigins } from '../edge/cors';
 import { parseInput } from '../validate';
@@ -14,9 +11,7 @@ const theAutomation = { 200: { description: 'The automation', json: automationBo
 
 /** REST paths of automations (docs/automations.md): the admin key of the project. */
 export function automationRoutes(deps: Deps): Route[] {
-  const store = new AutomationStore(deps.mongo.db);
-  const runner = new AutomationRunner({ store, tenancy: deps.tenancy, starter: deps.agentJobs.starter, log: deps.log, caps: deps.config.automations });
-  const service = new AutomationService({ tenancy: deps.tenancy, store, runner, schedules: { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix } });
+  const service = deps.automations;
   const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
   const base = '/v2/agent/{projectId}/automations';
   const one = `${base}/{automationId}`;

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import { createDocentClient } from '../../src/client';
 import { AutomationRunner } from '../../src/automations/automation-runner';
 import { AutomationStore } from '../../src/automations/automation-store';
 import { automationScheduleId } from '../../workflows/automation-run-contract';
@@ -240,6 +242,29 @@ describe('automations', () => {
     expect((await api('PATCH', `${base}/${broken.id}`, { model: model.modelId })).status).toBe(200);
     expect((await api('POST', `${base}/${broken.id}/trigger`)).status).toBe(202);
     expect((await (await api('GET', `${base}/${broken.id}`)).json()).consecutiveFailures).toBe(0);
+  });
+
+  it('the typed Connect client manages and runs an automation, and lists its jobs by automation and origin', async () => {
+    const client = createDocentClient({ baseUrl: gw.url, apiKey: adminKey });
+    const refused = await client.automations
+      .createAutomation({ projectId: 'widgets', name: 'bad', trigger: { type: 'schedule', cron: '61 * * * *' }, instruction: 'x', output: 'pull_request' })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
+
+    const { automation } = await client.automations.createAutomation({ projectId: 'widgets', name: 'over connect', trigger: { type: 'manual' }, instruction: 'say nothing', output: 'pull_request' });
+    expect(automation).toMatchObject({ name: 'over connect', trigger: { type: 'manual' }, paused: false });
+    const { run } = await client.automations.triggerAutomation({ projectId: 'widgets', automationId: automation!.id });
+    expect(run).toMatchObject({ status: 'started', origin: 'automation_manual' });
+    const { jobs } = await client.agent.listAgentJobs({ projectId: 'widgets', automationId: automation!.id });
+    expect(jobs.map((j) => [j.id, j.origin, j.automationId])).toEqual([[run!.jobId, 'automation_manual', automation!.id]]);
+    const schedJobs = await client.agent.listAgentJobs({ projectId: 'widgets', origin: 'schedule' });
+    expect(schedJobs.jobs.map((j) => j.id)).toEqual([scheduledJobId]);
+    expect((await client.automations.listAutomationRuns({ projectId: 'widgets', automationId: automation!.id })).runs.map((r) => r.jobId)).toEqual([run!.jobId]);
+    expect((await client.automations.pauseAutomation({ projectId: 'widgets', automationId: automation!.id })).automation?.paused).toBe(true);
+    await client.automations.deleteAutomation({ projectId: 'widgets', automationId: automation!.id });
+    const gone = await client.automations.getAutomation({ projectId: 'widgets', automationId: automation!.id }).catch((err: unknown) => err);
+    expect((gone as ConnectError).code).toBe(Code.NotFound);
   });
 
   it('the same event twice is one run and one job', async () => {
