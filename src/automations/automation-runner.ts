@@ -6,7 +6,8 @@ import type { JobOrigin } from '../jobs/job';
 import type { JobStarter } from '../jobs/job-starter';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
-import type { AutomationDoc, AutomationRunDoc } from './automation';
+import { type Notifier, notifyWebhookEvent } from '../webhooks/notify';
+import { type AutomationDoc, type AutomationRunDoc, automationToJson, runToJson } from './automation';
 import { type AutomationStore, startOfUtcDay } from './automation-store';
 
 export interface AutomationRunnerDeps {
@@ -16,6 +17,8 @@ export interface AutomationRunnerDeps {
   log: Logger;
   /** The daily caps (DOCENT_AUTOMATION_RUNS_PER_DAY, DOCENT_AUTOMATION_RUNS_PER_PROJECT_DAY). */
   caps: { runsPerAutomationDay: number; runsPerProjectDay: number };
+  /** Sends automation.run_started and automation.run_failed; without it none are sent. */
+  notifier?: Notifier;
 }
 
 export class AutomationRunner {
@@ -44,6 +47,27 @@ export class AutomationRunner {
     if (!created && run.status !== 'starting') return run;
     const refused = await this.refusal(automation);
     if (refused) return this.d.store.finishRun(run, { status: 'refused', reason: refused });
+    const done = await this.start(automation, run, event);
+    await this.announce(done);
+    return done;
+  }
+
+  /** A started run is automation.run_started, a failed one automation.run_failed with the failures counted so far. */
+  private async announce(run: AutomationRunDoc): Promise<void> {
+    if (!this.d.notifier || (run.status !== 'started' && run.status !== 'failed')) return;
+    const automation = await this.d.store.byId(run.automationId);
+    if (!automation) return;
+    const type = run.status === 'started' ? 'automation.run_started' : 'automation.run_failed';
+    // The run's id names the message: a retried run announces once.
+    await notifyWebhookEvent(this.d.notifier, {
+      messageId: `msg_${run._id}_${run.status}`,
+      projectId: run.projectId,
+      type,
+      data: { automation: automationToJson(automation), run: runToJson(run) },
+    }).catch((err: unknown) => this.d.log.warn({ err, automationId: run.automationId, runId: run._id }, `could not send ${type}`));
+  }
+
+  private async start(automation: AutomationDoc, run: AutomationRunDoc, event: { origin: JobOrigin; eventKey: string }): Promise<AutomationRunDoc> {
     try {
       const project = await this.d.tenancy.getProject(automation.projectId);
       if (!project) throw new AppError('not_found', 'the project no longer exists');
@@ -51,7 +75,7 @@ export class AutomationRunner {
         prompt: automation.instruction,
         origin: event.origin,
         automationId: automation._id,
-        model: automation.model,
+        model: automation.model ?? undefined,
         ...(automation.requirePlanApproval ? { requirePlanApproval: true } : {}),
         // The same event is one job, even when the run above was claimed by a starter that died before it finished.
         idempotencyKey: `${automation.projectId}:automation:${automation._id}:${event.eventKey}`,
