@@ -2,7 +2,7 @@
 // action, activities/automation-run.ts). The event's key makes a repeated event one run and, through the job's
 // idempotency key, one job.
 import { AppError } from '../errors';
-import type { JobOrigin } from '../jobs/job';
+import { awaitsApproval, writesPlan, type JobDoc, type JobOrigin } from '../jobs/job';
 import type { JobStarter } from '../jobs/job-starter';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
@@ -52,6 +52,16 @@ export class AutomationRunner {
     return done;
   }
 
+  /**
+   * The job an update_pull_request automation adds its run to: its newest, unless archived. A merged or closed pull
+   * request archives its job (src/github/webhook-service.ts), so the run after that opens a new one.
+   */
+  private async openJob(automation: AutomationDoc): Promise<JobDoc | null> {
+    if (automation.output !== 'update_pull_request') return null;
+    const latest = await this.d.starter.latestJobOf(automation.projectId, automation._id);
+    return latest && latest.status !== 'archived' ? latest : null;
+  }
+
   /** A started run is automation.run_started, a failed one automation.run_failed with the failures counted so far. */
   private async announce(run: AutomationRunDoc): Promise<void> {
     if (!this.d.notifier || (run.status !== 'started' && run.status !== 'failed')) return;
@@ -71,6 +81,13 @@ export class AutomationRunner {
     try {
       const project = await this.d.tenancy.getProject(automation.projectId);
       if (!project) throw new AppError('not_found', 'the project no longer exists');
+      const open = await this.openJob(automation);
+      if (open) {
+        if (awaitsApproval(open) || writesPlan(open)) throw new AppError('failed_precondition', `its job ${open._id} waits for its plan to be approved; approve the plan or archive the job`);
+        const { job } = await this.d.starter.continueWith(project, open, automation.instruction);
+        await this.d.store.recordOutcome(automation._id, null);
+        return await this.d.store.finishRun(run, { status: 'started', jobId: job._id, turn: job.turn });
+      }
       const { job } = await this.d.starter.start(project, {
         prompt: automation.instruction,
         origin: event.origin,
@@ -81,7 +98,7 @@ export class AutomationRunner {
         idempotencyKey: `${automation.projectId}:automation:${automation._id}:${event.eventKey}`,
       });
       await this.d.store.recordOutcome(automation._id, null);
-      return await this.d.store.finishRun(run, { status: 'started', jobId: job._id });
+      return await this.d.store.finishRun(run, { status: 'started', jobId: job._id, turn: 1 });
     } catch (err) {
       const reason = err instanceof AppError ? err.message : 'the job could not be started';
       this.d.log.warn({ err, automationId: automation._id, eventKey: event.eventKey }, 'an automation run could not start its job');

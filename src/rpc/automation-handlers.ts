@@ -52,7 +52,16 @@ function automationToMessage(a: AutomationDoc) {
 }
 
 function runToMessage(r: AutomationRunDoc) {
-  return create(AutomationRunSchema, { id: r._id, eventKey: r.eventKey, origin: r.origin, status: r.status, jobId: r.jobId, reason: r.reason, createdAt: timestampFromDate(r.createdAt) });
+  return create(AutomationRunSchema, {
+    id: r._id,
+    eventKey: r.eventKey,
+    origin: r.origin,
+    status: r.status,
+    jobId: r.jobId,
+    turn: r.turn,
+    reason: r.reason,
+    createdAt: timestampFromDate(r.createdAt),
+  });
 }
 
 /** Connect handlers of agent.v2.AutomationService over the same service as the REST routes. */

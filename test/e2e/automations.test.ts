@@ -34,7 +34,14 @@ const webhookSettings = { DOCENT_SECRET_KEY: randomBytes(32).toString('base64'),
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
 
+let notes = 0;
+
 function script(req: ChatRequest): ScriptedTurn {
+  if (lastUser(req).includes('add a note')) {
+    if (afterTool(req)) return { text: `Add note ${notes}\n\nOne more note.` };
+    notes++;
+    return { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: `note ${notes}\n` } }] };
+  }
   if (lastUser(req).includes('fix the typo')) {
     return afterTool(req) ? { text: ['Fix typo in README', '\n\nCorrected "wrold" to "world".'] } : { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] };
   }
@@ -290,6 +297,24 @@ describe('automations', () => {
     await client.automations.deleteAutomation({ projectId: 'widgets', automationId: automation!.id });
     const gone = await client.automations.getAutomation({ projectId: 'widgets', automationId: automation!.id }).catch((err: unknown) => err);
     expect((gone as ConnectError).code).toBe(Code.NotFound);
+  });
+
+  it('an update_pull_request automation adds its next run to its open pull request, as a follow-up turn', async () => {
+    const automation = await (await api('POST', base, { ...manual, name: 'notes', instruction: 'add a note', output: 'update_pull_request' })).json();
+    const readJob = (id: string) => async () => (await api('GET', `/v2/agent/widgets/job/${id}`)).json();
+    const first = await (await api('POST', `${base}/${automation.id}/trigger`)).json();
+    expect(first.turn).toBe(1);
+    const opened = await until('the first run', readJob(first.jobId), (j) => j.status !== 'active');
+    expect(opened).toMatchObject({ status: 'completed', prLink: expect.any(String) });
+
+    const second = await (await api('POST', `${base}/${automation.id}/trigger`)).json();
+    expect(second).toMatchObject({ status: 'started', jobId: first.jobId, turn: 2 });
+    const updated = await until('the second run', readJob(first.jobId), (j) => j.turn === 2 && j.status !== 'active');
+    expect(updated).toMatchObject({ status: 'completed', prLink: opened.prLink });
+    expect(github.pulls.filter((p) => p.head === `docent/${first.jobId}`)).toHaveLength(1);
+    expect((await git.git('acme', 'widgets', 'rev-list', `main..docent/${first.jobId}`)).trim().split('\n')).toHaveLength(2);
+    expect(await git.git('acme', 'widgets', 'show', `docent/${first.jobId}:NOTES.md`)).toBe(`note ${notes}\n`);
+    expect(await jobIds(`automationId=${automation.id}`)).toEqual([first.jobId]);
   });
 
   it('the same event twice is one run and one job', async () => {
