@@ -26,6 +26,7 @@ import { SetupCache } from './agent-job/setup-cache';
 import { createSetupCacheActivities, SetupCacheHolders } from './agent-job/setup-cache-holders';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
+import { createAutomationActivities } from './automation-run';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {
@@ -81,6 +82,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
+    ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier }),
     ...createDocsActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,

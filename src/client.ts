@@ -1,11 +1,14 @@
 import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-web';
 import { AgentService } from './gen/agent/v2/agent_pb';
+import { AutomationService } from './gen/agent/v2/automation_pb';
 import { AssistantService } from './gen/discovery/v2/assistant_pb';
 import { SearchService } from './gen/discovery/v1/search_pb';
 
 export { AgentJobStatus, AgentService } from './gen/agent/v2/agent_pb';
 export type * from './gen/agent/v2/agent_pb';
+export { AutomationService } from './gen/agent/v2/automation_pb';
+export type * from './gen/agent/v2/automation_pb';
 export { AssistantService } from './gen/discovery/v2/assistant_pb';
 export { AssistantService as AssistantServiceV1 } from './gen/discovery/v1/assistant_pb';
 export { SearchService } from './gen/discovery/v1/search_pb';
@@ -22,6 +25,7 @@ export interface DocentClientOptions {
 
 export interface DocentClient {
   agent: Client<typeof AgentService>;
+  automations: Client<typeof AutomationService>;
   assistant: Client<typeof AssistantService>;
   search: Client<typeof SearchService>;
 }
@@ -36,5 +40,10 @@ export function createDocentClient(options: DocentClientOptions): DocentClient {
     return next(req);
   };
   const transport = options.transport ?? createConnectTransport({ baseUrl: options.baseUrl.replace(/\/+$/, ''), interceptors: [bearer] });
-  return { agent: createClient(AgentService, transport), assistant: createClient(AssistantService, transport), search: createClient(SearchService, transport) };
+  return {
+    agent: createClient(AgentService, transport),
+    automations: createClient(AutomationService, transport),
+    assistant: createClient(AssistantService, transport),
+    search: createClient(SearchService, transport),
+  };
 }

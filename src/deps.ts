@@ -1,6 +1,9 @@
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { AgentJobService } from './agent/service';
+import { AutomationRunner } from './automations/automation-runner';
+import { AutomationService } from './automations/automation-service';
+import { AutomationStore } from './automations/automation-store';
 import { AssistantService } from './assistant/service';
 import { LlmsTxtService } from './docs/llms-service';
 import { GapService } from './gaps/gap-service';
@@ -34,6 +37,8 @@ export interface Deps {
   keys: ApiKeyStore;
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
+  /** Automations: their REST and Connect surface, runs through the same job starter as agentJobs. */
+  automations: AutomationService;
   /** The only writer of job state; closed before the Temporal connection (it may still be starting webhooks). */
   /** The gateway's side of the ledger: admission (src/jobs/admission.ts), and closing its background work. */
   jobLedger: JobAdmission & Pick<JobLedger, 'close'>;
@@ -90,8 +95,15 @@ export function createDeps(config: Config, log: Logger): Deps {
   const streams = new StreamLeases(keys, { perKey: config.edge.streamsPerKey, recheckMs: config.edge.streamKeyRecheckMs }, log);
   const metrics = createMetrics(mongo.db, config.dependencyTimeoutMs);
   const llms = new LlmsTxtService({ es, indexPrefix: config.elasticsearch.indexPrefix });
+  const automationStore = new AutomationStore(mongo.db);
+  const automations = new AutomationService({
+    tenancy,
+    store: automationStore,
+    runner: new AutomationRunner({ store: automationStore, tenancy, starter: agentJobs.starter, log, caps: config.automations, notifier }),
+    schedules: { temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
+  });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, automations, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

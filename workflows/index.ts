@@ -6,3 +6,4 @@ export { docsGapCheck } from './docs-gap-check';
 export { webhookDelivery } from './webhook-delivery';
 export { reconcileJobs, stopOrphanTurn } from './reconcile-jobs';
 export { docsSync } from './docs-sync';
+export { automationRun } from './automation-run';

@@ -1,31 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { missingModelSetting } from '../llm/model';
 import { catalogEntry, publicModel } from '../llm/model-catalog';
 import { checkImages, type ImageInput } from './images';
 import { approvedRevision } from './plan-revision';
 import type { Logger } from '../log';
-import { projectCaps, projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
-import type { agentJob } from '../../workflows/agent-job';
+import { projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { stopOrphanTurn } from '../../workflows/reconcile-jobs';
 import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
-import {
-  agentJobWorkflowId,
-  approvePlanUpdate,
-  followUpSignal,
-  revisePlanUpdate,
-  stopTurnSignal,
-  type AgentJobInput,
-  type Instruction,
-  type PlanDecision,
-  type PullRequestReply,
-} from '../../workflows/agent-job-contract';
-import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
+import { agentJobWorkflowId, approvePlanUpdate, revisePlanUpdate, stopTurnSignal, type Instruction, type PlanDecision, type PullRequestReply } from '../../workflows/agent-job-contract';
+import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
+import { JobStarter, type JobQuota } from '../jobs/job-starter';
 import { followJob, followJobEvents } from './event-stream';
 import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
 import type { ArchivedBy, JobAdmission } from '../jobs/admission';
@@ -35,18 +22,13 @@ import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 import { checkContextRepositories } from './context-repositories';
 
+export type { JobQuota };
+
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
 /** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
 const planDecisionWaitMs = 30_000;
 /** The longest a stop of a turn no workflow runs waits for Temporal to take it to the reconciler. */
 const stopHandOffMs = 5_000;
-const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
-
-/** Counts an accepted create or follow-up against the project's hourly limit; throws resource_exhausted when spent. */
-export interface JobQuota {
-  consumeAgentJob(projectId: string): Promise<{ headers: Record<string, string>; release(): Promise<void> }>;
-}
-
 const unlimited = { headers: {}, release: async () => undefined };
 
 export interface AgentJobServiceDeps {
@@ -59,28 +41,14 @@ export interface AgentJobServiceDeps {
   quota?: JobQuota;
 }
 
-/** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
-export function workflowSummary(job: JobDoc, prompt: string): { staticSummary: string; staticDetails: string } {
-  const firstLine = prompt.trim().split('\n')[0]!.slice(0, 120);
-  return {
-    staticSummary: `${job.projectId}: ${firstLine}`,
-    staticDetails: `**Project** ${job.projectId}  \n**Repository** ${job.source.repository} at ${job.source.ref}  \n**Branch** ${job.branch}  \n**Instruction** ${firstLine}`,
-  };
-}
-
 /** Agent job operations, shared by the REST routes and the Connect handlers. */
-// How often a call is asked again while Temporal refuses connections (withinStartTimeout).
-const startRetryMs = 250;
-const grpcUnavailable = 14;
-
-/** Temporal's frontend could not be reached (gRPC UNAVAILABLE), as opposed to a refusal of the call itself. */
-function temporalUnreachable(err: unknown): boolean {
-  const cause = err instanceof ServiceError ? err.cause : err;
-  return isGrpcServiceError(cause) && cause.code === grpcUnavailable;
-}
-
 export class AgentJobService {
-  constructor(private readonly d: AgentJobServiceDeps) {}
+  /** Starts jobs: the same core an automation's run uses. */
+  readonly starter: JobStarter;
+
+  constructor(private readonly d: AgentJobServiceDeps) {
+    this.starter = new JobStarter(d);
+  }
 
   /** Holds an authenticated caller to its own project; another project's key learns nothing about it. */
   private async authorize(caller: Caller, projectId: string) {
@@ -129,7 +97,7 @@ export class AgentJobService {
 
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
     await this.authorize(caller, input.projectId);
-    return this.d.ledger.jobs.list(input.projectId, { status: input.status, limit: input.limit, cursor: input.cursor });
+    return this.d.ledger.jobs.list(input.projectId, { status: input.status, origin: input.origin, automationId: input.automationId, limit: input.limit, cursor: input.cursor });
   }
 
   /** The models jobs may choose, the default first, as GET /v2/agent/{projectId}/models lists them. */
@@ -138,175 +106,20 @@ export class AgentJobService {
     return this.d.config.models.map((m, i) => publicModel(m, i === 0));
   }
 
-  /** The catalog entry a create names, or the default; a name outside the catalog is the caller's mistake. */
-  private chosenModel(projectId: string, name: string | undefined) {
-    const entry = name === undefined ? this.d.config.models[0] : catalogEntry(this.d.config.models, name);
-    if (!entry) throw new AppError('invalid_argument', `model: ${name} is not one of this server's models (GET /v2/agent/${projectId}/models lists them)`);
-    return entry;
-  }
-
   /** Records the job, then starts its workflow; a repeated Idempotency-Key returns the first job (created: false). */
   async createJob(caller: Caller, input: { projectId: string; idempotencyKey?: string; gap?: GapSpec } & CreateJob): Promise<{ job: JobDoc; created: boolean; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
-    const missing = missingModelSetting(this.d.config.model);
-    if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
-    const model = this.chosenModel(input.projectId, input.model);
+    const model = this.starter.chosenModel(input.projectId, input.model);
     const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const contextRepositories = checkContextRepositories(input.contextRepositories, project.repository, this.d.config.github.gitUrl);
-    const idempotencyKey = input.idempotencyKey ? `${input.projectId}:${input.idempotencyKey}` : undefined;
-    if (idempotencyKey) {
-      const existing = await this.d.ledger.jobs.findByIdempotencyKey(idempotencyKey);
-      if (existing) {
-        await this.startIfUnstarted(existing, project);
-        return { job: existing, created: false, limitHeaders: {} };
-      }
-    }
-    const admission = (await this.d.quota?.consumeAgentJob(input.projectId)) ?? unlimited;
-    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
-      await admission.release();
-      throw err;
-    });
-    const withImages = imageRefs.length ? { images: imageRefs } : {};
-
-    const id = `job_${randomBytes(12).toString('hex')}`;
-    const now = new Date();
-    const doc: JobDoc = {
-      _id: id,
-      projectId: input.projectId,
-      status: 'active',
-      source: { repository: project.repository, ref: input.branch ?? project.ref },
-      model: model.name,
-      branch: `${this.d.config.agent.branchPrefix}${id}`,
-      prLink: null,
-      createdAt: now,
-      updatedAt: now,
-      archivedAt: null,
-      turn: 1,
-      prompts: [{ turn: 1, prompt: input.prompt, at: now, ...withImages }],
-      asDraft: input.asDraft ?? false,
-      // One document and the start: on FerretDB every extra write queues behind the others (docs/decisions/2026-11-23-edge-on-fastify.md, "Cost").
-      firstTurnImplied: true,
-      ...(idempotencyKey ? { idempotencyKey } : {}),
-      ...(input.gap ? { gap: input.gap } : {}),
-      ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
+    const { idempotencyKey, images: _unchecked, contextRepositories: _unresolved, ...rest } = input;
+    return this.starter.start(project, {
+      ...rest,
+      origin: 'api',
+      images,
       ...(contextRepositories.length ? { contextRepositories } : {}),
-    };
-    const inserted = await this.d.ledger.create(doc);
-    if (!inserted.created) {
-      await admission.release(); // a racing retry with the same key: the first request counted
-      await this.startIfUnstarted(inserted.job, project);
-      return { ...inserted, limitHeaders: {} };
-    }
-    try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...withImages });
-    } catch (err) {
-      // Nothing half-written: without a workflow the job would stay active forever.
-      await Promise.all([this.d.ledger.discard(id), admission.release()]);
-      // A start that timed out may have started it after all: end that workflow too (best effort; Temporal may be down).
-      await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(id)).terminate('the job could not be created')).catch(() => undefined);
-      this.d.log.error({ err, jobId: id }, 'could not start the agent job workflow');
-      throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
-    }
-    this.d.log.info({ jobId: id, projectId: input.projectId, workflowId: `agent-job-${id}` }, 'agent job created');
-    return { ...inserted, limitHeaders: admission.headers };
-  }
-
-  /**
-   * Starts the first turn of an active job that has no workflow: a gateway that died between the insert and the start
-   * left it so, and a retried create with the same Idempotency-Key repairs it. The start joins a running workflow
-   * (USE_EXISTING), so racing with the first request starts one workflow.
-   */
-  private async startIfUnstarted(job: JobDoc, project: ProjectDoc): Promise<void> {
-    if (job.status !== 'active' || job.turn !== 1) return;
-    try {
-      await this.withinStartTimeout(() => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).describe());
-      return;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw new AppError('unavailable', 'the job could not be checked; try again shortly', 5);
-    }
-    const first = job.prompts.find((p) => p.turn === 1);
-    const prompt = first?.prompt ?? '';
-    try {
-      // Jobs created before the first turn was implied stored it themselves.
-      if (!job.firstTurnImplied) await this.d.ledger.beginTurn(job, 1, prompt, job.createdAt);
-      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
-    } catch (err) {
-      this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
-      throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
-    }
-    this.d.log.warn({ jobId: job._id }, 'started an agent job that had no workflow');
-  }
-
-  private capsOf(project: ProjectDoc): Pick<Instruction, 'caps'> {
-    const caps = projectCaps(project);
-    return Object.keys(caps).length ? { caps } : {};
-  }
-
-  /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
-  private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
-    const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
-    for (const t of await this.d.ledger.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
-    return [...byTurn]
-      .filter(([n]) => n < turn)
-      .sort(([a], [b]) => a - b)
-      .map(([, p]) => p);
-  }
-
-  private workflowInput(job: JobDoc, first?: Instruction): AgentJobInput {
-    return {
-      jobId: job._id,
-      projectId: job.projectId,
-      repository: job.source.repository,
-      baseRef: job.source.ref,
-      branch: job.branch,
-      model: job.model,
-      asDraft: job.asDraft,
-      first,
-      heartbeatTimeoutMs: this.d.config.agent.heartbeatTimeoutMs,
-      cloneWaitMs: this.d.config.agent.cloneWaitMs,
-      maxSteps: this.d.config.agent.maxSteps,
-      ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
-      ...(job.requirePlanApproval ? { requirePlanApproval: true } : {}),
-      ...(job.contextRepositories?.length ? { contextRepositories: job.contextRepositories } : {}),
-    };
-  }
-
-  private startOptions(job: JobDoc) {
-    return {
-      workflowId: agentJobWorkflowId(job._id),
-      taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
-      typedSearchAttributes: [{ key: projectKey, value: job.projectId }],
-    };
-  }
-
-  /**
-   * Runs a Temporal call for at most the start timeout: with Temporal down the client's own retries would go on for
-   * about 20 s, longer than a client or proxy waits for an answer it must act on (retry, or not). Once its connection
-   * is refused the client gives up within a second or so, so an unreachable Temporal is asked again until the start
-   * timeout, as the client itself asks again: a Temporal that restarts within the timeout takes the call.
-   */
-  private async withinStartTimeout<T>(call: () => Promise<T>, timeoutMs = this.d.config.temporal.startTimeoutMs): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await this.d.temporal.withDeadline(deadline, call);
-      } catch (err) {
-        if (!temporalUnreachable(err) || Date.now() + startRetryMs >= deadline) throw err;
-        await new Promise((r) => setTimeout(r, startRetryMs));
-      }
-    }
-  }
-
-  private async startWorkflow(job: JobDoc, first: Instruction): Promise<void> {
-    await this.withinStartTimeout(() =>
-      this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
-        ...this.startOptions(job),
-        ...workflowSummary(job, first.prompt),
-        args: [this.workflowInput(job, first)],
-        // A repeated start (a retried request) joins the running workflow instead of failing or starting another.
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
-    );
+      ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}),
+    });
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
@@ -339,38 +152,7 @@ export class AgentJobService {
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
-    const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
-    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
-      await admission.release();
-      throw err;
-    });
-    const extra = { ...(imageRefs.length ? { images: imageRefs } : {}), ...(reply ? { reply } : {}) };
-    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt, extra).catch(async (err: unknown) => {
-      await admission.release();
-      throw err;
-    });
-    if (!job) {
-      await admission.release();
-      throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
-    }
-    const instruction: Instruction = {
-      prompt,
-      turn: job.turn,
-      history: await this.historyBefore(job, job.turn),
-      checks: projectChecks(project),
-      ...this.capsOf(project),
-      ...(imageRefs.length ? { images: imageRefs } : {}),
-      ...(reply ? { reply } : {}),
-    };
-    try {
-      await this.d.ledger.beginTurn(job, job.turn, prompt, job.updatedAt);
-      await this.deliverInstruction(job, instruction);
-    } catch (err) {
-      this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
-      await Promise.all([this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
-      throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
-    }
-    return { job, limitHeaders: admission.headers };
+    return this.starter.continueWith(project, current, prompt, { images, reply });
   }
 
   /**
@@ -424,19 +206,6 @@ export class AgentJobService {
     return 'the agent is writing its plan';
   }
 
-  /** A signal to the job's workflow, which restarts if it had finished. */
-  private async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
-    await this.withinStartTimeout(() =>
-      this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-        ...this.startOptions(job),
-        ...workflowSummary(job, instruction.prompt),
-        args: [this.workflowInput(job)],
-        signal: followUpSignal,
-        signalArgs: [instruction],
-      }),
-    );
-  }
-
   /** Stops the running turn: the job keeps its branch and pull request, and takes follow-ups and retries. */
   async stopJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
@@ -447,20 +216,22 @@ export class AgentJobService {
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // Nobody is working on it: the reconciler ends the turn as the workflow would have (the gateway writes no turn).
-      await this.withinStartTimeout(
-        () =>
-          this.d.temporal.workflow.start<typeof stopOrphanTurn>('stopOrphanTurn', {
-            workflowId: stopOrphanTurnWorkflowId(job._id, job.turn),
-            taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
-            args: [{ jobId: job._id, turn: job.turn }],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-          }),
-        // A stop answers 202 and is not waited on by a person typing: it may take longer than a create's start.
-        Math.max(this.d.config.temporal.startTimeoutMs, stopHandOffMs),
-      ).catch((startErr: unknown) => {
-        this.d.log.error({ err: startErr, jobId: job._id }, 'could not hand the stopped turn to the reconciler');
-        throw new AppError('unavailable', 'the stop could not be delivered; try again shortly');
-      });
+      await this.starter
+        .withinStartTimeout(
+          () =>
+            this.d.temporal.workflow.start<typeof stopOrphanTurn>('stopOrphanTurn', {
+              workflowId: stopOrphanTurnWorkflowId(job._id, job.turn),
+              taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
+              args: [{ jobId: job._id, turn: job.turn }],
+              workflowIdConflictPolicy: 'USE_EXISTING',
+            }),
+          // A stop answers 202 and is not waited on by a person typing: it may take longer than a create's start.
+          Math.max(this.d.config.temporal.startTimeoutMs, stopHandOffMs),
+        )
+        .catch((startErr: unknown) => {
+          this.d.log.error({ err: startErr, jobId: job._id }, 'could not hand the stopped turn to the reconciler');
+          throw new AppError('unavailable', 'the stop could not be delivered; try again shortly');
+        });
     }
     return job;
   }
@@ -485,9 +256,9 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: turn.prompt,
       turn: turn.turn,
-      history: await this.historyBefore(job, turn.turn),
+      history: await this.starter.historyBefore(job, turn.turn),
       checks: projectChecks(project),
-      ...this.capsOf(project),
+      ...this.starter.capsOf(project),
       attempt: turn.attempt,
       ...(turn.images?.length ? { images: turn.images } : {}),
       ...resume,
@@ -497,7 +268,7 @@ export class AgentJobService {
       ...(turn.turn === 1 && job.requirePlanApproval && job.planStatus !== 'approved' && job.planRevision ? { planRevisionBase: job.planRevision } : {}),
     };
     try {
-      await this.deliverInstruction(job, instruction);
+      await this.starter.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');
       await this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });

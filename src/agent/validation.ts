@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobOrigins } from '../jobs/job';
 import { maxImageBytes, maxImages } from '../jobs/job-images';
 import type { ImageInput } from './images';
 import { MAX_CONTEXT_REPOSITORIES } from '../../workflows/agent-job-contract';
@@ -9,7 +10,7 @@ export const maxPromptChars = 32 * 1024;
 export const prompt = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(maxPromptChars, `must be at most ${maxPromptChars} characters`);
 
 // What git accepts as a branch name, minus the odd corners no one needs here.
-const refName = z
+export const refName = z
   .string()
   .max(200)
   .regex(/^(?!\/|.*\/\/|.*\.\.|.*@\{|.*\.lock$|.*\/$)[A-Za-z0-9._/-]+$/, 'must be a valid branch name');
@@ -44,15 +45,16 @@ export const maxInstructionMessageBytes = maxImages * maxImageBytes + 256 * 1024
 const contextRepositories = z
   .array(z.strictObject({ repo: z.string().trim().min(1, 'must not be empty').max(500), ref: refName.optional() }))
   .max(MAX_CONTEXT_REPOSITORIES, `at most ${MAX_CONTEXT_REPOSITORIES} context repositories may go with a job`);
+/** A model of the catalog, by name (GET /v2/agent/{projectId}/models). */
+export const modelName = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id');
 
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
-  model: z
-    .string()
-    .max(200)
-    .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id')
-    .optional(),
+  model: modelName.optional(),
   asDraft: z.boolean().optional(),
   images: images.optional(),
   requirePlanApproval: z.boolean().optional(),
@@ -68,6 +70,8 @@ export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'Idempote
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(['active', 'completed', 'archived', 'failed']).optional(),
+  origin: z.enum(jobOrigins).optional(),
+  automationId: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(500).optional(),
 });

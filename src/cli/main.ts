@@ -48,7 +48,8 @@ commands:
   project secret delete <projectId> <NAME>
   webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
                                                 add a Standard Webhooks endpoint; prints its signing secret once
-                                                (events: agent_job.completed, .failed, .archived, .turn_finished, .plan_ready)
+                                                (events: agent_job.completed, .failed, .archived, .turn_finished, .plan_ready,
+                                                automation.run_started, .run_failed)
   webhook list --project <projectId>            list the project's webhook endpoints
   webhook delete --project <projectId> <webhookId>
   webhook deliveries --project <projectId> <webhookId>   the endpoint's delivery attempts, newest first
@@ -68,6 +69,10 @@ ${docsSyncUsage}
   self-docs <folder> --key-file <path>          what npm start runs: keeps the folder's pages ingested for the domain
                                                 docent.local (organization local, project docent) and prints an
                                                 assistant key for it, saved in the file (mode 0600) for later runs
+  automation create|list|show|update|pause|resume|run|delete|runs --project <projectId> ...
+                                                automations (a schedule, a push, a merged PR, an issue, unanswered
+                                                questions, or manual) through the gateway; \`docent automation help\`
+                                                lists their options
   jobs watch <projectId> <jobId>                print an agent job's status changes live until it ends, through the
                                                 gateway at DOCENT_API_URL with the admin key in DOCENT_API_KEY
 options:
@@ -322,6 +327,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'self-docs') return (await import('./self-docs.js')).selfDocsCommand(argv.slice(1));
   if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
+  if (command === 'automation') return (await import('./automation-commands.js')).automationCommand(argv.slice(1));
   if (command === 'check') {
     const config = loadConfig();
     const r = await (await import('./self-check.js')).runWorkerSelfCheck(config);

@@ -296,6 +296,10 @@ export const declared = {
     searchPerOrgHour: setting('DOCENT_LIMIT_SEARCH_PER_ORG_HOUR', positiveInt.default(10_000), 'searches per organization per hour'),
     searchPerIpDay: setting('DOCENT_LIMIT_SEARCH_PER_IP_DAY', positiveInt.default(1_000), 'searches per client address per day'),
   },
+  automations: {
+    runsPerAutomationDay: setting('DOCENT_AUTOMATION_RUNS_PER_DAY', positiveInt.default(24), 'jobs one automation may start per UTC day; later runs are refused and recorded'),
+    runsPerProjectDay: setting('DOCENT_AUTOMATION_RUNS_PER_PROJECT_DAY', positiveInt.default(100), 'jobs all of a project’s automations together may start per UTC day'),
+  },
   lookupCacheMs: setting(
     'DOCENT_LOOKUP_CACHE_MS',
     z.coerce.number().int().min(0).max(60_000).default(1_000),

@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { AppError } from '../errors';
 import { isDuplicateKey } from '../store/duplicate-key';
-import type { JobDoc, JobStatus } from './job';
+import type { JobDoc, JobOrigin, JobStatus } from './job';
 import { JobState } from './job-state';
 import { TurnStore, type NextTurnExtras } from './job-turns';
 
@@ -28,6 +28,7 @@ function decodeCursor(cursor: string): [number, string] {
 export async function ensureJobIndexes(db: Db): Promise<void> {
   await db.collection('jobs').createIndex({ projectId: 1, createdAt: -1 });
   await db.collection('jobs').createIndex({ idempotencyKey: 1 }, { unique: true, sparse: true });
+  await db.collection('jobs').createIndex({ projectId: 1, automationId: 1, createdAt: -1 }, { sparse: true });
 }
 
 /** How many turn numbers a follow-up tries past the one it read before giving up (others claimed them first). */
@@ -82,9 +83,12 @@ export class JobStore {
     return this.jobs.deleteOne({ _id: jobId });
   }
 
-  async list(projectId: string, opts: { status?: JobStatus; limit: number; cursor?: string }): Promise<JobPage> {
+  async list(projectId: string, opts: { status?: JobStatus; origin?: JobOrigin; automationId?: string; limit: number; cursor?: string }): Promise<JobPage> {
     const filter: Filter<JobDoc> = { projectId };
     if (opts.status) filter.status = opts.status;
+    if (opts.automationId) filter.automationId = opts.automationId;
+    // Jobs stored before origins were have none: they came from the API.
+    if (opts.origin) filter.$and = [opts.origin === 'api' ? { $or: [{ origin: 'api' }, { origin: { $exists: false } }] } : { origin: opts.origin }];
     if (opts.cursor) {
       const [t, id] = decodeCursor(opts.cursor);
       const at = new Date(t);

@@ -9,6 +9,10 @@ import type { TurnDoc } from './job-turns';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 
+/** Where a job came from: an API call, or what an automation answered (docs/automations.md). */
+export const jobOrigins = ['api', 'pull_request_comment', 'issue', 'schedule', 'push', 'merged_pull_request', 'unanswered_questions', 'automation_manual'] as const;
+export type JobOrigin = (typeof jobOrigins)[number];
+
 /** A job as stored in MongoDB, the system of record. */
 export interface JobDoc {
   _id: string;
@@ -49,7 +53,14 @@ export interface JobDoc {
   planStatus?: PlanStatus;
   /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
   contextRepositories?: ContextRepository[];
+  /** Where it came from; jobs created before origins were stored read as `api` (originOf). */
+  origin?: JobOrigin;
+  /** The automation whose run started it. */
+  automationId?: string;
 }
+
+/** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
+export const originOf = (doc: Pick<JobDoc, 'origin'>): JobOrigin => doc.origin ?? 'api';
 
 export type PlanStatus = 'awaiting' | 'revising' | 'approved';
 
@@ -84,6 +95,8 @@ export function jobToJson(doc: JobDoc) {
     turn: doc.turn,
     checks: doc.checks ?? [],
     checksPassed: doc.checksPassed ?? null,
+    origin: originOf(doc),
+    ...(doc.automationId ? { automationId: doc.automationId } : {}),
     ...(doc.error ? { error: doc.error } : {}),
     ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
     ...(doc.gapCheck ? { gapCheck: doc.gapCheck } : {}),
@@ -163,5 +176,7 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     plan: doc.plan,
     planRevision: doc.planRevision ?? 0,
     contextRepositories: doc.contextRepositories ?? [],
+    origin: originOf(doc),
+    automationId: doc.automationId,
   });
 }

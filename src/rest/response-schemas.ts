@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jobOrigins } from '../jobs/job';
 
 // Response bodies of the REST routes: /openapi.json describes them, and each reply is encoded through them, so the
 // document cannot drift from what is sent. Schemas with an id become components of the document.
@@ -63,6 +64,8 @@ export const agentJobBody = z
     turn: z.number().int().describe('The latest turn: 1 for the first instruction, one more per follow-up. A follow-up answers with the turn it got'),
     checks: z.array(checkResult).describe("The latest turn's sandboxed setup and check commands"),
     checksPassed: z.boolean().nullable(),
+    origin: z.enum(jobOrigins).describe('Where the job came from: an API call, or what an automation answered (docs/automations.md)'),
+    automationId: z.string().optional().describe('The automation whose run started the job'),
     error: z.object({ code: z.string(), message: z.string() }).optional().describe('Why a failed job failed'),
     gap: z
       .object({ domain: z.string(), questions: z.array(z.string()), threadIds: z.array(z.string()) })

@@ -43,7 +43,7 @@ export type CorsPolicy = { kind: 'public' } | { kind: 'origins'; allows: (origin
 export type ResponseDoc = { description: string; json: z.ZodType } | { description: string; streamed: string };
 
 export interface Route<B = unknown, A extends RouteAuth = RouteAuth> {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** A path with `{name}` segments, as the public API writes them. */
   path: string;
   /** One line for /openapi.json. */

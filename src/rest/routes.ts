@@ -1,6 +1,7 @@
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
 import { agentRoutes } from './agent-routes';
+import { automationRoutes } from './automation-routes';
 import { assistantRoutes } from './assistant-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { gapsRoutes } from './gaps-routes';
@@ -58,6 +59,7 @@ export function restRoutes(deps: Deps): Route[] {
   return [
     ...healthRoutes(deps),
     ...agentRoutes(deps),
+    ...automationRoutes(deps),
     ...webhookRoutes(deps),
     ...githubRoutes(deps),
     ...assistantRoutes(deps),

@@ -67,7 +67,7 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async listAgentJobs(req, ctx) {
-      const query = parseInput(listJobsQuery, { status: statusFromProto[req.status], limit: req.limit, cursor: req.cursor });
+      const query = parseInput(listJobsQuery, { status: statusFromProto[req.status], limit: req.limit, cursor: req.cursor, origin: req.origin, automationId: req.automationId });
       const page = await jobs.listJobs(callerOf(ctx), { projectId: req.projectId, ...query });
       return { jobs: page.jobs.map((j) => jobToMessage(j)), nextCursor: page.nextCursor ?? undefined };
     },

@@ -2,11 +2,13 @@ import type { DescMethod, DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, MethodImpl, ServiceImpl } from '@connectrpc/connect';
 import type { Deps } from '../deps';
 import { AgentService } from '../gen/agent/v2/agent_pb';
+import { AutomationService } from '../gen/agent/v2/automation_pb';
 import { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
 import { SearchService } from '../gen/discovery/v1/search_pb';
 import { AssistantService as AssistantServiceV2 } from '../gen/discovery/v2/assistant_pb';
 import { isRouteAuth, type RouteAuth } from '../edge/route-auth';
 import { agentHandlers, agentMethodAuth, agentMethodReadMaxBytes } from './agent-handlers';
+import { automationHandlers, automationMethodAuth } from './automation-handlers';
 import { assistantV1Handlers, assistantV1MethodAuth, assistantV2Handlers, assistantV2MethodAuth, searchHandlers, searchMethodAuth } from './assistant-handlers';
 import type { MethodAuth } from './caller';
 
@@ -25,6 +27,7 @@ const rpcService = <S extends DescService>(s: RpcService<S>) => s as unknown as 
 export function rpcServices(deps: Deps): RpcService[] {
   return [
     rpcService({ service: AgentService, auth: agentMethodAuth, impl: agentHandlers(deps), readMaxBytes: agentMethodReadMaxBytes }),
+    rpcService({ service: AutomationService, auth: automationMethodAuth, impl: automationHandlers(deps) }),
     rpcService({ service: AssistantServiceV2, auth: assistantV2MethodAuth, impl: assistantV2Handlers(deps) }),
     rpcService({ service: AssistantServiceV1, auth: assistantV1MethodAuth, impl: assistantV1Handlers(deps) }),
     rpcService({ service: SearchService, auth: searchMethodAuth, impl: searchHandlers(deps) }),

@@ -2,6 +2,7 @@ import { ensureGitHubDeliveryIndexes } from '../github/deliveries';
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { ensureJobEventIndexes } from '../jobs/job-events';
 import { ensureJobIndexes } from '../jobs/job-store';
+import { ensureAutomationIndexes } from '../automations/automation-store';
 import { ensureTurnIndexes } from '../jobs/job-turns';
 import { ensureDiffIndexes } from '../jobs/job-diffs';
 import { ensureImageIndexes } from '../jobs/job-images';
@@ -68,6 +69,7 @@ export function createMongo(url: string, dbName: string, timeoutMs: number, conc
 export async function ensureIndexes(db: Db): Promise<void> {
   await ensureApiKeyIndexes(db);
   await ensureJobIndexes(db);
+  await ensureAutomationIndexes(db);
   await ensureTenancyIndexes(db);
   await ensureLimitIndexes(db);
   await ensureJobEventIndexes(db);

@@ -1,0 +1,46 @@
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import { AutomationRunner } from '../src/automations/automation-runner';
+import { AutomationStore } from '../src/automations/automation-store';
+import type { Config } from '../src/config';
+import type { JobAdmission } from '../src/jobs/admission';
+import { JobStarter } from '../src/jobs/job-starter';
+import { createLogger, type Logger } from '../src/log';
+import { TenancyStore } from '../src/tenancy/store';
+import type { Notifier } from '../src/webhooks/notify';
+import type { AutomationRunOutcome, StartAutomationRunInput } from '../workflows/automation-run-contract';
+
+export interface AutomationActivityDeps {
+  config: Config;
+  db: Db;
+  ledger: JobAdmission;
+  temporal?: TemporalClient;
+  log?: Logger;
+  notifier?: Notifier;
+}
+
+/** A schedule's run of an automation: the same runner, and the same job start, as a manual trigger in the gateway. */
+export function createAutomationActivities(deps: AutomationActivityDeps) {
+  const log = deps.log ?? createLogger('silent', 'worker');
+  const store = new AutomationStore(deps.db);
+  const runner =
+    deps.temporal &&
+    new AutomationRunner({
+      store,
+      tenancy: new TenancyStore(deps.db, { cacheMs: deps.config.lookupCacheMs }),
+      starter: new JobStarter({ config: deps.config, log, ledger: deps.ledger, temporal: deps.temporal }),
+      log,
+      caps: deps.config.automations,
+      notifier: deps.notifier,
+    });
+  return {
+    async startAutomationRun(input: StartAutomationRunInput): Promise<AutomationRunOutcome> {
+      if (!runner) throw new Error('this worker has no Temporal client to start jobs with');
+      const automation = await store.byId(input.automationId);
+      // Deleted meanwhile: its schedule went with it, and nothing is left to record the run on.
+      if (!automation) return { runId: '', status: 'refused', reason: 'the automation no longer exists' };
+      const run = await runner.run(automation, { origin: 'schedule', eventKey: input.eventKey });
+      return { runId: run._id, status: run.status, ...(run.jobId ? { jobId: run.jobId } : {}), ...(run.reason ? { reason: run.reason } : {}) };
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import type { Caller } from '../auth/api-keys';
+import { adminProject } from '../auth/admin-project';
+import { AppError } from '../errors';
+import type { TenancyStore } from '../tenancy/store';
+import { type AutomationDoc, type AutomationRunDoc, type AutomationSpec, originOfTrigger } from './automation';
+import type { UpdateAutomation } from './automation-body';
+import type { AutomationRunner } from './automation-runner';
+import { type AutomationSchedules, removeAutomationSchedule, syncAutomationSchedule } from './automation-schedule';
+import { newAutomation, type AutomationStore } from './automation-store';
+
+const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export interface AutomationServiceDeps {
+  tenancy: TenancyStore;
+  store: AutomationStore;
+  runner: AutomationRunner;
+  schedules: AutomationSchedules;
+}
+
+/**
+ * Automation operations behind REST (the admin key of the project). Temporal's schedule changes first, the stored
+ * automation after: a schedule Temporal refuses (its cron) or cannot take (it is down) leaves the automation as it was.
+ */
+export class AutomationService {
+  constructor(private readonly d: AutomationServiceDeps) {}
+
+  private async mustGet(projectId: string, id: string): Promise<AutomationDoc> {
+    const found = idShape.test(id) ? await this.d.store.get(projectId, id) : null;
+    if (!found) throw new AppError('not_found', 'automation not found');
+    return found;
+  }
+
+  async create(caller: Caller, projectId: string, spec: AutomationSpec): Promise<AutomationDoc> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    const doc = newAutomation(projectId, spec);
+    await syncAutomationSchedule(this.d.schedules, doc);
+    try {
+      await this.d.store.insert(doc);
+    } catch (err) {
+      await removeAutomationSchedule(this.d.schedules, doc._id).catch(() => undefined);
+      throw err;
+    }
+    return doc;
+  }
+
+  async list(caller: Caller, projectId: string): Promise<AutomationDoc[]> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    return this.d.store.list(projectId);
+  }
+
+  async get(caller: Caller, projectId: string, id: string): Promise<AutomationDoc> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    return this.mustGet(projectId, id);
+  }
+
+  /** Sets the named fields (a trigger whole); the schedule follows a changed cron, or goes with a trigger of another type. */
+  async update(caller: Caller, projectId: string, id: string, set: UpdateAutomation): Promise<AutomationDoc> {
+    return this.change(caller, projectId, id, set);
+  }
+
+  /** A paused automation starts nothing: its schedule is paused, and any run that still arrives is refused and recorded. */
+  pause(caller: Caller, projectId: string, id: string): Promise<AutomationDoc> {
+    return this.change(caller, projectId, id, { paused: true });
+  }
+
+  resume(caller: Caller, projectId: string, id: string): Promise<AutomationDoc> {
+    return this.change(caller, projectId, id, { paused: false });
+  }
+
+  private async change(caller: Caller, projectId: string, id: string, set: UpdateAutomation & { paused?: boolean }): Promise<AutomationDoc> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    const current = await this.mustGet(projectId, id);
+    await syncAutomationSchedule(this.d.schedules, { ...current, ...set });
+    const updated = await this.d.store.update(projectId, id, set);
+    if (!updated) throw new AppError('not_found', 'automation not found');
+    return updated;
+  }
+
+  async remove(caller: Caller, projectId: string, id: string): Promise<void> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    await this.mustGet(projectId, id);
+    await removeAutomationSchedule(this.d.schedules, id);
+    await this.d.store.remove(projectId, id);
+  }
+
+  /** Runs it now, whatever its trigger, as its own event; a refused or failed run is recorded, then answered as an error. */
+  async trigger(caller: Caller, projectId: string, id: string): Promise<AutomationRunDoc & { jobId: string }> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    const automation = await this.mustGet(projectId, id);
+    const run = await this.d.runner.run(automation, { origin: originOfTrigger({ type: 'manual' }), eventKey: `manual:${crypto.randomUUID()}` });
+    if (run.jobId) return { ...run, jobId: run.jobId };
+    const code = run.status === 'refused' && !automation.paused ? 'resource_exhausted' : 'failed_precondition';
+    throw new AppError(code, `the run was ${run.status}: ${run.reason ?? 'no reason recorded'}`);
+  }
+
+  async runs(caller: Caller, projectId: string, id: string, limit: number): Promise<AutomationRunDoc[]> {
+    await adminProject(this.d.tenancy, caller, projectId);
+    await this.mustGet(projectId, id);
+    return this.d.store.listRuns(id, limit);
+  }
+}

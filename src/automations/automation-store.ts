@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { isDuplicateKey } from '../store/duplicate-key';
+import type { JobOrigin } from '../jobs/job';
+import type { AutomationDoc, AutomationRunDoc, AutomationSpec, RunStatus } from './automation';
+
+/** The collections this module owns: automations and the runs they started or refused. */
+export async function ensureAutomationIndexes(db: Db): Promise<void> {
+  await db.collection('automations').createIndex({ projectId: 1, createdAt: -1 });
+  // One run per event: a repeated delivery, or a retried schedule action, finds the first run.
+  await db.collection('automation_runs').createIndex({ automationId: 1, eventKey: 1 }, { unique: true });
+  await db.collection('automation_runs').createIndex({ automationId: 1, createdAt: -1 });
+  await db.collection('automation_runs').createIndex({ projectId: 1, createdAt: -1 });
+}
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** The start of the UTC day `at` falls in: the daily caps count from there. */
+export const startOfUtcDay = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+
+/** A new automation, active, not yet stored: its id names its schedule before the insert. */
+export function newAutomation(projectId: string, spec: AutomationSpec): AutomationDoc {
+  const now = new Date();
+  return { _id: newId('aut'), projectId, ...spec, paused: false, consecutiveFailures: 0, lastError: null, createdAt: now, updatedAt: now };
+}
+
+export class AutomationStore {
+  constructor(private readonly db: Db) {}
+
+  private get automations() {
+    return this.db.collection<AutomationDoc>('automations');
+  }
+
+  private get runs() {
+    return this.db.collection<AutomationRunDoc>('automation_runs');
+  }
+
+  async insert(doc: AutomationDoc): Promise<void> {
+    await this.automations.insertOne(doc);
+  }
+
+  /** An automation of another project is as absent as one that does not exist. */
+  get(projectId: string, id: string): Promise<AutomationDoc | null> {
+    return this.automations.findOne({ _id: id, projectId });
+  }
+
+  /** Any project's automation: for the worker, which acts on the id its schedule carries. */
+  byId(id: string): Promise<AutomationDoc | null> {
+    return this.automations.findOne({ _id: id });
+  }
+
+  list(projectId: string): Promise<AutomationDoc[]> {
+    return this.automations.find({ projectId }).sort({ createdAt: -1, _id: -1 }).limit(500).toArray();
+  }
+
+  async update(projectId: string, id: string, set: Partial<AutomationSpec> & { paused?: boolean }): Promise<AutomationDoc | null> {
+    return this.automations.findOneAndUpdate({ _id: id, projectId }, { $set: { ...set, updatedAt: new Date() } }, { returnDocument: 'after' });
+  }
+
+  async remove(projectId: string, id: string): Promise<boolean> {
+    const r = await this.automations.deleteOne({ _id: id, projectId });
+    if (r.deletedCount === 1) await this.runs.deleteMany({ automationId: id });
+    return r.deletedCount === 1;
+  }
+
+  /** Records that the automation's latest run started a job (failed: false) or could not (failed: the reason). */
+  async recordOutcome(id: string, failure: string | null): Promise<void> {
+    const now = new Date();
+    if (failure === null) await this.automations.updateOne({ _id: id }, { $set: { consecutiveFailures: 0, updatedAt: now } });
+    else await this.automations.updateOne({ _id: id }, { $inc: { consecutiveFailures: 1 }, $set: { lastError: { message: failure, at: now }, updatedAt: now } });
+  }
+
+  /** Claims the event's run; a run for the same event already there is returned instead (created: false). */
+  async claimRun(automation: Pick<AutomationDoc, '_id' | 'projectId'>, eventKey: string, origin: JobOrigin): Promise<{ run: AutomationRunDoc; created: boolean }> {
+    const run: AutomationRunDoc = { _id: newId('run'), automationId: automation._id, projectId: automation.projectId, eventKey, origin, status: 'starting', createdAt: new Date() };
+    try {
+      await this.runs.insertOne(run);
+      return { run, created: true };
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      const existing = await this.runs.findOne({ automationId: automation._id, eventKey });
+      if (!existing) throw err;
+      return { run: existing, created: false };
+    }
+  }
+
+  async finishRun(run: AutomationRunDoc, outcome: { status: Exclude<RunStatus, 'starting'>; jobId?: string; turn?: number; reason?: string }): Promise<AutomationRunDoc> {
+    await this.runs.updateOne({ _id: run._id }, { $set: outcome });
+    return { ...run, ...outcome };
+  }
+
+  /** Runs that started a job since `since`: of one automation, or of the whole project. */
+  startedSince(by: { automationId: string } | { projectId: string }, since: Date): Promise<number> {
+    return this.runs.countDocuments({ ...by, status: 'started', createdAt: { $gte: since } });
+  }
+
+  /** The automation's runs, newest first. */
+  listRuns(automationId: string, limit: number): Promise<AutomationRunDoc[]> {
+    return this.runs.find({ automationId }).sort({ createdAt: -1, _id: -1 }).limit(limit).toArray();
+  }
+}

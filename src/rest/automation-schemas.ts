@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { jobOrigins } from '../jobs/job';
+import { documentedSchemas } from './response-schemas';
+
+const trigger = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('schedule'), cron: z.string(), timeZone: z.string() }),
+  z.object({ type: z.literal('push'), repo: z.string().optional(), branch: z.string() }),
+  z.object({ type: z.literal('merged_pull_request'), repo: z.string() }),
+  z.object({ type: z.literal('issue'), label: z.string().optional() }),
+  z.object({ type: z.literal('unanswered_questions'), threshold: z.number().int() }),
+  z.object({ type: z.literal('manual') }),
+]);
+
+export const automationBody = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    trigger: trigger.describe('What starts a run; in this version only `schedule` and `manual` (and POST …/trigger) start runs'),
+    instruction: z.string(),
+    output: z.enum(['pull_request', 'update_pull_request']),
+    contextRepositories: z.array(z.object({ repo: z.string(), ref: z.string().optional() })),
+    requirePlanApproval: z.boolean(),
+    model: z.string().nullable(),
+    paused: z.boolean().describe('A paused automation starts nothing; a run that still arrives is recorded as refused'),
+    consecutiveFailures: z.number().int().describe('Runs in a row whose job could not be admitted'),
+    lastError: z.object({ message: z.string(), at: z.iso.datetime() }).nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .register(documentedSchemas, { id: 'Automation' });
+
+export const automationListBody = z.object({ automations: z.array(automationBody) }).register(documentedSchemas, { id: 'AutomationList' });
+
+export const automationRunBody = z
+  .object({
+    id: z.string(),
+    eventKey: z.string().describe('The event the run answered (the scheduled time, or a manual trigger); one run per event'),
+    origin: z.enum(jobOrigins),
+    status: z.enum(['starting', 'started', 'refused', 'failed']),
+    jobId: z.string().nullable(),
+    turn: z.number().int().nullable().describe("The job's turn the run started: 1 for a new job, more when an update_pull_request automation continued its open one"),
+    reason: z.string().nullable().describe('Why a refused or failed run started no job'),
+    createdAt: z.iso.datetime(),
+  })
+  .register(documentedSchemas, { id: 'AutomationRun' });
+
+export const automationRunListBody = z.object({ runs: z.array(automationRunBody) }).register(documentedSchemas, { id: 'AutomationRunList' });
