@@ -39,6 +39,8 @@ export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-${DOCENT_CACHE:-$HOME/.cache/do
 # Generated code and the compiled service are derived from proto/ and the sources on every run (infra/jest.sh skips it).
 [ "${DOCENT_SKIP_BUILD:-}" = 1 ] && return 0
 buf generate >&2
+# From an empty tree: a compiled file whose source moved stays loadable (dist/src/config.js shadowed dist/src/config/).
+rm -rf dist/src dist/activities dist/workflows
 tsc -p tsconfig.build.json >&2
 vite build --config playground/vite.config.mts >&2
 vite build --config widget/vite.config.mts >&2
