@@ -7,7 +7,7 @@ import { resolveRepository } from '../src/git/repository';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { TurnRecord } from '../src/jobs/turn-record';
 import type { GitHubCredentials } from '../src/github/credentials';
-import { OutboundRefused } from '../src/net/outbound';
+import { GitAccessRefused, repositoryAccess, type GitAccessSettings } from '../src/git/access';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import type { BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/docs-gap-check-contract';
@@ -15,25 +15,29 @@ import type { BuildDocsIndexResult } from '../workflows/docs-ingest-contract';
 import { previewDomain } from '../workflows/docs-gap-check-contract';
 import { indexDocs } from './docs';
 import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
-import { hardenedGit, remoteAccess } from '../src/git/hardening';
+import { hardenedGit } from '../src/git/hardening';
 
-export interface GapCheckDeps {
+export interface GapCheckDeps extends GitAccessSettings {
   ledger: TurnRecord;
   es: EsClient;
   esIndexPrefix: string;
   embedder?: () => Promise<Embedder>;
   relevanceFloor: number;
-  gitBaseUrl: string;
   credentials: GitHubCredentials;
-  allowPrivateNetworks: string[];
 }
 
 export function createGapCheckActivities(deps: GapCheckDeps) {
   const retrieval: Retrieval = { es: deps.es, indexPrefix: deps.esIndexPrefix, embedder: deps.embedder };
-  /** The git host's credential for this repository (none for a repository elsewhere). */
-  const gitToken = async (repository: string) => {
-    const { cloneUrl, owner, name } = resolveRepository(repository, deps.gitBaseUrl);
-    return new URL(cloneUrl).origin === new URL(deps.gitBaseUrl).origin ? (await deps.credentials.access(owner, name)).gitToken : undefined;
+
+  /** How git reaches the pushed commit; a URL it may not reach fails the check for good, a refused credential is retried. */
+  const previewAccess = async (repository: string) => {
+    try {
+      return await repositoryAccess(repository, deps);
+    } catch (err) {
+      if (err instanceof GitAccessRefused && err.reason === 'address')
+        throw ApplicationFailure.create({ type: 'InvalidDocsSource', message: `the repository URL is refused: ${err.message}`, nonRetryable: true });
+      throw err;
+    }
   };
 
   const ask = async (domain: string, question: string): Promise<GapAnswer> => {
@@ -46,15 +50,12 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
   return {
     /** Clones the pushed commit (with the git host's token) and indexes its docs into the job's preview index. */
     async buildPreviewIndex(input: BuildPreviewIndexInput): Promise<BuildDocsIndexResult> {
-      const { cloneUrl } = resolveRepository(input.repository, deps.gitBaseUrl);
       const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-preview-'));
       const dir = path.join(parent, 'repo');
       try {
-        const access = await remoteAccess(cloneUrl, { ...deps, token: await gitToken(input.repository) }).catch((err: unknown) => {
-          throw err instanceof OutboundRefused ? ApplicationFailure.create({ type: 'InvalidDocsSource', message: `the repository URL is refused: ${err.message}`, nonRetryable: true }) : err;
-        });
+        const access = await previewAccess(input.repository);
         heartbeat({ phase: 'cloning' });
-        await hardenedGit(parent, parent, access.config).clone(cloneUrl, dir, ['--no-checkout']);
+        await hardenedGit(parent, parent, access.config).clone(access.cloneUrl, dir, ['--no-checkout']);
         await hardenedGit(dir, parent).raw(['checkout', '--force', '--detach', input.commit]);
         // The docs path comes from the admin, the tree from the repository: neither may lead out of the clone, and a
         // symlinked docs folder is resolved first, since it could point into another job's clone.

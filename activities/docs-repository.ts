@@ -4,21 +4,12 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { AppError } from '../src/errors';
-import { resolveRepository } from '../src/git/repository';
-import { GitHubAppRefused, type GitHubCredentials } from '../src/github/credentials';
-import { OutboundRefused } from '../src/net/outbound';
-import { hardenedGit, remoteAccess, type RemoteAccess } from '../src/git/hardening';
+import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess } from '../src/git/access';
+import { hardenedGit } from '../src/git/hardening';
 import type { GitDocsSource } from '../workflows/docs-sync-contract';
 
-export interface DocsGitDeps {
-  /** Where `owner/name` repositories live; the only host that gets the token. */
-  gitBaseUrl: string;
-  /** The git host's credential, as agent jobs get it (the token, or the App's installation token for the repository). */
-  credentials?: GitHubCredentials;
-  /** The token itself, for callers without credentials (tests of a single step). */
-  token?: string;
-  allowPrivateNetworks: string[];
-}
+/** The git host and its credential, as agent jobs get them (the token, or the App's installation token for the repository). */
+export type DocsGitDeps = GitAccessSettings;
 
 /** A docs page in the followed commit: its file under the docs folder and the blob that holds it. */
 export interface DocsFile {
@@ -42,25 +33,15 @@ function fail(type: 'DocsSourceNotFound' | 'InvalidDocsSource' | 'RepositoryUrlR
 }
 
 /**
- * The credentials a docs clone gets: the same as an agent job's clone of that URL (the token, scoped to the
- * configured git host; pinned, checked addresses elsewhere). The one place that decides them for docs.
+ * The credentials a docs clone gets: the same as an agent job's clone of that repository (the token, scoped to the
+ * configured git host; pinned, checked addresses elsewhere). The one place that maps their refusals for docs.
  */
-export async function docsRepositoryAccess(cloneUrl: string, deps: DocsGitDeps): Promise<RemoteAccess> {
+export async function docsRepositoryAccess(repository: string, deps: DocsGitDeps): Promise<RepositoryAccess> {
   try {
-    const token = deps.credentials ? await deps.credentials.gitPassword(cloneUrl) : deps.token;
-    return await remoteAccess(cloneUrl, { ...deps, token });
+    return await repositoryAccess(repository, deps);
   } catch (err) {
-    if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the docs repository URL is refused: ${err.message}`);
-    if (err instanceof GitHubAppRefused) fail('RepositoryAccessDenied', err.message);
-    throw err;
-  }
-}
-
-function cloneUrlOf(repository: string, gitBaseUrl: string): string {
-  try {
-    return resolveRepository(repository, gitBaseUrl).cloneUrl;
-  } catch (err) {
-    if (err instanceof AppError) fail('InvalidDocsSource', err.message);
+    if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the docs repository URL is refused: ${err.message}`);
+    if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
     throw err;
   }
 }
@@ -69,9 +50,10 @@ function cloneUrlOf(repository: string, gitBaseUrl: string): string {
 function classifyCloneError(err: unknown, input: GitDocsSource): never {
   const text = err instanceof Error ? err.message : String(err);
   if (/Remote branch .* not found|could not find remote branch/i.test(text)) fail('DocsSourceNotFound', `the ref "${input.ref}" does not exist in ${input.repository}`);
-  if (/not found|does not appear to be a git repository/i.test(text)) fail('DocsSourceNotFound', `${input.repository}: the repository does not exist or the token cannot see it`);
-  if (/Authentication failed|could not read Username|403|401/i.test(text)) fail('DocsSourceNotFound', `${input.repository}: the git server refused the configured credentials`);
-  throw new Error(`cloning ${input.repository} failed: ${text.trim().split('\n').pop()?.slice(0, 200) ?? ''}`);
+  const refusal = remoteRefusal(err);
+  if (refusal === 'missing') fail('DocsSourceNotFound', `${input.repository}: the repository does not exist or the token cannot see it`);
+  if (refusal === 'denied') fail('DocsSourceNotFound', `${input.repository}: the git server refused the configured credentials`);
+  throw new Error(`cloning ${input.repository} failed: ${gitFailureLine(err)}`);
 }
 
 /** Heartbeats while a network step runs, and gives it the activity's cancellation signal. */
@@ -109,15 +91,17 @@ function docsFiles(listing: string, docsPath: string): DocsFile[] {
  * from git's objects by blob, so repository content never becomes files on the worker.
  */
 export async function checkoutDocs(input: GitDocsSource, deps: DocsGitDeps): Promise<DocsCheckout> {
-  const cloneUrl = cloneUrlOf(input.repository, deps.gitBaseUrl);
-  const access = await docsRepositoryAccess(cloneUrl, deps);
+  const access = await docsRepositoryAccess(input.repository, deps).catch((err: unknown) => {
+    if (err instanceof AppError) fail('InvalidDocsSource', err.message);
+    throw err;
+  });
   const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-docs-sync-'));
   const cleanup = () => rm(parent, { recursive: true, force: true });
   const dir = path.join(parent, 'repo');
   let git: SimpleGit;
   try {
     await heartbeating('cloning', (signal) =>
-      hardenedGit(parent, parent, access.config, signal).clone(cloneUrl, dir, ['--depth', '1', '--branch', input.ref, '--single-branch', '--no-tags', '--no-checkout']),
+      hardenedGit(parent, parent, access.config, signal).clone(access.cloneUrl, dir, ['--depth', '1', '--branch', input.ref, '--single-branch', '--no-tags', '--no-checkout']),
     );
     git = hardenedGit(dir, parent);
   } catch (err) {

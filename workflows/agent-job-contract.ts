@@ -115,6 +115,17 @@ export interface CheckResult {
   cache?: 'hit' | 'miss' | 'off';
 }
 
+/** Most context repositories a job may name: the gateway refuses more, and so does the worker (its input is not trusted). */
+export const MAX_CONTEXT_REPOSITORIES = 10;
+
+/** A repository the agent may list, read and search beside the job's own, never change (`contextRepositories` on create). */
+export interface ContextRepository {
+  /** owner/name or a git URL, under the same rules as a project's repository. */
+  repo: string;
+  /** The branch or tag cloned; absent: the repository's default branch. */
+  ref?: string;
+}
+
 export interface AgentJobInput {
   jobId: string;
   projectId: string;
@@ -136,6 +147,8 @@ export interface AgentJobInput {
   gapCheck?: GapCheckSpec;
   /** The first turn plans with read-only tools and waits for approval (`requirePlanApproval`) before it edits. */
   requirePlanApproval?: boolean;
+  /** Read-only repositories cloned beside the job's (absent in older histories and when none). */
+  contextRepositories?: ContextRepository[];
 }
 
 /** A follow-up instruction for a running job. */
@@ -242,6 +255,8 @@ export interface RunAgentInput {
   maxSteps: number;
   /** Which worker of the turn this is (absent: the first); a turn moved off a vanished worker records its steps apart. */
   move?: number;
+  /** The job's read-only context repositories, cloned beside its clone on this worker (absent in older histories). */
+  contextRepositories?: ContextRepository[];
 }
 export interface RunAgentResult {
   changes: FileChange[];

@@ -22,6 +22,9 @@ import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChan
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
+import { turnSystemPrompt } from './project-instructions';
+import { contextNote, ensureContextClones } from './context-clones';
+import { contextFolder } from './job-paths';
 
 export interface AgentDeps extends GitDeps {
   /** The models this worker may call (DOCENT_MODELS); a job names one of them. */
@@ -136,10 +139,14 @@ export function createAgentActivities(deps: AgentDeps) {
       // which only setup and check commands are given: a project without them needs no answer.
       const ownerCode = runsCommands && (await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit));
       const root = workspacePath(deps, input.jobId);
+      // Read before setup runs: the instructions are the commit's, not what a command wrote.
+      const system = await turnSystemPrompt(systemPrompt, root, deps.journal, input.jobId, input.instruction.turn);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
       const home = sandboxHomePath(deps.workspaceDir, input.jobId);
-      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, home, net) : undefined;
+      const context = await ensureContextClones(deps, input.jobId, input.contextRepositories);
+      const mounts = context.length ? { context: contextFolder(deps.workspaceDir, input.jobId) } : {};
+      const sandbox = deps.sandbox ? await prepareTurnSandbox(deps.sandbox, root, home, net, mounts) : undefined;
       const secrets = sandbox && deps.secrets && runsCommands ? await deps.secrets(input.jobId) : noSecrets;
       // The turn's wall-time cap stops the agent the way a cancellation does, and is reported as budget_exceeded.
       const maxMinutes = input.instruction.caps?.maxTurnMinutes;
@@ -185,19 +192,21 @@ export function createAgentActivities(deps: AgentDeps) {
         const swept = sandbox && setup.length && giveSecrets ? await sweepSecretFiles(sandbox, secrets, signal) : [];
         const tools = redactToolResults(
           {
-            ...workspaceTools(root, defaultToolLimits, sandbox?.owner),
+            ...workspaceTools(root, defaultToolLimits, sandbox?.owner, context),
             ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
           },
           secrets.redact,
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const plan = input.instruction.approvedPlan && `The plan a person approved for this instruction (follow it):\n\n${input.instruction.approvedPlan}`;
-        const opening = [...history, `Instruction: ${input.instruction.prompt}`, plan, setupFailureNote(setup, giveSecrets)].filter(Boolean).join('\n\n');
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`, plan, contextNote(context, commandRun !== undefined), setupFailureNote(setup, giveSecrets)]
+          .filter(Boolean)
+          .join('\n\n');
         const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
         const ask = () =>
           generateText({
             model,
-            system: systemPrompt,
+            system,
             messages,
             tools,
             stopWhen: [stepCountIs(input.maxSteps), follow.overBudget],

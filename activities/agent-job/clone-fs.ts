@@ -112,12 +112,27 @@ export class CloneFs {
 
   /** Reads a regular file; in-clone symlinks are followed, the size cap applies to the real file. */
   async readFile(rel: string, maxBytes: number): Promise<Buffer> {
+    return this.withRegularFile(rel, async (handle, info) => {
+      if (info.size > maxBytes) throw new PathRefused(`file is larger than ${maxBytes} bytes`);
+      return readCapped(handle, maxBytes);
+    });
+  }
+
+  /** The first maxBytes of a regular file and its whole size, for a file shown in part however large it is. */
+  async readHead(rel: string, maxBytes: number): Promise<{ bytes: Buffer; size: number }> {
+    return this.withRegularFile(rel, async (handle, info) => {
+      const head = Buffer.alloc(Math.min(maxBytes, info.size));
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      return { bytes: head.subarray(0, bytesRead), size: info.size };
+    });
+  }
+
+  /** Opens rel as readFile does (in-clone symlinks followed) and gives it to `use` once it is known to be a regular file. */
+  private async withRegularFile<T>(rel: string, use: (handle: FileHandle, info: Stats) => Promise<T>): Promise<T> {
     const { parts } = await this.locate(rel, true);
     const handle = await this.openFile(parts, rel, readFlags);
     try {
-      const info = await requireRegularFile(handle);
-      if (info.size > maxBytes) throw new PathRefused(`file is larger than ${maxBytes} bytes`);
-      return await readCapped(handle, maxBytes);
+      return await use(handle, await requireRegularFile(handle));
     } finally {
       await handle.close();
     }

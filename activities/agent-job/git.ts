@@ -2,28 +2,18 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
-import { resolveRepository } from '../../src/git/repository';
-import { GitHubAppRefused, type GitHubCredentials } from '../../src/github/credentials';
-import { OutboundRefused } from '../../src/net/outbound';
+import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess } from '../../src/git/access';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
-import { hardenedGit, remoteAccess, type RemoteAccess } from '../../src/git/hardening';
-import { jobFolder } from './job-paths';
+import { hardenedGit } from '../../src/git/hardening';
+import { contextFolder, jobFolder } from './job-paths';
 import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
 import { branchBase, turnDiff } from './turn-diff';
 import type { FileStat } from '../../src/jobs/job-turns';
 import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../../workflows/agent-job-contract';
 
-export interface GitDeps {
-  /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
-  gitBaseUrl: string;
-  /** Where the git host's credential comes from (a token, or the App's installation token for the one repository). */
-  credentials?: GitHubCredentials;
-  /** The token itself, for callers without credentials (tests of a single step). */
-  token?: string;
+export interface GitDeps extends GitAccessSettings {
   workspaceDir: string;
-  /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
-  allowPrivateNetworks: string[];
   /** This worker's own task queue (activities/agent-job/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
   workspaceQueue?: string;
 }
@@ -36,32 +26,20 @@ function fail(type: AgentErrorType | 'GitFailed', message: string): never {
 }
 
 /** Maps git's stderr to a failure a person can act on; the token is never part of it (it is not in any URL). */
-function classifyGitError(err: unknown, what: string): never {
-  const text = err instanceof Error ? err.message : String(err);
-  if (/not found|does not appear to be a git repository|Repository not found/i.test(text)) fail('RepositoryNotFound', `${what}: the repository does not exist or the token cannot see it`);
-  if (/Authentication failed|could not read Username|403|401/i.test(text)) fail('RepositoryAccessDenied', `${what}: the git server refused the configured token`);
-  const lastLine = text.trim().split('\n').pop()?.slice(0, 200) ?? '';
-  fail('GitFailed', `${what} failed: ${lastLine}`);
-}
-
-/** The credential for the configured git host: asked for at each step (it is cached in memory, never in git config). */
-async function hostToken(deps: GitDeps, repository: string): Promise<string | undefined> {
-  if (!deps.credentials) return deps.token;
-  try {
-    return await deps.credentials.gitPassword(repository);
-  } catch (err) {
-    if (err instanceof GitHubAppRefused) fail('RepositoryAccessDenied', err.message);
-    throw err;
-  }
+export function classifyGitError(err: unknown, what: string): never {
+  const refusal = remoteRefusal(err);
+  if (refusal === 'missing') fail('RepositoryNotFound', `${what}: the repository does not exist or the token cannot see it`);
+  if (refusal === 'denied') fail('RepositoryAccessDenied', `${what}: the git server refused the configured token`);
+  fail('GitFailed', `${what} failed: ${gitFailureLine(err)}`);
 }
 
 /** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
-async function accessTo(deps: GitDeps, repository: string): Promise<RemoteAccess> {
-  const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
+export async function accessTo(deps: GitDeps, repository: string, opts: { readOnly?: boolean } = {}): Promise<RepositoryAccess> {
   try {
-    return await remoteAccess(cloneUrl, { ...deps, token: await hostToken(deps, repository) });
+    return await repositoryAccess(repository, deps, opts);
   } catch (err) {
-    if (err instanceof OutboundRefused) fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
+    if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
+    if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
     throw err;
   }
 }
@@ -75,7 +53,7 @@ interface Clone {
 }
 
 /** The activity running this code, or undefined outside one (a helper called from a test). */
-function activityContext(): Context | undefined {
+export function activityContext(): Context | undefined {
   try {
     return Context.current();
   } catch {
@@ -87,7 +65,7 @@ function activityContext(): Context | undefined {
  * Runs a network git step (clone, fetch, push) while heartbeating, so a repository slower than the heartbeat timeout
  * still succeeds, and gives it the activity's cancellation signal, so an archived job's git is killed, not waited for.
  */
-async function heartbeating<T>(what: string, step: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+export async function heartbeating<T>(what: string, step: (signal?: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = activityContext();
   if (!ctx) return step();
   const everyMs = Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 3000) / 3));
@@ -113,9 +91,8 @@ async function exists(p: string): Promise<boolean> {
  * returned keeps the remote's access settings: any later step may fetch contents the clone left out.
  */
 async function ensureClone(deps: GitDeps, jobId: string, repository: string): Promise<Clone> {
-  const { cloneUrl } = resolveRepository(repository, deps.gitBaseUrl);
-  const dir = workspacePath(deps, jobId);
   const access = await accessTo(deps, repository);
+  const dir = workspacePath(deps, jobId);
   const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
   // Built once the folder exists: simple-git refuses a missing one.
   const bare = (signal?: AbortSignal) => hardenedGit(path.join(dir, '.git'), deps.workspaceDir, access.config, signal);
@@ -132,7 +109,7 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string): Pr
   await rm(dir, { recursive: true, force: true });
   await mkdir(deps.workspaceDir, { recursive: true });
   try {
-    await heartbeating('cloning', async (signal) => hardenedGit(deps.workspaceDir, deps.workspaceDir, access.config, signal).clone(cloneUrl, dir, ['--no-checkout', '--filter=blob:none']));
+    await heartbeating('cloning', async (signal) => hardenedGit(deps.workspaceDir, deps.workspaceDir, access.config, signal).clone(access.cloneUrl, dir, ['--no-checkout', '--filter=blob:none']));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     if (err instanceof ApplicationFailure || activityContext()?.cancellationSignal.aborted) throw err;
@@ -207,9 +184,10 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       return { startCommit, ...(deps.workspaceQueue ? { workspaceQueue: deps.workspaceQueue } : {}) };
     },
 
-    /** Deletes the job's working copy and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
+    /** Deletes the job's working copy, context clones and sandbox HOME on this worker once the job has no instruction left; missing ones are fine. */
     async removeWorkspace(input: { jobId: string }): Promise<void> {
       await rm(workspacePath(deps, input.jobId), { recursive: true, force: true });
+      await rm(contextFolder(deps.workspaceDir, input.jobId), { recursive: true, force: true });
       await rm(sandboxHomePath(deps.workspaceDir, input.jobId), { recursive: true, force: true });
     },
 

@@ -14,3 +14,6 @@ export function jobFolder(workspaceDir: string, jobId: unknown, suffix = ''): st
   }
   return dir;
 }
+
+/** The job's read-only context repositories, `<owner>/<name>` each: beside the clone, never inside it, so nothing there is committed. */
+export const contextFolder = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.context');

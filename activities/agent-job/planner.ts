@@ -7,6 +7,8 @@ import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { jobLanguageModel, modelFailure } from './model-failures';
 import { followTurn, type TurnJournal } from './turn-journal';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
+import { turnSystemPrompt } from './project-instructions';
+import { contextNote, ensureContextClones } from './context-clones';
 
 export interface PlannerDeps extends GitDeps {
   models: CatalogModel[];
@@ -49,16 +51,19 @@ export function createPlannerActivities(deps: PlannerDeps) {
       const ctx = Context.current();
       const model = jobLanguageModel(deps.models, input.model);
       await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
-      const { list_files, read_file, search_files } = workspaceTools(workspacePath(deps, input.jobId), defaultToolLimits);
+      const root = workspacePath(deps, input.jobId);
+      const context = await ensureContextClones(deps, input.jobId, input.contextRepositories);
+      const { list_files, read_file, search_files } = workspaceTools(root, defaultToolLimits, undefined, context);
+      const system = await turnSystemPrompt(plannerPrompt, root, deps.journal, input.jobId, input.instruction.turn);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, 1, input.revision);
       const beat = setInterval(() => ctx.heartbeat(), 1000);
       try {
         const pictures = await instructionImageParts(deps.images, input.instruction.images, ctx.cancellationSignal, catalogEntry(deps.models, input.model));
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
-        const opening = [...history, `Instruction: ${input.instruction.prompt}`].join('\n\n');
+        const opening = [...history, `Instruction: ${input.instruction.prompt}`, contextNote(context, false)].filter(Boolean).join('\n\n');
         const result = await generateText({
           model,
-          system: plannerPrompt,
+          system,
           messages: planningMessages(input, pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening),
           tools: { list_files, read_file, search_files },
           stopWhen: [stepCountIs(input.maxSteps), follow.overBudget],

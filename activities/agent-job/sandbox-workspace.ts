@@ -25,6 +25,11 @@ export interface TurnNetwork {
   onEgress?: EgressSink;
 }
 
+/** What a turn's commands see besides the clone: the job's context repositories, read-only (absent: none). */
+export interface TurnMounts {
+  context?: string;
+}
+
 // Once per worker process: the auto setting moves the worker itself into a leaf cgroup.
 let cgroupSetup: Promise<CgroupSetup> | undefined;
 const sandboxCgroup = (config: SandboxConfig) => (cgroupSetup ??= setUpCgroup(config.cgroup));
@@ -60,7 +65,7 @@ function sandboxSpec(config: SandboxConfig, workspace: string, home: string, net
 }
 
 /** Sets up the sandbox for one turn of a job: an empty HOME, the clone handed to the sandbox's user, and the egress proxy when network is on. */
-export async function prepareTurnSandbox(config: SandboxConfig, workspace: string, home: string, net: TurnNetwork): Promise<TurnSandbox> {
+export async function prepareTurnSandbox(config: SandboxConfig, workspace: string, home: string, net: TurnNetwork, mounts: TurnMounts = {}): Promise<TurnSandbox> {
   const owner = sandboxOwner(config);
   await rm(home, { recursive: true, force: true });
   await mkdir(home, { recursive: true, mode: 0o700 });
@@ -73,7 +78,7 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
   await handOver();
   const { dir: cgroup } = await sandboxCgroup(config);
   const egress = net.network ? await startTurnEgress({ operatorAllow: config.egressAllow, allowHosts: net.allowHosts ?? [], owner, onEvent: net.onEgress }) : undefined;
-  const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, egressLoopback: egress?.loopback, cgroup });
+  const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, egressLoopback: egress?.loopback, cgroup, ...mounts });
   return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts), close: async () => egress?.close() };
 }
 

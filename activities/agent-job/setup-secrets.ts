@@ -17,7 +17,8 @@ export interface TurnSecrets {
   stream?: () => OutputFilter;
 }
 
-export const noSecrets: TurnSecrets = { env: {}, redact: (text) => text };
+/** A turn without secrets: the redactors of an empty set, which change nothing. */
+export const noSecrets: TurnSecrets = turnSecrets({});
 
 /** A turn's secrets from their values: what commands get, and the redactors of what they print. */
 export function turnSecrets(env: Readonly<Record<string, string>>): TurnSecrets {

@@ -2,8 +2,8 @@ import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from 'mongodb';
 
-// A job's clone `<jobId>` and sandbox home `<jobId>.home`, as jobFolder names them; nothing else is touched.
-const jobEntry = /^(job_[A-Za-z0-9_-]{1,124})(\.home)?$/;
+// A job's clone `<jobId>`, sandbox home `<jobId>.home` and context clones `<jobId>.context`, as jobFolder names them; nothing else is touched.
+const jobEntry = /^(job_[A-Za-z0-9_-]{1,124})(\.home|\.context)?$/;
 
 /**
  * Removes the clones and sandbox homes of jobs that are not active (finished, archived or deleted), as a worker

@@ -1,6 +1,7 @@
 import { tool } from 'ai';
 import { z } from 'zod';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
+import type { ContextClone } from './context-clones';
 
 export interface ToolLimits {
   /** Largest file the agent may write, in bytes. */
@@ -46,16 +47,43 @@ async function searchFiles(clone: CloneFs, text: string, maxReadBytes: number): 
   return matches;
 }
 
-/** The agent's file tools, every path confined to the clone at root (see CloneFs). */
-export function workspaceTools(root: string, limits: ToolLimits = defaultToolLimits, owner?: FileOwner) {
+/** The optional argument naming a context repository: the tools' schemas have it only when the job has some. */
+function repositoryArgument(context: ContextClone[]) {
+  const names = context.map((c) => c.name).join(', ');
+  const described = z.string().optional().describe(`a read-only context repository to read instead of the job's own: ${names}`);
+  // Typed as always there, so the tools read it alike; without context repositories the schema leaves it out.
+  return (context.length ? { repository: described } : {}) as { repository: typeof described };
+}
+
+/**
+ * The agent's file tools, every path confined to the clone at root (see CloneFs); list, read and search also reach
+ * the job's read-only context repositories by their `repository` argument, which write, edit and delete refuse.
+ */
+export function workspaceTools(root: string, limits: ToolLimits = defaultToolLimits, owner?: FileOwner, context: ContextClone[] = []) {
   const clone = new CloneFs(root, { owner });
+  const readable = new Map(context.map((c) => [c.name, new CloneFs(c.root)]));
+  const repoArg = repositoryArgument(context);
+  /** The clone a read goes to; a name that is no context repository is the model's mistake, told as a refusal. */
+  const source = (repository: string | undefined): CloneFs => {
+    if (repository === undefined || repository === '') return clone;
+    const found = readable.get(repository);
+    if (!found)
+      throw new PathRefused(`"${repository}" is not one of this job's context repositories${context.length ? ` (${[...readable.keys()].join(', ')})` : ''}; leave out repository for the job's own`);
+    return found;
+  };
+  /** Writes go to the job's clone only: a context repository is read-only, and nothing there is ever committed. */
+  const writable = (repository: string | undefined): void => {
+    if (repository === undefined || repository === '') return;
+    source(repository);
+    throw new PathRefused(`"${repository}" is a read-only context repository: nothing there may be written or deleted; leave out repository to change the job's own`);
+  };
   return {
     list_files: tool({
       description: `List files under a folder of the repository (default: the whole repository), up to ${listCap}.`,
-      inputSchema: z.object({ folder: z.string().optional().describe('folder relative to the repository root') }),
-      execute: async ({ folder }) => {
+      inputSchema: z.object({ folder: z.string().optional().describe('folder relative to the repository root'), ...repoArg }),
+      execute: async ({ folder, repository }) => {
         try {
-          return { files: await clone.listFiles(folder && folder !== '.' ? folder : undefined, listCap) };
+          return { files: await source(repository).listFiles(folder && folder !== '.' ? folder : undefined, listCap) };
         } catch (err) {
           return failure(err, 'the operation failed');
         }
@@ -63,10 +91,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
     }),
     read_file: tool({
       description: 'Read a text file of the repository.',
-      inputSchema: z.object({ path: z.string() }),
-      execute: async ({ path: p }) => {
+      inputSchema: z.object({ path: z.string(), ...repoArg }),
+      execute: async ({ path: p, repository }) => {
         try {
-          return { content: (await clone.readFile(p, limits.maxReadBytes)).toString('utf8') };
+          return { content: (await source(repository).readFile(p, limits.maxReadBytes)).toString('utf8') };
         } catch (err) {
           return failure(err, `cannot read ${p}: no such file`);
         }
@@ -74,10 +102,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
     }),
     search_files: tool({
       description: `Find lines containing a text (case-insensitive) across the repository; up to ${maxMatches} matches.`,
-      inputSchema: z.object({ text: z.string().min(1).max(200) }),
-      execute: async ({ text }) => {
+      inputSchema: z.object({ text: z.string().min(1).max(200), ...repoArg }),
+      execute: async ({ text, repository }) => {
         try {
-          return { matches: await searchFiles(clone, text, limits.maxReadBytes) };
+          return { matches: await searchFiles(source(repository), text, limits.maxReadBytes) };
         } catch (err) {
           return failure(err, 'the operation failed');
         }
@@ -85,9 +113,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
     }),
     write_file: tool({
       description: 'Create or replace a text file of the repository with the given content.',
-      inputSchema: z.object({ path: z.string(), content: z.string() }),
-      execute: async ({ path: p, content }) => {
+      inputSchema: z.object({ path: z.string(), content: z.string(), ...repoArg }),
+      execute: async ({ path: p, content, repository }) => {
         try {
+          writable(repository);
           if (Buffer.byteLength(content) > limits.maxWriteBytes) return { error: `content is larger than ${limits.maxWriteBytes} bytes` };
           await clone.writeFile(p, content);
           return { written: p };
@@ -98,9 +127,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
     }),
     edit_file: tool({
       description: 'Replace exactly one occurrence of `old` with `new` in a text file of the repository.',
-      inputSchema: z.object({ path: z.string(), old: z.string().min(1), new: z.string() }),
-      execute: async ({ path: p, old, new: replacement }) => {
+      inputSchema: z.object({ path: z.string(), old: z.string().min(1), new: z.string(), ...repoArg }),
+      execute: async ({ path: p, old, new: replacement, repository }) => {
         try {
+          writable(repository);
           const content = (await clone.readFile(p, limits.maxReadBytes)).toString('utf8');
           const count = content.split(old).length - 1;
           if (count !== 1) return { error: `expected exactly one occurrence of the text, found ${count}` };
@@ -115,9 +145,10 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
     }),
     delete_file: tool({
       description: 'Delete a file of the repository.',
-      inputSchema: z.object({ path: z.string() }),
-      execute: async ({ path: p }) => {
+      inputSchema: z.object({ path: z.string(), ...repoArg }),
+      execute: async ({ path: p, repository }) => {
         try {
+          writable(repository);
           await clone.removeFile(p);
           return { deleted: p };
         } catch (err) {

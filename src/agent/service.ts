@@ -30,6 +30,7 @@ import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
+import { checkContextRepositories } from './context-repositories';
 
 export type { JobQuota };
 
@@ -120,8 +121,9 @@ export class AgentJobService {
     const project = await this.authorize(caller, input.projectId);
     const model = this.starter.chosenModel(input.projectId, input.model);
     const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
-    const { idempotencyKey, images: _unchecked, ...rest } = input;
-    return this.starter.start(project, { ...rest, origin: 'api', images, ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}) });
+    const contextRepositories = checkContextRepositories(input.contextRepositories, project.repository, this.d.config.github.gitUrl);
+    const { idempotencyKey, images: _unchecked, contextRepositories: _raw, ...rest } = input;
+    return this.starter.start(project, { ...rest, origin: 'api', images, contextRepositories, ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}) });
   }
 
   /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */

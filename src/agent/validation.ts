@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { jobOrigins } from '../jobs/job';
 import { maxImageBytes, maxImages } from '../jobs/job-images';
 import type { ImageInput } from './images';
+import { MAX_CONTEXT_REPOSITORIES } from '../../workflows/agent-job-contract';
 
 export const maxPromptChars = 32 * 1024;
 
@@ -46,6 +47,11 @@ export const modelName = z
   .max(200)
   .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id');
 
+/** `contextRepositories` of a create: read-only repositories beside the project's own, each checked further by src/agent/context-repositories.ts. */
+const contextRepositories = z
+  .array(z.strictObject({ repo: z.string().trim().min(1, 'must not be empty').max(500), ref: refName.optional() }))
+  .max(MAX_CONTEXT_REPOSITORIES, `at most ${MAX_CONTEXT_REPOSITORIES} context repositories may go with a job`);
+
 export const createJobBody = z.strictObject({
   prompt,
   branch: refName.optional(),
@@ -53,6 +59,7 @@ export const createJobBody = z.strictObject({
   asDraft: z.boolean().optional(),
   images: images.optional(),
   requirePlanApproval: z.boolean().optional(),
+  contextRepositories: contextRepositories.optional(),
 });
 export type CreateJob = z.infer<typeof createJobBody>;
 

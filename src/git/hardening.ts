@@ -1,11 +1,4 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
-import { OutboundGuard } from '../net/outbound';
-
-/** How git reaches the job's repository: the token header only for the configured git host, pinned addresses elsewhere. */
-export interface RemoteAccess {
-  /** Extra `-c` settings for clone, fetch and push. */
-  config: Record<string, string>;
-}
 
 const author = { name: 'docent', email: 'docent-agent@users.noreply.github.com' };
 
@@ -68,24 +61,4 @@ export function hardenedGit(dir: string, ceiling: string, extra: Record<string, 
       allowUnsafeProtocolOverride: true,
     },
   }).env(env);
-}
-
-/**
- * Decides how git may reach cloneUrl. The configured git host gets the token, scoped to that host by
- * `http.<url>.extraHeader`; any other host gets no token, must not be private, loopback or link-local (unless
- * allowed), must use https (unless allowed), and is pinned to the addresses checked here.
- */
-export async function remoteAccess(cloneUrl: string, opts: { gitBaseUrl: string; token?: string; allowPrivateNetworks: string[] }): Promise<RemoteAccess> {
-  const url = new URL(cloneUrl);
-  const home = new URL(opts.gitBaseUrl);
-  if (url.origin === home.origin) {
-    if (!opts.token) return { config: {} };
-    const basic = Buffer.from(`x-access-token:${opts.token}`).toString('base64');
-    return { config: { [`http.${home.origin}/.extraHeader`]: `Authorization: Basic ${basic}` } };
-  }
-  const addresses = await new OutboundGuard(opts.allowPrivateNetworks).check(url);
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const pinned = addresses.map((a) => (a.includes(':') ? `[${a}]` : a)).join(',');
-  // A redirect could lead to an address nobody checked.
-  return { config: { 'http.curloptResolve': `${url.hostname}:${port}:${pinned}`, 'http.followRedirects': 'false' } };
 }

@@ -33,3 +33,14 @@ export function resolveRepository(repository: string, gitBaseUrl: string): Resol
   if (parts.length < 2) throw new AppError('invalid_argument', `repository URL "${repository}" has no owner/name path`);
   return { cloneUrl: url.toString(), owner: parts[parts.length - 2]!, name: parts[parts.length - 1]! };
 }
+
+const plainName = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,100}$/;
+
+/** `owner/name` of a repository whose two parts are plain names, so that they can name folders and a tool's argument. */
+export function plainRepositoryName(repository: string, gitBaseUrl: string): string {
+  const { owner, name } = resolveRepository(repository, gitBaseUrl);
+  if (!plainName.test(owner) || !plainName.test(name)) {
+    throw new AppError('invalid_argument', `repository "${repository}" must end in an owner/name path of letters, digits, ".", "_" and "-"`);
+  }
+  return `${owner}/${name}`;
+}

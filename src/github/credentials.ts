@@ -2,7 +2,6 @@ import { createAppAuth } from '@octokit/auth-app';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
-import { resolveRepository } from '../git/repository';
 import type { Logger } from '../log';
 
 /**
@@ -16,13 +15,16 @@ import type { Logger } from '../log';
 export interface GitHubAccess {
   /** REST client for this repository's API calls; GitHub's rate limits are waited out (see `RetryWindow`). */
   octokit: Octokit;
-  /** The password git sends as `x-access-token` to the configured git host; undefined means none is configured. */
+  /** The password git sends as `x-access-token` to the configured git host (src/git/access.ts); undefined means none is configured. */
   gitToken?: string;
   mode: 'app' | 'token';
 }
 
 /** The permissions an installation token is asked for: push, pull requests, check runs, comments. Nothing else. */
 export const installationPermissions = { contents: 'write', pull_requests: 'write', checks: 'write', issues: 'write' } as const;
+/** What a token that only reads a repository asks for (a job's context repositories). */
+export const readOnlyPermissions = { contents: 'read' } as const;
+type Permissions = typeof installationPermissions | typeof readOnlyPermissions;
 
 /** GitHub will not let the App reach a repository; the message says what the operator must do. */
 export class GitHubAppRefused extends Error {
@@ -84,6 +86,12 @@ export class GitHubCredentials {
     return { octokit: this.client(retryWindow, { authStrategy: this.installationAuth(owner, name) }), gitToken: token, mode: 'app' };
   }
 
+  /** A git password that only reads `owner/name`: in App mode an installation token for it with contents read alone; else the token. */
+  async readOnlyGitToken(owner: string, name: string): Promise<string | undefined> {
+    if (this.mode === 'token') return this.settings.token;
+    return this.installationToken(owner, name, readOnlyPermissions);
+  }
+
   /**
    * Octokit's auth for `owner/name`: each request takes the cached installation token, and one GitHub refuses (401:
    * revoked by an uninstall, or expired) is dropped and replaced once, looking the installation up again if need be.
@@ -113,16 +121,6 @@ export class GitHubCredentials {
   }
 
   /**
-   * The password git sends for `repository` (`owner/name` or a clone URL): its access's token when it lives on the
-   * configured git host, nothing for any other host (those never get a credential).
-   */
-  async gitPassword(repository: string): Promise<string | undefined> {
-    const { cloneUrl, owner, name } = resolveRepository(repository, this.settings.gitUrl);
-    if (new URL(cloneUrl).origin !== new URL(this.settings.gitUrl).origin) return undefined;
-    return (await this.access(owner, name)).gitToken;
-  }
-
-  /**
    * The App's installation on `owner/name` (GET /repos/{owner}/{repo}/installation), looked up once per process and
    * again when a token request fails. Throws GitHubAppNotInstalled, naming the install URL, when there is none.
    */
@@ -143,37 +141,37 @@ export class GitHubCredentials {
     }
   }
 
-  private async installationToken(owner: string, name: string): Promise<string> {
-    const key = `${owner}/${name}`.toLowerCase();
+  private async installationToken(owner: string, name: string, permissions: Permissions = installationPermissions): Promise<string> {
+    const key = `${owner}/${name}`.toLowerCase() + (permissions === readOnlyPermissions ? ' read-only' : '');
     const cached = this.tokens.get(key);
     if (cached && cached.expiresAt - Date.now() > renewBeforeMs) return cached.token;
     // Steps of several jobs on one repository starting together share one request.
     let minting = this.minting.get(key);
     if (!minting) {
-      minting = this.newToken(owner, name, key).finally(() => this.minting.delete(key));
+      minting = this.newToken(owner, name, key, permissions).finally(() => this.minting.delete(key));
       this.minting.set(key, minting);
     }
     return minting;
   }
 
-  private async newToken(owner: string, name: string, key: string): Promise<string> {
+  private async newToken(owner: string, name: string, key: string, permissions: Permissions): Promise<string> {
     let installationId = await this.installation(owner, name);
     let minted: Awaited<ReturnType<typeof this.mint>>;
     try {
-      minted = await this.mint(installationId, name);
+      minted = await this.mint(installationId, name, permissions);
     } catch (err) {
       // Uninstalled and installed again, or the repository moved: the old installation id is gone.
       if (statusOf(err) !== 404 && statusOf(err) !== 422) throw err;
       installationId = await this.installation(owner, name, true);
-      minted = await this.mint(installationId, name);
+      minted = await this.mint(installationId, name, permissions);
     }
     this.tokens.set(key, { token: minted.token, expiresAt: Date.parse(minted.expiresAt) });
     return minted.token;
   }
 
-  private async mint(installationId: number, name: string) {
+  private async mint(installationId: number, name: string, permissions: Permissions) {
     // refresh: this module keeps its own cache, which honours the token's real expiry.
-    return this.auth!({ type: 'installation', installationId, repositoryNames: [name], permissions: { ...installationPermissions }, refresh: true });
+    return this.auth!({ type: 'installation', installationId, repositoryNames: [name], permissions: { ...permissions }, refresh: true });
   }
 
   private async appInstallUrl(): Promise<string> {

@@ -12,7 +12,7 @@ import { catalogEntry } from '../llm/model-catalog';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
-import { agentJobWorkflowId, type AgentJobInput, type Instruction } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, type AgentJobInput, type ContextRepository, type Instruction } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { JobAdmission } from './admission';
 import type { GapSpec, JobDoc, JobOrigin } from './job';
@@ -51,6 +51,8 @@ export interface JobRequest {
   /** Already scoped to the project (`<projectId>:<key>`): a repeated start returns the first job. */
   idempotencyKey?: string;
   gap?: GapSpec;
+  /** Read-only repositories beside the job's own, already checked (src/agent/context-repositories.ts). */
+  contextRepositories?: ContextRepository[];
 }
 
 /** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
@@ -120,6 +122,7 @@ export class JobStarter {
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
       ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
+      ...(input.contextRepositories?.length ? { contextRepositories: input.contextRepositories } : {}),
     };
     const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {
@@ -187,6 +190,7 @@ export class JobStarter {
       maxSteps: this.d.config.agent.maxSteps,
       ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
       ...(job.requirePlanApproval ? { requirePlanApproval: true } : {}),
+      ...(job.contextRepositories?.length ? { contextRepositories: job.contextRepositories } : {}),
     };
   }
 

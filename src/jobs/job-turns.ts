@@ -48,7 +48,12 @@ export interface TurnDoc {
   attempt: number;
   /** The pull request whose comment gave the instruction: a retry answers there too. */
   reply?: PullRequestReply;
+  /** The repository's AGENTS.md the agent read as project instructions (activities/agent-job/project-instructions.ts). */
+  projectInstructions?: ProjectInstructionsRecord;
 }
+
+/** Which of the repository's AGENTS.md files the turn's agent was given and its size, or why the one found was not read. */
+export type ProjectInstructionsRecord = { path: string; bytes: number; truncated: boolean } | { path: string; refused: string };
 
 export const turnId = (jobId: string, turn: number) => `${jobId}:${turn}`;
 
@@ -65,6 +70,7 @@ export function turnToJson(t: TurnDoc) {
     checks: t.checks ?? [],
     error: t.error ?? null,
     prLink: t.prLink ?? null,
+    projectInstructions: t.projectInstructions ?? null,
   };
 }
 

@@ -2,7 +2,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ImageRef } from './job-images';
 import { create } from '@bufbuild/protobuf';
 import { AgentJobEventSchema, AgentJobSchema, AgentJobStatus, type AgentJob } from '../gen/agent/v2/agent_pb';
-import type { CheckResult } from '../../workflows/agent-job-contract';
+import type { CheckResult, ContextRepository } from '../../workflows/agent-job-contract';
 import type { GapAnswer, GapCheckResult } from '../../workflows/docs-gap-check-contract';
 import type { JobEvent } from './job-events';
 import type { TurnDoc } from './job-turns';
@@ -55,6 +55,8 @@ export interface JobDoc {
   origin?: JobOrigin;
   /** The automation whose run started it. */
   automationId?: string;
+  /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
+  contextRepositories?: ContextRepository[];
 }
 
 /** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
@@ -99,6 +101,7 @@ export function jobToJson(doc: JobDoc) {
     ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
     ...(doc.gapCheck ? { gapCheck: doc.gapCheck } : {}),
     ...(doc.requirePlanApproval ? { requirePlanApproval: true, awaitingApproval: awaitsApproval(doc), plan: doc.plan ?? null, planRevision: doc.planRevision ?? 0 } : {}),
+    ...(doc.contextRepositories?.length ? { contextRepositories: doc.contextRepositories } : {}),
   };
 }
 
@@ -126,6 +129,9 @@ function turnToMessage(t: TurnDoc) {
     checks: (t.checks ?? []).map(checkToMessage),
     error: t.error,
     prLink: t.prLink ?? undefined,
+    projectInstructions:
+      t.projectInstructions &&
+      ('refused' in t.projectInstructions ? { path: t.projectInstructions.path, refused: t.projectInstructions.refused } : { ...t.projectInstructions, bytes: BigInt(t.projectInstructions.bytes) }),
   };
 }
 
@@ -171,5 +177,6 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     planRevision: doc.planRevision ?? 0,
     origin: originOf(doc),
     automationId: doc.automationId,
+    contextRepositories: doc.contextRepositories ?? [],
   });
 }

@@ -24,7 +24,7 @@ import { JobDiffStore, type TurnDiff } from './job-diffs';
 import { JobEventStore, turnOpening } from './job-events';
 import { JobImageStore, type ImageMimeType, type ImageRef } from './job-images';
 import { JobStore } from './job-store';
-import { TurnStore, type FileStat, type NextTurnExtras, type TurnDoc, type TurnUsage } from './job-turns';
+import { TurnStore, type FileStat, type NextTurnExtras, type ProjectInstructionsRecord, type TurnDoc, type TurnUsage } from './job-turns';
 import { jobWithTurns } from './job-view';
 import type { RecordJobStatusInput } from '../../workflows/agent-job-contract';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
@@ -308,6 +308,11 @@ export class JobLedger {
   /** The turn's result before the push (title, summary, checks), kept for a retry that resumes after the push. */
   recordTurnResult(jobId: string, turn: number, result: Pick<TurnDoc, 'title' | 'summary' | 'checks' | 'checksPassed'>): Promise<void> {
     return this.turnStore.update(jobId, turn, result);
+  }
+
+  /** Which of the repository's AGENTS.md files the turn's agent read (or why not); written again, harmlessly, by a retry. */
+  recordProjectInstructions(jobId: string, turn: number, projectInstructions: ProjectInstructionsRecord): Promise<void> {
+    return this.turnStore.update(jobId, turn, { projectInstructions });
   }
 
   /** The pushed commit, the turn's durable step (a retry resumes after it), and its event. */

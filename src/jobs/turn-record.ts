@@ -18,6 +18,7 @@ export type TurnRecord = Pick<
   | 'recordCheck'
   | 'recordEgress'
   | 'recordTurnResult'
+  | 'recordProjectInstructions'
   | 'recordPush'
   | 'recordGapCheck'
 >;

@@ -76,6 +76,10 @@ export const agentJobBody = z
     awaitingApproval: z.boolean().optional().describe('The job is active and waits for POST …/approve, or for a message that asks for another plan'),
     plan: z.string().nullable().optional().describe('The latest plan, Markdown, at most 16 KiB; null until the agent wrote one'),
     planRevision: z.number().int().optional().describe('1 for the first plan, one more per revision; 0 before any'),
+    contextRepositories: z
+      .array(z.object({ repo: z.string(), ref: z.string().optional() }))
+      .optional()
+      .describe('Read-only repositories the agent may list, read and search beside its own; absent when none'),
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 
@@ -98,6 +102,12 @@ const turnBody = z
     checks: z.array(checkResult),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     prLink: z.string().nullable().describe('The pull request this turn opened or updated'),
+    projectInstructions: z
+      .union([z.object({ path: z.string(), bytes: z.number().int(), truncated: z.boolean() }), z.object({ path: z.string(), refused: z.string() })])
+      .nullable()
+      .describe(
+        "The repository's AGENTS.md the agent was given (`.docent/AGENTS.md` wins), its size and whether it was cut at 16 KiB; or why the one found was not read; null when there is none or the turn has not started",
+      ),
   })
   .register(documentedSchemas, { id: 'AgentJobTurn' });
 

@@ -45,7 +45,8 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
   const jobs = deps.agentJobs;
   return {
     async createAgentJob(req, ctx) {
-      const fields = { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft, requirePlanApproval: req.requirePlanApproval };
+      const context = req.contextRepositories.length ? { contextRepositories: req.contextRepositories.map((c) => ({ repo: c.repo, ref: c.ref })) } : {};
+      const fields = { prompt: req.prompt, branch: req.branch, model: req.model, asDraft: req.asDraft, requirePlanApproval: req.requirePlanApproval, ...context };
       const body = { ...parseInput(createJobBody, fields), images: req.images.map(imageFromProto) };
       const key = req.idempotencyKey ?? ctx.requestHeader.get('idempotency-key') ?? undefined;
       const { job, limitHeaders } = await jobs.createJob(callerOf(ctx), { projectId: req.projectId, idempotencyKey: key === undefined ? undefined : parseInput(idempotencyKey, key), ...body });

@@ -25,6 +25,7 @@ export function sandboxEnvironment(extra: Readonly<Record<string, string>> = {})
 
 export const WORKSPACE = '/workspace';
 export const HOME = '/home/sandbox';
+export const CONTEXT = '/context';
 
 /** World-readable /etc files that dynamic linking, user lookups and time zones need; nothing secret. */
 const ETC_ALWAYS = ['passwd', 'group', 'nsswitch.conf', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'alternatives', 'localtime'];
@@ -83,6 +84,7 @@ export function bwrapArgs(spec: SandboxSpec, fds: ChildFds, topLevel: TopLevelEn
   if (fds.git !== undefined) a.push('--ro-bind-fd', String(fds.git), `${WORKSPACE}/.git`);
   a.push('--bind-fd', String(fds.home), HOME);
   for (const p of spec.readOnlyPaths ?? []) a.push('--ro-bind', p, p);
+  if (spec.context) a.push('--ro-bind', spec.context, CONTEXT);
   // Last, once every mount point exists: the root tmpfs (/, /etc, /home) read-only; the mounts on it keep their own mode.
   a.push('--remount-ro', '/');
   a.push('--chdir', WORKSPACE);

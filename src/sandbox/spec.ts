@@ -4,7 +4,7 @@ import { RELAY_PORT } from './egress/relay';
 import type { SandboxSpec } from './types';
 
 /** Where the sandbox mounts its own things; a read-only path there would shadow them or create mount points in the host workspace. */
-const RESERVED = ['/workspace', '/home/sandbox', '/proc', '/dev'];
+const RESERVED = ['/workspace', '/home/sandbox', '/proc', '/dev', '/context'];
 
 function positiveInteger(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`sandbox limits.${name} must be a positive integer, got ${value}`);
@@ -19,6 +19,7 @@ function absolute(name: string, p: string): void {
 export function validateSpec(spec: SandboxSpec): void {
   absolute('workspace', spec.workspace);
   absolute('home', spec.home);
+  if (spec.context !== undefined) absolute('context', spec.context);
   for (const p of spec.readOnlyPaths ?? []) {
     absolute('readOnlyPaths entry', p);
     if (p === '/' || RESERVED.some((r) => p === r || p.startsWith(`${r}/`))) throw new TypeError(`sandbox readOnlyPaths entry ${p} would shadow a sandbox mount`);

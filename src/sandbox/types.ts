@@ -47,6 +47,8 @@ export interface SandboxSpec {
   runAs?: { uid: number; gid: number };
   /** Extra host paths bound read-only at the same path (toolchains such as /opt/node). */
   readOnlyPaths?: string[];
+  /** Absolute path of a folder bound read-only at /context: the job's context repositories, which commands may read and never change. */
+  context?: string;
   /** The bwrap executable (default 'bwrap', found on PATH). */
   bwrapPath?: string;
 }

@@ -71,7 +71,7 @@ const maxCommandLength = 4096;
 export const idPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 // An http(s) git URL or owner/name on the configured GitHub; ssh, git:// and file:// would bypass the token's
-// scoping and the outbound address checks (src/git/hardening.ts).
+// scoping and the outbound address checks (src/git/access.ts).
 const repositoryShape = /^(?:https?:\/\/\S+|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/;
 const refShape = /^(?!.*\.\.)(?!\/)[A-Za-z0-9_./-]{1,200}(?<![/.])$/;
 const domainShape = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;

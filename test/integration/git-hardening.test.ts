@@ -4,7 +4,8 @@ import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { hardenedGit, remoteAccess } from '../../src/git/hardening';
+import { GitAccessRefused, remoteAccess, repositoryAccess } from '../../src/git/access';
+import { hardenedGit } from '../../src/git/hardening';
 import { startGitServer, type GitServer } from '../support/git-server';
 
 // Real git against a real smart-HTTP remote: what a repository (or a command that wrote into its .git) plants must
@@ -89,6 +90,10 @@ describe('hardened git', () => {
   it('refuses a loopback repository on another host unless an operator allows the network', async () => {
     const other = `${git.url.replace('127.0.0.1', 'localhost')}/acme/widgets.git`;
     await expect(remoteAccess(other, { gitBaseUrl: git.url, token, allowPrivateNetworks: [] })).rejects.toThrow(/loopback address.*DOCENT_ALLOW_PRIVATE_NETWORKS/);
+    // What the clone, push, docs sync and gap preview ask: a refusal each maps to its own failure by its reason.
+    const refused = repositoryAccess(other, { gitBaseUrl: git.url, token, allowPrivateNetworks: [] });
+    await expect(refused).rejects.toBeInstanceOf(GitAccessRefused);
+    await expect(refused).rejects.toMatchObject({ reason: 'address', message: expect.stringMatching(/loopback address.*DOCENT_ALLOW_PRIVATE_NETWORKS/) });
   });
 
   it('fetches no submodule over file://, even when asked to', async () => {

@@ -1,3 +1,4 @@
+import { GitAccessRefused, repositoryAccess } from '../../src/git/access';
 import { GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import { createTestApp, type TestApp } from '../support/github-app-double';
@@ -68,6 +69,32 @@ describe('GitHub App installation tokens', () => {
     const after = github.tokenRequests.at(-1)!.installationId;
     expect(after).not.toBe(before);
     expect(github.rejected).toEqual(['401 Bad credentials', '404 Not Found']);
+  });
+
+  it("gives git the installation token for the App's repositories and refuses git access to one it is not installed on", async () => {
+    const { github, credentials } = await appGitHub();
+    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const access = await repositoryAccess('acme/widgets', settings);
+    expect(access.cloneUrl).toBe(`${git.url}/acme/widgets.git`);
+    expect(Object.keys(access.config)).toEqual([`http.${git.url}/.extraHeader`]);
+    expect(github.tokenRequests).toHaveLength(1);
+
+    const refused = repositoryAccess('acme/gadgets', settings);
+    await expect(refused).rejects.toBeInstanceOf(GitAccessRefused);
+    await expect(refused).rejects.toMatchObject({ reason: 'credential', message: expect.stringMatching(/the GitHub App is not installed on acme\/gadgets: install it at /) });
+  });
+
+  it('gives git a token that only reads when asked for read-only access (a context repository): it may fetch, never push', async () => {
+    const { github, credentials } = await appGitHub();
+    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const header = Object.values((await repositoryAccess('acme/widgets', settings, { readOnly: true })).config)[0]!;
+    const token = Buffer.from(header.replace('Authorization: Basic ', ''), 'base64').toString('utf8').replace('x-access-token:', '');
+    expect(github.tokenRequests.at(-1)?.permissions).toEqual({ contents: 'read' });
+    expect([github.gitAllows(token, 'acme', 'widgets', false), github.gitAllows(token, 'acme', 'widgets', true)]).toEqual([true, false]);
+    // The job's own access keeps its own token, which may push.
+    const own = Object.values((await repositoryAccess('acme/widgets', settings)).config)[0]!;
+    expect(own).not.toBe(header);
+    expect(github.tokenRequests.at(-1)?.permissions).toMatchObject({ contents: 'write' });
   });
 
   it('is refused a token for permissions the installation does not grant', async () => {

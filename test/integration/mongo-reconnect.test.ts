@@ -3,6 +3,7 @@ import { startPrivateFerretDb, type PrivateFerretDb } from '../support/ferretdb'
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi } from '../support/http';
 import { startCuttableLink, type CuttableLink } from '../support/tcp-cut';
+import { poll } from '../support/poll';
 
 // MongoDB down when docent starts, up later: the gateway and the worker's client must recover without a restart.
 // The database here is a FerretDB of this test's own, so the shared one is never stopped. docent reaches it through a
@@ -26,16 +27,6 @@ afterAll(async () => {
   await ferret?.stop();
   await link?.close();
 });
-
-async function poll<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 it('reports not ready while MongoDB is down, then serves once it is up, without a restart', async () => {
   expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);

@@ -226,6 +226,25 @@ describe('sandbox: filesystem', () => {
     expect(existsSync(path.join(workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
   });
 
+  it("binds a job's context repositories read-only at /context, even where the host would let the sandbox's user write", async () => {
+    const context = path.join(root, 'context');
+    await rm(context, { recursive: true, force: true });
+    await ownedDir(path.join(context, 'acme', 'code'));
+    await writeFile(path.join(context, 'acme', 'code', 'answer.js'), 'module.exports = 42;\n');
+    if (runAs) await chown(path.join(context, 'acme', 'code', 'answer.js'), runAs.uid, runAs.gid);
+    const cmd = [
+      'cat /context/acme/code/answer.js',
+      'echo 0 > /context/acme/code/answer.js 2>/dev/null && echo file-writable || echo file-ro',
+      'touch /context/acme/code/new 2>/dev/null && echo folder-writable || echo folder-ro',
+    ].join('\n');
+    const r = await runInSandbox(spec({ context }), cmd);
+    expect(r.output).toContain('module.exports = 42;');
+    expect(r.output).toContain('file-ro');
+    expect(r.output).toContain('folder-ro');
+    expect(await readFile(path.join(context, 'acme', 'code', 'answer.js'), 'utf8')).toBe('module.exports = 42;\n');
+    expect(existsSync(path.join(context, 'acme', 'code', 'new'))).toBe(false);
+  });
+
   it('bounds /tmp by tmpBytes', async () => {
     const r = await runInSandbox(spec({}, { tmpBytes: 4 * MiB }), 'head -c 8388608 /dev/zero > /tmp/big; echo rc=$?; stat -c %s /tmp/big');
     expect(r.output).toMatch(/rc=[1-9]/);

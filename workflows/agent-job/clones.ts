@@ -1,4 +1,5 @@
 import { CancellationScope, deprecatePatch, patched } from '@temporalio/workflow';
+import type { ContextRepository } from '../agent-job-contract';
 import { AGENT_JOB_PATCHES } from '../agent-job-patches';
 import { type CloneRoute, cloneWorkerGone } from '../clone-route';
 import type { Job } from './job';
@@ -17,6 +18,12 @@ export async function onOneWorker<T>(route: CloneRoute, step: (move: number) => 
       route.forget();
     }
   }
+}
+
+/** The agent steps' field naming the job's context repositories, left out when it has none (so older inputs stay as they were). */
+export function contextOf(job: Job): { contextRepositories?: ContextRepository[] } {
+  const repos = job.input.contextRepositories;
+  return repos?.length ? { contextRepositories: repos } : {};
 }
 
 /** Removes the job's clones once it has no instruction left. */

@@ -3,7 +3,7 @@ import type { Activities } from '../../activities';
 import type { Instruction, PrepareWorkspaceResult, RunAgentResult } from '../agent-job-contract';
 import { AGENT_JOB_PATCHES } from '../agent-job-patches';
 import type { CloneRoute } from '../clone-route';
-import { onOneWorker } from './clones';
+import { contextOf, onOneWorker } from './clones';
 import type { Job, Stage } from './job';
 import { planUntilApproved } from './plan';
 
@@ -71,7 +71,8 @@ async function editAndPush(job: Job, instruction: Instruction, stage: Stage, mov
   stage('preparing');
   const { startCommit } = await steps.prepare();
   stage('editing');
-  const edit = await steps.agent().runAgent({ jobId, repository, startCommit, instruction, model, maxSteps, ...(move ? { move } : {}) });
+  const context = contextOf(job);
+  const edit = await steps.agent().runAgent({ jobId, repository, startCommit, instruction, model, maxSteps, ...(move ? { move } : {}), ...context });
   stage('pushing');
   const { commit } = await steps.git().commitAndPush({ jobId, repository, branch, startCommit, changes: edit.changes, title: edit.title, turn: instruction.turn });
   return { commit, edit };

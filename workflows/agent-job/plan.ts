@@ -1,6 +1,6 @@
 import type { Instruction } from '../agent-job-contract';
 import type { CloneRoute } from '../clone-route';
-import { onOneWorker } from './clones';
+import { contextOf, onOneWorker } from './clones';
 import type { Job, Stage } from './job';
 
 /** Writes a plan with read-only tools on the clone's worker, shows it, and waits (for days if need be) for approval or feedback. */
@@ -15,7 +15,7 @@ export async function planUntilApproved(job: Job, route: CloneRoute, instruction
       const { startCommit, workspaceQueue } = await route.on(job.gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch, turn });
       route.settle(workspaceQueue);
       stage('planning');
-      return route.on(job.agentOptions).planChange({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions });
+      return route.on(job.agentOptions).planChange({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions, ...contextOf(job) });
     });
   for (let revision = (instruction.planRevisionBase ?? 0) + 1; ; revision++) {
     const { plan } = await writePlan(revision);
