@@ -57,6 +57,15 @@ export interface JobDoc {
   automationId?: string;
   /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
   contextRepositories?: ContextRepository[];
+  /** The GitHub issue the job answers (an `issue` automation): its pull request closes it, and the issue hears of it. */
+  issue?: JobIssue;
+}
+
+/** An issue in the job's own repository: `owner/name` as GitHub spells it, its number and page. */
+export interface JobIssue {
+  repository: string;
+  number: number;
+  url: string;
 }
 
 /** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
