@@ -36,6 +36,8 @@ export interface GitHubConversation {
   setRole(login: string, role: RepositoryRole): void;
   /** Logins whose permission was asked (GET .../collaborators/{username}/permission), in order. */
   permissionQueries: string[];
+  /** The diff GitHub serves for the pull request (`Accept: application/vnd.github.diff`); without one, 406 as for a diff too large. */
+  setDiff(pull: number, diff: string): void;
 }
 
 // docs.github.com/rest/reactions/reactions: the contents a reaction may have.
@@ -52,12 +54,20 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
   const comments: HumanComment[] = [];
   const reactions: Reaction[] = [];
   const closed = new Map<number, { merged: boolean; at: string }>();
+  const diffs = new Map<number, string>();
 
-  function pullRequest({ match, json, refuse }: GitHubRouteContext) {
+  function pullRequest({ match, json, refuse, req, res }: GitHubRouteContext) {
     const [, owner, repo, n] = match as unknown as [string, string, string, string];
     const number = Number(n);
     const p = pullsOf().find((x) => x.number === number);
     if (!p) return refuse(404, 'Not Found');
+    // docs.github.com/rest/pulls/pulls#get-a-pull-request: the diff media type answers the diff as text.
+    if (/application\/vnd\.github(\.v3)?\.diff/.test(req.headers.accept ?? '')) {
+      const diff = diffs.get(number);
+      if (diff === undefined) return refuse(406, 'Sorry, the diff exceeded the maximum number of lines (20000)');
+      res.writeHead(200, { 'content-type': 'application/vnd.github.diff; charset=utf-8' });
+      return void res.end(diff);
+    }
     const end = closed.get(number);
     const repository = { full_name: `${owner}/${repo}`, name: repo, owner: { login: owner } };
     return json(200, {
@@ -127,6 +137,9 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     },
     setRole(login, role) {
       roles.set(login.toLowerCase(), role);
+    },
+    setDiff(pull, diff) {
+      diffs.set(pull, diff);
     },
     permissionQueries,
   };
