@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from '../support/github-app-double';
 import { backedBy, startGitHubDouble, type GitHubDouble, type PullRequest } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
 import { githubIssues, type GitHubIssues, type Issue } from '../support/github-double-issues';
-import { commentOnIssue, deliver, issueAssigned, issueLabeled, pullRequestClosed, signedDelivery, type Delivery } from '../support/github-webhooks';
+import { commentOnIssue, deliver, issueAssigned, issueLabeled, pullRequestClosed, pushed, signedDelivery, type Delivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { runDocent } from '../support/cli';
@@ -54,6 +54,7 @@ function script(req: ChatRequest): ScriptedTurn {
         return { text: 'Update the answer\n\nChecked docs/api.md: changed it to 43.' };
     }
   }
+  if (prompt.includes('A push to main of acme/code')) return { text: 'Nothing to change\n\nThe pushed commits change no documented behaviour.' };
   if (prompt.includes('Issue #')) {
     return afterTool(req) ? { text: 'Fix the typo\n\nCorrected "wrold" to "world".' } : { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] };
   }
@@ -240,5 +241,29 @@ describe('docs-from-code: a merged pull request in a code repository', () => {
     const runs = (await (await api('GET', `/automations/${automationId}/runs`)).json()).runs;
     expect(runs[0]).toMatchObject({ status: 'refused', reason: 'the automation is paused', eventKey: expect.stringContaining('acme/code#502') });
     expect(await jobsOf('merged_pull_request')).toHaveLength(1);
+  });
+});
+
+describe('push: a push to the branch of a context repository', () => {
+  it("starts a run with the pushed commits, once per pushed head; a push to a docent job's branch starts nothing", async () => {
+    const created = await api('POST', '/automations', {
+      name: 'code pushes',
+      trigger: { type: 'push', repo: 'acme/code', branch: 'main' },
+      instruction: 'Check the docs against the pushed code.',
+      output: 'pull_request',
+    });
+    expect(created.status).toBe(201);
+    const { id } = await created.json();
+    const after = 'c'.repeat(40);
+    const payload = pushed('acme', 'code', 'refs/heads/main', 'b'.repeat(40), after, [{ id: after, message: 'Rename the answer option PUSH-MARKER' }]);
+    expect((await send('push', payload)).body).toMatchObject({ outcome: 'automation_started' });
+    const [job] = await jobsOf('push');
+    expect(job).toMatchObject({ automationId: id, contextRepositories: [{ repo: 'acme/code', ref: 'main' }] });
+    await finished(job.id);
+    expect(model.requests.some((q) => lastUser(q).includes('PUSH-MARKER') && lastUser(q).includes(after.slice(0, 12)))).toBe(true);
+    expect((await send('push', payload)).body.outcome).toBe('duplicate');
+    const own = await send('push', pushed('acme', 'docs', `refs/heads/docent/${job.id}`, 'b'.repeat(40), 'd'.repeat(40), [{ id: 'd'.repeat(40), message: 'docent edit' }]));
+    expect(own.body.outcome).toBe('ignored');
+    expect(await jobsOf('push')).toHaveLength(1);
   });
 });

@@ -127,6 +127,23 @@ export function commentOnIssue(i: Issue, c: { id: number; body: string; login: s
   };
 }
 
+/** `push` of commits to `ref` (refs/heads/…), as GitHub lists them (oldest first). */
+export function pushed(owner: string, repo: string, ref: string, before: string, after: string, commits: Array<{ id: string; message: string }>) {
+  return {
+    ref,
+    before,
+    after,
+    created: false,
+    deleted: false,
+    forced: false,
+    commits: commits.map((c) => ({ ...c, distinct: true, timestamp: new Date().toISOString(), author: { name: 'Octo', email: 'octo@example.test' } })),
+    head_commit: commits.at(-1) ?? null,
+    repository: repositoryOf(owner, repo),
+    pusher: { name: 'octo-member', email: 'octo@example.test' },
+    sender: userOf('octo-member'),
+  };
+}
+
 export interface Delivery {
   id: string;
   event: string;
