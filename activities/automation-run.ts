@@ -7,6 +7,7 @@ import type { JobAdmission } from '../src/jobs/admission';
 import { JobStarter } from '../src/jobs/job-starter';
 import { createLogger, type Logger } from '../src/log';
 import { TenancyStore } from '../src/tenancy/store';
+import type { Notifier } from '../src/webhooks/notify';
 import type { AutomationRunOutcome, StartAutomationRunInput } from '../workflows/automation-run-contract';
 
 export interface AutomationActivityDeps {
@@ -15,6 +16,7 @@ export interface AutomationActivityDeps {
   ledger: JobAdmission;
   temporal?: TemporalClient;
   log?: Logger;
+  notifier?: Notifier;
 }
 
 /** A schedule's run of an automation: the same runner, and the same job start, as a manual trigger in the gateway. */
@@ -29,6 +31,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps) {
       starter: new JobStarter({ config: deps.config, log, ledger: deps.ledger, temporal: deps.temporal }),
       log,
       caps: deps.config.automations,
+      notifier: deps.notifier,
     });
   return {
     async startAutomationRun(input: StartAutomationRunInput): Promise<AutomationRunOutcome> {

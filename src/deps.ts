@@ -99,7 +99,7 @@ export function createDeps(config: Config, log: Logger): Deps {
   const automations = new AutomationService({
     tenancy,
     store: automationStore,
-    runner: new AutomationRunner({ store: automationStore, tenancy, starter: agentJobs.starter, log, caps: config.automations }),
+    runner: new AutomationRunner({ store: automationStore, tenancy, starter: agentJobs.starter, log, caps: config.automations, notifier }),
     schedules: { temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
   });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });

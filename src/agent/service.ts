@@ -8,21 +8,11 @@ import { checkImages, type ImageInput } from './images';
 import { approvedRevision } from './plan-revision';
 import type { Logger } from '../log';
 import { projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
-import type { agentJob } from '../../workflows/agent-job';
 import type { stopOrphanTurn } from '../../workflows/reconcile-jobs';
 import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
-import {
-  agentJobWorkflowId,
-  approvePlanUpdate,
-  followUpSignal,
-  revisePlanUpdate,
-  stopTurnSignal,
-  type Instruction,
-  type PlanDecision,
-  type PullRequestReply,
-} from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, approvePlanUpdate, revisePlanUpdate, stopTurnSignal, type Instruction, type PlanDecision, type PullRequestReply } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
-import { JobStarter, workflowSummary, type JobQuota } from '../jobs/job-starter';
+import { JobStarter, type JobQuota } from '../jobs/job-starter';
 import { followJob, followJobEvents } from './event-stream';
 import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
 import type { ArchivedBy, JobAdmission } from '../jobs/admission';
@@ -126,16 +116,6 @@ export class AgentJobService {
     return this.starter.start(project, { ...rest, origin: 'api', images, contextRepositories, ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}) });
   }
 
-  /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
-  private async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
-    const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
-    for (const t of await this.d.ledger.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
-    return [...byTurn]
-      .filter(([n]) => n < turn)
-      .sort(([a], [b]) => a - b)
-      .map(([, p]) => p);
-  }
-
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */
   async sendMessage(caller: Caller, input: { projectId: string; jobId: string; prompt: string; images?: ImageInput[] }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     const project = await this.authorize(caller, input.projectId);
@@ -166,38 +146,7 @@ export class AgentJobService {
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
-    const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
-    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
-      await admission.release();
-      throw err;
-    });
-    const extra = { ...(imageRefs.length ? { images: imageRefs } : {}), ...(reply ? { reply } : {}) };
-    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt, extra).catch(async (err: unknown) => {
-      await admission.release();
-      throw err;
-    });
-    if (!job) {
-      await admission.release();
-      throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
-    }
-    const instruction: Instruction = {
-      prompt,
-      turn: job.turn,
-      history: await this.historyBefore(job, job.turn),
-      checks: projectChecks(project),
-      ...this.starter.capsOf(project),
-      ...(imageRefs.length ? { images: imageRefs } : {}),
-      ...(reply ? { reply } : {}),
-    };
-    try {
-      await this.d.ledger.beginTurn(job, job.turn, prompt, job.updatedAt);
-      await this.deliverInstruction(job, instruction);
-    } catch (err) {
-      this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
-      await Promise.all([this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
-      throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
-    }
-    return { job, limitHeaders: admission.headers };
+    return this.starter.continueWith(project, current, prompt, { images, reply });
   }
 
   /**
@@ -251,19 +200,6 @@ export class AgentJobService {
     return 'the agent is writing its plan';
   }
 
-  /** A signal to the job's workflow, which restarts if it had finished. */
-  private async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
-    await this.starter.withinStartTimeout(() =>
-      this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-        ...this.starter.startOptions(job),
-        ...workflowSummary(job, instruction.prompt),
-        args: [this.starter.workflowInput(job)],
-        signal: followUpSignal,
-        signalArgs: [instruction],
-      }),
-    );
-  }
-
   /** Stops the running turn: the job keeps its branch and pull request, and takes follow-ups and retries. */
   async stopJob(caller: Caller, input: { projectId: string; jobId: string }): Promise<JobDoc> {
     await this.authorize(caller, input.projectId);
@@ -314,7 +250,7 @@ export class AgentJobService {
     const instruction: Instruction = {
       prompt: turn.prompt,
       turn: turn.turn,
-      history: await this.historyBefore(job, turn.turn),
+      history: await this.starter.historyBefore(job, turn.turn),
       checks: projectChecks(project),
       ...this.starter.capsOf(project),
       attempt: turn.attempt,
@@ -326,7 +262,7 @@ export class AgentJobService {
       ...(turn.turn === 1 && job.requirePlanApproval && job.planStatus !== 'approved' && job.planRevision ? { planRevisionBase: job.planRevision } : {}),
     };
     try {
-      await this.deliverInstruction(job, instruction);
+      await this.starter.deliverInstruction(job, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');
       await this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });

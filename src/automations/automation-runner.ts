@@ -2,12 +2,13 @@
 // action, activities/automation-run.ts). The event's key makes a repeated event one run and, through the job's
 // idempotency key, one job.
 import { AppError } from '../errors';
-import type { JobIssue, JobOrigin } from '../jobs/job';
+import { awaitsApproval, writesPlan, type JobDoc, type JobIssue, type JobOrigin } from '../jobs/job';
 import type { ContextRepository } from '../../workflows/agent-job-contract';
 import type { JobStarter } from '../jobs/job-starter';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
-import type { AutomationDoc, AutomationRunDoc } from './automation';
+import { type Notifier, notifyWebhookEvent } from '../webhooks/notify';
+import { type AutomationDoc, type AutomationRunDoc, automationToJson, runToJson } from './automation';
 import { type AutomationStore, startOfUtcDay } from './automation-store';
 
 export interface AutomationRunnerDeps {
@@ -17,6 +18,8 @@ export interface AutomationRunnerDeps {
   log: Logger;
   /** The daily caps (DOCENT_AUTOMATION_RUNS_PER_DAY, DOCENT_AUTOMATION_RUNS_PER_PROJECT_DAY). */
   caps: { runsPerAutomationDay: number; runsPerProjectDay: number };
+  /** Sends automation.run_started and automation.run_failed; without it none are sent. */
+  notifier?: Notifier;
 }
 
 /** One event an automation answers; a GitHub event brings its own instruction, context repositories and issue. */
@@ -64,23 +67,61 @@ export class AutomationRunner {
     if (!created && run.status !== 'starting') return run;
     const refused = await this.refusal(automation);
     if (refused) return this.d.store.finishRun(run, { status: 'refused', reason: refused });
+    const done = await this.start(automation, run, event);
+    await this.announce(done);
+    return done;
+  }
+
+  /**
+   * The job an update_pull_request automation adds its run to: its newest, unless archived. A merged or closed pull
+   * request archives its job (src/github/webhook-service.ts), so the run after that opens a new one.
+   */
+  private async openJob(automation: AutomationDoc): Promise<JobDoc | null> {
+    if (automation.output !== 'update_pull_request') return null;
+    const latest = await this.d.starter.latestJobOf(automation.projectId, automation._id);
+    return latest && latest.status !== 'archived' ? latest : null;
+  }
+
+  /** A started run is automation.run_started, a failed one automation.run_failed with the failures counted so far. */
+  private async announce(run: AutomationRunDoc): Promise<void> {
+    if (!this.d.notifier || (run.status !== 'started' && run.status !== 'failed')) return;
+    const automation = await this.d.store.byId(run.automationId);
+    if (!automation) return;
+    const type = run.status === 'started' ? 'automation.run_started' : 'automation.run_failed';
+    // The run's id names the message: a retried run announces once.
+    await notifyWebhookEvent(this.d.notifier, {
+      messageId: `msg_${run._id}_${run.status}`,
+      projectId: run.projectId,
+      type,
+      data: { automation: automationToJson(automation), run: runToJson(run) },
+    }).catch((err: unknown) => this.d.log.warn({ err, automationId: run.automationId, runId: run._id }, `could not send ${type}`));
+  }
+
+  private async start(automation: AutomationDoc, run: AutomationRunDoc, event: RunEvent): Promise<AutomationRunDoc> {
     try {
       const project = await this.d.tenancy.getProject(automation.projectId);
       if (!project) throw new AppError('not_found', 'the project no longer exists');
       const contextRepositories = contextOf(automation, event);
+      const open = await this.openJob(automation);
+      if (open) {
+        if (awaitsApproval(open) || writesPlan(open)) throw new AppError('failed_precondition', `its job ${open._id} waits for its plan to be approved; approve the plan or archive the job`);
+        const { job } = await this.d.starter.continueWith(project, open, event.instruction ?? automation.instruction);
+        await this.d.store.recordOutcome(automation._id, null);
+        return await this.d.store.finishRun(run, { status: 'started', jobId: job._id, turn: job.turn });
+      }
       const { job } = await this.d.starter.start(project, {
         prompt: event.instruction ?? automation.instruction,
         ...(contextRepositories.length ? { contextRepositories } : {}),
         ...(event.issue ? { issue: event.issue } : {}),
         origin: event.origin,
         automationId: automation._id,
-        model: automation.model,
+        model: automation.model ?? undefined,
         ...(automation.requirePlanApproval ? { requirePlanApproval: true } : {}),
         // The same event is one job, even when the run above was claimed by a starter that died before it finished.
         idempotencyKey: `${automation.projectId}:automation:${automation._id}:${event.eventKey}`,
       });
       await this.d.store.recordOutcome(automation._id, null);
-      return await this.d.store.finishRun(run, { status: 'started', jobId: job._id });
+      return await this.d.store.finishRun(run, { status: 'started', jobId: job._id, turn: 1 });
     } catch (err) {
       const reason = err instanceof AppError ? err.message : 'the job could not be started';
       this.d.log.warn({ err, automationId: automation._id, eventKey: event.eventKey }, 'an automation run could not start its job');

@@ -111,7 +111,7 @@ export class AutomationStore {
     }
   }
 
-  async finishRun(run: AutomationRunDoc, outcome: { status: Exclude<RunStatus, 'starting'>; jobId?: string; reason?: string }): Promise<AutomationRunDoc> {
+  async finishRun(run: AutomationRunDoc, outcome: { status: Exclude<RunStatus, 'starting'>; jobId?: string; turn?: number; reason?: string }): Promise<AutomationRunDoc> {
     await this.runs.updateOne({ _id: run._id }, { $set: outcome });
     return { ...run, ...outcome };
   }

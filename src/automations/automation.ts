@@ -45,6 +45,8 @@ export interface AutomationRunDoc {
   origin: JobOrigin;
   status: RunStatus;
   jobId?: string;
+  /** The job's turn the run started: 1 for a new job, more for a follow-up of an update_pull_request automation. */
+  turn?: number;
   reason?: string;
   createdAt: Date;
 }
@@ -79,6 +81,7 @@ export function runToJson(doc: AutomationRunDoc) {
     origin: doc.origin,
     status: doc.status,
     jobId: doc.jobId ?? null,
+    turn: doc.turn ?? null,
     reason: doc.reason ?? null,
     createdAt: doc.createdAt.toISOString(),
   };

@@ -48,7 +48,8 @@ commands:
   project secret delete <projectId> <NAME>
   webhook create --project <projectId> --url <https URL> [--events <type>[,<type>...]]
                                                 add a Standard Webhooks endpoint; prints its signing secret once
-                                                (events: agent_job.completed, .failed, .archived, .turn_finished, .plan_ready)
+                                                (events: agent_job.completed, .failed, .archived, .turn_finished, .plan_ready,
+                                                automation.run_started, .run_failed)
   webhook list --project <projectId>            list the project's webhook endpoints
   webhook delete --project <projectId> <webhookId>
   webhook deliveries --project <projectId> <webhookId>   the endpoint's delivery attempts, newest first

@@ -12,7 +12,7 @@ import { catalogEntry } from '../llm/model-catalog';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
-import { agentJobWorkflowId, type AgentJobInput, type ContextRepository, type Instruction } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, followUpSignal, type AgentJobInput, type ContextRepository, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { JobAdmission } from './admission';
 import type { GapSpec, JobDoc, JobIssue, JobOrigin } from './job';
@@ -170,6 +170,79 @@ export class JobStarter {
       throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
     }
     this.d.log.warn({ jobId: job._id }, 'started an agent job that had no workflow');
+  }
+
+  /**
+   * Continues the job on the same branch and pull request with the next turn: counted against the project's limit,
+   * claimed, then signalled to its workflow (which restarts if it had finished). The caller has checked the job takes
+   * an instruction now (not archived, no plan awaiting approval) and the images.
+   */
+  async continueWith(
+    project: ProjectDoc,
+    current: JobDoc,
+    prompt: string,
+    { images = [], reply }: { images?: NonNullable<JobRequest['images']>; reply?: PullRequestReply } = {},
+  ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+    const admission = (await this.d.quota?.consumeAgentJob(current.projectId)) ?? unlimited;
+    const imageRefs = await this.d.ledger.storeImages(images).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    const extra = { ...(imageRefs.length ? { images: imageRefs } : {}), ...(reply ? { reply } : {}) };
+    const job = await this.d.ledger.claimNextTurn(current.projectId, current._id, prompt, extra).catch(async (err: unknown) => {
+      await admission.release();
+      throw err;
+    });
+    if (!job) {
+      await admission.release();
+      throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
+    }
+    const instruction: Instruction = {
+      prompt,
+      turn: job.turn,
+      history: await this.historyBefore(job, job.turn),
+      checks: projectChecks(project),
+      ...this.capsOf(project),
+      ...(imageRefs.length ? { images: imageRefs } : {}),
+      ...(reply ? { reply } : {}),
+    };
+    try {
+      await this.d.ledger.beginTurn(job, job.turn, prompt, job.updatedAt);
+      await this.deliverInstruction(job, instruction);
+    } catch (err) {
+      this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
+      await Promise.all([this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
+      throw new AppError('unavailable', 'the instruction could not be delivered; try again shortly');
+    }
+    return { job, limitHeaders: admission.headers };
+  }
+
+  /** The newest job an automation started, or null. */
+  async latestJobOf(projectId: string, automationId: string): Promise<JobDoc | null> {
+    return (await this.d.ledger.jobs.list(projectId, { automationId, limit: 1 })).jobs[0] ?? null;
+  }
+
+  /** The instructions before `turn`, oldest first: from the turn records (follow-ups no longer push to job.prompts). */
+  async historyBefore(job: JobDoc, turn: number): Promise<string[]> {
+    const byTurn = new Map(job.prompts.map((p) => [p.turn, p.prompt]));
+    for (const t of await this.d.ledger.turns.list(job._id, job)) byTurn.set(t.turn, t.prompt);
+    return [...byTurn]
+      .filter(([n]) => n < turn)
+      .sort(([a], [b]) => a - b)
+      .map(([, p]) => p);
+  }
+
+  /** A signal to the job's workflow, which restarts if it had finished. */
+  async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
+    await this.withinStartTimeout(() =>
+      this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
+        ...this.startOptions(job),
+        ...workflowSummary(job, instruction.prompt),
+        args: [this.workflowInput(job)],
+        signal: followUpSignal,
+        signalArgs: [instruction],
+      }),
+    );
   }
 
   capsOf(project: ProjectDoc): Pick<Instruction, 'caps'> {

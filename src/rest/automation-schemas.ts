@@ -38,6 +38,7 @@ export const automationRunBody = z
     origin: z.enum(jobOrigins),
     status: z.enum(['starting', 'started', 'refused', 'failed']),
     jobId: z.string().nullable(),
+    turn: z.number().int().nullable().describe("The job's turn the run started: 1 for a new job, more when an update_pull_request automation continued its open one"),
     reason: z.string().nullable().describe('Why a refused or failed run started no job'),
     createdAt: z.iso.datetime(),
   })

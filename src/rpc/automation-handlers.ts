@@ -1,10 +1,10 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { AutomationDoc, AutomationRunDoc } from '../automations/automation';
+import { type AutomationDoc, type AutomationRunDoc, automationToJson, runToJson } from '../automations/automation';
 import { createAutomationBody, listRunsQuery, updateAutomationBody } from '../automations/automation-body';
 import type { Deps } from '../deps';
-import { AutomationRunSchema, AutomationSchema, type AutomationService, type AutomationTrigger, type AutomationContextRepository } from '../gen/agent/v2/automation_pb';
+import { AutomationRunSchema, AutomationSchema, type AutomationService, type AutomationTrigger, type AutomationContextRepository, type UpdateAutomationRequest } from '../gen/agent/v2/automation_pb';
 import { parseInput } from '../validate';
 import { callerOf, type MethodAuth } from './caller';
 
@@ -33,26 +33,25 @@ function triggerFromProto(t: AutomationTrigger | undefined) {
 
 const contextFromProto = (list: AutomationContextRepository[]) => list.map((c) => ({ repo: c.repo, ...(c.ref !== undefined ? { ref: c.ref } : {}) }));
 
+/** The fields create and update share, as REST names them; unset ones are left out. */
+function fieldsFromProto(req: Pick<UpdateAutomationRequest, 'name' | 'trigger' | 'instruction' | 'output' | 'requirePlanApproval' | 'model'>) {
+  return present({ name: req.name, trigger: triggerFromProto(req.trigger), instruction: req.instruction, output: req.output, requirePlanApproval: req.requirePlanApproval, model: req.model });
+}
+
+// The REST shape with the message's types: timestamps, and unset where REST says null.
 function automationToMessage(a: AutomationDoc) {
+  const at = (d: Date) => timestampFromDate(d);
   return create(AutomationSchema, {
-    id: a._id,
-    name: a.name,
-    trigger: a.trigger,
-    instruction: a.instruction,
-    output: a.output,
-    contextRepositories: a.contextRepositories ?? [],
-    requirePlanApproval: a.requirePlanApproval ?? false,
+    ...automationToJson(a),
     model: a.model,
-    paused: a.paused,
-    consecutiveFailures: a.consecutiveFailures,
-    lastError: a.lastError ? { message: a.lastError.message, at: timestampFromDate(a.lastError.at) } : undefined,
-    createdAt: timestampFromDate(a.createdAt),
-    updatedAt: timestampFromDate(a.updatedAt),
+    lastError: a.lastError ? { message: a.lastError.message, at: at(a.lastError.at) } : undefined,
+    createdAt: at(a.createdAt),
+    updatedAt: at(a.updatedAt),
   });
 }
 
 function runToMessage(r: AutomationRunDoc) {
-  return create(AutomationRunSchema, { id: r._id, eventKey: r.eventKey, origin: r.origin, status: r.status, jobId: r.jobId, reason: r.reason, createdAt: timestampFromDate(r.createdAt) });
+  return create(AutomationRunSchema, { ...runToJson(r), jobId: r.jobId, turn: r.turn, reason: r.reason, createdAt: timestampFromDate(r.createdAt) });
 }
 
 /** Connect handlers of agent.v2.AutomationService over the same service as the REST routes. */
@@ -60,18 +59,7 @@ export function automationHandlers(deps: Deps): ServiceImpl<typeof AutomationSer
   const service = deps.automations;
   return {
     async createAutomation(req, ctx) {
-      const body = parseInput(
-        createAutomationBody,
-        present({
-          name: req.name,
-          trigger: triggerFromProto(req.trigger),
-          instruction: req.instruction,
-          output: req.output,
-          ...(req.contextRepositories.length ? { contextRepositories: contextFromProto(req.contextRepositories) } : {}),
-          requirePlanApproval: req.requirePlanApproval,
-          model: req.model,
-        }),
-      );
+      const body = parseInput(createAutomationBody, { ...fieldsFromProto(req), ...(req.contextRepositories.length ? { contextRepositories: contextFromProto(req.contextRepositories) } : {}) });
       return { automation: automationToMessage(await service.create(callerOf(ctx), req.projectId, body)) };
     },
     async listAutomations(req, ctx) {
@@ -81,18 +69,7 @@ export function automationHandlers(deps: Deps): ServiceImpl<typeof AutomationSer
       return { automation: automationToMessage(await service.get(callerOf(ctx), req.projectId, req.automationId)) };
     },
     async updateAutomation(req, ctx) {
-      const set = parseInput(
-        updateAutomationBody,
-        present({
-          name: req.name,
-          trigger: triggerFromProto(req.trigger),
-          instruction: req.instruction,
-          output: req.output,
-          contextRepositories: req.replaceContextRepositories ? contextFromProto(req.contextRepositories) : undefined,
-          requirePlanApproval: req.requirePlanApproval,
-          model: req.model,
-        }),
-      );
+      const set = parseInput(updateAutomationBody, { ...fieldsFromProto(req), ...(req.replaceContextRepositories ? { contextRepositories: contextFromProto(req.contextRepositories) } : {}) });
       return { automation: automationToMessage(await service.update(callerOf(ctx), req.projectId, req.automationId, set)) };
     },
     async deleteAutomation(req, ctx) {

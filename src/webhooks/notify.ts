@@ -29,7 +29,12 @@ async function startDelivery(n: Notifier, input: WebhookDeliveryInput, workflowI
  * Sends an event to the project's subscribed endpoints. The message id is derived from the event by the caller, so
  * a retried activity or request sends the same message (same `webhook-id`, same bytes) once.
  */
-export async function notifyWebhooks(n: Notifier, e: { messageId: string; projectId: string; type: WebhookEvent; job: unknown }): Promise<void> {
+export function notifyWebhooks(n: Notifier, e: { messageId: string; projectId: string; type: WebhookEvent; job: unknown }): Promise<void> {
+  return notifyWebhookEvent(n, { messageId: e.messageId, projectId: e.projectId, type: e.type, data: { job: e.job } });
+}
+
+/** The same, for any event's `data` (an automation's run events carry the automation and the run, not a job). */
+export async function notifyWebhookEvent(n: Notifier, e: { messageId: string; projectId: string; type: WebhookEvent; data: Record<string, unknown> }): Promise<void> {
   const endpoints = await n.webhooks.subscribers(e.projectId, e.type);
   if (endpoints.length === 0) return;
   const at = new Date();
@@ -37,7 +42,7 @@ export async function notifyWebhooks(n: Notifier, e: { messageId: string; projec
     _id: e.messageId,
     projectId: e.projectId,
     type: e.type,
-    payload: JSON.stringify({ type: e.type, timestamp: at.toISOString(), data: { job: e.job } }),
+    payload: JSON.stringify({ type: e.type, timestamp: at.toISOString(), data: e.data }),
     at,
   });
   const input = { messageId: message._id, projectId: e.projectId, type: message.type, payload: message.payload, endpointIds: endpoints.map((x) => x._id) };

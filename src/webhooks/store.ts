@@ -5,7 +5,15 @@ import { OutboundRefused, type OutboundGuard } from '../net/outbound';
 import type { SecretBox } from '../crypto/secret-box';
 
 /** The events a webhook endpoint can subscribe to (docs/agent-jobs.md, "Webhooks"). */
-export const WEBHOOK_EVENTS = ['agent_job.completed', 'agent_job.failed', 'agent_job.archived', 'agent_job.turn_finished', 'agent_job.plan_ready'] as const;
+export const WEBHOOK_EVENTS = [
+  'agent_job.completed',
+  'agent_job.failed',
+  'agent_job.archived',
+  'agent_job.turn_finished',
+  'agent_job.plan_ready',
+  'automation.run_started',
+  'automation.run_failed',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export interface WebhookEndpointDoc {

@@ -24,6 +24,8 @@ const bodies: Record<string, unknown> = {
   'POST /v2/agent/{projectId}/gaps/fix': {},
   'POST /v2/agent/{projectId}/webhooks': { url: 'https://hooks.example.com/docent' },
   'POST /v2/agent/{projectId}/webhooks/{webhookId}/redeliver': { messageId: 'msg_0001' },
+  'POST /v2/agent/{projectId}/automations': { name: 'nightly', trigger: { type: 'manual' }, instruction: 'fix the typo', output: 'pull_request' },
+  'PATCH /v2/agent/{projectId}/automations/{automationId}': { name: 'renamed' },
 };
 
 beforeAll(async () => {
@@ -74,7 +76,7 @@ describe('credentials on every authenticated route', () => {
     const checked: string[] = [];
     for (const r of routes) {
       const name = `${r.method} ${r.path}`;
-      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001');
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001').replace('{automationId}', 'aut_0001');
       const right = r.auth; // 'admin' or 'assistant'
       const wrong = right === 'admin' ? 'assistant' : 'admin';
       const cases: Array<[string, string | undefined, number, string]> = [

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startReceiver } from '../support/webhook-receiver';
 
 // Automations through the gateway over sockets, a worker process and real Temporal (its Schedules too), MongoDB and
 // git over HTTP; only the model provider and the GitHub API are doubles.
@@ -26,11 +28,20 @@ let gw: RunningGateway;
 let workspaceDir: string;
 let worker: Started;
 let adminKey: string;
+// Webhook secrets are sealed with this key; the test's receiver listens on loopback, which only the second lets docent call.
+const webhookSettings = { DOCENT_SECRET_KEY: randomBytes(32).toString('base64'), DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' };
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
 
+let notes = 0;
+
 function script(req: ChatRequest): ScriptedTurn {
+  if (lastUser(req).includes('add a note')) {
+    if (afterTool(req)) return { text: `Add note ${notes}\n\nOne more note.` };
+    notes++;
+    return { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: `note ${notes}\n` } }] };
+  }
   if (lastUser(req).includes('fix the typo')) {
     return afterTool(req) ? { text: ['Fix typo in README', '\n\nCorrected "wrold" to "world".'] } : { toolCalls: [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }] };
   }
@@ -49,11 +60,12 @@ beforeAll(async () => {
     DOCENT_MODEL_BASE_URL: model.baseUrl,
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_AUTOMATION_RUNS_PER_DAY: '2',
+    ...webhookSettings,
   });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
-  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });
 
@@ -226,7 +238,10 @@ describe('automations', () => {
     expect(runs.map((x) => x.status)).toEqual(['refused', 'started', 'started']);
   });
 
-  it('a run whose job cannot be admitted is a failure: counted on the automation with its last error', async () => {
+  it('a run whose job cannot be admitted is a failure: counted on the automation with its last error, and sent as automation.run_failed', async () => {
+    const receiver = await startReceiver(() => 204);
+    const endpoint = await (await api('POST', '/v2/agent/widgets/webhooks', { url: receiver.url, events: ['automation.run_started', 'automation.run_failed'] })).json();
+    receiver.setSecret(endpoint.secret);
     const broken = await (await api('POST', base, { ...manual, name: 'broken', model: 'no-such-model' })).json();
     for (const expected of [1, 2]) {
       const r = await api('POST', `${base}/${broken.id}/trigger`);
@@ -242,6 +257,23 @@ describe('automations', () => {
     expect((await api('PATCH', `${base}/${broken.id}`, { model: model.modelId })).status).toBe(200);
     expect((await api('POST', `${base}/${broken.id}/trigger`)).status).toBe(202);
     expect((await (await api('GET', `${base}/${broken.id}`)).json()).consecutiveFailures).toBe(0);
+
+    const deliveries = await until(
+      'the three run webhooks',
+      async () => receiver.received.map((d) => d),
+      (d) => d.length === 3,
+      30_000,
+    );
+    await receiver.close();
+    await api('DELETE', `/v2/agent/widgets/webhooks/${endpoint.id}`);
+    const byFailures = deliveries.map((d) => [d.verified, d.body.type, d.body.data.automation.id, d.body.data.automation.consecutiveFailures]).sort((a, b) => Number(a[3]) - Number(b[3]));
+    expect(byFailures).toEqual([
+      [true, 'automation.run_started', broken.id, 0],
+      [true, 'automation.run_failed', broken.id, 1],
+      [true, 'automation.run_failed', broken.id, 2],
+    ]);
+    const failed = deliveries.find((d) => d.body.data.automation.consecutiveFailures === 2)!;
+    expect(failed.body.data).toMatchObject({ automation: { lastError: { message: expect.stringContaining('no-such-model') } }, run: { status: 'failed', jobId: null } });
   });
 
   it('the typed Connect client manages and runs an automation, and lists its jobs by automation and origin', async () => {
@@ -265,6 +297,24 @@ describe('automations', () => {
     await client.automations.deleteAutomation({ projectId: 'widgets', automationId: automation!.id });
     const gone = await client.automations.getAutomation({ projectId: 'widgets', automationId: automation!.id }).catch((err: unknown) => err);
     expect((gone as ConnectError).code).toBe(Code.NotFound);
+  });
+
+  it('an update_pull_request automation adds its next run to its open pull request, as a follow-up turn', async () => {
+    const automation = await (await api('POST', base, { ...manual, name: 'notes', instruction: 'add a note', output: 'update_pull_request' })).json();
+    const readJob = (id: string) => async () => (await api('GET', `/v2/agent/widgets/job/${id}`)).json();
+    const first = await (await api('POST', `${base}/${automation.id}/trigger`)).json();
+    expect(first.turn).toBe(1);
+    const opened = await until('the first run', readJob(first.jobId), (j) => j.status !== 'active');
+    expect(opened).toMatchObject({ status: 'completed', prLink: expect.any(String) });
+
+    const second = await (await api('POST', `${base}/${automation.id}/trigger`)).json();
+    expect(second).toMatchObject({ status: 'started', jobId: first.jobId, turn: 2 });
+    const updated = await until('the second run', readJob(first.jobId), (j) => j.turn === 2 && j.status !== 'active');
+    expect(updated).toMatchObject({ status: 'completed', prLink: opened.prLink });
+    expect(github.pulls.filter((p) => p.head === `docent/${first.jobId}`)).toHaveLength(1);
+    expect((await git.git('acme', 'widgets', 'rev-list', `main..docent/${first.jobId}`)).trim().split('\n')).toHaveLength(2);
+    expect(await git.git('acme', 'widgets', 'show', `docent/${first.jobId}:NOTES.md`)).toBe(`note ${notes}\n`);
+    expect(await jobIds(`automationId=${automation.id}`)).toEqual([first.jobId]);
   });
 
   it('the same event twice is one run and one job', async () => {
