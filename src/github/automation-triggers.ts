@@ -235,20 +235,7 @@ export class AutomationTriggers {
       mergeSha: pr.merge_commit_sha ?? pr.head.sha ?? '',
       diff: await this.diffOf(repository, pr.number),
     };
-    const runs = await Promise.all(
-      listening.map(async (a) => {
-        const project = await this.d.tenancy.getProject(a.projectId);
-        const refused = this.subscriptionRefusal(project, repository);
-        if (refused) return { projectId: a.projectId, automationId: a._id, status: 'refused' as const, reason: refused };
-        const own = this.isOwnRepository(project!, repository);
-        return this.runOne(a, {
-          origin: 'merged_pull_request',
-          eventKey: eventKeyOf(event),
-          instruction: eventInstruction(a.instruction, event),
-          ...(own ? {} : { contextRepositories: [{ repo: repository, ...(pr.base?.ref ? { ref: pr.base.ref } : {}) }] }),
-        });
-      }),
-    );
+    const runs = await this.runListening(listening, event, 'merged_pull_request', pr.base?.ref);
     return outcomeOf(runs, 'no automation answers it');
   }
 
@@ -276,21 +263,25 @@ export class AutomationTriggers {
     );
     if (listening.length === 0) return null;
     const event: AutomationEvent = { kind: 'push', repository, branch, after: p.after, commits: (p.commits ?? []).map((c) => ({ id: c.id, message: c.message })) };
-    const runs = await Promise.all(
-      listening.map(async (a) => {
+    const runs = await this.runListening(listening, event, 'push', branch);
+    return outcomeOf(runs, 'no automation answers it');
+  }
+
+  /**
+   * Runs each automation listening to another repository's event, if its project may listen there; that repository,
+   * when it is not the project's own, joins the job's context at `ref`.
+   */
+  private runListening(listening: AutomationDoc[], event: AutomationEvent & { kind: 'merged_pull_request' | 'push' }, origin: 'merged_pull_request' | 'push', ref: string | undefined) {
+    const { repository } = event;
+    return Promise.all(
+      listening.map(async (a): Promise<DeliveryAutomationRun> => {
         const project = await this.d.tenancy.getProject(a.projectId);
         const refused = this.subscriptionRefusal(project, repository);
-        if (refused) return { projectId: a.projectId, automationId: a._id, status: 'refused' as const, reason: refused };
-        const own = this.isOwnRepository(project!, repository);
-        return this.runOne(a, {
-          origin: 'push',
-          eventKey: eventKeyOf(event),
-          instruction: eventInstruction(a.instruction, event),
-          ...(own ? {} : { contextRepositories: [{ repo: repository, ref: branch }] }),
-        });
+        if (refused) return { projectId: a.projectId, automationId: a._id, status: 'refused', reason: refused };
+        const context = this.isOwnRepository(project!, repository) ? {} : { contextRepositories: [{ repo: repository, ...(ref ? { ref } : {}) }] };
+        return this.runOne(a, { origin, eventKey: eventKeyOf(event), instruction: eventInstruction(a.instruction, event), ...context });
       }),
     );
-    return outcomeOf(runs, 'no automation answers it');
   }
 
   private isOwnRepository(project: ProjectDoc, repository: string): boolean {
