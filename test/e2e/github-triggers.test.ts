@@ -74,6 +74,9 @@ beforeAll(async () => {
   await git.createRepo('acme', 'code', { 'src/answer.js': 'module.exports = 42; // CODE-MARKER\n' });
   github.install('acme', 'docs');
   github.install('acme', 'code');
+  // Another GitHub owner's repository with the App installed: the docs project may not listen to it.
+  await git.createRepo('globex', 'code', { 'src/index.js': 'module.exports = 1;\n' });
+  github.install('globex', 'code');
   conversation.setRole('octo-member', 'write');
   conversation.setRole('octo-reader', 'read');
   model = await startScriptedModel(script);
@@ -187,6 +190,16 @@ describe('issues start jobs', () => {
     expect(await deliveryRecord(delivery.id)).toMatchObject({ outcome: 'ignored', reason: body.reason, author: 'octo-reader' });
     expect((await jobsOf('issue')).map((j) => j.id)).toEqual([jobId]);
   });
+
+  it('an issue assigned to docent starts its own job', async () => {
+    const other = issues.open('acme', 'docs', 'The README greets the wrold', 'Please fix.');
+    expect((await send('issues', issueAssigned(other, 'docent', 'octo-member'))).body).toMatchObject({ outcome: 'automation_started' });
+    const jobs = await jobsOf('issue');
+    expect(jobs).toHaveLength(2);
+    await finished(jobs[0].id);
+    const answers = github.comments.filter((c) => c.issue === other.number);
+    expect(answers).toHaveLength(1);
+  });
 });
 
 describe('docs-from-code: a merged pull request in a code repository', () => {
@@ -240,6 +253,20 @@ describe('docs-from-code: a merged pull request in a code repository', () => {
     expect(await deliveryRecord(delivery.id)).toMatchObject({ outcome: 'refused', automationRuns: [{ automationId, status: 'refused', reason: 'the automation is paused' }] });
     const runs = (await (await api('GET', `/automations/${automationId}/runs`)).json()).runs;
     expect(runs[0]).toMatchObject({ status: 'refused', reason: 'the automation is paused', eventKey: expect.stringContaining('acme/code#502') });
+    expect(await jobsOf('merged_pull_request')).toHaveLength(1);
+  });
+
+  it("an automation listening to another GitHub owner's repository starts nothing there, and says why", async () => {
+    const created = await api('POST', '/automations', { name: 'foreign code', trigger: { type: 'merged_pull_request', repo: 'globex/code' }, instruction: 'Update the docs.', output: 'pull_request' });
+    expect(created.status).toBe(201);
+    const { id } = await created.json();
+    const pr = { ...mergedPull(503, 'GLOBEX'), html_url: 'https://github.test/globex/code/pull/503' };
+    github.pulls.push(pr);
+    conversation.setDiff(503, 'diff --git a/src/index.js b/src/index.js\n');
+    const { delivery, body } = await send('pull_request', pullRequestClosed('globex', 'code', pr, true));
+    expect(body).toMatchObject({ outcome: 'refused', reason: expect.stringContaining('belongs to another GitHub owner') });
+    // The docs project's log shows the delivery about globex/code, because one of its automations answered it.
+    expect(await deliveryRecord(delivery.id)).toMatchObject({ repository: 'globex/code', outcome: 'refused', automationRuns: [{ automationId: id, status: 'refused' }] });
     expect(await jobsOf('merged_pull_request')).toHaveLength(1);
   });
 });
