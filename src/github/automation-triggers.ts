@@ -69,10 +69,11 @@ function outcomeOf(runs: DeliveryAutomationRun[], nothing: string): TriggerOutco
 export class AutomationTriggers {
   constructor(private readonly d: AutomationTriggerDeps) {}
 
-  /** The projects whose own repository is `fullName`. */
-  private async projectsOf(fullName: string): Promise<ProjectDoc[]> {
+  /** The projects whose own repository is `fullName` (only `onlyProject`, when named). */
+  private async projectsOf(fullName: string, onlyProject?: string): Promise<ProjectDoc[]> {
     const found = await this.d.tenancy.projectsNamingRepository(fullName);
     return found.filter((p) => {
+      if (onlyProject !== undefined && p._id !== onlyProject) return false;
       try {
         const { owner, name } = resolveRepository(p.repository, this.d.config.github.gitUrl);
         return lower(`${owner}/${name}`) === lower(fullName);
@@ -103,8 +104,8 @@ export class AutomationTriggers {
   // ---- issues ----------------------------------------------------------------------------------------------------
 
   /** The issue automations of the projects on this repository; a project with none gets its default one. */
-  private async issueAutomations(repository: string): Promise<AutomationDoc[]> {
-    const projects = await this.projectsOf(repository);
+  private async issueAutomations(repository: string, onlyProject?: string): Promise<AutomationDoc[]> {
+    const projects = await this.projectsOf(repository, onlyProject);
     if (projects.length === 0) return [];
     const found = await this.d.store.withTrigger(
       'issue',
@@ -133,7 +134,7 @@ export class AutomationTriggers {
   }
 
   /** `issues` labeled with an automation's label, or assigned to docent, starts that automation's run. */
-  async onIssue(p: z.infer<typeof issuesEvent>): Promise<TriggerOutcome> {
+  async onIssue(p: z.infer<typeof issuesEvent>, onlyProject?: string): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number };
     if (p.issue.pull_request) return { ...about, outcome: 'ignored', reason: 'a pull request, not an issue' };
     if (p.action !== 'labeled' && p.action !== 'assigned') return { ...about, outcome: 'ignored', reason: `issue ${p.action}: only labeled and assigned start runs` };
@@ -142,7 +143,7 @@ export class AutomationTriggers {
     const assignee = lower(p.assignee?.login ?? '');
     if (p.action === 'assigned' && assignee !== handle && assignee !== `${handle}[bot]`)
       return { ...about, outcome: 'ignored', reason: `assigned to ${p.assignee?.login ?? 'nobody'}, not to ${handle}` };
-    const all = await this.issueAutomations(p.repository.full_name);
+    const all = await this.issueAutomations(p.repository.full_name, onlyProject);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
     const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
     const runs = await this.startIssueRuns(listening, p.repository.full_name, p.issue);
@@ -155,7 +156,7 @@ export class AutomationTriggers {
    * An `@docent` comment on an issue: by someone who may push, it continues the issue's job as a follow-up turn, or
    * starts the issue automations' runs when the issue has none. Anyone else's starts nothing, and the record says why.
    */
-  async onIssueComment(p: z.infer<typeof issueCommentEvent>): Promise<TriggerOutcome> {
+  async onIssueComment(p: z.infer<typeof issueCommentEvent>, onlyProject?: string): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number, author: p.comment.user.login };
     const body = p.comment.body ?? '';
     if (isDocentAnswer(body)) return { ...about, outcome: 'ignored', reason: "docent's own answer" };
@@ -167,7 +168,7 @@ export class AutomationTriggers {
     const access = await this.d.permissions.of(client, p.comment.user.login);
     if (!canPush(access))
       return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
-    const all = await this.issueAutomations(repository);
+    const all = await this.issueAutomations(repository, onlyProject);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
     const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
@@ -220,9 +221,11 @@ export class AutomationTriggers {
   // ---- merged pull requests and pushes ---------------------------------------------------------------------------
 
   /** A merged pull request starts the automations listening to its repository, each with its title, body and diff. */
-  async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>): Promise<TriggerOutcome> {
+  async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>, onlyProject?: string): Promise<TriggerOutcome> {
     const repository = p.repository.full_name;
-    const listening = (await this.d.store.withTrigger('merged_pull_request')).filter((a) => a.trigger.type === 'merged_pull_request' && lower(a.trigger.repo) === lower(repository));
+    const listening = (await this.d.store.withTrigger('merged_pull_request', onlyProject === undefined ? undefined : [onlyProject])).filter(
+      (a) => a.trigger.type === 'merged_pull_request' && lower(a.trigger.repo) === lower(repository),
+    );
     if (listening.length === 0) return { outcome: 'ignored', reason: `no automation listens for merged pull requests in ${repository}` };
     const pr = p.pull_request;
     const event: AutomationEvent = {
@@ -252,13 +255,13 @@ export class AutomationTriggers {
   }
 
   /** A push to a branch starts the automations listening to it, with the pushed commits. docent's own job branches start nothing. */
-  async onPush(p: z.infer<typeof pushEvent>): Promise<TriggerOutcome | null> {
+  async onPush(p: z.infer<typeof pushEvent>, onlyProject?: string): Promise<TriggerOutcome | null> {
     const repository = p.repository.full_name;
     if (!p.ref.startsWith('refs/heads/') || p.deleted || !p.after || /^0+$/.test(p.after)) return null;
     const branch = p.ref.slice('refs/heads/'.length);
     if (branch.startsWith(this.d.config.agent.branchPrefix)) return { outcome: 'ignored', reason: "a push to a docent job's branch starts no automation" };
-    const ownProjects = new Set((await this.projectsOf(repository)).map((x) => x._id));
-    const listening = (await this.d.store.withTrigger('push')).filter(
+    const ownProjects = new Set((await this.projectsOf(repository, onlyProject)).map((x) => x._id));
+    const listening = (await this.d.store.withTrigger('push', onlyProject === undefined ? undefined : [onlyProject])).filter(
       (a) => a.trigger.type === 'push' && a.trigger.branch === branch && (a.trigger.repo ? lower(a.trigger.repo) === lower(repository) : ownProjects.has(a.projectId)),
     );
     if (listening.length === 0) return null;
