@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -12,7 +12,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { runDocent } from '../support/cli';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
-import { agentWorkerEnv } from '../support/worker-env';
+import { appWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 
 // Issue 35's GitHub triggers end to end: docent as a GitHub App, GitHub's signed deliveries into the gateway over a
@@ -94,16 +94,7 @@ beforeAll(async () => {
   await gw.deps.tenancy.createProject({ _id: 'docs', orgId: 'acme', repository: 'acme/docs', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'docs' })).key;
 
-  const keyFile = path.join(secretsDir, 'app.pem');
-  await writeFile(keyFile, app.privateKeyPem);
-  await chmod(keyFile, 0o600);
-  const env: Record<string, string> = {
-    ...agentWorkerEnv({ gw, model, github, git, token: '', workspaceDir }),
-    DOCENT_GITHUB_APP_ID: app.id,
-    DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
-    DOCENT_EMBEDDINGS: 'off',
-  };
-  delete env.DOCENT_GITHUB_TOKEN;
+  const env = { ...(await appWorkerEnv({ gw, model, github, git, workspaceDir, app, secretsDir })), DOCENT_EMBEDDINGS: 'off' };
   worker = startProcess('src/worker.js', env);
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });

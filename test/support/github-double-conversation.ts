@@ -43,6 +43,20 @@ export interface GitHubConversation {
 // docs.github.com/rest/reactions/reactions: the contents a reaction may have.
 const reactionContents = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes']);
 
+/** A POST reaction's content, or null once refused as GitHub refuses it (400 for a body that is not JSON, 422 for no reaction). */
+export function reactionContent(raw: Buffer, refuse: GitHubRouteContext['refuse']): string | null {
+  let body: { content?: unknown };
+  try {
+    body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
+  } catch {
+    refuse(400, 'Problems parsing JSON');
+    return null;
+  }
+  if (typeof body.content === 'string' && reactionContents.has(body.content)) return body.content;
+  refuse(422, 'Validation Failed: content is not a reaction');
+  return null;
+}
+
 /**
  * GET /repos/{o}/{r}/pulls/{n} (with state, merged, head repository), people's permission on the repository, and POST reactions on issue comments and review
  * comments, answered as GitHub answers them: 404 for an unknown pull request or comment, 422 for an unknown reaction,
@@ -105,16 +119,11 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     ({ match, body: raw, json, refuse }: GitHubRouteContext) => {
       const commentId = Number(match[3]);
       if (!comments.some((c) => c.id === commentId && c.kind === kind)) return refuse(404, 'Not Found');
-      let body: { content?: unknown };
-      try {
-        body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
-      } catch {
-        return refuse(400, 'Problems parsing JSON');
-      }
-      if (typeof body.content !== 'string' || !reactionContents.has(body.content)) return refuse(422, 'Validation Failed: content is not a reaction');
-      const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === body.content);
-      if (!existing) reactions.push({ kind, commentId, content: body.content });
-      return json(existing ? 200 : 201, { id: 7000 + reactions.length, content: body.content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
+      const content = reactionContent(raw, refuse);
+      if (content === null) return;
+      const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === content);
+      if (!existing) reactions.push({ kind, commentId, content });
+      return json(existing ? 200 : 201, { id: 7000 + reactions.length, content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
     };
 
   return {

@@ -1,4 +1,5 @@
 import type { GitHubRoute, GitHubRouteContext } from './github-double';
+import { reactionContent } from './github-double-conversation';
 
 // Issues on the GitHub double (docs.github.com/rest/issues): issues people open, and reactions on them. Comments on
 // an issue are the double's own issue comments route (startGitHubDouble's `issueExists`).
@@ -22,8 +23,6 @@ export interface GitHubIssues {
   reactions: Array<{ owner: string; repo: string; issue: number; content: string }>;
 }
 
-const reactionContents = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes']);
-
 export function githubIssues(): GitHubIssues {
   const issues: Issue[] = [];
   const reactions: GitHubIssues['reactions'] = [];
@@ -32,16 +31,11 @@ export function githubIssues(): GitHubIssues {
   function react({ match, body: raw, json, refuse }: GitHubRouteContext) {
     const [, owner, repo, n] = match as unknown as [string, string, string, string];
     if (!find(owner, repo, Number(n))) return refuse(404, 'Not Found');
-    let body: { content?: unknown };
-    try {
-      body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
-    } catch {
-      return refuse(400, 'Problems parsing JSON');
-    }
-    if (typeof body.content !== 'string' || !reactionContents.has(body.content)) return refuse(422, 'Validation Failed: content is not a reaction');
-    const existing = reactions.some((r) => r.owner === owner && r.repo === repo && r.issue === Number(n) && r.content === body.content);
-    if (!existing) reactions.push({ owner, repo, issue: Number(n), content: body.content });
-    return json(existing ? 200 : 201, { id: 8000 + reactions.length, content: body.content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
+    const content = reactionContent(raw, refuse);
+    if (content === null) return;
+    const existing = reactions.some((r) => r.owner === owner && r.repo === repo && r.issue === Number(n) && r.content === content);
+    if (!existing) reactions.push({ owner, repo, issue: Number(n), content });
+    return json(existing ? 200 : 201, { id: 8000 + reactions.length, content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
   }
 
   return {
