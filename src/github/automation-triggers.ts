@@ -17,7 +17,7 @@ import { githubClientFor, type RepositoryClient } from './client';
 import { canPush, type CollaboratorPermissions } from './collaborator-permissions';
 import type { GitHubCredentials } from './credentials';
 import type { DeliveryAutomationRun, GitHubDeliveryDoc } from './deliveries';
-import { commentPrompt, isDocentAnswer, mentions } from './mentions';
+import { commentPrompt, isDocentAnswer, mentions, noticeMarker } from './mentions';
 import type { issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent } from './payloads';
 
 /** The label an `issue` automation listens for when it names none. */
@@ -103,15 +103,15 @@ export class AutomationTriggers {
 
   // ---- issues ----------------------------------------------------------------------------------------------------
 
-  /** The issue automations of the projects on this repository; a project with none gets its default one. */
-  private async issueAutomations(repository: string, onlyProject?: string): Promise<AutomationDoc[]> {
+  /** The issue automations of the projects on this repository; with `makeDefault`, a project with none gets its default one. */
+  private async issueAutomations(repository: string, onlyProject: string | undefined, makeDefault: boolean): Promise<AutomationDoc[]> {
     const projects = await this.projectsOf(repository, onlyProject);
     if (projects.length === 0) return [];
     const found = await this.d.store.withTrigger(
       'issue',
       projects.map((p) => p._id),
     );
-    const missing = projects.filter((p) => !found.some((a) => a.projectId === p._id));
+    const missing = makeDefault ? projects.filter((p) => !found.some((a) => a.projectId === p._id)) : [];
     const now = new Date();
     const defaults = await Promise.all(
       missing.map((p) =>
@@ -143,8 +143,9 @@ export class AutomationTriggers {
     const assignee = lower(p.assignee?.login ?? '');
     if (p.action === 'assigned' && assignee !== handle && assignee !== `${handle}[bot]`)
       return { ...about, outcome: 'ignored', reason: `assigned to ${p.assignee?.login ?? 'nobody'}, not to ${handle}` };
-    const all = await this.issueAutomations(p.repository.full_name, onlyProject);
-    if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
+    // The default automation is made only for an event it would answer: its label, or an assignment.
+    const all = await this.issueAutomations(p.repository.full_name, onlyProject, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
+    if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
     const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
     const runs = await this.startIssueRuns(listening, p.repository.full_name, p.issue);
     if (runs.some((r) => r.status === 'started'))
@@ -164,12 +165,12 @@ export class AutomationTriggers {
     const handle = this.d.config.githubWebhooks.mention;
     if (!mentions(body, handle)) return { ...about, outcome: 'ignored', reason: `no mention of @${handle}` };
     const repository = p.repository.full_name;
+    if ((await this.projectsOf(repository, onlyProject)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
     const client = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository);
     const access = await this.d.permissions.of(client, p.comment.user.login);
     if (!canPush(access))
       return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
-    const all = await this.issueAutomations(repository, onlyProject);
-    if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
+    const all = await this.issueAutomations(repository, onlyProject, true);
     const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
     const earlier = await this.d.store.startedRunOf(
@@ -178,15 +179,21 @@ export class AutomationTriggers {
     );
     const job = earlier?.jobId ? await this.d.jobById(earlier.jobId) : null;
     if (job) {
+      const onJob = { ...about, projectId: job.projectId, jobId: job._id };
+      const refuse = async (reason: string): Promise<TriggerOutcome> => {
+        await client.octokit.rest.issues
+          .createComment({ owner: client.owner, repo: client.repo, issue_number: p.issue.number, body: `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}` })
+          .catch((err: unknown) => this.d.log.warn({ err, repository, issue: p.issue.number }, 'could not comment on the issue'));
+        return { ...onJob, outcome: 'refused', reason };
+      };
       const prompt = commentPrompt(body);
-      if (prompt === null) return { ...about, projectId: job.projectId, jobId: job._id, outcome: 'refused', reason: 'the comment is longer than an instruction may be (32 KiB)' };
+      if (prompt === null) return refuse('the comment is longer than an instruction may be (32 KiB)');
       try {
         const next = await this.d.agentJobs.continueFromPullRequest(job, prompt, { repository: job.source.repository, pullNumber: p.issue.number, pullRequestUrl: job.prLink ?? p.issue.html_url });
         await this.react(repository, react);
-        return { ...about, projectId: job.projectId, jobId: job._id, turn: next.turn, outcome: 'turn_started' };
+        return { ...onJob, turn: next.turn, outcome: 'turn_started' };
       } catch (err) {
-        if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted'))
-          return { ...about, projectId: job.projectId, jobId: job._id, outcome: 'refused', reason: err.message };
+        if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return refuse(err.message);
         throw err;
       }
     }

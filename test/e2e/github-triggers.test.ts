@@ -173,6 +173,18 @@ describe('issues start jobs', () => {
     expect((await jobsOf('issue')).map((j) => j.id)).toEqual([jobId]);
   });
 
+  it("once the issue's pull request is merged, its job is archived, and a writer's comment on the issue is answered that it is", async () => {
+    const job = (await (await api('GET', `/job/${jobId}`)).json()) as { prLink: string };
+    const pr = github.pulls.find((p) => job.prLink.endsWith(`/pull/${p.number}`))!;
+    conversation.close(pr.number, true);
+    expect((await send('pull_request', pullRequestClosed('acme', 'docs', pr, true))).body).toMatchObject({ outcome: 'archived' });
+    const { body } = await send('issue_comment', commentOnIssue(issue, { id: 61003, body: '@docent one more thing', login: 'octo-member', association: 'MEMBER' }));
+    expect(body).toMatchObject({ outcome: 'refused', reason: expect.stringContaining('archived') });
+    expect(github.comments.filter((c) => c.issue === issue.number).at(-1)!.body).toContain('I did not act on this comment');
+    // The merged pull request of a docent job archives it and starts no merged_pull_request automation.
+    expect(await jobsOf('merged_pull_request')).toEqual([]);
+  });
+
   it("a reader's @docent comment on an issue starts nothing, and the deliveries log says why", async () => {
     const other = issues.open('acme', 'docs', 'Please document the CLI', 'Nothing about it yet.');
     const { delivery, body } = await send('issue_comment', commentOnIssue(other, { id: 61002, body: '@docent please write it', login: 'octo-reader', association: 'CONTRIBUTOR' }));
