@@ -33,6 +33,8 @@ const histories = [
   'agent-job-plan-approval',
   'agent-job-plan-archived',
   'agent-job-setup-cache-worker',
+  // An automation's scheduled run (issue 35): its activity started the job.
+  'automation-run-scheduled',
 ];
 
 const load = (name: string) => JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));
