@@ -17,6 +17,7 @@ import { createDocsSyncActivities } from './docs-sync';
 import { createGapCheckActivities } from './docs-gap-check';
 import { createGitActivities } from './agent-job/git';
 import { createGitHubActivities } from './agent-job/github';
+import { issueOfBranch } from './agent-job/issue-answer';
 import { createPullRequestAnswerActivities } from './agent-job/pull-request-answer';
 import { createReconcileActivities } from './job-reconcile';
 import { createJobStatusActivities } from './agent-job/job-status';
@@ -77,7 +78,7 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createPlannerActivities({ ...git, models: config.models, journal, images: { images: ledger.images, guard } }),
     ...createSetupCacheActivities({ holders: setupHolders }),
-    ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials }),
+    ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials, issueOfBranch: (branch) => issueOfBranch(ledger, config.agent.branchPrefix, branch) }),
     ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),

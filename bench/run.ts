@@ -10,6 +10,7 @@ import { docsSearchLatency } from './docs-search-latency';
 import { jobCreateLatency } from './job-create-latency';
 import { jobCreateThroughput } from './job-create-throughput';
 import { jobEventsWebhooks } from './job-events-webhooks';
+import { mergedPrToJob } from './merged-pr-to-job';
 import type { Benchmark } from './lib/bench';
 import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
@@ -36,6 +37,7 @@ const all: Benchmark[] = [
   jobEventsWebhooks,
   workerScaling,
   docsResync,
+  mergedPrToJob,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

@@ -5,10 +5,14 @@ import { resolveRepository } from '../../src/git/repository';
 import type { OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
 import { checkRunName, checkRunOutput, checksHeadline, passedAll } from './check-report';
 import { pullRequestBody } from './pull-request-body';
+import type { JobIssue } from '../../src/jobs/job';
+import { answerIssue, closingLine } from './issue-answer';
 
 export interface GitHubDeps {
   gitBaseUrl: string;
   credentials: GitHubCredentials;
+  /** The job a branch names (`<prefix><jobId>`) and the issue it answers, if any (an `issue` automation's job). */
+  issueOfBranch?(branch: string): Promise<{ jobId: string; issue: JobIssue } | null>;
 }
 
 /** Until when a call GitHub rate-limited may be retried inside this attempt: a few seconds before its timeout. */
@@ -59,38 +63,46 @@ export function createGitHubActivities(deps: GitHubDeps) {
     return null;
   }
 
+  async function openOnly(input: OpenPullRequestInput, issue: JobIssue | null): Promise<OpenPullRequestResult> {
+    let client: Awaited<ReturnType<typeof clientFor>> | undefined;
+    try {
+      client = await clientFor(input.repository);
+      const { octokit, owner, repo } = client;
+      const existing = await findOpen(octokit, owner, repo, input.branch);
+      if (existing) return existing;
+      const create = async (draft: boolean, title: string) => {
+        const body = `${pullRequestBody(input.body, input.checks, draft)}${issue ? closingLine(issue) : ''}`;
+        const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title, body, draft });
+        return { url: data.html_url, number: data.number };
+      };
+      try {
+        return await create(input.draft, input.title);
+      } catch (err) {
+        if (statusOf(err) !== 422 || !input.draft || !draftsUnavailable(err)) throw err;
+        const failing = input.checks?.some((c) => c.exitCode !== 0);
+        return await create(false, failing ? `[checks failing] ${input.title}` : input.title);
+      }
+    } catch (err) {
+      // 422 also means "a pull request already exists" when two attempts race: look again before giving up.
+      if (client && statusOf(err) === 422) {
+        const existing = await findOpen(client.octokit, client.owner, client.repo, input.branch).catch(() => null);
+        if (existing) return existing;
+      }
+      unavailable(err, 'open the pull request');
+    }
+  }
+
   return {
     /**
      * Opens the job branch's pull request, or returns the one already open for it: never a second one. Where GitHub
      * has no drafts (422), a pull request that should have been a draft opens ready, titled `[checks failing]`.
      */
     async openPullRequest(input: OpenPullRequestInput): Promise<OpenPullRequestResult> {
-      let client: Awaited<ReturnType<typeof clientFor>> | undefined;
-      try {
-        client = await clientFor(input.repository);
-        const { octokit, owner, repo } = client;
-        const existing = await findOpen(octokit, owner, repo, input.branch);
-        if (existing) return existing;
-        const create = async (draft: boolean, title: string) => {
-          const body = pullRequestBody(input.body, input.checks, draft);
-          const { data } = await octokit.rest.pulls.create({ owner, repo, head: input.branch, base: input.baseRef, title, body, draft });
-          return { url: data.html_url, number: data.number };
-        };
-        try {
-          return await create(input.draft, input.title);
-        } catch (err) {
-          if (statusOf(err) !== 422 || !input.draft || !draftsUnavailable(err)) throw err;
-          const failing = input.checks?.some((c) => c.exitCode !== 0);
-          return await create(false, failing ? `[checks failing] ${input.title}` : input.title);
-        }
-      } catch (err) {
-        // 422 also means "a pull request already exists" when two attempts race: look again before giving up.
-        if (client && statusOf(err) === 422) {
-          const existing = await findOpen(client.octokit, client.owner, client.repo, input.branch).catch(() => null);
-          if (existing) return existing;
-        }
-        unavailable(err, 'open the pull request');
-      }
+      // An issue's job: the pull request closes the issue, and the issue is told where it is (once; a retry finds the answer).
+      const answering = (await deps.issueOfBranch?.(input.branch)) ?? null;
+      const opened = await openOnly(input, answering?.issue ?? null);
+      if (answering) await answerIssue(await clientFor(answering.issue.repository), answering.issue, answering.jobId, opened.url);
+      return opened;
     },
 
     /**

@@ -112,14 +112,8 @@ export class AgentJobService {
     const model = this.starter.chosenModel(input.projectId, input.model);
     const images = checkImages(input.images, model, `/v2/agent/${input.projectId}/models`);
     const contextRepositories = checkContextRepositories(input.contextRepositories, project.repository, this.d.config.github.gitUrl);
-    const { idempotencyKey, images: _unchecked, contextRepositories: _unresolved, ...rest } = input;
-    return this.starter.start(project, {
-      ...rest,
-      origin: 'api',
-      images,
-      ...(contextRepositories.length ? { contextRepositories } : {}),
-      ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}),
-    });
+    const { idempotencyKey, images: _unchecked, contextRepositories: _raw, ...rest } = input;
+    return this.starter.start(project, { ...rest, origin: 'api', images, contextRepositories, ...(idempotencyKey ? { idempotencyKey: `${input.projectId}:${idempotencyKey}` } : {}) });
   }
 
   /** Continues the job on the same branch and pull request: a signal to its workflow, which restarts if it had finished. */

@@ -41,15 +41,16 @@ export const maxInstructionBodyBytes = maxImages * maxImageBase64Chars + 256 * 1
 /** The same as one Connect message, whose images are bytes. */
 export const maxInstructionMessageBytes = maxImages * maxImageBytes + 256 * 1024;
 
-/** `contextRepositories` of a create: read-only repositories beside the project's own, each checked further by src/agent/context-repositories.ts. */
-const contextRepositories = z
-  .array(z.strictObject({ repo: z.string().trim().min(1, 'must not be empty').max(500), ref: refName.optional() }))
-  .max(MAX_CONTEXT_REPOSITORIES, `at most ${MAX_CONTEXT_REPOSITORIES} context repositories may go with a job`);
 /** A model of the catalog, by name (GET /v2/agent/{projectId}/models). */
 export const modelName = z
   .string()
   .max(200)
   .regex(/^[A-Za-z0-9._:/@-]+$/, 'must be a model id');
+
+/** `contextRepositories` of a create: read-only repositories beside the project's own, each checked further by src/agent/context-repositories.ts. */
+const contextRepositories = z
+  .array(z.strictObject({ repo: z.string().trim().min(1, 'must not be empty').max(500), ref: refName.optional() }))
+  .max(MAX_CONTEXT_REPOSITORIES, `at most ${MAX_CONTEXT_REPOSITORIES} context repositories may go with a job`);
 
 export const createJobBody = z.strictObject({
   prompt,

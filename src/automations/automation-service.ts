@@ -24,6 +24,11 @@ export interface AutomationServiceDeps {
 export class AutomationService {
   constructor(private readonly d: AutomationServiceDeps) {}
 
+  /** The store and runner GitHub's deliveries start runs through (src/github/automation-triggers.ts). */
+  get forEvents(): Pick<AutomationServiceDeps, 'store' | 'runner'> {
+    return { store: this.d.store, runner: this.d.runner };
+  }
+
   private async mustGet(projectId: string, id: string): Promise<AutomationDoc> {
     const found = idShape.test(id) ? await this.d.store.get(projectId, id) : null;
     if (!found) throw new AppError('not_found', 'automation not found');

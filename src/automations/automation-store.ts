@@ -7,6 +7,9 @@ import type { AutomationDoc, AutomationRunDoc, AutomationSpec, RunStatus } from 
 /** The collections this module owns: automations and the runs they started or refused. */
 export async function ensureAutomationIndexes(db: Db): Promise<void> {
   await db.collection('automations').createIndex({ projectId: 1, createdAt: -1 });
+  // GitHub deliveries look automations up by trigger across projects (src/github/automation-triggers.ts).
+  await db.collection('automations').createIndex({ 'trigger.type': 1, projectId: 1 });
+  await db.collection('automation_runs').createIndex({ eventKey: 1, status: 1 });
   // One run per event: a repeated delivery, or a retried schedule action, finds the first run.
   await db.collection('automation_runs').createIndex({ automationId: 1, eventKey: 1 }, { unique: true });
   await db.collection('automation_runs').createIndex({ automationId: 1, createdAt: -1 });
@@ -37,6 +40,30 @@ export class AutomationStore {
 
   async insert(doc: AutomationDoc): Promise<void> {
     await this.automations.insertOne(doc);
+  }
+
+  /** Inserts it unless an automation with its id exists (a default made on first use); the stored one either way. */
+  async insertOnce(doc: AutomationDoc): Promise<AutomationDoc> {
+    try {
+      await this.automations.insertOne(doc);
+      return doc;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return (await this.automations.findOne({ _id: doc._id })) ?? doc;
+    }
+  }
+
+  /** Automations of a trigger type, across projects or of the ones named: a GitHub event finds its listeners. */
+  withTrigger(type: AutomationDoc['trigger']['type'], projectIds?: string[]): Promise<AutomationDoc[]> {
+    return this.automations
+      .find({ 'trigger.type': type, ...(projectIds ? { projectId: { $in: projectIds } } : {}) })
+      .limit(500)
+      .toArray();
+  }
+
+  /** The run of these automations for an event that started a job, if any (an issue's job, for its follow-ups). */
+  startedRunOf(automationIds: string[], eventKey: string): Promise<AutomationRunDoc | null> {
+    return this.runs.findOne({ automationId: { $in: automationIds }, eventKey, status: 'started' }, { sort: { createdAt: -1 } });
   }
 
   /** An automation of another project is as absent as one that does not exist. */

@@ -1,12 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
+import { docsFromCode } from '../automations/templates';
 
 export const automationUsage = `usage: docent automation <action> --project <projectId> ... [--json]   (through the gateway: DOCENT_API_URL, DOCENT_API_KEY an admin key)
   automation create --project <projectId> --name <name> --trigger <type> (--instruction <text> | --instruction-file <path>)
              [--output pull_request|update_pull_request] [--context <owner/name>[@<ref>] ...] [--require-plan-approval] [--model <name>]
              trigger options: schedule --cron "<cron>" [--time-zone <IANA zone>] | push --branch <b> [--repo <owner/name>]
              | merged_pull_request --repo <owner/name> | issue [--label <label>] | unanswered_questions --threshold <n> | manual
+  automation create --project <projectId> --template docs-from-code --code-repo <owner/name>[@<ref>] [--name <name>] [any create option]
+             (a merged pull request in the code repository updates the pages it makes wrong; the code repository is context)
   automation update --project <projectId> <automationId> [any create option; a --trigger replaces the trigger whole]
   automation list --project <projectId>
   automation show|pause|resume|run|delete|runs --project <projectId> <automationId>`;
@@ -27,6 +30,8 @@ const options = {
   context: { type: 'string', multiple: true },
   'require-plan-approval': { type: 'boolean' },
   model: { type: 'string' },
+  template: { type: 'string' },
+  'code-repo': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -57,6 +62,18 @@ function triggerOf(v: Values): Record<string, unknown> | undefined {
     default:
       throw new UsageError(`--trigger must be schedule, push, merged_pull_request, issue, unanswered_questions or manual, not ${v.trigger}`);
   }
+}
+
+/** The create body a `--template` fills; the other flags override its fields. */
+function templateOf(v: Values): Record<string, unknown> {
+  if (v.template === undefined) {
+    if (v['code-repo'] !== undefined) throw new UsageError('--code-repo goes with --template docs-from-code');
+    return {};
+  }
+  if (v.template !== 'docs-from-code') throw new UsageError(`--template must be docs-from-code, not ${v.template}`);
+  if (!v['code-repo']) throw new UsageError('--template docs-from-code needs --code-repo <owner/name>');
+  const [repo, ref] = v['code-repo'].split('@') as [string, string | undefined];
+  return docsFromCode(repo, ref);
 }
 
 /** The automation fields the flags set (all of them optional: update sends only these). */
@@ -137,7 +154,7 @@ async function act(action: string, v: Values, positionals: string[]): Promise<{ 
   switch (action) {
     case 'create': {
       const fields = await fieldsOf(v);
-      const r = await call('POST', base, { output: 'pull_request', ...fields });
+      const r = await call('POST', base, { output: 'pull_request', ...templateOf(v), ...fields });
       return { ...r, text: () => `created automation ${describe(r.body)}` };
     }
     case 'update': {

@@ -3,7 +3,16 @@ import { isDuplicateKey } from '../store/duplicate-key';
 import { ensureWebhookSecretIndexes } from './webhook-secrets';
 
 /** What docent did with a webhook delivery from GitHub. */
-export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started';
+export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started' | 'automation_started';
+
+/** What one automation did with a delivery: its run started a job, or was refused or failed, and why. */
+export interface DeliveryAutomationRun {
+  projectId: string;
+  automationId: string;
+  status: 'started' | 'refused' | 'failed';
+  jobId?: string;
+  reason?: string;
+}
 
 /** One delivery GitHub sent to POST /github/webhook, kept so a redelivery does nothing and an admin sees why. */
 export interface GitHubDeliveryDoc {
@@ -21,6 +30,8 @@ export interface GitHubDeliveryDoc {
   verifiedFor?: string;
   /** A push: the docs domains whose sync it started; each project sees only its own. */
   docsDomains?: string[];
+  /** The automations the delivery's event started (or that refused it), in any project: each project sees its own. */
+  automationRuns?: DeliveryAutomationRun[];
   jobId?: string;
   turn?: number;
   outcome: DeliveryOutcome;
@@ -101,11 +112,14 @@ export class GitHubDeliveryStore {
     await this.subjects.deleteMany({ deliveryId: id });
   }
 
-  /** A repository's deliveries that neither another project's job owns nor another project's secret signed, newest first. */
+  /**
+   * A repository's deliveries that neither another project's job owns nor another project's secret signed, and those
+   * of other repositories (a code repository's merged pull request) that ran one of the project's automations, newest first.
+   */
   list(repository: string, projectId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
     const ours = (field: 'projectId' | 'verifiedFor') => ({ $or: [{ [field]: projectId }, { [field]: { $exists: false } }] });
     return this.deliveries
-      .find({ repository, expiresAt: { $gt: now }, $and: [ours('projectId'), ours('verifiedFor')] })
+      .find({ expiresAt: { $gt: now }, $or: [{ repository, $and: [ours('projectId'), ours('verifiedFor')] }, { 'automationRuns.projectId': projectId }] })
       .sort({ receivedAt: -1 })
       .limit(deliveryListCap)
       .toArray();
@@ -122,6 +136,7 @@ export function deliveryToJson(d: GitHubDeliveryDoc) {
     author: d.author ?? null,
     jobId: d.jobId ?? null,
     turn: d.turn ?? null,
+    automationRuns: (d.automationRuns ?? []).map((r) => ({ automationId: r.automationId, status: r.status, jobId: r.jobId ?? null, reason: r.reason ?? null })),
     outcome: d.outcome,
     reason: d.reason ?? null,
     receivedAt: d.receivedAt.toISOString(),

@@ -18,11 +18,15 @@ const comment = z.object({
 });
 const pullHead = z.object({ ref: z.string().max(300), sha: z.string().max(64).optional(), repo: repository.nullable() });
 
+/** An issue's text: GitHub allows a 256-character title and a 65536-character body. */
+const issueText = { title: z.string().max(1024).optional(), body: z.string().max(262_144).nullable().optional() };
+
 export const issueCommentEvent = z.object({
   action: z.string().max(40),
   issue: z.object({
     number: z.number().int().positive(),
     html_url: z.string().max(2000),
+    ...issueText,
     // Present only when the issue is a pull request.
     pull_request: z.object({ html_url: z.string().max(2000).optional() }).optional(),
   }),
@@ -44,11 +48,40 @@ export const reviewCommentEvent = z.object({
 
 export const pullRequestEvent = z.object({
   action: z.string().max(40),
-  pull_request: z.object({ number: z.number().int().positive(), merged: z.boolean().nullable().optional(), head: pullHead }),
+  pull_request: z.object({
+    number: z.number().int().positive(),
+    merged: z.boolean().nullable().optional(),
+    head: pullHead,
+    // Read when a merged pull request starts automations (src/github/automation-triggers.ts).
+    base: z.object({ ref: z.string().max(300) }).optional(),
+    merge_commit_sha: z.string().max(64).nullable().optional(),
+    html_url: z.string().max(2000).optional(),
+    ...issueText,
+  }),
   repository,
 });
 
-export const pushEvent = z.object({ ref: z.string().max(300), after: z.string().max(64).optional(), repository });
+/** `issues`: labeled, assigned (and the rest, ignored); the issue with its title and body, the label or assignee. */
+export const issuesEvent = z.object({
+  action: z.string().max(40),
+  issue: z.object({ number: z.number().int().positive(), html_url: z.string().max(2000), pull_request: z.unknown().optional(), ...issueText }),
+  label: z.object({ name: z.string().max(100) }).optional(),
+  assignee: user.nullable().optional(),
+  sender: user.optional(),
+  repository,
+});
+
+export const pushEvent = z.object({
+  ref: z.string().max(300),
+  after: z.string().max(64).optional(),
+  deleted: z.boolean().optional(),
+  // GitHub lists at most 2048 commits; the instruction shows the last few (src/automations/event-instruction.ts).
+  commits: z
+    .array(z.object({ id: z.string().max(64), message: z.string().max(65_536) }))
+    .max(2048)
+    .optional(),
+  repository,
+});
 
 /** Any event: the repository it concerns, when it names one. */
 export const anyEvent = z.object({ action: z.string().max(40).optional(), repository: repository.optional() });
@@ -71,6 +104,10 @@ export function deliverySubject(event: string, payload: unknown): string | undef
   if (event === 'pull_request') {
     const p = pullRequestEvent.safeParse(payload);
     if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:pull ${p.data.pull_request.number}:head ${p.data.pull_request.head.sha ?? ''}`;
+  }
+  if (event === 'issues') {
+    const p = issuesEvent.safeParse(payload);
+    if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:issue ${p.data.issue.number}:${p.data.label?.name ?? p.data.assignee?.login ?? ''}`;
   }
   if (event === 'push') {
     const p = pushEvent.safeParse(payload);

@@ -14,7 +14,10 @@ import { canPush, CollaboratorPermissions } from './collaborator-permissions';
 import type { GitHubCredentials } from './credentials';
 import { repositoryKey, type GitHubDeliveryDoc, type GitHubDeliveryStore } from './deliveries';
 import { commentPrompt, isDocentAnswer, mentions, noticeMarker, type ReviewLocation } from './mentions';
-import { anyEvent, deliverySubject, issueCommentEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
+import { anyEvent, deliverySubject, issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent, reviewCommentEvent } from './payloads';
+import { AutomationTriggers, automationRunsFor } from './automation-triggers';
+import type { AutomationRunner } from '../automations/automation-runner';
+import type { AutomationStore } from '../automations/automation-store';
 import type { ProjectWebhookSecrets } from './webhook-secrets';
 import { DeliverySigners } from './webhook-signers';
 
@@ -32,12 +35,15 @@ export interface GitHubWebhookDeps {
   tenancy: TenancyStore;
   /** Token mode: each project's own webhook secret (`docent project webhook-secret`). */
   projectSecrets: ProjectWebhookSecrets;
+  /** Automations that issues, merged pull requests and pushes start (src/github/automation-triggers.ts). */
+  automations: { store: AutomationStore; runner: AutomationRunner };
 }
 
 /** What was done with a delivery, as its record keeps it. */
 type Handled = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository' | 'verifiedFor'>;
 
-type EventHandler = (payload: unknown, deliveryId: string) => Promise<Handled>;
+/** `onlyProject`: token mode, the project whose own secret signed the delivery: it may start only that project's automations. */
+type EventHandler = (payload: unknown, deliveryId: string, onlyProject?: string) => Promise<Handled>;
 
 const ignored = (reason: string, extra: Partial<Handled> = {}): Handled => ({ ...extra, outcome: 'ignored', reason });
 
@@ -71,16 +77,19 @@ interface PullRequestState {
 export class GitHubWebhookService {
   private readonly signers: DeliverySigners;
   private readonly permissions = new CollaboratorPermissions();
+  private readonly triggers: AutomationTriggers;
   /** One handler per event name; a delivery of any other event is recorded as ignored. */
   private readonly handlers = new Map<string, EventHandler>([
-    ['issue_comment', (p) => this.onIssueComment(p)],
+    ['issue_comment', (p, _, only) => this.onIssueComment(p, only)],
+    ['issues', (p, _, only) => this.triggers.onIssue(parsePayload(issuesEvent, p), only)],
     ['pull_request_review_comment', (p) => this.onReviewComment(p)],
-    ['pull_request', (p) => this.onPullRequest(p)],
-    ['push', (p) => this.onPush(p)],
+    ['pull_request', (p, _, only) => this.onPullRequest(p, only)],
+    ['push', (p, _, only) => this.onPush(p, only)],
     ['ping', async () => ignored('ping: the webhook is set up')],
   ]);
 
   constructor(private readonly d: GitHubWebhookDeps) {
+    this.triggers = new AutomationTriggers({ ...d, ...d.automations, permissions: this.permissions });
     this.signers = new DeliverySigners(d.credentials.mode, d.config.githubWebhooks.secret, d.projectSecrets, d.config.secretKey !== undefined);
     if (this.signers.globalLimited) {
       d.log.warn('DOCENT_GITHUB_WEBHOOK_SECRET verifies only push and ping deliveries in token mode: give each project its own (docent project webhook-secret)');
@@ -128,7 +137,7 @@ export class GitHubWebhookService {
     const handler = this.handlers.get(event) ?? (async () => ignored(`event ${event} is not handled`));
     let handled: Handled;
     try {
-      handled = await handler(payload, id);
+      handled = await handler(payload, id, 'verifiedFor' in signer ? signer.verifiedFor : undefined);
     } catch (err) {
       // Forgotten, so a redelivery from GitHub's log acts on it.
       await this.d.deliveries.release(id);
@@ -148,13 +157,13 @@ export class GitHubWebhookService {
     const project = await adminProject(this.d.tenancy, caller, projectId);
     const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
     const listed = await this.d.deliveries.list(repositoryKey(owner, name), project._id);
-    return listed.map((d) => (d.docsDomains ? { ...d, ...docsSyncFor(d.docsDomains, project.domain) } : d));
+    return listed.map((d) => automationRunsFor(d.docsDomains ? { ...d, ...docsSyncFor(d.docsDomains, project.domain) } : d, project._id));
   }
 
-  private async onIssueComment(payload: unknown): Promise<Handled> {
+  private async onIssueComment(payload: unknown, onlyProject?: string): Promise<Handled> {
     const p = parsePayload(issueCommentEvent, payload);
     if (p.action !== 'created') return ignored(`comment ${p.action}, not created`);
-    if (!p.issue.pull_request) return ignored('comment on an issue, not a pull request', { pullNumber: p.issue.number });
+    if (!p.issue.pull_request) return this.triggers.onIssueComment(p, onlyProject);
     return this.onComment({
       repository: p.repository.full_name,
       pullNumber: p.issue.number,
@@ -217,19 +226,24 @@ export class GitHubWebhookService {
   }
 
   /** A push to a followed docs repository's branch syncs its domains now instead of at the next scheduled run. */
-  private async onPush(payload: unknown): Promise<Handled> {
+  private async onPush(payload: unknown, onlyProject?: string): Promise<Handled> {
     const p = parsePayload(pushEvent, payload);
     const domains = await this.d.syncDocsOnPush(p.repository.full_name, p.ref);
+    const automations = await this.triggers.onPush(p, onlyProject);
+    const synced = domains.length ? { docsDomains: domains } : {};
+    if (automations && (automations.outcome !== 'ignored' || domains.length === 0)) return { ...automations, ...synced };
     if (domains.length === 0) return ignored(`no docs domain follows ${p.ref}`);
-    return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}`, docsDomains: domains };
+    return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}`, ...synced };
   }
 
-  private async onPullRequest(payload: unknown): Promise<Handled> {
+  private async onPullRequest(payload: unknown, onlyProject?: string): Promise<Handled> {
     const p = parsePayload(pullRequestEvent, payload);
     const about = { pullNumber: p.pull_request.number };
     if (p.action !== 'closed') return ignored(`pull request ${p.action}, not closed`, about);
     const head = p.pull_request.head;
     const job = await this.jobOfBranch(p.repository.full_name, head.ref, head.repo?.full_name ?? null);
+    // A merged pull request that is not a docent job's may start automations listening to its repository.
+    if (!job && p.pull_request.merged === true) return { ...about, ...(await this.triggers.onMergedPullRequest(p, onlyProject)) };
     if (!job) return ignored('not the pull request of a docent job', about);
     const archived = await this.d.agentJobs.archiveForClosedPullRequest(job, p.pull_request.merged === true);
     if (!archived) return ignored('the job no longer exists', about);

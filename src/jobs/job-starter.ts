@@ -15,7 +15,7 @@ import type { agentJob } from '../../workflows/agent-job';
 import { agentJobWorkflowId, followUpSignal, type AgentJobInput, type ContextRepository, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { JobAdmission } from './admission';
-import type { GapSpec, JobDoc, JobOrigin } from './job';
+import type { GapSpec, JobDoc, JobIssue, JobOrigin } from './job';
 import type { ImageMimeType } from './job-images';
 
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
@@ -51,8 +51,9 @@ export interface JobRequest {
   /** Already scoped to the project (`<projectId>:<key>`): a repeated start returns the first job. */
   idempotencyKey?: string;
   gap?: GapSpec;
-  /** Read-only repositories beside the project's own, already checked (src/agent/context-repositories.ts). */
+  /** Read-only repositories beside the job's own, already checked (src/agent/context-repositories.ts). */
   contextRepositories?: ContextRepository[];
+  issue?: JobIssue;
 }
 
 /** The Temporal UI's summary of a job's workflow: the prompt's first line and the project. */
@@ -123,6 +124,7 @@ export class JobStarter {
       ...(input.gap ? { gap: input.gap } : {}),
       ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
       ...(input.contextRepositories?.length ? { contextRepositories: input.contextRepositories } : {}),
+      ...(input.issue ? { issue: input.issue } : {}),
     };
     const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {

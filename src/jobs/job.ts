@@ -51,12 +51,21 @@ export interface JobDoc {
   planRevision?: number;
   /** Where the plan is: awaiting approval, being revised after feedback, or approved (the edit goes on). */
   planStatus?: PlanStatus;
-  /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
-  contextRepositories?: ContextRepository[];
   /** Where it came from; jobs created before origins were stored read as `api` (originOf). */
   origin?: JobOrigin;
   /** The automation whose run started it. */
   automationId?: string;
+  /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
+  contextRepositories?: ContextRepository[];
+  /** The GitHub issue the job answers (an `issue` automation): its pull request closes it, and the issue hears of it. */
+  issue?: JobIssue;
+}
+
+/** An issue in the job's own repository: `owner/name` as GitHub spells it, its number and page. */
+export interface JobIssue {
+  repository: string;
+  number: number;
+  url: string;
 }
 
 /** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
@@ -175,8 +184,8 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     awaitingApproval: awaitsApproval(doc),
     plan: doc.plan,
     planRevision: doc.planRevision ?? 0,
-    contextRepositories: doc.contextRepositories ?? [],
     origin: originOf(doc),
     automationId: doc.automationId,
+    contextRepositories: doc.contextRepositories ?? [],
   });
 }

@@ -8,7 +8,7 @@ import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
-const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'docs_sync_started', 'duplicate']);
+const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'docs_sync_started', 'automation_started', 'duplicate']);
 
 const receivedBody = z.object({
   id: z.string().describe('X-GitHub-Delivery'),
@@ -27,6 +27,9 @@ const githubDeliveriesBody = z.object({
       author: z.string().nullable().describe("The comment's author"),
       jobId: z.string().nullable(),
       turn: z.number().int().nullable().describe('The turn a comment started'),
+      automationRuns: z
+        .array(z.object({ automationId: z.string(), status: z.enum(['started', 'refused', 'failed']), jobId: z.string().nullable(), reason: z.string().nullable() }))
+        .describe("What the project's automations did with the delivery's event (issues, merged pull requests, pushes)"),
       outcome,
       reason: z.string().nullable(),
       receivedAt: z.iso.datetime(),
@@ -46,13 +49,14 @@ export function githubRoutes(deps: Deps): Route[] {
     deliveries: new GitHubDeliveryStore(deps.mongo.db),
     tenancy: deps.tenancy,
     projectSecrets: new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey),
+    automations: deps.automations.forEvents,
   });
   return [
     route({
       method: 'POST',
       path: '/github/webhook',
       summary:
-        "GitHub's webhooks (issue_comment, pull_request_review_comment, pull_request, push), verified with X-Hub-Signature-256: with a GitHub App its DOCENT_GITHUB_WEBHOOK_SECRET, with a token the own secret of a project on the delivery's repository (docent project webhook-secret); 404 while neither can be",
+        "GitHub's webhooks (issue_comment, issues, pull_request_review_comment, pull_request, push), verified with X-Hub-Signature-256: with a GitHub App its DOCENT_GITHUB_WEBHOOK_SECRET, with a token the own secret of a project on the delivery's repository (docent project webhook-secret); 404 while neither can be",
       // GitHub holds no key: the signature over the body is the credential, checked before more than its repository is read.
       auth: 'none',
       rawBody: true,

@@ -273,6 +273,18 @@ export class TenancyStore {
     return this.byDomain.get(domain, () => this.projects.findOne({ domain }));
   }
 
+  /**
+   * The projects whose repository is `owner/name` (GitHub's spelling, any case), as owner/name or as a git URL ending in
+   * it; the caller confirms each with resolveRepository, since a URL's host is not compared here.
+   */
+  projectsNamingRepository(fullName: string): Promise<ProjectDoc[]> {
+    const escaped = fullName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return this.projects
+      .find({ repository: { $regex: `(^|/)${escaped}(\\.git)?/?$`, $options: 'i' } })
+      .limit(500)
+      .toArray();
+  }
+
   /** Whether any project lists the origin among its allowed origins. */
   anyProjectAllows(origin: string): Promise<boolean> {
     return this.allowingOrigin.get(origin, async () => (await this.projects.findOne({ allowedOrigins: origin }, { projection: { _id: 1 } })) !== null);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -14,7 +14,7 @@ import { deliver, issueCommentCreated, signedDelivery, type Delivery } from '../
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
-import { agentWorkerEnv } from '../support/worker-env';
+import { appWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel } from '../support/scripted-model';
 
 // docent as a GitHub App, against a GitHub double that takes only the App's JWTs and the installation tokens it
@@ -144,20 +144,14 @@ beforeAll(async () => {
   );
   await gw.deps.tenancy.createOrg('acme');
 
-  const keyFile = path.join(secretsDir, 'app.pem');
-  await writeFile(keyFile, app.privateKeyPem);
-  await chmod(keyFile, 0o600);
   const env: Record<string, string> = {
-    ...agentWorkerEnv({ gw, model, github, git, token: '', workspaceDir }),
-    DOCENT_GITHUB_APP_ID: app.id,
-    DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: keyFile,
+    ...(await appWorkerEnv({ gw, model, github, git, workspaceDir, app, secretsDir })),
     DOCENT_EMBEDDINGS: 'off',
     DOCENT_LOG_LEVEL: 'info',
     DOCENT_AGENT_REPAIR_ROUNDS: '0',
     DOCENT_SANDBOX_USER: `${sandboxUid}:${sandboxUid}`,
     DOCENT_SANDBOX_TIMEOUT_MS: '10000',
   };
-  delete env.DOCENT_GITHUB_TOKEN;
   worker = startProcess('src/worker.js', env);
   await worker.waitForLog((l) => l.msg === 'worker polling');
 });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
-import { deliver, issueCommentCreated, pullRequestClosed, reviewCommentCreated, signedDelivery } from '../support/github-webhooks';
+import { deliver, issueCommentCreated, issueLabeled, pullRequestClosed, reviewCommentCreated, signedDelivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
@@ -434,6 +434,15 @@ describe('deliveries log', () => {
     } finally {
       await unfollowDocs(schedules, 'other.widgets.test');
     }
+  });
+  it("an issue labeled docent, signed with one project's own secret, starts only that project's issue automation", async () => {
+    const issue = { owner: 'acme', repo: 'widgets', number: 950, title: 'Greet the reader', body: 'The README should greet.', html_url: 'https://github.test/acme/widgets/issues/950' };
+    const delivery = await signedDelivery(otherSecret, 'issues', issueLabeled(issue, 'docent', 'octo-member'));
+    expect(await (await deliver(gw.url, delivery)).json()).toMatchObject({ outcome: 'automation_started' });
+    const jobsOf = async (key: string, project: string) => (await (await callApi(gw.url, key, 'GET', `/v2/agent/${project}/jobs?origin=issue`)).json()).jobs as any[];
+    expect(await jobsOf(otherKey, 'other')).toHaveLength(1);
+    expect(await jobsOf(adminKey, 'widgets')).toEqual([]);
+    expect((await deliveries()).map((d) => d.id)).not.toContain(delivery.id);
   });
 });
 

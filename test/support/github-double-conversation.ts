@@ -36,10 +36,26 @@ export interface GitHubConversation {
   setRole(login: string, role: RepositoryRole): void;
   /** Logins whose permission was asked (GET .../collaborators/{username}/permission), in order. */
   permissionQueries: string[];
+  /** The diff GitHub serves for the pull request (`Accept: application/vnd.github.diff`); without one, 406 as for a diff too large. */
+  setDiff(pull: number, diff: string): void;
 }
 
 // docs.github.com/rest/reactions/reactions: the contents a reaction may have.
 const reactionContents = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes']);
+
+/** A POST reaction's content, or null once refused as GitHub refuses it (400 for a body that is not JSON, 422 for no reaction). */
+export function reactionContent(raw: Buffer, refuse: GitHubRouteContext['refuse']): string | null {
+  let body: { content?: unknown };
+  try {
+    body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
+  } catch {
+    refuse(400, 'Problems parsing JSON');
+    return null;
+  }
+  if (typeof body.content === 'string' && reactionContents.has(body.content)) return body.content;
+  refuse(422, 'Validation Failed: content is not a reaction');
+  return null;
+}
 
 /**
  * GET /repos/{o}/{r}/pulls/{n} (with state, merged, head repository), people's permission on the repository, and POST reactions on issue comments and review
@@ -52,12 +68,20 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
   const comments: HumanComment[] = [];
   const reactions: Reaction[] = [];
   const closed = new Map<number, { merged: boolean; at: string }>();
+  const diffs = new Map<number, string>();
 
-  function pullRequest({ match, json, refuse }: GitHubRouteContext) {
+  function pullRequest({ match, json, refuse, req, res }: GitHubRouteContext) {
     const [, owner, repo, n] = match as unknown as [string, string, string, string];
     const number = Number(n);
     const p = pullsOf().find((x) => x.number === number);
     if (!p) return refuse(404, 'Not Found');
+    // docs.github.com/rest/pulls/pulls#get-a-pull-request: the diff media type answers the diff as text.
+    if (/application\/vnd\.github(\.v3)?\.diff/.test(req.headers.accept ?? '')) {
+      const diff = diffs.get(number);
+      if (diff === undefined) return refuse(406, 'Sorry, the diff exceeded the maximum number of lines (20000)');
+      res.writeHead(200, { 'content-type': 'application/vnd.github.diff; charset=utf-8' });
+      return void res.end(diff);
+    }
     const end = closed.get(number);
     const repository = { full_name: `${owner}/${repo}`, name: repo, owner: { login: owner } };
     return json(200, {
@@ -95,16 +119,11 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     ({ match, body: raw, json, refuse }: GitHubRouteContext) => {
       const commentId = Number(match[3]);
       if (!comments.some((c) => c.id === commentId && c.kind === kind)) return refuse(404, 'Not Found');
-      let body: { content?: unknown };
-      try {
-        body = JSON.parse(raw.toString('utf8')) as { content?: unknown };
-      } catch {
-        return refuse(400, 'Problems parsing JSON');
-      }
-      if (typeof body.content !== 'string' || !reactionContents.has(body.content)) return refuse(422, 'Validation Failed: content is not a reaction');
-      const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === body.content);
-      if (!existing) reactions.push({ kind, commentId, content: body.content });
-      return json(existing ? 200 : 201, { id: 7000 + reactions.length, content: body.content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
+      const content = reactionContent(raw, refuse);
+      if (content === null) return;
+      const existing = reactions.find((r) => r.kind === kind && r.commentId === commentId && r.content === content);
+      if (!existing) reactions.push({ kind, commentId, content });
+      return json(existing ? 200 : 201, { id: 7000 + reactions.length, content, user: { login: 'docent-bot' }, created_at: new Date().toISOString() });
     };
 
   return {
@@ -127,6 +146,9 @@ export function githubConversation(pullsOf: () => PullRequest[]): GitHubConversa
     },
     setRole(login, role) {
       roles.set(login.toLowerCase(), role);
+    },
+    setDiff(pull, diff) {
+      diffs.set(pull, diff);
     },
     permissionQueries,
   };

@@ -135,6 +135,8 @@ export interface GitHubDoubleOptions {
   repoExists(owner: string, repo: string): Promise<boolean>;
   /** Whether the commit exists in the repository. */
   commitExists?(owner: string, repo: string, sha: string): Promise<boolean>;
+  /** Whether `owner/name` has an issue (not a pull request) of this number (github-double-issues.ts). */
+  issueExists?(owner: string, repo: string, number: number): boolean;
   /** Routes of other test modules (github-double-conversation.ts). */
   routes?: GitHubRoute[];
 }
@@ -249,11 +251,11 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   // docs.github.com/rest/issues/comments: GET and POST /repos/{owner}/{repo}/issues/{issue_number}/comments; a pull
   // request is an issue to this API. POST needs `body`, a string.
   async function issueComments(req: http.IncomingMessage, res: http.ServerResponse, url: URL, owner: string, repo: string, issue: number, raw: Buffer) {
-    if (!pulls.some((p) => p.number === issue)) return refuse(res, 404, 'Not Found');
+    if (!pulls.some((p) => p.number === issue) && !opts.issueExists?.(owner, repo, issue)) return refuse(res, 404, 'Not Found');
     const commentToApi = (c: IssueComment) => ({
       id: c.id,
       body: c.body,
-      html_url: `https://github.test/${owner}/${repo}/pull/${issue}#issuecomment-${c.id}`,
+      html_url: `https://github.test/${owner}/${repo}/${pulls.some((p) => p.number === issue) ? 'pull' : 'issues'}/${issue}#issuecomment-${c.id}`,
       issue_url: `${apiUrl}/repos/${owner}/${repo}/issues/${issue}`,
       user: { login: 'docent-bot' },
       created_at: new Date().toISOString(),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhooks } from '@octokit/webhooks';
 import type { PullRequest } from './github-double';
 import type { HumanComment } from './github-double-conversation';
+import type { Issue } from './github-double-issues';
 
 // Webhook deliveries as GitHub sends them (docs.github.com/webhooks/webhook-events-and-payloads): its headers, a body
 // signed with the real @octokit/webhooks signer, and payloads with GitHub's field names (the fields docent reads and
@@ -82,12 +83,64 @@ export function pullRequestClosed(owner: string, repo: string, pr: PullRequest, 
       state: 'closed',
       merged,
       merged_at: merged ? new Date().toISOString() : null,
+      merge_commit_sha: merged ? pr.headSha : null,
+      title: pr.title,
+      body: pr.body,
       html_url: pr.html_url,
       head: { label: `${owner}:${pr.head}`, ref: pr.head, sha: pr.headSha, repo: repositoryOf(owner, repo) },
       base: { label: `${owner}:${pr.base}`, ref: pr.base, repo: repositoryOf(owner, repo) },
     },
     repository: repositoryOf(owner, repo),
     sender: userOf('octo-maintainer'),
+  };
+}
+
+const issueOf = (i: Issue, author: string) => ({
+  number: i.number,
+  title: i.title,
+  body: i.body,
+  state: 'open',
+  html_url: i.html_url,
+  user: userOf(author),
+  labels: [] as Array<{ name: string }>,
+  assignees: [] as unknown[],
+});
+
+/** `issues` labeled: someone put `label` on the issue. */
+export function issueLabeled(i: Issue, label: string, sender: string) {
+  return { action: 'labeled', issue: { ...issueOf(i, sender), labels: [{ name: label }] }, label: { name: label, color: 'ededed' }, repository: repositoryOf(i.owner, i.repo), sender: userOf(sender) };
+}
+
+/** `issues` assigned: someone assigned the issue to `assignee`. */
+export function issueAssigned(i: Issue, assignee: string, sender: string) {
+  return { action: 'assigned', issue: issueOf(i, sender), assignee: userOf(assignee), repository: repositoryOf(i.owner, i.repo), sender: userOf(sender) };
+}
+
+/** `issue_comment` (created) on an issue that is not a pull request. */
+export function commentOnIssue(i: Issue, c: { id: number; body: string; login: string; association: string }) {
+  return {
+    action: 'created',
+    issue: issueOf(i, 'octo-member'),
+    comment: { id: c.id, body: c.body, html_url: `${i.html_url}#issuecomment-${c.id}`, user: userOf(c.login), author_association: c.association, created_at: new Date().toISOString() },
+    repository: repositoryOf(i.owner, i.repo),
+    sender: userOf(c.login),
+  };
+}
+
+/** `push` of commits to `ref` (refs/heads/…), as GitHub lists them (oldest first). */
+export function pushed(owner: string, repo: string, ref: string, before: string, after: string, commits: Array<{ id: string; message: string }>) {
+  return {
+    ref,
+    before,
+    after,
+    created: false,
+    deleted: false,
+    forced: false,
+    commits: commits.map((c) => ({ ...c, distinct: true, timestamp: new Date().toISOString(), author: { name: 'Octo', email: 'octo@example.test' } })),
+    head_commit: commits.at(-1) ?? null,
+    repository: repositoryOf(owner, repo),
+    pusher: { name: 'octo-member', email: 'octo@example.test' },
+    sender: userOf('octo-member'),
   };
 }
 

@@ -1,3 +1,6 @@
+import { chmod, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { TestApp } from './github-app-double';
 import type { RunningGateway } from './gateway';
 import type { GitHubDouble } from './github-double';
 import type { GitServer } from './git-server';
@@ -21,4 +24,13 @@ export function agentWorkerEnv(p: { gw: RunningGateway; model: ScriptedModel; gi
     // The test's queue prefix is thrown away afterwards; its reconciler schedule would outlive it.
     DOCENT_RECONCILER: 'off',
   };
+}
+
+/** A worker's settings as a GitHub App (no personal token anywhere): the App's private key in a 0600 file under `secretsDir`. */
+export async function appWorkerEnv(p: Omit<Parameters<typeof agentWorkerEnv>[0], 'token'> & { app: TestApp; secretsDir: string }): Promise<Record<string, string>> {
+  const keyFile = path.join(p.secretsDir, 'app.pem');
+  await writeFile(keyFile, p.app.privateKeyPem);
+  await chmod(keyFile, 0o600);
+  const { DOCENT_GITHUB_TOKEN: _none, ...env } = agentWorkerEnv({ ...p, token: '' });
+  return { ...env, DOCENT_GITHUB_APP_ID: p.app.id, DOCENT_GITHUB_APP_PRIVATE_KEY_FILE: keyFile };
 }

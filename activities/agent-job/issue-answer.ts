@@ -1,0 +1,34 @@
+// An issue's job (an `issue` automation's run): its pull request says `Fixes #N`, and the issue is answered with the
+// pull request's link once it opens.
+import type { JobLedger } from '../../src/jobs/ledger';
+import type { JobIssue } from '../../src/jobs/job';
+import type { RepositoryClient } from '../../src/github/client';
+import { statusOf } from '../../src/github/credentials';
+
+const issueAnswerMarker = (jobId: string) => `<!-- docent:answer job=${jobId} issue -->`;
+
+/** The line that makes GitHub close the issue when the pull request merges (the job works in the issue's repository). */
+export const closingLine = (issue: JobIssue) => `\n\nFixes #${issue.number}`;
+
+/** The job the branch names and its issue; null for any other branch or a job that answers no issue. */
+export async function issueOfBranch(ledger: Pick<JobLedger, 'jobs'>, prefix: string, branch: string): Promise<{ jobId: string; issue: JobIssue } | null> {
+  if (!branch.startsWith(prefix)) return null;
+  const job = await ledger.jobs.byId(branch.slice(prefix.length));
+  return job?.branch === branch && job.issue ? { jobId: job._id, issue: job.issue } : null;
+}
+
+/** Comments the pull request's link on the issue once: a retry, or a later turn, finds the answer already there. */
+export async function answerIssue(client: RepositoryClient, issue: JobIssue, jobId: string, pullRequestUrl: string): Promise<void> {
+  const { octokit, owner, repo } = client;
+  const marker = issueAnswerMarker(jobId);
+  try {
+    const earlier = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issue.number, per_page: 100 });
+    if (earlier.some((c) => c.body?.includes(marker))) return;
+    await octokit.rest.issues.createComment({ owner, repo, issue_number: issue.number, body: `I opened ${pullRequestUrl} for this issue; merging it closes the issue.\n\n${marker}` });
+  } catch (err) {
+    const status = statusOf(err);
+    // The pull request is open either way; an issue GitHub will not let docent comment on is not worth failing the turn.
+    if (status !== undefined && status >= 400 && status < 500 && status !== 429) return;
+    throw err;
+  }
+}

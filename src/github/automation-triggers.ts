@@ -1,0 +1,314 @@
+// GitHub events that start automations' runs (docs/automations.md, "GitHub triggers"): an issue labeled, assigned to
+// docent or a writer's @docent comment on it; a merged pull request in a (code) repository; a push to a branch.
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import type { AgentJobService } from '../agent/service';
+import type { AutomationDoc, AutomationTrigger } from '../automations/automation';
+import type { AutomationRunner, RunEvent } from '../automations/automation-runner';
+import type { AutomationStore } from '../automations/automation-store';
+import { type AutomationEvent, eventInstruction, eventKeyOf } from '../automations/event-instruction';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import { resolveRepository } from '../git/repository';
+import type { JobDoc } from '../jobs/job';
+import type { Logger } from '../log';
+import type { ProjectDoc, TenancyStore } from '../tenancy/store';
+import { githubClientFor, type RepositoryClient } from './client';
+import { canPush, type CollaboratorPermissions } from './collaborator-permissions';
+import type { GitHubCredentials } from './credentials';
+import type { DeliveryAutomationRun, GitHubDeliveryDoc } from './deliveries';
+import { commentPrompt, isDocentAnswer, mentions, noticeMarker } from './mentions';
+import type { issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent } from './payloads';
+
+/** The label an `issue` automation listens for when it names none. */
+export const defaultIssueLabel = 'docent';
+const defaultIssueInstruction = 'Resolve this issue in the documentation: make the change it asks for, or the one its problem needs, and say in the summary what you changed and why.';
+
+export interface AutomationTriggerDeps {
+  config: Config;
+  log: Logger;
+  credentials: GitHubCredentials;
+  tenancy: TenancyStore;
+  store: AutomationStore;
+  runner: AutomationRunner;
+  permissions: CollaboratorPermissions;
+  agentJobs: AgentJobService;
+  jobById(jobId: string): Promise<JobDoc | null>;
+}
+
+/** What a delivery's handling records, as src/github/webhook-service.ts keeps it. */
+export type TriggerOutcome = Pick<GitHubDeliveryDoc, 'outcome' | 'reason' | 'automationRuns' | 'jobId' | 'turn' | 'author' | 'pullNumber' | 'projectId'>;
+
+const lower = (s: string) => s.toLowerCase();
+const ownerOf = (fullName: string) => lower(fullName.split('/')[0]!);
+
+/** The default `issue` automation of a project: made on the first issue event that finds none (docs/decisions/2026-11-26-github-triggers.md). */
+export function defaultIssueAutomationId(projectId: string): string {
+  return `aut_issues_${createHash('sha256').update(projectId).digest('hex').slice(0, 24)}`;
+}
+
+/** The delivery's record as one project sees it: only its own automations' runs. */
+export function automationRunsFor<T extends Pick<GitHubDeliveryDoc, 'automationRuns' | 'outcome' | 'reason' | 'jobId'>>(d: T, projectId: string): T {
+  if (!d.automationRuns) return d;
+  const own = d.automationRuns.filter((r) => r.projectId === projectId);
+  if (own.length === 0) return d.outcome === 'automation_started' ? { ...d, automationRuns: [], outcome: 'ignored', reason: 'no automation of this project answers it' } : { ...d, automationRuns: [] };
+  const started = own.find((r) => r.status === 'started');
+  if (started) return { ...d, automationRuns: own, outcome: 'automation_started', reason: `automation ${started.automationId} started job ${started.jobId}`, jobId: started.jobId };
+  return { ...d, automationRuns: own, outcome: 'refused', reason: own.map((r) => `automation ${r.automationId}: ${r.reason ?? r.status}`).join('; ') };
+}
+
+/** A project's record of what its automations did; the delivery's outcome is `automation_started` when any started a job. */
+function outcomeOf(runs: DeliveryAutomationRun[], nothing: string): TriggerOutcome {
+  if (runs.length === 0) return { outcome: 'ignored', reason: nothing };
+  const started = runs.filter((r) => r.status === 'started');
+  if (started.length)
+    return { outcome: 'automation_started', reason: `${started.length} automation run(s) started a job`, automationRuns: runs, ...(started.length === 1 ? { jobId: started[0]!.jobId } : {}) };
+  return { outcome: 'refused', reason: runs.map((r) => `automation ${r.automationId}: ${r.reason ?? r.status}`).join('; '), automationRuns: runs };
+}
+
+export class AutomationTriggers {
+  constructor(private readonly d: AutomationTriggerDeps) {}
+
+  /** The projects whose own repository is `fullName` (only `onlyProject`, when named). */
+  private async projectsOf(fullName: string, onlyProject?: string): Promise<ProjectDoc[]> {
+    const found = await this.d.tenancy.projectsNamingRepository(fullName);
+    return found.filter((p) => {
+      if (onlyProject !== undefined && p._id !== onlyProject) return false;
+      try {
+        const { owner, name } = resolveRepository(p.repository, this.d.config.github.gitUrl);
+        return lower(`${owner}/${name}`) === lower(fullName);
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /** Runs one automation for the event, recorded for the delivery. */
+  private async runOne(automation: AutomationDoc, event: RunEvent): Promise<DeliveryAutomationRun> {
+    const run = await this.d.runner.run(automation, event);
+    const status = run.status === 'starting' ? 'failed' : run.status;
+    return { projectId: automation.projectId, automationId: automation._id, status, ...(run.jobId ? { jobId: run.jobId } : {}), ...(run.reason ? { reason: run.reason } : {}) };
+  }
+
+  /**
+   * Who may subscribe to another repository than its own: a project whose own repository has the same GitHub owner.
+   * The App's installation lets docent read the repository, not every project of this docent.
+   */
+  private subscriptionRefusal(project: ProjectDoc | null, repository: string): string | null {
+    if (!project) return 'the project no longer exists';
+    const { owner } = resolveRepository(project.repository, this.d.config.github.gitUrl);
+    if (lower(owner) !== ownerOf(repository)) return `${repository} belongs to another GitHub owner than the project's repository (${owner}/…): only repositories of the same owner may start its runs`;
+    return null;
+  }
+
+  // ---- issues ----------------------------------------------------------------------------------------------------
+
+  /** The issue automations of the projects on this repository; with `makeDefault`, a project with none gets its default one. */
+  private async issueAutomations(repository: string, onlyProject: string | undefined, makeDefault: boolean): Promise<AutomationDoc[]> {
+    const projects = await this.projectsOf(repository, onlyProject);
+    if (projects.length === 0) return [];
+    const found = await this.d.store.withTrigger(
+      'issue',
+      projects.map((p) => p._id),
+    );
+    const missing = makeDefault ? projects.filter((p) => !found.some((a) => a.projectId === p._id)) : [];
+    const now = new Date();
+    const defaults = await Promise.all(
+      missing.map((p) =>
+        this.d.store.insertOnce({
+          _id: defaultIssueAutomationId(p._id),
+          projectId: p._id,
+          name: 'issues (default)',
+          trigger: { type: 'issue', label: defaultIssueLabel },
+          instruction: defaultIssueInstruction,
+          output: 'pull_request',
+          paused: false,
+          consecutiveFailures: 0,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      ),
+    );
+    return [...found, ...defaults];
+  }
+
+  /** `issues` labeled with an automation's label, or assigned to docent, starts that automation's run. */
+  async onIssue(p: z.infer<typeof issuesEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+    const about = { pullNumber: p.issue.number };
+    if (p.issue.pull_request) return { ...about, outcome: 'ignored', reason: 'a pull request, not an issue' };
+    if (p.action !== 'labeled' && p.action !== 'assigned') return { ...about, outcome: 'ignored', reason: `issue ${p.action}: only labeled and assigned start runs` };
+    if (p.sender?.type === 'Bot') return { ...about, outcome: 'ignored', reason: 'done by a bot' };
+    const handle = lower(this.d.config.githubWebhooks.mention);
+    const assignee = lower(p.assignee?.login ?? '');
+    if (p.action === 'assigned' && assignee !== handle && assignee !== `${handle}[bot]`)
+      return { ...about, outcome: 'ignored', reason: `assigned to ${p.assignee?.login ?? 'nobody'}, not to ${handle}` };
+    // The default automation is made only for an event it would answer: its label, or an assignment.
+    const all = await this.issueAutomations(p.repository.full_name, onlyProject, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
+    if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
+    const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
+    const runs = await this.startIssueRuns(listening, p.repository.full_name, p.issue);
+    if (runs.some((r) => r.status === 'started'))
+      await this.react(p.repository.full_name, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
+    return { ...about, ...outcomeOf(runs, `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}`) };
+  }
+
+  /**
+   * An `@docent` comment on an issue: by someone who may push, it continues the issue's job as a follow-up turn, or
+   * starts the issue automations' runs when the issue has none. Anyone else's starts nothing, and the record says why.
+   */
+  async onIssueComment(p: z.infer<typeof issueCommentEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+    const about = { pullNumber: p.issue.number, author: p.comment.user.login };
+    const body = p.comment.body ?? '';
+    if (isDocentAnswer(body)) return { ...about, outcome: 'ignored', reason: "docent's own answer" };
+    if (p.comment.user.type === 'Bot') return { ...about, outcome: 'ignored', reason: 'comment by a bot' };
+    const handle = this.d.config.githubWebhooks.mention;
+    if (!mentions(body, handle)) return { ...about, outcome: 'ignored', reason: `no mention of @${handle}` };
+    const repository = p.repository.full_name;
+    if ((await this.projectsOf(repository, onlyProject)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
+    const client = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository);
+    const access = await this.d.permissions.of(client, p.comment.user.login);
+    if (!canPush(access))
+      return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
+    const all = await this.issueAutomations(repository, onlyProject, true);
+    const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
+    const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
+    const earlier = await this.d.store.startedRunOf(
+      all.map((a) => a._id),
+      eventKeyOf(issueEvent(repository, issue)),
+    );
+    const job = earlier?.jobId ? await this.d.jobById(earlier.jobId) : null;
+    if (job) {
+      const onJob = { ...about, projectId: job.projectId, jobId: job._id };
+      const refuse = async (reason: string): Promise<TriggerOutcome> => {
+        await client.octokit.rest.issues
+          .createComment({ owner: client.owner, repo: client.repo, issue_number: p.issue.number, body: `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}` })
+          .catch((err: unknown) => this.d.log.warn({ err, repository, issue: p.issue.number }, 'could not comment on the issue'));
+        return { ...onJob, outcome: 'refused', reason };
+      };
+      const prompt = commentPrompt(body);
+      if (prompt === null) return refuse('the comment is longer than an instruction may be (32 KiB)');
+      try {
+        const next = await this.d.agentJobs.continueFromPullRequest(job, prompt, { repository: job.source.repository, pullNumber: p.issue.number, pullRequestUrl: job.prLink ?? p.issue.html_url });
+        await this.react(repository, react);
+        return { ...onJob, turn: next.turn, outcome: 'turn_started' };
+      } catch (err) {
+        if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return refuse(err.message);
+        throw err;
+      }
+    }
+    const runs = await this.startIssueRuns(all, repository, issue);
+    if (runs.some((r) => r.status === 'started')) await this.react(repository, react);
+    return { ...about, ...outcomeOf(runs, 'no issue automation answers it') };
+  }
+
+  private startIssueRuns(automations: AutomationDoc[], repository: string, issue: IssueFields): Promise<DeliveryAutomationRun[]> {
+    const event = issueEvent(repository, issue);
+    return Promise.all(
+      automations.map((a) =>
+        this.runOne(a, {
+          origin: 'issue',
+          eventKey: eventKeyOf(event),
+          instruction: eventInstruction(a.instruction, event),
+          issue: { repository, number: issue.number, url: issue.html_url },
+        }),
+      ),
+    );
+  }
+
+  /** A reaction shows the event was acted on; one GitHub refuses is logged, never fatal. */
+  private async react(repository: string, call: (c: RepositoryClient) => Promise<unknown>): Promise<void> {
+    try {
+      await call(await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository));
+    } catch (err) {
+      this.d.log.warn({ err, repository }, 'could not react on the issue');
+    }
+  }
+
+  // ---- merged pull requests and pushes ---------------------------------------------------------------------------
+
+  /** A merged pull request starts the automations listening to its repository, each with its title, body and diff. */
+  async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+    const repository = p.repository.full_name;
+    const listening = (await this.d.store.withTrigger('merged_pull_request', onlyProject === undefined ? undefined : [onlyProject])).filter(
+      (a) => a.trigger.type === 'merged_pull_request' && lower(a.trigger.repo) === lower(repository),
+    );
+    if (listening.length === 0) return { outcome: 'ignored', reason: `no automation listens for merged pull requests in ${repository}` };
+    const pr = p.pull_request;
+    const event: AutomationEvent = {
+      kind: 'merged_pull_request',
+      repository,
+      number: pr.number,
+      title: pr.title ?? '',
+      body: pr.body ?? '',
+      url: pr.html_url ?? '',
+      mergeSha: pr.merge_commit_sha ?? pr.head.sha ?? '',
+      diff: await this.diffOf(repository, pr.number),
+    };
+    const runs = await this.runListening(listening, event, 'merged_pull_request', pr.base?.ref);
+    return outcomeOf(runs, 'no automation answers it');
+  }
+
+  /** The pull request's diff as GitHub serves it (`application/vnd.github.diff`); one GitHub will not serve is named instead. */
+  private async diffOf(repository: string, number: number): Promise<string> {
+    try {
+      const { octokit, owner, repo } = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository);
+      const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number, mediaType: { format: 'diff' } });
+      return String(data);
+    } catch (err) {
+      this.d.log.warn({ err, repository, number }, 'could not read the merged pull request diff');
+      return `(GitHub did not serve the diff: HTTP ${(err as { status?: number }).status ?? 'error'})`;
+    }
+  }
+
+  /** A push to a branch starts the automations listening to it, with the pushed commits. docent's own job branches start nothing. */
+  async onPush(p: z.infer<typeof pushEvent>, onlyProject?: string): Promise<TriggerOutcome | null> {
+    const repository = p.repository.full_name;
+    if (!p.ref.startsWith('refs/heads/') || p.deleted || !p.after || /^0+$/.test(p.after)) return null;
+    const branch = p.ref.slice('refs/heads/'.length);
+    if (branch.startsWith(this.d.config.agent.branchPrefix)) return { outcome: 'ignored', reason: "a push to a docent job's branch starts no automation" };
+    const ownProjects = new Set((await this.projectsOf(repository, onlyProject)).map((x) => x._id));
+    const listening = (await this.d.store.withTrigger('push', onlyProject === undefined ? undefined : [onlyProject])).filter(
+      (a) => a.trigger.type === 'push' && a.trigger.branch === branch && (a.trigger.repo ? lower(a.trigger.repo) === lower(repository) : ownProjects.has(a.projectId)),
+    );
+    if (listening.length === 0) return null;
+    const event: AutomationEvent = { kind: 'push', repository, branch, after: p.after, commits: (p.commits ?? []).map((c) => ({ id: c.id, message: c.message })) };
+    const runs = await this.runListening(listening, event, 'push', branch);
+    return outcomeOf(runs, 'no automation answers it');
+  }
+
+  /**
+   * Runs each automation listening to another repository's event, if its project may listen there; that repository,
+   * when it is not the project's own, joins the job's context at `ref`.
+   */
+  private runListening(listening: AutomationDoc[], event: AutomationEvent & { kind: 'merged_pull_request' | 'push' }, origin: 'merged_pull_request' | 'push', ref: string | undefined) {
+    const { repository } = event;
+    return Promise.all(
+      listening.map(async (a): Promise<DeliveryAutomationRun> => {
+        const project = await this.d.tenancy.getProject(a.projectId);
+        const refused = this.subscriptionRefusal(project, repository);
+        if (refused) return { projectId: a.projectId, automationId: a._id, status: 'refused', reason: refused };
+        const context = this.isOwnRepository(project!, repository) ? {} : { contextRepositories: [{ repo: repository, ...(ref ? { ref } : {}) }] };
+        return this.runOne(a, { origin, eventKey: eventKeyOf(event), instruction: eventInstruction(a.instruction, event), ...context });
+      }),
+    );
+  }
+
+  private isOwnRepository(project: ProjectDoc, repository: string): boolean {
+    const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
+    return lower(`${owner}/${name}`) === lower(repository);
+  }
+}
+
+interface IssueFields {
+  number: number;
+  html_url: string;
+  title?: string;
+  body?: string | null;
+}
+
+const labelOf = (trigger: AutomationTrigger) => (trigger.type === 'issue' ? (trigger.label ?? defaultIssueLabel) : '');
+
+function issueEvent(repository: string, issue: IssueFields): AutomationEvent {
+  return { kind: 'issue', repository, number: issue.number, title: issue.title ?? '', body: issue.body ?? '', url: issue.html_url };
+}
