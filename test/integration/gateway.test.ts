@@ -90,6 +90,8 @@ describe('REST', () => {
       checksPassed: null,
       // Written before turns were recorded: none to show.
       turns: [],
+      // Stored before origins were: every such job came from an API call.
+      origin: 'api',
     });
   });
 
