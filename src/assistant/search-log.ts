@@ -55,3 +55,9 @@ export class SearchLog {
     if (r.matchedCount === 0) throw new AppError('not_found', `no search ${searchId.slice(0, 100)}`);
   }
 }
+
+/** The reads analytics make: a domain's searches and conversations by time. */
+export async function ensureSearchIndexes(db: Db): Promise<void> {
+  await db.collection('searches').createIndex({ domain: 1, createdAt: -1 });
+  await db.collection('threads').createIndex({ domain: 1, createdAt: -1 });
+}
