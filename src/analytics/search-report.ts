@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { SearchDoc } from '../assistant/search-log';
+import type { SearchDoc, SearchVia } from '../assistant/search-log';
 
 /** Searches of one normalised query in a range. */
 export interface SearchQueryRow {
@@ -13,6 +13,8 @@ export interface SearchQueryRow {
   /** Searches with at least one result opened, divided by searches. */
   clickThrough: number;
   topClickedPage: { path: string; clicks: number } | null;
+  /** Searches by client: the REST endpoint or the MCP tool. */
+  via: Record<SearchVia, number>;
   lastSearchedAt: string;
 }
 
@@ -24,7 +26,7 @@ export async function searchReport(db: Db, domain: string, range: { from: Date; 
   const docs = await db
     .collection<SearchDoc>('searches')
     .find({ domain, createdAt: { $gte: range.from, $lt: range.to } })
-    .project<Pick<SearchDoc, 'query' | 'normalized' | 'results' | 'clicks' | 'createdAt'>>({ query: 1, normalized: 1, results: 1, 'clicks.path': 1, createdAt: 1 })
+    .project<Pick<SearchDoc, 'query' | 'normalized' | 'results' | 'clicks' | 'via' | 'createdAt'>>({ query: 1, normalized: 1, results: 1, 'clicks.path': 1, via: 1, createdAt: 1 })
     .sort({ createdAt: -1 })
     .limit(maxScanned + 1)
     .toArray();
@@ -34,13 +36,24 @@ export async function searchReport(db: Db, domain: string, range: { from: Date; 
     let g = groups.get(d.normalized);
     if (!g) {
       g = {
-        row: { query: d.query, searches: 0, hits: d.results, searchesWithoutHits: 0, clicks: 0, clickThrough: 0, topClickedPage: null, lastSearchedAt: d.createdAt.toISOString() },
+        row: {
+          query: d.query,
+          searches: 0,
+          hits: d.results,
+          searchesWithoutHits: 0,
+          clicks: 0,
+          clickThrough: 0,
+          topClickedPage: null,
+          via: { api: 0, mcp: 0 },
+          lastSearchedAt: d.createdAt.toISOString(),
+        },
         clickedSearches: 0,
         pages: new Map(),
       };
       groups.set(d.normalized, g);
     }
     g.row.searches += 1;
+    g.row.via[d.via] += 1;
     if (d.results === 0) g.row.searchesWithoutHits += 1;
     const clicks = d.clicks ?? [];
     g.row.clicks += clicks.length;

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -40,7 +42,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-type Row = { query: string; searches: number; hits: number; clicks: number; clickThrough: number; topClickedPage: { path: string; clicks: number } | null };
+type Row = { query: string; searches: number; hits: number; clicks: number; clickThrough: number; topClickedPage: { path: string; clicks: number } | null; via: { api: number; mcp: number } };
 const rowOf = async (query: string) => {
   const r = await analytics('searches');
   expect(r.status).toBe(200);
@@ -54,7 +56,7 @@ describe('analytics in the docs platform shapes', () => {
     expect(first.searchId).toMatch(/^srch_/);
     expect(first.results.length).toBeGreaterThan(0);
     const before = await rowOf('install');
-    expect(before).toMatchObject({ searches: 2, hits: first.results.length, clicks: 0, clickThrough: 0, topClickedPage: null });
+    expect(before).toMatchObject({ searches: 2, hits: first.results.length, clicks: 0, clickThrough: 0, topClickedPage: null, via: { api: 2, mcp: 0 } });
 
     const opened = first.results[0]!.path;
     expect((await post(`/discovery/v1/search/${domain}/click`, { searchId: first.searchId, path: opened })).status).toBe(204);
@@ -103,5 +105,17 @@ describe('analytics in the docs platform shapes', () => {
       expect(r.status).toBe(400);
       expect(await r.json()).toMatchObject({ code: 'invalid_argument', error: expect.any(String) });
     }
+  });
+
+  it('records a search made through the MCP tool as via mcp, and not the retrieval behind an answer', async () => {
+    const client = new Client({ name: 'docent-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/${domain}`), { requestInit: { headers: { authorization: `Bearer ${asst}` } } }));
+    try {
+      await client.callTool({ name: 'search_docs', arguments: { query: 'quickstart for kiln' } });
+    } finally {
+      await client.close();
+    }
+    await ask('quickstart for kiln');
+    expect(await rowOf('quickstart')).toMatchObject({ searches: 1, via: { api: 0, mcp: 1 } });
   });
 });
