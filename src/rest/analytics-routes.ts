@@ -1,3 +1,5 @@
+import type { Db } from 'mongodb';
+import type { z } from 'zod';
 import { exportConversations } from '../analytics/conversation-export';
 import { parseLimit, parseRange } from '../analytics/date-range';
 import { analyticsReport } from '../analytics/docs-analytics';
@@ -9,7 +11,7 @@ import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { analyticsBody, conversationExportBody, feedbackByPageBody, searchAnalyticsBody } from './analytics-schemas';
 import { projectOrigins } from '../edge/cors';
-import { route, type RestRequest, type Route } from './router';
+import { route, type Route } from './router';
 
 /** Docs analytics of a project's domain, for its admin key (docs/analytics.md). */
 export function analyticsRoutes(deps: Deps): Route[] {
@@ -32,60 +34,58 @@ export function analyticsRoutes(deps: Deps): Route[] {
   ];
 }
 
+/** One of the docs platform's analytics reads: its path under the project, its limit's bounds and what it returns. */
+interface PlatformRead {
+  path: string;
+  summary: string;
+  body: z.ZodType;
+  limit: { max: number; fallback: number };
+  read: (db: Db, domain: string, range: { from: Date; to: Date }, limit: number, query: URLSearchParams) => Promise<object>;
+}
+
+const platformReads: PlatformRead[] = [
+  {
+    path: 'searches',
+    summary: 'Search queries in from..to (default the last 30 days) grouped by normalised query, most searched first: hits, click-through, top clicked page (limit 1-200, default 50)',
+    body: searchAnalyticsBody,
+    limit: { max: 200, fallback: 50 },
+    read: (db, domain, range, limit) => searchReport(db, domain, range, limit),
+  },
+  {
+    path: 'assistant',
+    summary: 'Conversations started in from..to, newest first, each turn with question, answer, sources and kind (answered, not_in_docs); cursor pages on (limit 1-100, default 20)',
+    body: conversationExportBody,
+    limit: { max: 100, fallback: 20 },
+    read: (db, domain, range, limit, q) => exportConversations(db, domain, range, limit, q.get('cursor') ?? undefined),
+  },
+  {
+    path: 'feedback/by-page',
+    summary: 'Up and down ratings given in from..to, counted on each page the rated answer cited, most rated first (limit 1-500, default 100)',
+    body: feedbackByPageBody,
+    limit: { max: 500, fallback: 100 },
+    read: (db, domain, range, limit) => feedbackByPage(db, domain, range, limit),
+  },
+];
+
 /** The docs platform's analytics paths (`/v1/analytics/{projectId}/…`), each over `from`/`to` and bounded by `limit`. */
 function platformShapeRoutes(deps: Deps): Route[] {
   const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
-  const domainOf = async (req: RestRequest<unknown, 'admin'>) => {
-    const project = await adminProject(deps.tenancy, req.caller, req.params.projectId!);
-    if (!project.domain) throw new AppError('failed_precondition', 'the project has no documentation domain');
-    return project.domain;
-  };
-  const window = (q: URLSearchParams) => {
-    const r = parseRange(q);
-    return { range: r, shown: { from: r.from.toISOString(), to: r.to.toISOString() } };
-  };
-  return [
+  return platformReads.map((r) =>
     route({
       method: 'GET',
-      path: '/v1/analytics/{projectId}/searches',
-      summary: 'Search queries in from..to (default the last 30 days) grouped by normalised query, most searched first: hits, click-through, top clicked page (limit 1-200, default 50)',
+      path: `/v1/analytics/{projectId}/${r.path}`,
+      summary: r.summary,
       auth: 'admin',
       cors,
-      responses: { 200: { description: 'Queries', json: searchAnalyticsBody } },
+      responses: { 200: { description: 'The report', json: r.body } },
       handler: async (req) => {
-        const domain = await domainOf(req);
-        const { range, shown } = window(req.query);
-        const limit = parseLimit(req.query, 200, 50);
-        return { status: 200, body: { ...shown, ...(await searchReport(deps.mongo.db, domain, range, limit)) } };
+        const project = await adminProject(deps.tenancy, req.caller, req.params.projectId!);
+        if (!project.domain) throw new AppError('failed_precondition', 'the project has no documentation domain');
+        const range = parseRange(req.query);
+        const limit = parseLimit(req.query, r.limit.max, r.limit.fallback);
+        const body = await r.read(deps.mongo.db, project.domain, range, limit, req.query);
+        return { status: 200, body: { from: range.from.toISOString(), to: range.to.toISOString(), ...body } };
       },
     }),
-    route({
-      method: 'GET',
-      path: '/v1/analytics/{projectId}/assistant',
-      summary: 'Conversations started in from..to, newest first, each turn with question, answer, sources and kind (answered, not_in_docs); cursor pages on (limit 1-100, default 20)',
-      auth: 'admin',
-      cors,
-      responses: { 200: { description: 'A page of conversations', json: conversationExportBody } },
-      handler: async (req) => {
-        const domain = await domainOf(req);
-        const { range, shown } = window(req.query);
-        const limit = parseLimit(req.query, 100, 20);
-        return { status: 200, body: { ...shown, ...(await exportConversations(deps.mongo.db, domain, range, limit, req.query.get('cursor') ?? undefined)) } };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/analytics/{projectId}/feedback/by-page',
-      summary: 'Up and down ratings given in from..to, counted on each page the rated answer cited, most rated first (limit 1-500, default 100)',
-      auth: 'admin',
-      cors,
-      responses: { 200: { description: 'Pages', json: feedbackByPageBody } },
-      handler: async (req) => {
-        const domain = await domainOf(req);
-        const { range, shown } = window(req.query);
-        const limit = parseLimit(req.query, 500, 100);
-        return { status: 200, body: { ...shown, ...(await feedbackByPage(deps.mongo.db, domain, range, limit)) } };
-      },
-    }),
-  ];
+  );
 }

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
+import { kilnDocsProjects } from '../support/docs-projects';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { v2Body } from '../support/http';
 
@@ -30,12 +31,7 @@ const analytics = (path: string, key = admin) => fetch(`${gw.url}/v1/analytics/k
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);
   gw = await startGateway(sameStack(config));
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'kiln', orgId: 'acme', repository: 'acme/kiln', ref: 'main', domain });
-  await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/other', ref: 'main', domain: 'docs.other.test' });
-  asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'kiln' })).key;
-  otherAdmin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;
+  ({ asst, admin, otherAdmin } = await kilnDocsProjects(gw, domain));
 });
 afterAll(async () => {
   await deleteTestIndexes(config);
