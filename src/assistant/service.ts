@@ -118,7 +118,13 @@ export class AssistantService {
     const visible = visibleGroups(caller.groups, input.filter?.groups);
     const ranked = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
     const passages = relativeScores(ranked).filter((p) => p.score >= (input.scoreThreshold ?? 0));
-    const searchId = opts.via ? await this.searchLog.record({ domain, query: input.query, results: passages.length, via: opts.via, keyId: caller.keyId }) : undefined;
+    // Analytics must not cost the reader the results: a search that could not be recorded is answered without a searchId.
+    const searchId = opts.via
+      ? await this.searchLog.record({ domain, query: input.query, results: passages.length, via: opts.via, keyId: caller.keyId }).catch((err: unknown) => {
+          this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
+          return undefined;
+        })
+      : undefined;
     return { passages, headers: admission?.headers ?? {}, ...(searchId && { searchId }) };
   }
 
