@@ -134,6 +134,12 @@ export const searchRequest = z.looseObject({
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
 
+/** A reader opened a result of a search: the id the search returned and the page's path. */
+export const searchClickRequest = z.looseObject({
+  searchId: z.string().min(1).max(100),
+  path: z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),
+});
+
 /** Mintlify's page request: a page path (with or without a leading slash or `.md`) and optional groups to narrow to. */
 export const pageRequest = z.looseObject({
   path: z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),

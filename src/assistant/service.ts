@@ -17,6 +17,7 @@ import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
+import { SearchLog, type SearchVia } from './search-log';
 import { historyOf, maxThreadTurns, storedContext, ThreadStore, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
@@ -89,9 +90,11 @@ export class AssistantService {
   private readonly model: LanguageModel | null;
   private readonly modelName: string;
   private readonly retrieval: Retrieval;
+  readonly searchLog: SearchLog;
 
   constructor(private readonly deps: AssistantServiceDeps) {
     this.threads = new ThreadStore(deps.db);
+    this.searchLog = new SearchLog(deps.db);
     this.retrieval = { es: deps.es, indexPrefix: deps.config.elasticsearch.indexPrefix, embedder: deps.embedder };
     this.model = createLanguageModel(deps.config.model);
     this.modelName = this.model ? `${deps.config.model.provider}:${deps.config.model.id}` : 'extractive';
@@ -103,14 +106,26 @@ export class AssistantService {
     if (caller.domain !== domain || isPreviewDomain(domain)) throw new AppError('not_found', `no documentation domain ${domain}`);
   }
 
-  /** Passages for a search, with the rate-limit headers the search was counted under. */
-  async search(caller: Caller, domain: string, input: SearchInput, opts: { signal?: AbortSignal; remoteAddress?: string } = {}): Promise<{ passages: Passage[]; headers: Record<string, string> }> {
+  /** Passages for a search, with the rate-limit headers the search was counted under; a reader's search (`via`) is recorded for analytics. */
+  async search(
+    caller: Caller,
+    domain: string,
+    input: SearchInput,
+    opts: { signal?: AbortSignal; remoteAddress?: string; via?: SearchVia } = {},
+  ): Promise<{ passages: Passage[]; headers: Record<string, string>; searchId?: string }> {
     this.authorize(caller, domain);
     const admission = await this.deps.countSearchRequest?.({ caller, domain, remoteAddress: opts.remoteAddress });
     const visible = visibleGroups(caller.groups, input.filter?.groups);
     const ranked = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
     const passages = relativeScores(ranked).filter((p) => p.score >= (input.scoreThreshold ?? 0));
-    return { passages, headers: admission?.headers ?? {} };
+    // Analytics must not cost the reader the results: a search that could not be recorded is answered without a searchId.
+    const searchId = opts.via
+      ? await this.searchLog.record({ domain, query: input.query, results: passages.length, via: opts.via, keyId: caller.keyId }).catch((err: unknown) => {
+          this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
+          return undefined;
+        })
+      : undefined;
+    return { passages, headers: admission?.headers ?? {}, ...(searchId && { searchId }) };
   }
 
   /**

@@ -48,7 +48,7 @@ export function docsMcpServer(assistant: AssistantService, log: Logger, ctx: Mcp
     },
     ({ query, pageSize, scoreThreshold }) =>
       guarded(async () => {
-        const { passages } = await assistant.search(ctx.caller, ctx.domain, { query, pageSize, scoreThreshold }, { signal: ctx.signal, remoteAddress: ctx.remoteAddress });
+        const { passages } = await assistant.search(ctx.caller, ctx.domain, { query, pageSize, scoreThreshold }, { signal: ctx.signal, remoteAddress: ctx.remoteAddress, via: 'mcp' });
         const results = passages.map(({ path, url, title, headings, content, score }) => ({ title, path, url, headings, content, score }));
         const body = results.map((r, i) => `[${i + 1}] ${[r.title, ...r.headings].join(' › ')}\npath: ${r.path}\nurl: ${r.url}\n\n${r.content}`).join('\n\n---\n\n');
         return text(body || 'No passages match.', { results });

@@ -1,9 +1,15 @@
+import type { Db } from 'mongodb';
+import type { z } from 'zod';
+import { exportConversations } from '../analytics/conversation-export';
+import { parseLimit, parseRange } from '../analytics/date-range';
 import { analyticsReport } from '../analytics/docs-analytics';
+import { feedbackByPage } from '../analytics/feedback-by-page';
+import { searchReport } from '../analytics/search-report';
 import { parseSince } from '../analytics/since';
 import { adminProject } from '../auth/admin-project';
 import type { Deps } from '../deps';
 import { AppError } from '../errors';
-import { analyticsBody } from './analytics-schemas';
+import { analyticsBody, conversationExportBody, feedbackByPageBody, searchAnalyticsBody } from './analytics-schemas';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
@@ -24,5 +30,62 @@ export function analyticsRoutes(deps: Deps): Route[] {
         return { status: 200, body: await analyticsReport({ db: deps.mongo.db, embedder: deps.embedder }, project.domain, since) };
       },
     }),
+    ...platformShapeRoutes(deps),
   ];
+}
+
+/** One of the docs platform's analytics reads: its path under the project, its limit's bounds and what it returns. */
+interface PlatformRead {
+  path: string;
+  summary: string;
+  body: z.ZodType;
+  limit: { max: number; fallback: number };
+  read: (db: Db, domain: string, range: { from: Date; to: Date }, limit: number, query: URLSearchParams) => Promise<object>;
+}
+
+const platformReads: PlatformRead[] = [
+  {
+    path: 'searches',
+    summary: 'Search queries in from..to (default the last 30 days) grouped by normalised query, most searched first: hits, click-through, top clicked page (limit 1-200, default 50)',
+    body: searchAnalyticsBody,
+    limit: { max: 200, fallback: 50 },
+    read: (db, domain, range, limit) => searchReport(db, domain, range, limit),
+  },
+  {
+    path: 'assistant',
+    summary: 'Conversations started in from..to, newest first, each turn with question, answer, sources and kind (answered, not_in_docs); cursor pages on (limit 1-100, default 20)',
+    body: conversationExportBody,
+    limit: { max: 100, fallback: 20 },
+    read: (db, domain, range, limit, q) => exportConversations(db, domain, range, limit, q.get('cursor') ?? undefined),
+  },
+  {
+    path: 'feedback/by-page',
+    summary: 'Up and down ratings given in from..to, counted on each page the rated answer cited, most rated first (limit 1-500, default 100)',
+    body: feedbackByPageBody,
+    limit: { max: 500, fallback: 100 },
+    read: (db, domain, range, limit) => feedbackByPage(db, domain, range, limit),
+  },
+];
+
+/** The docs platform's analytics paths (`/v1/analytics/{projectId}/…`), each over `from`/`to` and bounded by `limit`. */
+function platformShapeRoutes(deps: Deps): Route[] {
+  const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
+  return platformReads.map((r) =>
+    route({
+      method: 'GET',
+      path: `/v1/analytics/{projectId}/${r.path}`,
+      summary: r.summary,
+      auth: 'admin',
+      cors,
+      responses: { 200: { description: 'The report', json: r.body } },
+      handler: async (req) => {
+        const project = await adminProject(deps.tenancy, req.caller, req.params.projectId!);
+        if (!project.domain) throw new AppError('failed_precondition', 'the project has no documentation domain');
+        const range = parseRange(req.query);
+        const limit = parseLimit(req.query, r.limit.max, r.limit.fallback);
+        const body = await r.read(deps.mongo.db, project.domain, range, limit, req.query);
+        return { status: 200, body: { from: range.from.toISOString(), to: range.to.toISOString(), ...body } };
+      },
+    }),
+  );
 }

@@ -1,6 +1,6 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
 import type { AnswerSession } from '../assistant/service';
-import { assistantRequestV1, assistantRequestV2, feedbackRequest, pageRequest, searchRequest, toQuestion } from '../assistant/request';
+import { assistantRequestV1, assistantRequestV2, feedbackRequest, pageRequest, searchClickRequest, searchRequest, toQuestion } from '../assistant/request';
 import { encodeUiMessageStream, uiMessageStreamHeaders } from '../assistant/ui-message-stream';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
@@ -62,8 +62,22 @@ export function assistantRoutes(deps: Deps): Route[] {
       responses: { 200: { description: 'Passages, best first', json: searchResultsBody } },
       handler: async (req) => {
         const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
-        const { passages, headers } = await deps.assistant.search(req.caller, req.params.domain!, req.body, { signal: req.signal, remoteAddress });
-        return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })) } };
+        const { passages, headers, searchId } = await deps.assistant.search(req.caller, req.params.domain!, req.body, { signal: req.signal, remoteAddress, via: 'api' });
+        return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })), searchId } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/discovery/v1/search/{domain}/click',
+      summary: 'Report that a reader opened a search result: the searchId the search returned and the path opened (analytics click-through)',
+      auth: 'assistant',
+      cors,
+      body: searchClickRequest,
+      responses: { 204: { description: 'Recorded', streamed: 'text/plain' } },
+      handler: async (req) => {
+        deps.assistant.authorize(req.caller, req.params.domain!);
+        await deps.assistant.searchLog.click(req.params.domain!, req.body.searchId, req.body.path);
+        return { status: 204 };
       },
     }),
     route({

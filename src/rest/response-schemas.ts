@@ -175,6 +175,7 @@ export const agentModelsBody = z
 export const searchResultsBody = z
   .object({
     results: z.array(z.object({ path: z.string(), url: z.string(), title: z.string(), headings: z.array(z.string()), content: z.string(), score: z.number() })),
+    searchId: z.string().optional().describe('Names this search when reporting a result opened (POST …/search/{domain}/click)'),
   })
   .register(documentedSchemas, { id: 'SearchResults' });
 

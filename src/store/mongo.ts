@@ -11,6 +11,7 @@ import type { ReadConcernLevel } from '../config';
 import { ensureLimitIndexes } from '../limits/fixed-window';
 import { ensureTenancyIndexes } from '../tenancy/store';
 import { ensureWebhookIndexes } from '../webhooks/store';
+import { ensureSearchIndexes } from '../assistant/search-log';
 
 export interface Mongo {
   client: MongoClient;
@@ -78,4 +79,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureImageIndexes(db);
   await ensureWebhookIndexes(db);
   await ensureGitHubDeliveryIndexes(db);
+  await ensureSearchIndexes(db);
 }

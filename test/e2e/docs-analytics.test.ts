@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AnalyticsReport } from '../../src/analytics/docs-analytics';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
+import { kilnDocsProjects } from '../support/docs-projects';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { v2Body } from '../support/http';
 
@@ -28,12 +29,7 @@ const ask = async (text: string) => {
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);
   gw = await startGateway(sameStack(config));
-  await gw.deps.tenancy.createOrg('acme');
-  await gw.deps.tenancy.createProject({ _id: 'kiln', orgId: 'acme', repository: 'acme/kiln', ref: 'main', domain });
-  await gw.deps.tenancy.createProject({ _id: 'other', orgId: 'acme', repository: 'acme/other', ref: 'main', domain: 'docs.other.test' });
-  asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'kiln' })).key;
-  otherAdmin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'other' })).key;
+  ({ asst, admin, otherAdmin } = await kilnDocsProjects(gw, domain));
 
   for (const q of ['How do I install kiln?', 'How do I install kiln?', 'how can I install the kiln binary?', 'What is the capital of Australia?', 'capital city of Australia?\u001b[2J']) await ask(q);
   const rated = await ask('How do I bake my site with kiln?');
