@@ -8,6 +8,7 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
+import { createOperatorKey, ensureOperatorKey } from './operator-commands';
 import { docsIngestUsage, docsSyncUsage } from './usage-texts';
 import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from './webhook-commands';
 import { SecretBox } from '../crypto/secret-box';
@@ -59,6 +60,12 @@ commands:
                                                 --groups lets an assistant key see pages whose front matter lists one of them
   key revoke <keyId>                            revoke a key
   key list --project <projectId>                list a project's keys (never the keys themselves)
+  operator key create [--org <orgId>]           make an operator key (docent_op_…) for one organization or all of
+                                                them, for the operator API under /v2/admin (shown only once)
+  operator key revoke <keyId>                   revoke an operator key
+  operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
+                                                0600); what npm start runs. The operator commands are bootstrap:
+                                                they talk to the database (DOCENT_MONGO_*)
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
 ${docsSyncUsage}
   analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
@@ -250,6 +257,23 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     if (groups.length && kind !== 'assistant') throw new UsageError('--groups applies to assistant keys only');
     if (groups.some((g) => g === '')) throw new UsageError('--groups takes comma-separated group names, e.g. --groups staff,beta');
     return { out: await withStores((s) => createKey(s, projectId, kind as KeyKind, groups)), json: !!values.json };
+  }
+  if (group === 'operator' && action === 'key') {
+    const [verb, ...args] = rest;
+    if (verb === 'create') {
+      const { values } = parse(args, { org: { type: 'string' } }, 0);
+      return { out: await withStores((s) => createOperatorKey(s, values.org as string | undefined)), json: !!values.json };
+    }
+    if (verb === 'revoke') {
+      const { positionals, values } = parse(args, {}, 1);
+      return { out: await withStores((s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+    }
+    if (verb === 'ensure') {
+      const { values } = parse(args, { 'key-file': { type: 'string' } }, 0);
+      const keyFile = required(values, 'key-file');
+      return { out: await withStores((s) => ensureOperatorKey(s, keyFile)), json: !!values.json };
+    }
+    throw new UsageError(`unknown command: operator key ${verb ?? ''}`);
   }
   if (group === 'key' && action === 'revoke') {
     const { positionals, values } = parse(rest, {}, 1);

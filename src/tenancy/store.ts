@@ -193,6 +193,10 @@ export class TenancyStore {
     return this.db.collection<ProjectDoc>('projects');
   }
 
+  async hasOrg(orgId: string): Promise<boolean> {
+    return (await this.orgs.findOne({ _id: orgId }, { projection: { _id: 1 } })) !== null;
+  }
+
   async createOrg(orgId: string): Promise<OrgDoc> {
     if (!idPattern.test(orgId)) throw new AppError('invalid_argument', `organization id "${orgId}" must be 1-64 letters, digits, _ . or -`);
     const doc = { _id: orgId, createdAt: new Date() };
