@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { adminCaller, requireAllOrgs, requireOrg, visibleProject } from '../admin/access';
+import type { Deps } from '../deps';
+import { AppError } from '../errors';
+import { SecretBox } from '../crypto/secret-box';
+import { ProjectSecretStore } from '../secrets/project-secrets';
+import { WEBHOOK_EVENTS } from '../webhooks/store';
+import { setSecret, listSecrets } from '../cli/secret-commands';
+import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../cli/tenancy-commands';
+import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../cli/webhook-commands';
+import { route, type RestRequest, type Route } from './router';
+
+const id = z.string().min(1).max(64);
+const createOrgBody = z.strictObject({ id });
+const createProjectBody = z.strictObject({
+  id,
+  orgId: id,
+  repository: z.string().min(1).max(2000),
+  ref: z.string().min(1).max(200),
+  domain: z.string().min(1).max(253),
+  allowedOrigins: z.array(z.string().max(2000)).max(50).optional(),
+});
+const commands = z.array(z.string().max(4096)).max(20);
+const projectSettingsBody = z.strictObject({
+  setup: commands.optional(),
+  check: commands.optional(),
+  clearChecks: z.boolean().optional(),
+  network: z.boolean().optional(),
+  allowHosts: z.array(z.string().max(253)).max(100).optional(),
+  secretsToChecks: z.boolean().optional(),
+  secretsForAgentCode: z.boolean().optional(),
+  cacheKeys: z.array(z.string().max(500)).max(20).optional(),
+  maintenance: commands.optional(),
+  caps: z.strictObject({ maxTurnTokens: z.number().nonnegative().optional(), maxTurnMinutes: z.number().nonnegative().optional(), maxJobCostUsd: z.number().nonnegative().optional() }).optional(),
+});
+const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
+const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });
+const secretBody = z.strictObject({
+  name: z.string().min(1).max(100),
+  value: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+});
+
+const json = (status: number, out: Output) => ({ status, body: out.json });
+
+/**
+ * The operator API: what the CLI administers, over HTTP, authorised by an operator key (every organization or one;
+ * another organization's resources are 404) or, for one project's operations, that project's admin key. The
+ * operations are the CLI's own (src/cli/*-commands.ts): one implementation for both.
+ */
+export function adminRoutes(deps: Deps): Route[] {
+  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
+  const stores = { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets };
+  const caller = (req: RestRequest) => adminCaller(deps.keys, req.headers.authorization);
+  /** A route on one project: the caller may administer it (else 404) before `run` sees it. */
+  const onProject = (run: (projectId: string, req: RestRequest) => Promise<{ status: number; body: unknown }>) => async (req: RestRequest) => {
+    const projectId = req.params.projectId!;
+    await visibleProject(deps.tenancy, await caller(req), projectId);
+    return run(projectId, req);
+  };
+  return [
+    route({
+      method: 'POST',
+      path: '/v2/admin/orgs',
+      summary: 'Create an organization (operator key for all organizations)',
+      auth: 'none',
+      body: createOrgBody,
+      handler: async (req) => {
+        requireAllOrgs(await caller(req as RestRequest));
+        return json(201, await createOrg(stores, req.body.id));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/admin/projects',
+      summary: 'Create a project in an organization the operator key covers',
+      auth: 'none',
+      body: createProjectBody,
+      handler: async (req) => {
+        requireOrg(await caller(req as RestRequest), req.body.orgId);
+        const b = req.body;
+        return json(201, await createProject(stores, { projectId: b.id, orgId: b.orgId, repository: b.repository, ref: b.ref, domain: b.domain, allowedOrigins: b.allowedOrigins ?? [] }));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects/{projectId}',
+      summary: 'A project and its settings',
+      auth: 'none',
+      handler: async (req) => {
+        const project = await visibleProject(deps.tenancy, await caller(req), req.params.projectId!);
+        return { status: 200, body: { id: project._id, ...project, _id: undefined } };
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v2/admin/projects/{projectId}',
+      summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
+      auth: 'none',
+      body: projectSettingsBody,
+      handler: onProject(async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body as z.infer<typeof projectSettingsBody>))) as never,
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/keys',
+      summary: 'Make a project key (admin or assistant); the answer is the only time the key is shown',
+      auth: 'none',
+      body: createKeyBody,
+      handler: onProject(async (projectId, req) => {
+        const b = req.body as z.infer<typeof createKeyBody>;
+        return json(201, await createKey(stores, projectId, b.kind, b.groups ?? []));
+      }) as never,
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v2/admin/projects/{projectId}/keys/{keyId}',
+      summary: "Revoke one of the project's keys",
+      auth: 'none',
+      handler: onProject(async (projectId, req) => {
+        const keyId = req.params.keyId!;
+        if (!(await deps.keys.list({ projectId })).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
+        return json(200, await revokeKey(stores, keyId));
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects/{projectId}/keys',
+      summary: "List the project's keys (never the keys themselves)",
+      auth: 'none',
+      handler: onProject(async (projectId) => ({ status: 200, body: { keys: await deps.keys.list({ projectId }) } })),
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/webhooks',
+      summary: 'Add a webhook endpoint; the answer shows its signing secret once',
+      auth: 'none',
+      body: createWebhookBody,
+      handler: onProject(async (projectId, req) => {
+        const b = req.body as z.infer<typeof createWebhookBody>;
+        return json(201, await createWebhook(stores, projectId, b.url, b.events));
+      }) as never,
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects/{projectId}/webhooks',
+      summary: "The project's webhook endpoints (never their secrets)",
+      auth: 'none',
+      handler: onProject(async (projectId) => ({ status: 200, body: { webhooks: (await listWebhooks(stores, projectId)).json } })),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}',
+      summary: 'Delete a webhook endpoint',
+      auth: 'none',
+      handler: onProject(async (projectId, req) => json(200, await deleteWebhook(stores, projectId, req.params.webhookId!))),
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}/deliveries',
+      summary: "A webhook endpoint's delivery log, newest first",
+      auth: 'none',
+      handler: onProject(async (projectId, req) => ({ status: 200, body: { deliveries: (await webhookDeliveries(stores, projectId, req.params.webhookId!)).json } })),
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/secrets',
+      summary: 'Write a project secret (the value is never read back)',
+      auth: 'none',
+      body: secretBody,
+      handler: onProject(async (projectId, req) => {
+        const b = req.body as z.infer<typeof secretBody>;
+        return json(200, await setSecret(stores, projectId, b.name, b.value));
+      }) as never,
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects/{projectId}/secrets',
+      summary: "The names of the project's secrets, never their values",
+      auth: 'none',
+      handler: onProject(async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } })),
+    }),
+  ];
+}

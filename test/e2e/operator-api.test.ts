@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { startGateway, type RunningGateway } from '../support/gateway';
+
+// The operator API under /v2/admin over the real gateway: operator keys (all organizations or one) and project admin keys.
+let gw: RunningGateway;
+let operator: string;
+let acmeOperator: string;
+
+const call = async (key: string | undefined, method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${gw.url}${path}`, {
+    method,
+    headers: { ...(key && { authorization: `Bearer ${key}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+beforeAll(async () => {
+  gw = await startGateway({ DOCENT_SECRET_KEY: randomBytes(32).toString('base64'), DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
+  operator = (await gw.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createOrg('globex');
+  await gw.deps.tenancy.createProject({ _id: 'globex-site', orgId: 'globex', repository: 'globex/site', ref: 'main' });
+  acmeOperator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'acme' })).key;
+});
+afterAll(() => gw.stop());
+
+describe('operator API', () => {
+  it('an operator key makes an organization, a project, a key shown once, a webhook and a secret listed by name', async () => {
+    expect(await call(operator, 'POST', '/v2/admin/orgs', { id: 'initech' })).toMatchObject({ status: 201, body: { id: 'initech' } });
+    const project = await call(operator, 'POST', '/v2/admin/projects', { id: 'tps', orgId: 'initech', repository: 'initech/tps', ref: 'main', domain: 'docs.initech.test' });
+    expect(project).toMatchObject({ status: 201, body: { id: 'tps', orgId: 'initech', domain: 'docs.initech.test' } });
+    const key = await call(operator, 'POST', '/v2/admin/projects/tps/keys', { kind: 'admin' });
+    expect(key).toMatchObject({ status: 201, body: { kind: 'admin', projectId: 'tps', key: expect.stringMatching(/^docent_admin_/) } });
+    const listed = await call(operator, 'GET', '/v2/admin/projects/tps/keys');
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(key.body.key as string);
+    expect(listed.body.keys).toEqual([expect.objectContaining({ id: key.body.id, kind: 'admin' })]);
+    const hook = await call(operator, 'POST', '/v2/admin/projects/tps/webhooks', { url: 'https://127.0.0.1:9/hook' });
+    expect(hook).toMatchObject({ status: 201, body: { url: 'https://127.0.0.1:9/hook', secret: expect.stringMatching(/^whsec_/) } });
+    expect((await call(operator, 'GET', '/v2/admin/projects/tps/webhooks')).body.webhooks).toEqual([expect.objectContaining({ id: hook.body.id })]);
+    expect(await call(operator, 'POST', '/v2/admin/projects/tps/secrets', { name: 'NPM_TOKEN', value: 'npm_s3cr3t_value' })).toMatchObject({ status: 200, body: { name: 'NPM_TOKEN' } });
+    const secrets = await call(operator, 'GET', '/v2/admin/projects/tps/secrets');
+    expect(secrets).toMatchObject({ status: 200, body: { secrets: [{ name: 'NPM_TOKEN', updatedAt: expect.any(String) }] } });
+    expect(JSON.stringify(secrets.body)).not.toContain('npm_s3cr3t_value');
+    expect(await call(operator, 'PATCH', '/v2/admin/projects/tps', { check: ['npm test'], network: true })).toMatchObject({ status: 200, body: { checkCommands: ['npm test'], sandboxNetwork: true } });
+    expect(await call(operator, 'GET', '/v2/admin/projects/tps')).toMatchObject({ status: 200, body: { id: 'tps', checkCommands: ['npm test'] } });
+    expect(await call(operator, 'DELETE', `/v2/admin/projects/tps/keys/${key.body.id}`)).toMatchObject({ status: 200, body: { revoked: true } });
+  });
+
+  it("an organization's operator key sees its own organization and gets 404 on another's project", async () => {
+    expect(await call(acmeOperator, 'POST', '/v2/admin/projects', { id: 'acme-web', orgId: 'acme', repository: 'acme/web', ref: 'main', domain: 'web.acme.test' })).toMatchObject({ status: 201 });
+    expect(await call(acmeOperator, 'GET', '/v2/admin/projects/globex-site')).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await call(acmeOperator, 'POST', '/v2/admin/projects/globex-site/keys', { kind: 'admin' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await call(acmeOperator, 'POST', '/v2/admin/projects', { id: 'sneaky', orgId: 'globex', repository: 'acme/web', ref: 'main', domain: 'x.globex.test' })).toMatchObject({ status: 404 });
+    expect(await call(acmeOperator, 'POST', '/v2/admin/orgs', { id: 'another' })).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
+  });
+
+  it("a project's admin key administers its own project only; assistant keys and no key are refused", async () => {
+    await gw.deps.tenancy.createProject({ _id: 'acme-docs', orgId: 'acme', repository: 'acme/docs', ref: 'main', domain: 'docs.acme.test' });
+    const admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'acme-docs' })).key;
+    expect(await call(admin, 'POST', '/v2/admin/projects/acme-docs/keys', { kind: 'assistant' })).toMatchObject({ status: 201, body: { key: expect.stringMatching(/^docent_asst_/) } });
+    expect(await call(admin, 'GET', '/v2/admin/projects/acme-docs/secrets')).toMatchObject({ status: 200 });
+    expect(await call(admin, 'GET', '/v2/admin/projects/globex-site')).toMatchObject({ status: 404 });
+    expect(await call(admin, 'POST', '/v2/admin/projects', { id: 'more', orgId: 'acme', repository: 'acme/x', ref: 'main', domain: 'more.acme.test' })).toMatchObject({ status: 403 });
+    const assistant = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', projectId: 'acme-docs', domain: 'docs.acme.test' })).key;
+    expect(await call(assistant, 'GET', '/v2/admin/projects/acme-docs')).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
+    expect(await call(undefined, 'GET', '/v2/admin/projects/acme-docs')).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+  });
+});
