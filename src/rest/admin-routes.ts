@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import { adminCaller, requireAllOrgs, requireOrg, visibleProject } from '../admin/access';
+import { type AdminCaller, adminCaller, requireAllOrgs, requireOrg, visibleProject } from '../admin/access';
+import { AdminAuditLog } from '../admin/audit';
 import type { Deps } from '../deps';
-import { AppError } from '../errors';
+import { AppError, toRestError } from '../errors';
+import { clientIp } from '../limits/client-ip';
 import { SecretBox } from '../crypto/secret-box';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { WEBHOOK_EVENTS } from '../webhooks/store';
 import { setSecret, listSecrets } from '../cli/secret-commands';
 import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../cli/tenancy-commands';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../cli/webhook-commands';
-import { route, type RestRequest, type Route } from './router';
+import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 const id = z.string().min(1).max(64);
 const createOrgBody = z.strictObject({ id });
@@ -53,7 +55,45 @@ const json = (status: number, out: Output) => ({ status, body: out.json });
 export function adminRoutes(deps: Deps): Route[] {
   const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
   const stores = { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets };
-  const caller = (req: RestRequest) => adminCaller(deps.keys, req.headers.authorization);
+  const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
+  const indexed = audit.ensureIndexes();
+  // Resolved once per request: the handler authorises with it, the audit entry names it.
+  const callers = new WeakMap<RestRequest, Promise<AdminCaller>>();
+  const caller = (req: RestRequest) => {
+    const known = callers.get(req) ?? adminCaller(deps.keys, req.headers.authorization);
+    callers.set(req, known);
+    return known;
+  };
+  /** Writes every call to the audit log: the key's id and kind, never the key; target ids, never bodies' values. */
+  const audited = (r: Route): Route => ({
+    ...r,
+    handler: async (req) => {
+      let status = 500;
+      try {
+        const res: RestResponse = await r.handler(req);
+        status = res.status;
+        return res;
+      } catch (err) {
+        status = toRestError(err).status;
+        throw err;
+      } finally {
+        const who = await caller(req).catch(() => undefined);
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const named = Object.fromEntries(['id', 'orgId', 'name', 'kind'].filter((k) => typeof body[k] === 'string').map((k) => [k, body[k] as string]));
+        await indexed.catch(() => undefined);
+        await audit
+          .record({
+            ...(who && { keyId: who.keyId, keyKind: who.kind }),
+            method: r.method,
+            route: r.path,
+            targets: { ...req.params, ...named },
+            clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
+            status,
+          })
+          .catch((err: unknown) => deps.log.error({ err }, 'operator API audit entry not written'));
+      }
+    },
+  });
   /** A route on one project: the caller may administer it (else 404) before `run` sees it. */
   const onProject = (run: (projectId: string, req: RestRequest) => Promise<{ status: number; body: unknown }>) => async (req: RestRequest) => {
     const projectId = req.params.projectId!;
@@ -61,6 +101,17 @@ export function adminRoutes(deps: Deps): Route[] {
     return run(projectId, req);
   };
   return [
+    route({
+      method: 'GET',
+      path: '/v2/admin/audit',
+      summary: 'The audit log of the operator API, newest first (`limit`, default 50, and `cursor` from the previous page)',
+      auth: 'none',
+      handler: async (req) => {
+        requireAllOrgs(await caller(req));
+        const limit = req.query.has('limit') ? Number(req.query.get('limit')) : 50;
+        return { status: 200, body: await audit.list(limit, req.query.get('cursor') ?? undefined) };
+      },
+    }),
     route({
       method: 'POST',
       path: '/v2/admin/orgs',
@@ -181,5 +232,5 @@ export function adminRoutes(deps: Deps): Route[] {
       auth: 'none',
       handler: onProject(async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } })),
     }),
-  ];
+  ].map(audited);
 }

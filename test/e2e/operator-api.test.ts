@@ -67,4 +67,35 @@ describe('operator API', () => {
     expect(await call(assistant, 'GET', '/v2/admin/projects/acme-docs')).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
     expect(await call(undefined, 'GET', '/v2/admin/projects/acme-docs')).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
   });
+
+  it('writes every call to the audit log, newest first with who, what and the result, paged by a cursor, without keys or secret values', async () => {
+    const own = await gw.deps.keys.create({ kind: 'operator', orgId: '*' });
+    await call(own.key, 'POST', '/v2/admin/orgs', { id: 'audited' });
+    await call(own.key, 'POST', '/v2/admin/projects', { id: 'aud-p', orgId: 'audited', repository: 'audited/p', ref: 'main', domain: 'p.audited.test' });
+    await call(own.key, 'POST', '/v2/admin/projects/aud-p/secrets', { name: 'API_TOKEN', value: 'tok_very_secret_1' });
+    await call(own.key, 'GET', '/v2/admin/projects/nope');
+    const first = await call(own.key, 'GET', '/v2/admin/audit?limit=3');
+    expect(first.status).toBe(200);
+    expect(first.body.entries).toEqual([
+      expect.objectContaining({
+        keyId: own.id,
+        keyKind: 'operator',
+        method: 'GET',
+        route: '/v2/admin/projects/{projectId}',
+        targets: { projectId: 'nope' },
+        status: 404,
+        clientAddress: expect.any(String),
+        at: expect.any(String),
+      }),
+      expect.objectContaining({ keyId: own.id, method: 'POST', route: '/v2/admin/projects/{projectId}/secrets', targets: { projectId: 'aud-p', name: 'API_TOKEN' }, status: 200 }),
+      expect.objectContaining({ keyId: own.id, method: 'POST', route: '/v2/admin/projects', targets: { id: 'aud-p', orgId: 'audited' }, status: 201 }),
+    ]);
+    const second = await call(own.key, 'GET', `/v2/admin/audit?limit=1&cursor=${first.body.next as string}`);
+    expect(second.body.entries).toEqual([expect.objectContaining({ method: 'POST', route: '/v2/admin/orgs', targets: { id: 'audited' }, status: 201 })]);
+    const everything = JSON.stringify((await call(own.key, 'GET', '/v2/admin/audit?limit=200')).body);
+    for (const secret of [own.key, operator, acmeOperator, 'tok_very_secret_1', 'npm_s3cr3t_value']) expect(everything).not.toContain(secret);
+    expect(everything).toContain('"status":401'); // the call without a key is there too
+    expect(await call(acmeOperator, 'GET', '/v2/admin/audit')).toMatchObject({ status: 403 });
+    expect(await call(own.key, 'GET', '/v2/admin/audit?limit=0')).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+  });
 });
