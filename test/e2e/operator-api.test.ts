@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // The operator API under /v2/admin over the real gateway: operator keys (all organizations or one) and project admin keys.
@@ -97,5 +98,33 @@ describe('operator API', () => {
     expect(everything).toContain('"status":401'); // the call without a key is there too
     expect(await call(acmeOperator, 'GET', '/v2/admin/audit')).toMatchObject({ status: 403 });
     expect(await call(own.key, 'GET', '/v2/admin/audit?limit=0')).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
+  });
+
+  it('the CLI administers through the API with DOCENT_API_URL and DOCENT_OPERATOR_KEY, its database settings pointing nowhere', async () => {
+    const own = await gw.deps.keys.create({ kind: 'operator', orgId: '*' });
+    // A database the CLI cannot reach: a command that touched it would fail.
+    const env = { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: own.key, DOCENT_MONGO_URL: 'mongodb://127.0.0.1:1/', DOCENT_MONGO_DB: 'nowhere' };
+    const docent = (...args: string[]) => runDocent(args, env);
+    expect(await docent('org', 'create', 'cli-org')).toMatchObject({ code: 0, stdout: 'created organization cli-org\n' });
+    expect(await docent('project', 'create', 'cli-p', '--org', 'cli-org', '--repo', 'cli-org/p', '--ref', 'main', '--domain', 'p.cli.test')).toMatchObject({ code: 0 });
+    const key = await docent('key', 'create', '--project', 'cli-p', '--kind', 'admin');
+    expect(key.stdout).toMatch(/^docent_admin_\S+\n$/);
+    expect((await gw.deps.keys.authenticate(`Bearer ${key.stdout.trim()}`, 'admin')).projectId).toBe('cli-p');
+    const hook = await docent('webhook', 'create', '--project', 'cli-p', '--url', 'https://127.0.0.1:9/cli');
+    expect(hook).toMatchObject({ code: 0, stdout: expect.stringMatching(/^whsec_/) });
+    expect((await docent('webhook', 'list', '--project', 'cli-p')).stdout).toContain('https://127.0.0.1:9/cli');
+    expect(await docent('project', 'create', 'cli-q', '--org', 'no-such-org', '--repo', 'x/y', '--ref', 'main', '--domain', 'q.cli.test')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('organization no-such-org not found'),
+    });
+    const log = (await call(own.key, 'GET', '/v2/admin/audit?limit=6')).body.entries as { keyId: string; method: string; route: string; status: number }[];
+    expect(log.filter((e) => e.keyId === own.id).map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual([
+      'POST /v2/admin/projects 404',
+      'GET /v2/admin/projects/{projectId}/webhooks 200',
+      'POST /v2/admin/projects/{projectId}/webhooks 201',
+      'POST /v2/admin/projects/{projectId}/keys 201',
+      'POST /v2/admin/projects 201',
+      'POST /v2/admin/orgs 201',
+    ]);
   });
 });
