@@ -95,11 +95,25 @@ export function adminRoutes(deps: Deps): Route[] {
     },
   });
   /** A route on one project: the caller may administer it (else 404) before `run` sees it. */
-  const onProject = (run: (projectId: string, req: RestRequest) => Promise<{ status: number; body: unknown }>) => async (req: RestRequest) => {
-    const projectId = req.params.projectId!;
-    await visibleProject(deps.tenancy, await caller(req), projectId);
-    return run(projectId, req);
-  };
+  const projectRoute = <B = undefined>(r: {
+    method: Route['method'];
+    path: string;
+    summary: string;
+    body?: z.ZodType<B>;
+    run: (projectId: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
+  }) =>
+    route<B, 'none'>({
+      method: r.method,
+      path: r.path,
+      summary: r.summary,
+      auth: 'none',
+      ...(r.body && { body: r.body }),
+      handler: async (req) => {
+        const projectId = req.params.projectId!;
+        await visibleProject(deps.tenancy, await caller(req as RestRequest), projectId);
+        return r.run(projectId, req);
+      },
+    });
   return [
     route({
       method: 'GET',
@@ -145,92 +159,73 @@ export function adminRoutes(deps: Deps): Route[] {
         return { status: 200, body: { id: project._id, ...project, _id: undefined } };
       },
     }),
-    route({
+    projectRoute({
       method: 'PATCH',
       path: '/v2/admin/projects/{projectId}',
       summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
-      auth: 'none',
       body: projectSettingsBody,
-      handler: onProject(async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body as z.infer<typeof projectSettingsBody>))) as never,
+      run: async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body)),
     }),
-    route({
+    projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: 'Make a project key (admin or assistant); the answer is the only time the key is shown',
-      auth: 'none',
       body: createKeyBody,
-      handler: onProject(async (projectId, req) => {
-        const b = req.body as z.infer<typeof createKeyBody>;
-        return json(201, await createKey(stores, projectId, b.kind, b.groups ?? []));
-      }) as never,
+      run: async (projectId, req) => json(201, await createKey(stores, projectId, req.body.kind, req.body.groups ?? [])),
     }),
-    route({
+    projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/keys/{keyId}',
       summary: "Revoke one of the project's keys",
-      auth: 'none',
-      handler: onProject(async (projectId, req) => {
+      run: async (projectId, req) => {
         const keyId = req.params.keyId!;
         if (!(await deps.keys.list({ projectId })).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
         return json(200, await revokeKey(stores, keyId));
-      }),
+      },
     }),
-    route({
+    projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: "List the project's keys (never the keys themselves)",
-      auth: 'none',
-      handler: onProject(async (projectId) => ({ status: 200, body: { keys: await deps.keys.list({ projectId }) } })),
+      run: async (projectId) => ({ status: 200, body: { keys: await deps.keys.list({ projectId }) } }),
     }),
-    route({
+    projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: 'Add a webhook endpoint; the answer shows its signing secret once',
-      auth: 'none',
       body: createWebhookBody,
-      handler: onProject(async (projectId, req) => {
-        const b = req.body as z.infer<typeof createWebhookBody>;
-        return json(201, await createWebhook(stores, projectId, b.url, b.events));
-      }) as never,
+      run: async (projectId, req) => json(201, await createWebhook(stores, projectId, req.body.url, req.body.events)),
     }),
-    route({
+    projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: "The project's webhook endpoints (never their secrets)",
-      auth: 'none',
-      handler: onProject(async (projectId) => ({ status: 200, body: { webhooks: (await listWebhooks(stores, projectId)).json } })),
+      run: async (projectId) => ({ status: 200, body: { webhooks: (await listWebhooks(stores, projectId)).json } }),
     }),
-    route({
+    projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}',
       summary: 'Delete a webhook endpoint',
-      auth: 'none',
-      handler: onProject(async (projectId, req) => json(200, await deleteWebhook(stores, projectId, req.params.webhookId!))),
+      run: async (projectId, req) => json(200, await deleteWebhook(stores, projectId, req.params.webhookId!)),
     }),
-    route({
+    projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}/deliveries',
       summary: "A webhook endpoint's delivery log, newest first",
-      auth: 'none',
-      handler: onProject(async (projectId, req) => ({ status: 200, body: { deliveries: (await webhookDeliveries(stores, projectId, req.params.webhookId!)).json } })),
+      run: async (projectId, req) => ({ status: 200, body: { deliveries: (await webhookDeliveries(stores, projectId, req.params.webhookId!)).json } }),
     }),
-    route({
+    projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: 'Write a project secret (the value is never read back)',
-      auth: 'none',
       body: secretBody,
-      handler: onProject(async (projectId, req) => {
-        const b = req.body as z.infer<typeof secretBody>;
-        return json(200, await setSecret(stores, projectId, b.name, b.value));
-      }) as never,
+      run: async (projectId, req) => json(200, await setSecret(stores, projectId, req.body.name, req.body.value)),
     }),
-    route({
+    projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: "The names of the project's secrets, never their values",
-      auth: 'none',
-      handler: onProject(async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } })),
+      run: async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } }),
     }),
   ].map(audited);
 }
