@@ -45,6 +45,7 @@ const secretBody = z.strictObject({
     .max(64 * 1024),
 });
 
+const listLimit = 500;
 const json = (status: number, out: Output) => ({ status, body: out.json });
 
 /**
@@ -135,6 +136,32 @@ export function adminRoutes(deps: Deps): Route[] {
       handler: async (req) => {
         requireAllOrgs(await caller(req as RestRequest));
         return json(201, await createOrg(stores, req.body.id));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/orgs',
+      summary: 'The organizations the operator key covers (at most 500)',
+      auth: 'none',
+      handler: async (req) => {
+        const who = await caller(req);
+        if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
+        const orgs = await deps.tenancy.listOrgs(listLimit, who.orgId);
+        return { status: 200, body: { orgs: orgs.map((o) => ({ id: o._id, createdAt: o.createdAt })) } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/projects',
+      summary: 'The projects the operator key covers, of one organization with `orgId` (at most 500)',
+      auth: 'none',
+      handler: async (req) => {
+        const who = await caller(req);
+        const orgId = req.query.get('orgId') ?? undefined;
+        if (orgId !== undefined) requireOrg(who, orgId);
+        else if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
+        const projects = await deps.tenancy.listProjects(listLimit, orgId ?? (who.kind === 'operator' ? who.orgId : undefined));
+        return { status: 200, body: { projects: projects.map(({ _id, ...p }) => ({ id: _id, ...p })) } };
       },
     }),
     route({

@@ -55,6 +55,12 @@ describe('operator API', () => {
     expect(await call(acmeOperator, 'POST', '/v2/admin/projects/globex-site/keys', { kind: 'admin' })).toMatchObject({ status: 404, body: { code: 'not_found' } });
     expect(await call(acmeOperator, 'POST', '/v2/admin/projects', { id: 'sneaky', orgId: 'globex', repository: 'acme/web', ref: 'main', domain: 'x.globex.test' })).toMatchObject({ status: 404 });
     expect(await call(acmeOperator, 'POST', '/v2/admin/orgs', { id: 'another' })).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
+    expect((await call(acmeOperator, 'GET', '/v2/admin/orgs')).body).toEqual({ orgs: [{ id: 'acme', createdAt: expect.any(String) }] });
+    const listed = (await call(acmeOperator, 'GET', '/v2/admin/projects')).body.projects as { id: string; orgId: string }[];
+    expect(listed.map((p) => p.orgId)).toEqual(expect.arrayContaining(['acme']));
+    expect(listed.every((p) => p.orgId === 'acme')).toBe(true);
+    expect(await call(acmeOperator, 'GET', '/v2/admin/projects?orgId=globex')).toMatchObject({ status: 404 });
+    expect(((await call(operator, 'GET', '/v2/admin/projects?orgId=globex')).body.projects as { id: string }[]).map((p) => p.id)).toEqual(['globex-site']);
   });
 
   it("a project's admin key administers its own project only; assistant keys and no key are refused", async () => {
