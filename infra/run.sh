@@ -38,6 +38,15 @@ if self_key="$(node dist/src/cli/main.js self-docs docs --key-file "$CACHE/self-
 else
   echo "[run] docent's own docs could not be ingested (the playground still works with your own domain): $(tail -1 "$LOGS/self-docs.log")" >&2
 fi
+# The first operator key (operator API under /v2/admin), kept in the cache; DOCENT_OPERATOR_KEY in the environment wins.
+operator_key='$DOCENT_OPERATOR_KEY'
+if [ -z "${DOCENT_OPERATOR_KEY:-}" ]; then
+  if node dist/src/cli/main.js operator key ensure --key-file "$CACHE/operator-key" >>"$LOGS/self-docs.log" 2>&1; then
+    operator_key="\$(cat $CACHE/operator-key)"
+  else
+    echo "[run] no operator key could be made: $(tail -1 "$LOGS/self-docs.log")" >&2
+  fi
+fi
 
 cat <<TXT
 docent is running
@@ -46,6 +55,7 @@ docent is running
   playground                $playground
   metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
   secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)
+  operator key              export DOCENT_OPERATOR_KEY="$operator_key"   (operator API, /v2/admin)
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
 Ask the playground about docent itself (docs/ on the domain docent.local), or about your own docs.

@@ -4,8 +4,20 @@ import { AppError } from '../errors';
 import { LookupCache } from '../tenancy/lookup-cache';
 
 export type KeyKind = 'admin' | 'assistant';
+/** Every kind stored: operator keys administer organizations (all, or one) and are never project callers. */
+export type StoredKeyKind = KeyKind | 'operator';
 
-const prefixOf: Record<KeyKind, string> = { admin: 'docent_admin_', assistant: 'docent_asst_' };
+const prefixOf: Record<StoredKeyKind, string> = { admin: 'docent_admin_', assistant: 'docent_asst_', operator: 'docent_op_' };
+
+/** The orgId an operator key for every organization is stored with: not a valid organization id (store.ts idPattern). */
+export const allOrganizations = '*';
+
+/** Who is calling with an operator key: `orgId` absent means every organization. */
+export interface OperatorCaller {
+  keyId: string;
+  kind: 'operator';
+  orgId?: string;
+}
 
 /** Who is calling: what a verified key is bound to. */
 export interface Caller {
@@ -21,7 +33,7 @@ export interface Caller {
 interface ApiKeyDoc {
   _id: string;
   hash: string;
-  kind: KeyKind;
+  kind: StoredKeyKind;
   orgId: string;
   projectId?: string;
   domain?: string;
@@ -36,7 +48,7 @@ interface ApiKeyDoc {
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export interface NewKey {
-  kind: KeyKind;
+  kind: StoredKeyKind;
   orgId: string;
   projectId?: string;
   domain?: string;
@@ -49,7 +61,7 @@ const maxGroups = 20;
 const groupShape = /^[^\s,\p{Cc}](?:[^,\p{Cc}]{0,98}[^\s,\p{Cc}])?$/u;
 
 /** The groups an assistant key is allowed, checked and without repeats; admin keys have none. */
-function checkGroups(kind: KeyKind, groups: string[] | undefined): string[] | undefined {
+function checkGroups(kind: StoredKeyKind, groups: string[] | undefined): string[] | undefined {
   if (!groups?.length) return undefined;
   if (kind !== 'assistant') throw new AppError('invalid_argument', 'only assistant keys have groups');
   const unique = [...new Set(groups)];
@@ -132,6 +144,17 @@ export class ApiKeyStore {
 
   /** Resolves an Authorization header to its caller, or throws 401/403 without saying more than needed. */
   async authenticate(authorization: string | null | undefined, kind: KeyKind): Promise<Caller> {
+    const doc = await this.verify(authorization, kind);
+    return { keyId: doc._id, kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(doc.groups?.length && { groups: [...doc.groups] }) };
+  }
+
+  /** Resolves an operator key (`docent_op_…`) to its scope, or throws 401/403. */
+  async authenticateOperator(authorization: string | null | undefined): Promise<OperatorCaller> {
+    const doc = await this.verify(authorization, 'operator');
+    return { keyId: doc._id, kind: 'operator', ...(doc.orgId !== allOrganizations && { orgId: doc.orgId }) };
+  }
+
+  private async verify(authorization: string | null | undefined, kind: StoredKeyKind): Promise<ApiKeyDoc> {
     const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization?.trim() ?? '');
     if (!match) throw new AppError('unauthenticated', 'missing or malformed Authorization header: expected "Bearer <key>"');
     const key = match[1]!;
@@ -147,6 +170,6 @@ export class ApiKeyStore {
       doc.lastUsedAt = now; // the cached copy too, so requests sharing it do not all write
       await this.keys.updateOne({ _id: doc._id }, { $set: { lastUsedAt: now } });
     }
-    return { keyId: doc._id, kind: doc.kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(doc.groups?.length && { groups: [...doc.groups] }) };
+    return doc;
   }
 }

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
-const apiKeyShape = /^docent_(admin|asst)_/;
+const apiKeyShape = /^docent_(admin|asst|op)_/;
 
 /**
  * Checks `Authorization: Bearer <token>` for routes an operator's tool calls (the codec endpoint with DOCENT_CODEC_TOKEN,

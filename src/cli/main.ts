@@ -8,6 +8,8 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
+import { AdminApi, operatorKeyFromEnv } from './admin-api';
+import { createOperatorKey, ensureOperatorKey } from './operator-commands';
 import { docsIngestUsage, docsSyncUsage } from './usage-texts';
 import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from './webhook-commands';
 import { SecretBox } from '../crypto/secret-box';
@@ -57,8 +59,17 @@ commands:
   key create --project <projectId> --kind admin|assistant [--groups <group>[,<group>...]]
                                                 create a key (assistant keys are bound to the project's domain); prints it once;
                                                 --groups lets an assistant key see pages whose front matter lists one of them
-  key revoke <keyId>                            revoke a key
+  key revoke <keyId> [--project <projectId>]    revoke a key (--project is needed with DOCENT_OPERATOR_KEY)
   key list --project <projectId>                list a project's keys (never the keys themselves)
+  operator key create [--org <orgId>]           make an operator key (docent_op_…) for one organization or all of
+                                                them, for the operator API under /v2/admin (shown only once)
+  operator key revoke <keyId>                   revoke an operator key
+  operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
+                                                0600); what npm start runs. The operator commands are bootstrap:
+                                                they talk to the database (DOCENT_MONGO_*)
+With DOCENT_OPERATOR_KEY set, org create, project create|update, key create|revoke and webhook create|list|delete
+call the operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings; every other
+command is bootstrap and talks to the database (DOCENT_MONGO_*) directly.
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
 ${docsSyncUsage}
   analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
@@ -142,11 +153,23 @@ async function withStores(run: (s: WebhookStores & SecretStores & GitHubStores) 
   }
 }
 
+/** With DOCENT_OPERATOR_KEY: the operator API (DOCENT_API_URL), no database; without it: the database, as bootstrap. */
+function viaApi(call: (api: AdminApi) => Promise<Output>, direct: (s: WebhookStores & SecretStores & GitHubStores) => Promise<Output>): Promise<Output> {
+  const key = operatorKeyFromEnv();
+  return key ? call(new AdminApi(key)) : withStores(direct);
+}
+
 async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: Output; json: boolean }> {
   const [group, action] = words;
   if (group === 'org' && action === 'create') {
     const { positionals, values } = parse(rest, {}, 1);
-    return { out: await withStores((s) => createOrg(s, positionals[0]!)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.createOrg(positionals[0]!),
+        (s) => createOrg(s, positionals[0]!),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'project' && action === 'create') {
     const { positionals, values } = parse(
@@ -162,7 +185,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       domain: required(values, 'domain'),
       allowedOrigins: (values.origin as string[] | undefined) ?? [],
     };
-    return { out: await withStores((s) => createProject(s, input)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.createProject(input),
+        (s) => createProject(s, input),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'project' && action === 'secret') return secretCommand(rest);
   if (group === 'project' && action === 'webhook-secret') {
@@ -239,7 +268,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, or a --max-… cap)',
       );
     }
-    return { out: await withStores((s) => updateProjectChecks(s, positionals[0]!, update)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.updateProject(positionals[0]!, update),
+        (s) => updateProjectChecks(s, positionals[0]!, update),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'key' && action === 'create') {
     const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' }, groups: { type: 'string', multiple: true } }, 0);
@@ -249,11 +284,38 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     const groups = ((values.groups as string[] | undefined) ?? []).flatMap((g) => g.split(',')).map((g) => g.trim());
     if (groups.length && kind !== 'assistant') throw new UsageError('--groups applies to assistant keys only');
     if (groups.some((g) => g === '')) throw new UsageError('--groups takes comma-separated group names, e.g. --groups staff,beta');
-    return { out: await withStores((s) => createKey(s, projectId, kind as KeyKind, groups)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.createKey(projectId, kind, groups),
+        (s) => createKey(s, projectId, kind as KeyKind, groups),
+      ),
+      json: !!values.json,
+    };
+  }
+  if (group === 'operator' && action === 'key') {
+    const [verb, ...args] = rest;
+    if (verb === 'create') {
+      const { values } = parse(args, { org: { type: 'string' } }, 0);
+      return { out: await withStores((s) => createOperatorKey(s, values.org as string | undefined)), json: !!values.json };
+    }
+    if (verb === 'revoke') {
+      const { positionals, values } = parse(args, {}, 1);
+      return { out: await withStores((s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+    }
+    if (verb === 'ensure') {
+      const { values } = parse(args, { 'key-file': { type: 'string' } }, 0);
+      const keyFile = required(values, 'key-file');
+      return { out: await withStores((s) => ensureOperatorKey(s, keyFile)), json: !!values.json };
+    }
+    throw new UsageError(`unknown command: operator key ${verb ?? ''}`);
   }
   if (group === 'key' && action === 'revoke') {
-    const { positionals, values } = parse(rest, {}, 1);
-    return { out: await withStores((s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+    const { positionals, values } = parse(rest, { project: { type: 'string' } }, 1);
+    const revokeViaApi = (api: AdminApi) => {
+      if (typeof values.project !== 'string') throw new UsageError('with DOCENT_OPERATOR_KEY, key revoke needs --project <projectId>');
+      return api.revokeKey(values.project, positionals[0]!);
+    };
+    return { out: await viaApi(revokeViaApi, (s) => revokeKey(s, positionals[0]!)), json: !!values.json };
   }
   if (group === 'key' && action === 'list') {
     const { values } = parse(rest, { project: { type: 'string' } }, 0);
@@ -289,18 +351,37 @@ async function webhookCommand(action: string | undefined, rest: string[]): Promi
     const { values } = parse(rest, { project: { type: 'string' }, url: { type: 'string' }, events: { type: 'string', multiple: true } }, 0);
     const [projectId, url] = [required(values, 'project'), required(values, 'url')];
     const events = parseEvents(values.events as string[] | undefined);
-    return { out: await withStores((s) => createWebhook(s, projectId, url, events)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.createWebhook(projectId, url, events),
+        (s) => createWebhook(s, projectId, url, events),
+      ),
+      json: !!values.json,
+    };
   }
   if (action === 'list') {
     const { values } = parse(rest, { project: { type: 'string' } }, 0);
     const projectId = required(values, 'project');
-    return { out: await withStores((s) => listWebhooks(s, projectId)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.listWebhooks(projectId),
+        (s) => listWebhooks(s, projectId),
+      ),
+      json: !!values.json,
+    };
   }
   if (action === 'delete' || action === 'deliveries') {
     const { values, positionals } = parse(rest, { project: { type: 'string' } }, 1);
     const projectId = required(values, 'project');
-    const run = action === 'delete' ? deleteWebhook : webhookDeliveries;
-    return { out: await withStores((s) => run(s, projectId, positionals[0]!)), json: !!values.json };
+    if (action === 'delete')
+      return {
+        out: await viaApi(
+          (api) => api.deleteWebhook(projectId, positionals[0]!),
+          (s) => deleteWebhook(s, projectId, positionals[0]!),
+        ),
+        json: !!values.json,
+      };
+    return { out: await withStores((s) => webhookDeliveries(s, projectId, positionals[0]!)), json: !!values.json };
   }
   if (action === 'redeliver') {
     const { values, positionals } = parse(rest, { project: { type: 'string' } }, 2);

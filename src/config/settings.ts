@@ -305,6 +305,11 @@ export const declared = {
     z.coerce.number().int().min(0).max(60_000).default(1_000),
     'how long the gateway reuses a key, project or allowed origin it read (0 reads every time): how late a revocation made elsewhere bites',
   ),
+  adminAuditDays: setting(
+    'DOCENT_ADMIN_AUDIT_DAYS',
+    z.coerce.number().int().min(1).max(3650).default(90),
+    'how many days each operator API call stays in the audit log (GET /v2/admin/audit) before MongoDB removes it',
+  ),
   assistant: {
     historyTokens: setting('DOCENT_ASSISTANT_HISTORY_TOKENS', z.coerce.number().int().min(0).max(1_000_000).default(4_000), 'estimated tokens of earlier turns the model sees, newest first'),
     relevanceFloor: setting('DOCENT_RELEVANCE_FLOOR', z.coerce.number().min(0).max(1).default(0.35), 'the cosine below which a question is not covered by the docs (no citations); `0` turns it off'),

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
 import { checkReadiness } from '../health';
+import { adminRoutes } from './admin-routes';
 import { agentRoutes } from './agent-routes';
 import { automationRoutes } from './automation-routes';
 import { assistantRoutes } from './assistant-routes';
@@ -67,5 +68,6 @@ export function restRoutes(deps: Deps): Route[] {
     ...analyticsRoutes(deps),
     ...gapsRoutes(deps),
     ...codecRoutes(deps),
+    ...adminRoutes(deps),
   ];
 }

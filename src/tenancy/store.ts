@@ -193,6 +193,28 @@ export class TenancyStore {
     return this.db.collection<ProjectDoc>('projects');
   }
 
+  /** Organizations by id, at most `limit`. */
+  async listOrgs(limit: number, only?: string): Promise<OrgDoc[]> {
+    return this.orgs
+      .find(only === undefined ? {} : { _id: only })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Projects by id, of one organization or of all, at most `limit`. */
+  async listProjects(limit: number, orgId?: string): Promise<ProjectDoc[]> {
+    return this.projects
+      .find(orgId === undefined ? {} : { orgId })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  async hasOrg(orgId: string): Promise<boolean> {
+    return (await this.orgs.findOne({ _id: orgId }, { projection: { _id: 1 } })) !== null;
+  }
+
   async createOrg(orgId: string): Promise<OrgDoc> {
     if (!idPattern.test(orgId)) throw new AppError('invalid_argument', `organization id "${orgId}" must be 1-64 letters, digits, _ . or -`);
     const doc = { _id: orgId, createdAt: new Date() };

@@ -1,0 +1,33 @@
+import type { ApiKeyStore, Caller, OperatorCaller } from '../auth/api-keys';
+import { AppError } from '../errors';
+import type { ProjectDoc, TenancyStore } from '../tenancy/store';
+
+/** Who may call the operator API: an operator key (all organizations or one), or a project's admin key. */
+export type AdminCaller = OperatorCaller | Caller;
+
+const operatorKeyShape = /^Bearer docent_op_/;
+
+/** Resolves an operator key or an admin key; an assistant key is 403, no key or a bad one 401. */
+export function adminCaller(keys: ApiKeyStore, authorization: string | undefined): Promise<AdminCaller> {
+  if (operatorKeyShape.test(authorization?.trim() ?? '')) return keys.authenticateOperator(authorization);
+  return keys.authenticate(authorization, 'admin');
+}
+
+/** Organization-wide operations: an operator key for every organization or for this one. */
+export function requireOrg(caller: AdminCaller, orgId: string): void {
+  if (caller.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
+  if (caller.orgId !== undefined && caller.orgId !== orgId) throw new AppError('not_found', `organization ${orgId} not found`);
+}
+
+/** Operations that span organizations (creating one): an operator key for every organization only. */
+export function requireAllOrgs(caller: AdminCaller): void {
+  if (caller.kind !== 'operator' || caller.orgId !== undefined) throw new AppError('permission_denied', 'this operation needs an operator key for all organizations');
+}
+
+/** The project, if the caller may administer it; another organization's or project's is 404, as if it did not exist. */
+export async function visibleProject(tenancy: TenancyStore, caller: AdminCaller, projectId: string): Promise<ProjectDoc> {
+  const project = await tenancy.getProject(projectId);
+  const sees = project && (caller.kind === 'operator' ? caller.orgId === undefined || caller.orgId === project.orgId : caller.projectId === projectId);
+  if (!project || !sees) throw new AppError('not_found', `project ${projectId} not found`);
+  return project;
+}

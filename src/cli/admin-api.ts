@@ -1,0 +1,73 @@
+// The operator API as the CLI calls it when DOCENT_OPERATOR_KEY is set: no database settings needed on this machine.
+import { AppError, type ErrorCode } from '../errors';
+import type { Output } from './tenancy-commands';
+
+type Json = Record<string, unknown>;
+
+/** The operator key to call the API with, if the environment gives one (then the CLI does not touch the database). */
+export const operatorKeyFromEnv = (): string | undefined => process.env.DOCENT_OPERATOR_KEY?.trim() || undefined;
+
+export class AdminApi {
+  private readonly base: string;
+  constructor(
+    private readonly key: string,
+    base = process.env.DOCENT_API_URL ?? `http://127.0.0.1:${process.env.DOCENT_HTTP_PORT ?? '8080'}`,
+  ) {
+    this.base = base.replace(/\/+$/, '');
+  }
+
+  /** One call; an answer in the error shape becomes the AppError it describes, so the CLI prints it as it does today. */
+  async call(method: string, path: string, body?: unknown): Promise<Json> {
+    const res = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    }).catch((err: unknown) => {
+      throw new AppError('unavailable', `cannot reach the operator API at ${this.base} (DOCENT_API_URL): ${err instanceof Error ? err.message : String(err)}`);
+    });
+    const answer = (await res.json().catch(() => ({}))) as Json;
+    if (!res.ok) throw new AppError((answer.code as ErrorCode | undefined) ?? 'internal', String(answer.error ?? `the operator API answered ${res.status}`));
+    return answer;
+  }
+
+  async createOrg(orgId: string): Promise<Output> {
+    const org = await this.call('POST', '/v2/admin/orgs', { id: orgId });
+    return { text: `created organization ${org.id}`, json: org };
+  }
+
+  async createProject(p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] }): Promise<Output> {
+    const doc = await this.call('POST', '/v2/admin/projects', { id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
+    return { text: `created project ${doc.id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}`, json: doc };
+  }
+
+  async updateProject(projectId: string, update: unknown): Promise<Output> {
+    const doc = await this.call('PATCH', `/v2/admin/projects/${encodeURIComponent(projectId)}`, update);
+    return { text: `updated project ${doc.id}`, json: doc };
+  }
+
+  async createKey(projectId: string, kind: string, groups: string[]): Promise<Output> {
+    const made = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`, { kind, ...(groups.length && { groups }) });
+    return { text: String(made.key), note: `created ${kind} key ${made.id} for project ${projectId}; it is shown only once, store it now`, json: made };
+  }
+
+  async revokeKey(projectId: string, keyId: string): Promise<Output> {
+    const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}`);
+    return { text: `revoked key ${keyId}`, json: r };
+  }
+
+  async createWebhook(projectId: string, url: string, events?: string[]): Promise<Output> {
+    const made = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks`, { url, ...(events && { events }) });
+    return { text: String(made.secret), note: `created webhook ${made.id} for ${made.url}; its signing secret is shown only once, store it now`, json: made };
+  }
+
+  async listWebhooks(projectId: string): Promise<Output> {
+    const list = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks`)).webhooks as Json[];
+    const text = list.length ? list.map((e) => `${e.id}  ${e.url}  ${(e.events as string[]).join(',')}`).join('\n') : `project ${projectId} has no webhooks`;
+    return { text, json: list };
+  }
+
+  async deleteWebhook(projectId: string, webhookId: string): Promise<Output> {
+    const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks/${encodeURIComponent(webhookId)}`);
+    return { text: `deleted webhook ${webhookId}`, json: r };
+  }
+}
