@@ -51,6 +51,13 @@ module.exports = {
       to: { path: '^src/jobs/(ledger|turn-record)\\.ts$' },
     },
     {
+      name: 'nothing-into-cli',
+      comment: 'The CLI is an entry point: what it shares with the gateway (the operator operations) lives below it, in src/admin.',
+      severity: 'error',
+      from: { pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
       name: 'nothing-into-edge',
       comment: 'Nothing imports upward into the edge: only the edge itself and the entry points that compose it.',
       severity: 'error',

@@ -1,6 +1,6 @@
 // The operator API as the CLI calls it when DOCENT_OPERATOR_KEY is set: no database settings needed on this machine.
 import { AppError, type ErrorCode } from '../errors';
-import type { Output } from './tenancy-commands';
+import type { Output } from '../admin/tenancy-operations';
 
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { AppError } from '../errors';
 import { repositoryKey } from '../github/deliveries';
 import type { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { resolveRepository } from '../git/repository';
-import type { Output, Stores } from './tenancy-commands';
+import type { Output, Stores } from '../admin/tenancy-operations';
 
 export type GitHubStores = Stores & { githubWebhookSecrets: ProjectWebhookSecrets };
 

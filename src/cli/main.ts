@@ -7,15 +7,15 @@ import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
-import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from './tenancy-commands';
+import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
 import { createOperatorKey, ensureOperatorKey } from './operator-commands';
 import { docsIngestUsage, docsSyncUsage } from './usage-texts';
-import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from './webhook-commands';
+import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from '../admin/webhook-operations';
 import { SecretBox } from '../crypto/secret-box';
 import { WebhookStore } from '../webhooks/store';
 import { ProjectSecretStore } from '../secrets/project-secrets';
-import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from './secret-commands';
+import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from '../admin/secret-operations';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { issueWebhookSecret, type GitHubStores } from './github-commands';
 

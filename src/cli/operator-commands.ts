@@ -4,7 +4,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { allOrganizations } from '../auth/api-keys';
 import { AppError } from '../errors';
-import type { Output, Stores } from './tenancy-commands';
+import type { Output, Stores } from '../admin/tenancy-operations';
 
 /** An operator key for one organization (`orgId`) or for all of them; the key is shown only here. */
 export async function createOperatorKey(s: Stores, orgId?: string): Promise<Output> {

@@ -5,8 +5,8 @@ import type { Config } from '../config';
 import { AppError } from '../errors';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 import { redeliver } from '../webhooks/notify';
-import type { Output } from './tenancy-commands';
-import type { WebhookStores } from './webhook-commands';
+import type { Output } from '../admin/tenancy-operations';
+import type { WebhookStores } from '../admin/webhook-operations';
 
 /** Starts a new delivery of a stored message through Temporal, with the same webhook-id. */
 export async function redeliverWebhook(s: WebhookStores, config: Config, projectId: string, endpointId: string, messageId: string): Promise<Output> {

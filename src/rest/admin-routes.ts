@@ -7,9 +7,9 @@ import { clientIp } from '../limits/client-ip';
 import { SecretBox } from '../crypto/secret-box';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { WEBHOOK_EVENTS } from '../webhooks/store';
-import { setSecret, listSecrets } from '../cli/secret-commands';
-import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../cli/tenancy-commands';
-import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../cli/webhook-commands';
+import { setSecret, listSecrets } from '../admin/secret-operations';
+import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
+import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../admin/webhook-operations';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 const id = z.string().min(1).max(64);
@@ -51,7 +51,7 @@ const json = (status: number, out: Output) => ({ status, body: out.json });
 /**
  * The operator API: what the CLI administers, over HTTP, authorised by an operator key (every organization or one;
  * another organization's resources are 404) or, for one project's operations, that project's admin key. The
- * operations are the CLI's own (src/cli/*-commands.ts): one implementation for both.
+ * operations are the ones the CLI calls (src/admin/*-operations.ts): one implementation for both.
  */
 export function adminRoutes(deps: Deps): Route[] {
   const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import { deliveryToJson, endpointToJson, WEBHOOK_EVENTS, type WebhookEvent, type WebhookStore } from '../webhooks/store';
-import type { Output, Stores } from './tenancy-commands';
+import type { Output, Stores } from './tenancy-operations';
 
 export type WebhookStores = Stores & { webhooks: WebhookStore };
 

@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import type { ProjectSecretStore } from '../secrets/project-secrets';
-import type { Output, Stores } from './tenancy-commands';
+import type { Output, Stores } from './tenancy-operations';
 
 export type SecretStores = Stores & { secrets: ProjectSecretStore };
 
