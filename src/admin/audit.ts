@@ -23,6 +23,15 @@ const sweepEveryMs = 60_000;
 
 const maxLimit = 200;
 
+/**
+ * A TTL index on `expiresAt`; where the server lacks TTL (FerretDB 1.x) a plain one, and `record` sweeps. Created with
+ * the other indexes at start (src/store/mongo.ts), never while routes are built: a gateway starts with MongoDB down.
+ */
+export async function ensureAuditIndexes(db: Db): Promise<void> {
+  const entries = db.collection<AuditDoc>('admin_audit');
+  await entries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => entries.createIndex({ expiresAt: 1 }));
+}
+
 /** The audit log of /v2/admin: the only module that reads or writes its collection. */
 export class AdminAuditLog {
   constructor(
@@ -35,11 +44,6 @@ export class AdminAuditLog {
   }
 
   private lastSweep = 0;
-
-  /** A TTL index on `expiresAt`; where the server lacks TTL (FerretDB 1.x) a plain one, and `record` sweeps. */
-  async ensureIndexes(): Promise<void> {
-    await this.entries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => this.entries.createIndex({ expiresAt: 1 }));
-  }
 
   async record(entry: AuditEntry): Promise<void> {
     const at = new Date();

@@ -57,7 +57,6 @@ export function adminRoutes(deps: Deps): Route[] {
   const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
   const stores = { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets };
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
-  const indexed = audit.ensureIndexes();
   // Resolved once per request: the handler authorises with it, the audit entry names it.
   const callers = new WeakMap<RestRequest, Promise<AdminCaller>>();
   const caller = (req: RestRequest) => {
@@ -81,7 +80,6 @@ export function adminRoutes(deps: Deps): Route[] {
         const who = await caller(req).catch(() => undefined);
         const body = (req.body ?? {}) as Record<string, unknown>;
         const named = Object.fromEntries(['id', 'orgId', 'name', 'kind'].filter((k) => typeof body[k] === 'string').map((k) => [k, body[k] as string]));
-        await indexed.catch(() => undefined);
         await audit
           .record({
             ...(who && { keyId: who.keyId, keyKind: who.kind }),

@@ -12,6 +12,7 @@ import { ensureLimitIndexes } from '../limits/fixed-window';
 import { ensureTenancyIndexes } from '../tenancy/store';
 import { ensureWebhookIndexes } from '../webhooks/store';
 import { ensureSearchIndexes } from '../assistant/search-log';
+import { ensureAuditIndexes } from '../admin/audit';
 
 export interface Mongo {
   client: MongoClient;
@@ -80,4 +81,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureWebhookIndexes(db);
   await ensureGitHubDeliveryIndexes(db);
   await ensureSearchIndexes(db);
+  await ensureAuditIndexes(db);
 }
