@@ -168,10 +168,13 @@ export async function syncDocsNow(s: DocsSyncSchedules, domain: string, opts: { 
   const used = new Set(runs.map((r) => runSecond(r.workflowId)));
   while (used.has(thisSecond())) await pause(100);
   const seen = new Set(runs.map((r) => r.runId));
+  // A run due before this trigger (one buffered behind another, not yet listed as running) read the docs before the
+  // caller's change: only a run named for this second or later is this trigger's.
+  const triggered = thisSecond();
   await s.temporal.schedule.getHandle(docsSyncScheduleId(s.taskQueuePrefix, domain)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
   const deadline = Date.now() + (opts.appearWithinMs ?? 60_000);
   for (;;) {
-    const fresh = runsOf(await describeFollowed(s, domain)).find((r) => !seen.has(r.runId));
+    const fresh = runsOf(await describeFollowed(s, domain)).find((r) => !seen.has(r.runId) && (runSecond(r.workflowId) ?? '') >= triggered);
     if (fresh) return resultOf(s, fresh);
     if (Date.now() > deadline) throw new AppError('unavailable', `no sync of ${domain} started: is a worker running?`);
     await pause(300);
