@@ -12,10 +12,14 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
+import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { startReceiver } from '../support/webhook-receiver';
+
+/** The file's polls: up to 90 s, as a job's turn may take under the suite's load. */
+const until = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean, timeoutMs = 90_000) => poll(what, read, done, timeoutMs);
 
 // Automations through the gateway over sockets, a worker process and real Temporal (its Schedules too), MongoDB and
 // git over HTTP; only the model provider and the GitHub API are doubles.
@@ -78,16 +82,6 @@ afterAll(async () => {
 
 const api = (method: string, p: string, body?: unknown): Promise<JsonResponse> => callApi(gw.url, adminKey, method, p, body);
 const base = '/v2/agent/widgets/automations';
-
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const runsOf = async (id: string) =>
   (await (await api('GET', `${base}/${id}/runs`)).json()).runs as Array<{ id: string; status: string; jobId: string | null; reason: string | null; origin: string; eventKey: string }>;

@@ -13,9 +13,13 @@ import { githubConversation, type GitHubConversation } from '../support/github-d
 import { deliver, issueCommentCreated, signedDelivery, type Delivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
+import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel } from '../support/scripted-model';
+
+/** The file's polls: up to 60 s, as a job's turn may take under the suite's load. */
+const waitFor = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000) => poll(what, read, done, timeoutMs);
 
 // docent as a GitHub App, against a GitHub double that takes only the App's JWTs and the installation tokens it
 // issued: a real worker process, the gateway taking GitHub's signed webhooks over a socket, real git over HTTP, real
@@ -93,16 +97,6 @@ async function commentAndDeliver(pull: number, body: string, login: string, asso
   const delivery = await signedDelivery(webhookSecret, 'issue_comment', issueCommentCreated('acme', 'widgets', pr, comment));
   const r = await deliver(gw.url, delivery);
   return { comment, delivery, status: r.status, body: (await r.json()) as { outcome: string; reason?: string } };
-}
-
-async function waitFor<T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const branchHead = async (branch: string) => (await git.git('acme', 'widgets', 'rev-parse', `refs/heads/${branch}`)).trim();

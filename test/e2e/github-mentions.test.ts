@@ -10,12 +10,16 @@ import { githubConversation, type GitHubConversation } from '../support/github-d
 import { deliver, issueCommentCreated, issueLabeled, pullRequestClosed, reviewCommentCreated, signedDelivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
+import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
 import { followDocs, unfollowDocs } from '../../src/docs/sync-schedule';
+
+/** The file's polls: up to 90 s, as a job's turn may take under the suite's load. */
+const waitFor = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean, timeoutMs = 90_000) => poll(what, read, done, timeoutMs);
 
 // Pull-request comments steer a job: GitHub's signed webhooks into the gateway over a socket, a worker process, real
 // Temporal, MongoDB and git over HTTP; only the model provider and the GitHub API are doubles. Token mode: each project
@@ -131,15 +135,6 @@ afterAll(async () => {
 
 const api = (method: string, p: string, body?: unknown): Promise<JsonResponse> => callApi(gw.url, adminKey, method, p, body);
 
-async function waitFor<T>(what: string, read: () => Promise<T> | T, done: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 const readJob = async (jobId: string) => (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json();
 const deliveries = async () => (await (await api('GET', '/v2/agent/widgets/github/deliveries')).json()).deliveries as any[];
 const answersOn = (pull: number) => github.comments.filter((c) => c.issue === pull);

@@ -1,5 +1,5 @@
 /** Reads `probe` every 200 ms until `done` holds, and fails with what it last read once `timeoutMs` has passed. */
-export async function poll<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function poll<T>(what: string, probe: () => T | Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
