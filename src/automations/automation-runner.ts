@@ -2,7 +2,7 @@
 // action, activities/automation-run.ts). The event's key makes a repeated event one run and, through the job's
 // idempotency key, one job.
 import { AppError } from '../errors';
-import { awaitsApproval, writesPlan, type JobDoc, type JobOrigin } from '../jobs/job';
+import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobOrigin } from '../jobs/job';
 import type { JobStarter } from '../jobs/job-starter';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
@@ -19,6 +19,16 @@ export interface AutomationRunnerDeps {
   caps: { runsPerAutomationDay: number; runsPerProjectDay: number };
   /** Sends automation.run_started and automation.run_failed; without it none are sent. */
   notifier?: Notifier;
+}
+
+/** One event an automation answers. */
+export interface RunEvent {
+  origin: JobOrigin;
+  eventKey: string;
+  /** The automation's instruction filled with the event; absent: the instruction as written. */
+  instruction?: string;
+  /** A gap-loop run's questions: its job re-asks them against the pushed docs (src/automations/gap-trigger.ts). */
+  gap?: GapSpec;
 }
 
 export class AutomationRunner {
@@ -42,7 +52,7 @@ export class AutomationRunner {
    * Answers one event: a run that started a job, or one refused (paused, over a cap) or failed (the job could not be
    * admitted), each recorded. The same event again returns its first run; one whose starter died is carried on.
    */
-  async run(automation: AutomationDoc, event: { origin: JobOrigin; eventKey: string }): Promise<AutomationRunDoc> {
+  async run(automation: AutomationDoc, event: RunEvent): Promise<AutomationRunDoc> {
     const { run, created } = await this.d.store.claimRun(automation, event.eventKey, event.origin);
     if (!created && run.status !== 'starting') return run;
     const refused = await this.refusal(automation);
@@ -77,19 +87,20 @@ export class AutomationRunner {
     }).catch((err: unknown) => this.d.log.warn({ err, automationId: run.automationId, runId: run._id }, `could not send ${type}`));
   }
 
-  private async start(automation: AutomationDoc, run: AutomationRunDoc, event: { origin: JobOrigin; eventKey: string }): Promise<AutomationRunDoc> {
+  private async start(automation: AutomationDoc, run: AutomationRunDoc, event: RunEvent): Promise<AutomationRunDoc> {
     try {
       const project = await this.d.tenancy.getProject(automation.projectId);
       if (!project) throw new AppError('not_found', 'the project no longer exists');
       const open = await this.openJob(automation);
       if (open) {
         if (awaitsApproval(open) || writesPlan(open)) throw new AppError('failed_precondition', `its job ${open._id} waits for its plan to be approved; approve the plan or archive the job`);
-        const { job } = await this.d.starter.continueWith(project, open, automation.instruction);
+        const { job } = await this.d.starter.continueWith(project, open, event.instruction ?? automation.instruction);
         await this.d.store.recordOutcome(automation._id, null);
         return await this.d.store.finishRun(run, { status: 'started', jobId: job._id, turn: job.turn });
       }
       const { job } = await this.d.starter.start(project, {
-        prompt: automation.instruction,
+        prompt: event.instruction ?? automation.instruction,
+        ...(event.gap ? { gap: event.gap } : {}),
         origin: event.origin,
         automationId: automation._id,
         model: automation.model ?? undefined,

@@ -1,12 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
+import { isTemplateName, templateNames, templates } from '../automations/templates';
 
 export const automationUsage = `usage: docent automation <action> --project <projectId> ... [--json]   (through the gateway: DOCENT_API_URL, DOCENT_API_KEY an admin key)
   automation create --project <projectId> --name <name> --trigger <type> (--instruction <text> | --instruction-file <path>)
              [--output pull_request|update_pull_request] [--context <owner/name>[@<ref>] ...] [--require-plan-approval] [--model <name>]
              trigger options: schedule --cron "<cron>" [--time-zone <IANA zone>] | push --branch <b> [--repo <owner/name>]
              | merged_pull_request --repo <owner/name> | issue [--label <label>] | unanswered_questions --threshold <n> | manual
+  automation create --project <projectId> --template <${templateNames.join('|')}> [any create option; a flag overrides the template]
+             gaps [--threshold <n>] (the gap loop) | broken-links [--cron "<cron>"] [--time-zone <zone>] (daily) | docs-from-code --code-repo <owner/name>[@<ref>]
   automation update --project <projectId> <automationId> [any create option; a --trigger replaces the trigger whole]
   automation list --project <projectId>
   automation show|pause|resume|run|delete|runs --project <projectId> <automationId>`;
@@ -27,6 +30,8 @@ const options = {
   context: { type: 'string', multiple: true },
   'require-plan-approval': { type: 'boolean' },
   model: { type: 'string' },
+  template: { type: 'string' },
+  'code-repo': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -59,6 +64,19 @@ function triggerOf(v: Values): Record<string, unknown> | undefined {
   }
 }
 
+/** The create body a `--template` expands to (src/automations/templates.ts); the other flags override its fields. */
+function templateOf(v: Values): Record<string, unknown> {
+  if (v.template === undefined) return {};
+  if (!isTemplateName(v.template)) throw new UsageError(`--template must be one of ${templateNames.join(', ')}, not ${v.template}`);
+  if (v.threshold !== undefined && !/^\d+$/.test(v.threshold)) throw new UsageError('--threshold must be a number');
+  const [codeRepo, codeRef] = v['code-repo']?.split('@') ?? [];
+  try {
+    return templates[v.template]({ codeRepo, codeRef, threshold: v.threshold ? Number(v.threshold) : undefined, cron: v.cron, timeZone: v['time-zone'] });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 /** The automation fields the flags set (all of them optional: update sends only these). */
 async function fieldsOf(v: Values): Promise<Record<string, unknown>> {
   if (v.instruction !== undefined && v['instruction-file'] !== undefined) throw new UsageError('--instruction and --instruction-file go separately');
@@ -86,6 +104,7 @@ interface Automation {
   paused: boolean;
   consecutiveFailures: number;
   lastError: { message: string } | null;
+  lastCheck?: { at: string; questions: number; threshold: number; runId: string | null };
 }
 
 interface Run {
@@ -113,7 +132,9 @@ function describe(a: Automation): string {
             ? ` at ${t.threshold} questions`
             : '';
   const failures = a.consecutiveFailures ? `, ${a.consecutiveFailures} failure(s) in a row, last: ${a.lastError?.message}` : '';
-  return `${a.id}  ${a.paused ? 'paused' : 'active'}  ${t.type}${detail}  "${a.name}"${failures}`;
+  const c = a.lastCheck;
+  const checked = c ? `, last checked ${c.at}: ${c.questions} question(s)${c.runId ? `, started run ${c.runId}` : ''}` : '';
+  return `${a.id}  ${a.paused ? 'paused' : 'active'}  ${t.type}${detail}  "${a.name}"${failures}${checked}`;
 }
 
 /** One call to the gateway; its error is printed as the gateway wrote it. */
@@ -137,7 +158,7 @@ async function act(action: string, v: Values, positionals: string[]): Promise<{ 
   switch (action) {
     case 'create': {
       const fields = await fieldsOf(v);
-      const r = await call('POST', base, { output: 'pull_request', ...fields });
+      const r = await call('POST', base, { output: 'pull_request', ...templateOf(v), ...fields });
       return { ...r, text: () => `created automation ${describe(r.body)}` };
     }
     case 'update': {
