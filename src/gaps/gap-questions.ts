@@ -50,7 +50,9 @@ export async function gapJobOf(
   ).slice(0, p.maxQuestions ?? 10);
   const retrieval: Retrieval = { es: s.es, indexPrefix: s.indexPrefix, embedder: s.embedder };
   // Public pages only: the job's prompt reaches the model and the pull request.
-  const questions = await Promise.all(groups.map(async (g) => ({ question: g.question, count: g.count, passages: await retrieveChunks(retrieval, { domain: p.domain, query: g.question, pageSize: 3 }) })));
+  const questions = await Promise.all(
+    groups.map(async (g) => ({ question: g.question, count: g.count, passages: await retrieveChunks(retrieval, { domain: p.domain, query: g.question, pageSize: 3 }) })),
+  );
   const baseUrl = (await liveBaseUrl(s, p.domain)) ?? `https://${p.domain}`;
   return {
     prompt: gapPrompt({ domain: p.domain, docsPath: p.docsPath, questions }),
