@@ -83,7 +83,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
-    ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier }),
+    ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier, es: deps.es, embedder: deps.embedder }),
     ...createDocsActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,

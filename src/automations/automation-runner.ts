@@ -2,7 +2,7 @@
 // action, activities/automation-run.ts). The event's key makes a repeated event one run and, through the job's
 // idempotency key, one job.
 import { AppError } from '../errors';
-import { awaitsApproval, writesPlan, type JobDoc, type JobIssue, type JobOrigin } from '../jobs/job';
+import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobIssue, type JobOrigin } from '../jobs/job';
 import type { ContextRepository } from '../../workflows/agent-job-contract';
 import type { JobStarter } from '../jobs/job-starter';
 import type { Logger } from '../log';
@@ -32,6 +32,8 @@ export interface RunEvent {
   contextRepositories?: ContextRepository[];
   /** The issue the job answers: its pull request says `Fixes #N` and the issue hears of it. */
   issue?: JobIssue;
+  /** A gap-loop run's questions: its job re-asks them against the pushed docs (src/automations/gap-trigger.ts). */
+  gap?: GapSpec;
 }
 
 /** The automation's context repositories and the event's, each named once, at most 10. */
@@ -113,6 +115,7 @@ export class AutomationRunner {
         prompt: event.instruction ?? automation.instruction,
         ...(contextRepositories.length ? { contextRepositories } : {}),
         ...(event.issue ? { issue: event.issue } : {}),
+        ...(event.gap ? { gap: event.gap } : {}),
         origin: event.origin,
         automationId: automation._id,
         model: automation.model ?? undefined,

@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { automationRunWorkflowId, automationScheduleId, type AutomationRunInput } from '../../workflows/automation-run-contract';
 import type { AutomationDoc } from './automation';
+import { gapCheckCron } from './gap-trigger';
 
 export interface AutomationSchedules {
   temporal: TemporalClient;
@@ -24,11 +25,12 @@ function refusedSpec(err: unknown): AppError | null {
   return new AppError('invalid_argument', `trigger: Temporal refused the schedule: ${cause.details.slice(0, 300)}`);
 }
 
-function scheduleParts(s: AutomationSchedules, a: AutomationDoc & { trigger: { type: 'schedule' } }) {
+function scheduleParts(s: AutomationSchedules, a: Scheduled) {
   const actionWorkflowId = automationRunWorkflowId(s.taskQueuePrefix, a._id);
   const input: AutomationRunInput = { automationId: a._id, actionWorkflowId };
   return {
-    spec: { cronExpressions: [a.trigger.cron], timezone: a.trigger.timeZone },
+    // An unanswered_questions automation is checked on its own schedule (src/automations/gap-trigger.ts).
+    spec: a.trigger.type === 'schedule' ? { cronExpressions: [a.trigger.cron], timezone: a.trigger.timeZone } : { cronExpressions: [gapCheckCron], timezone: 'UTC' },
     // A run that is slow to start its job holds the next one back rather than racing it.
     policies: { overlap: ScheduleOverlapPolicy.BUFFER_ONE },
     action: {
@@ -43,7 +45,9 @@ function scheduleParts(s: AutomationSchedules, a: AutomationDoc & { trigger: { t
   };
 }
 
-const isSchedule = (a: AutomationDoc): a is AutomationDoc & { trigger: { type: 'schedule' } } => a.trigger.type === 'schedule';
+type Scheduled = AutomationDoc & { trigger: { type: 'schedule' | 'unanswered_questions' } };
+
+const isSchedule = (a: AutomationDoc): a is Scheduled => a.trigger.type === 'schedule' || a.trigger.type === 'unanswered_questions';
 
 /** Makes the automation's Temporal Schedule match it: created, updated, paused or resumed, or deleted when it has none. */
 export async function syncAutomationSchedule(s: AutomationSchedules, a: AutomationDoc): Promise<void> {

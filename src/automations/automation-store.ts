@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key';
 import type { JobOrigin } from '../jobs/job';
-import type { AutomationDoc, AutomationRunDoc, AutomationSpec, RunStatus } from './automation';
+import type { AutomationDoc, AutomationRunDoc, AutomationSpec, GapCheckRecord, RunStatus } from './automation';
 
 /** The collections this module owns: automations and the runs they started or refused. */
 export async function ensureAutomationIndexes(db: Db): Promise<void> {
@@ -119,6 +119,16 @@ export class AutomationStore {
   /** Runs that started a job since `since`: of one automation, or of the whole project. */
   startedSince(by: { automationId: string } | { projectId: string }, since: Date): Promise<number> {
     return this.runs.countDocuments({ ...by, status: 'started', createdAt: { $gte: since } });
+  }
+
+  /** Keeps the automation's latest check, so a user sees when it last looked even when it started nothing. */
+  async recordCheck(id: string, check: GapCheckRecord): Promise<void> {
+    await this.automations.updateOne({ _id: id }, { $set: { lastCheck: check } });
+  }
+
+  /** The automation's newest run of this origin that started a job: where the next window of its event begins. */
+  lastStartedRun(automationId: string, origin: JobOrigin): Promise<AutomationRunDoc | null> {
+    return this.runs.findOne({ automationId, origin, status: 'started' }, { sort: { createdAt: -1 } });
   }
 
   /** The automation's runs, newest first. */

@@ -29,8 +29,21 @@ export interface AutomationDoc extends AutomationSpec {
   /** Runs in a row whose job could not be started; a started job sets it back to 0. */
   consecutiveFailures: number;
   lastError: { message: string; at: Date } | null;
+  /** An unanswered_questions automation's latest check, whether or not it started a run (src/automations/gap-trigger.ts). */
+  lastCheck?: GapCheckRecord;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** One check of an unanswered_questions automation: the questions failed since `since`, and the run it started if any. */
+export interface GapCheckRecord {
+  at: Date;
+  since: Date;
+  questions: number;
+  threshold: number;
+  runId: string | null;
+  /** Why no run started: below the threshold, or the project has no documentation domain. */
+  reason?: string;
 }
 
 /** `started`: a job; `refused`: paused or over a cap; `failed`: the job could not be admitted; `starting`: in flight. */
@@ -69,6 +82,7 @@ export function automationToJson(doc: AutomationDoc) {
     paused: doc.paused,
     consecutiveFailures: doc.consecutiveFailures,
     lastError: doc.lastError ? { message: doc.lastError.message, at: doc.lastError.at.toISOString() } : null,
+    ...(doc.lastCheck ? { lastCheck: { ...doc.lastCheck, at: doc.lastCheck.at.toISOString(), since: doc.lastCheck.since.toISOString(), reason: doc.lastCheck.reason ?? null } } : {}),
     createdAt: doc.createdAt.toISOString(),
     updatedAt: doc.updatedAt.toISOString(),
   };

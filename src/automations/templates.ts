@@ -1,5 +1,14 @@
-// Built-in automations one CLI flag makes (`docent automation create --template …`): the body they send is an
-// ordinary create body, so REST callers send the same (docs/automations.md, "Templates").
+// Built-in automations one CLI flag makes (`docent automation create --template …`): each expands to an ordinary
+// create body, so REST callers send the same (docs/automations.md, "Templates").
+
+/** What a template's flags may set; each template reads the ones it needs. */
+export interface TemplateOptions {
+  codeRepo?: string;
+  codeRef?: string;
+  threshold?: number;
+  cron?: string;
+  timeZone?: string;
+}
 
 export const docsFromCodeInstruction = [
   'A pull request was just merged in the code repository these docs describe; it is beside yours, read-only, under its name.',
@@ -19,4 +28,40 @@ export function docsFromCode(codeRepo: string, ref?: string) {
   };
 }
 
-export const templateNames = ['docs-from-code'] as const;
+/** The gap loop's lead: the questions, and the passages the docs return for each, follow it at each run (src/automations/gap-trigger.ts). */
+export const gapsInstruction = 'Fill the gaps readers found in these docs: answer each question below in the pages, where a reader would look for it.';
+
+export const brokenLinksInstruction = [
+  'Find the links in these docs that no longer resolve and fix them.',
+  'A link inside the docs is broken when the page or file it names does not exist in this repository, or its #anchor names no heading of that page:',
+  'point it at the page that now says what the link promised, or remove the link and keep its text when no page does.',
+  'Your sandbox has no network: leave links outside the docs as they are.',
+  'Change nothing but links. In your summary, list each broken link with the page it is on and what you did with it.',
+].join(' ');
+
+/** The default threshold of `gaps` and the default schedule of `broken-links` (daily at 06:00 UTC). */
+export const templateDefaults = { threshold: 5, cron: '0 6 * * *', timeZone: 'UTC' };
+
+/** Each built-in template's create body. */
+export const templates = {
+  'docs-from-code': (o: TemplateOptions) => {
+    if (!o.codeRepo) throw new Error('--template docs-from-code needs --code-repo <owner/name>');
+    return docsFromCode(o.codeRepo, o.codeRef);
+  },
+  gaps: (o: TemplateOptions) => ({
+    name: 'fill documentation gaps',
+    trigger: { type: 'unanswered_questions' as const, threshold: o.threshold ?? templateDefaults.threshold },
+    instruction: gapsInstruction,
+    output: 'pull_request' as const,
+  }),
+  'broken-links': (o: TemplateOptions) => ({
+    name: 'fix broken links',
+    trigger: { type: 'schedule' as const, cron: o.cron ?? templateDefaults.cron, timeZone: o.timeZone ?? templateDefaults.timeZone },
+    instruction: brokenLinksInstruction,
+    output: 'update_pull_request' as const,
+  }),
+};
+
+export type TemplateName = keyof typeof templates;
+export const templateNames = Object.keys(templates) as TemplateName[];
+export const isTemplateName = (name: string): name is TemplateName => Object.hasOwn(templates, name);

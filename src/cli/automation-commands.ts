@@ -1,15 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
-import { docsFromCode } from '../automations/templates';
+import { isTemplateName, templateNames, templates } from '../automations/templates';
 
 export const automationUsage = `usage: docent automation <action> --project <projectId> ... [--json]   (through the gateway: DOCENT_API_URL, DOCENT_API_KEY an admin key)
   automation create --project <projectId> --name <name> --trigger <type> (--instruction <text> | --instruction-file <path>)
              [--output pull_request|update_pull_request] [--context <owner/name>[@<ref>] ...] [--require-plan-approval] [--model <name>]
              trigger options: schedule --cron "<cron>" [--time-zone <IANA zone>] | push --branch <b> [--repo <owner/name>]
              | merged_pull_request --repo <owner/name> | issue [--label <label>] | unanswered_questions --threshold <n> | manual
-  automation create --project <projectId> --template docs-from-code --code-repo <owner/name>[@<ref>] [--name <name>] [any create option]
-             (a merged pull request in the code repository updates the pages it makes wrong; the code repository is context)
+  automation create --project <projectId> --template <${templateNames.join('|')}> [any create option; a flag overrides the template]
+             gaps [--threshold <n>] (the gap loop) | broken-links [--cron "<cron>"] [--time-zone <zone>] (daily) | docs-from-code --code-repo <owner/name>[@<ref>]
   automation update --project <projectId> <automationId> [any create option; a --trigger replaces the trigger whole]
   automation list --project <projectId>
   automation show|pause|resume|run|delete|runs --project <projectId> <automationId>`;
@@ -64,16 +64,20 @@ function triggerOf(v: Values): Record<string, unknown> | undefined {
   }
 }
 
-/** The create body a `--template` fills; the other flags override its fields. */
+/** The create body a `--template` expands to (src/automations/templates.ts); the other flags override its fields. */
 function templateOf(v: Values): Record<string, unknown> {
   if (v.template === undefined) {
     if (v['code-repo'] !== undefined) throw new UsageError('--code-repo goes with --template docs-from-code');
     return {};
   }
-  if (v.template !== 'docs-from-code') throw new UsageError(`--template must be docs-from-code, not ${v.template}`);
-  if (!v['code-repo']) throw new UsageError('--template docs-from-code needs --code-repo <owner/name>');
-  const [repo, ref] = v['code-repo'].split('@') as [string, string | undefined];
-  return docsFromCode(repo, ref);
+  if (!isTemplateName(v.template)) throw new UsageError(`--template must be one of ${templateNames.join(', ')}, not ${v.template}`);
+  if (v.threshold !== undefined && !/^\d+$/.test(v.threshold)) throw new UsageError('--threshold must be a number');
+  const [codeRepo, codeRef] = v['code-repo']?.split('@') ?? [];
+  try {
+    return templates[v.template]({ codeRepo, codeRef, threshold: v.threshold ? Number(v.threshold) : undefined, cron: v.cron, timeZone: v['time-zone'] });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /** The automation fields the flags set (all of them optional: update sends only these). */
@@ -103,6 +107,7 @@ interface Automation {
   paused: boolean;
   consecutiveFailures: number;
   lastError: { message: string } | null;
+  lastCheck?: { at: string; questions: number; threshold: number; runId: string | null };
 }
 
 interface Run {
@@ -130,7 +135,9 @@ function describe(a: Automation): string {
             ? ` at ${t.threshold} questions`
             : '';
   const failures = a.consecutiveFailures ? `, ${a.consecutiveFailures} failure(s) in a row, last: ${a.lastError?.message}` : '';
-  return `${a.id}  ${a.paused ? 'paused' : 'active'}  ${t.type}${detail}  "${a.name}"${failures}`;
+  const c = a.lastCheck;
+  const checked = c ? `, last checked ${c.at}: ${c.questions} question(s)${c.runId ? `, started run ${c.runId}` : ''}` : '';
+  return `${a.id}  ${a.paused ? 'paused' : 'active'}  ${t.type}${detail}  "${a.name}"${failures}${checked}`;
 }
 
 /** One call to the gateway; its error is printed as the gateway wrote it. */

@@ -1,17 +1,11 @@
-import type { Client as EsClient } from '@elastic/elasticsearch';
-import type { Db } from 'mongodb';
 import type { JobDoc } from '../jobs/job';
 import type { AgentJobService } from '../agent/service';
-import { isUnanswered, turnsSince } from '../analytics/docs-analytics';
-import { groupQuestions } from '../analytics/question-groups';
 import { adminProject } from '../auth/admin-project';
 import type { Caller } from '../auth/api-keys';
 import { AppError } from '../errors';
-import { docsAlias, retrieveChunks, type Retrieval } from '../search/docs-index';
-import type { Embedder } from '../search/embedder';
-import { servedIndex } from '../search/pages';
 import type { TenancyStore } from '../tenancy/store';
-import { gapPrompt, type GapQuestion } from './gap-prompt';
+import type { GapQuestion } from './gap-prompt';
+import { failedTurnsSince, gapJobOf, type GapSources } from './gap-questions';
 
 export interface GapFixInput {
   projectId: string;
@@ -26,11 +20,7 @@ export interface GapFixInput {
   maxQuestions?: number;
 }
 
-export interface GapServiceDeps {
-  db: Db;
-  es: EsClient;
-  indexPrefix: string;
-  embedder?: () => Promise<Embedder>;
+export interface GapServiceDeps extends GapSources {
   tenancy: TenancyStore;
   agentJobs: AgentJobService;
 }
@@ -44,35 +34,16 @@ export class GapService {
     const domain = project.domain;
     if (!domain) throw new AppError('failed_precondition', `project ${input.projectId} has no documentation domain`);
     if (input.domain !== undefined && input.domain !== domain) throw new AppError('invalid_argument', `domain: project ${input.projectId} answers for ${domain}, not ${input.domain.slice(0, 100)}`);
-    const { turns } = await turnsSince(this.deps.db, domain, input.since);
-    const failed = turns.filter((t) => isUnanswered(t.turn) || t.turn.feedback?.rating === 'down');
+    const failed = await failedTurnsSince(this.deps.db, domain, input.since);
     if (failed.length === 0) throw new AppError('failed_precondition', `no unanswered or down-rated questions on ${domain} since ${input.since.toISOString()}`);
-
-    const groups = (
-      await groupQuestions(
-        failed.map((t) => t.turn.userMessage),
-        await this.deps.embedder?.(),
-      )
-    ).slice(0, input.maxQuestions ?? 10);
-    const retrieval: Retrieval = { es: this.deps.es, indexPrefix: this.deps.indexPrefix, embedder: this.deps.embedder };
-    // Public pages only: the job's prompt reaches the model and the pull request.
-    const questions = await Promise.all(groups.map(async (g) => ({ question: g.question, count: g.count, passages: await retrieveChunks(retrieval, { domain, query: g.question, pageSize: 3 }) })));
-    const baseUrl = (await this.liveBaseUrl(domain)) ?? `https://${domain}`;
+    const { prompt, gap, questions } = await gapJobOf(this.deps, { domain, failed, docsPath: input.docsPath, maxQuestions: input.maxQuestions });
     const { job, created, limitHeaders } = await this.deps.agentJobs.createJob(caller, {
       projectId: input.projectId,
       // Its own key space: a gaps request and a job create with the same header value stay apart.
       ...(input.idempotencyKey ? { idempotencyKey: `gaps:${input.idempotencyKey}` } : {}),
-      prompt: gapPrompt({ domain, docsPath: input.docsPath, questions }),
-      gap: { domain, questions: questions.map((q) => q.question), threadIds: [...new Set(failed.map((t) => t.threadId))], baseUrl, ...(input.docsPath ? { docsPath: input.docsPath } : {}) },
+      prompt,
+      gap,
     });
     return { job, created, questions, limitHeaders };
-  }
-
-  /** The base URL the live docs were ingested with, so the preview's passage URLs match. */
-  private async liveBaseUrl(domain: string): Promise<string | undefined> {
-    const index = await servedIndex(this.deps.es, docsAlias(this.deps.indexPrefix, domain));
-    if (!index) return undefined;
-    const mapping = (await this.deps.es.indices.getMapping({ index })) as Record<string, { mappings?: { _meta?: { baseUrl?: string } } }>;
-    return mapping[index]?.mappings?._meta?.baseUrl;
   }
 }

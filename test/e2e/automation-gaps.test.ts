@@ -1,0 +1,146 @@
+import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { automationScheduleId } from '../../workflows/automation-run-contract';
+import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { startProcess, type Started } from '../support/process';
+import { callApi, sseChunks, v2Body } from '../support/http';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { agentWorkerEnv } from '../support/worker-env';
+
+// The unanswered_questions trigger end to end: readers' questions the docs cannot answer, an automation's hourly
+// check (its Temporal Schedule, triggered now) through a worker process, and the gap-loop job it starts. Real gateway,
+// worker, Temporal, MongoDB, Elasticsearch and git; the model and the GitHub API are doubles.
+
+const token = 'ghs_docentautogaps0123456789';
+const domain = 'docs.glaze.test';
+const question = 'Can we pay for the team plan by invoice?';
+const newPage = '---\ntitle: Billing\n---\n\n# Billing\n\n## Pay by invoice\n\nTeams can pay for the team plan by invoice instead of by card: ask for yearly invoicing in the billing settings.\n';
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let worker: Started;
+let workspaceDir: string;
+let admin: string;
+let asst: string;
+
+const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+const script = (req: ChatRequest): ScriptedTurn =>
+  req.messages.at(-1)?.role === 'tool'
+    ? { text: ['Document paying by invoice', '\n\nAdds a billing page that says how to pay for the team plan by invoice.'] }
+    : { toolCalls: [{ name: 'write_file', args: { path: 'docs/guides/billing.md', content: newPage } }] };
+
+async function filesOf(dir: string, prefix: string, out: Record<string, string> = {}): Promise<Record<string, string>> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) await filesOf(path.join(dir, e.name), `${prefix}${e.name}/`, out);
+    else out[`${prefix}${e.name}`] = await readFile(path.join(dir, e.name), 'utf8');
+  }
+  return out;
+}
+
+/** A reader asks the assistant, in a thread of its own. */
+async function ask(text: string): Promise<number> {
+  const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${asst}`, 'content-type': 'application/json' },
+    body: JSON.stringify(v2Body(text)),
+  });
+  return sseChunks(await r.text()).filter((c: { type: string }) => c.type === 'source-url').length;
+}
+
+beforeAll(async () => {
+  git = await startGitServer(token);
+  github = await startGitHubDouble({ token, ...backedBy(git) });
+  model = await startScriptedModel(script);
+  workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-autogaps-'));
+  await git.createRepo('acme', 'glaze', { 'README.md': '# Glaze\n', ...(await filesOf(miniDocsFolder, 'docs/')) });
+  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'glaze', orgId: 'acme', repository: 'acme/glaze', ref: 'main', domain });
+  admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;
+  asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+  await runDocsIngest(gw.deps.config, { domain, source: miniDocsFolder, baseUrl: 'https://glaze.example' }, () => undefined);
+});
+afterAll(async () => {
+  await worker?.stop('SIGKILL');
+  await deleteTestIndexes(gw.deps.config);
+  await gw?.stop();
+  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  await rm(workspaceDir, { recursive: true, force: true });
+});
+
+const api = async (method: string, p: string, body?: unknown) => (await callApi(gw.url, admin, method, p, body)).json();
+
+async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms\n${worker.output.slice(-20).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('an unanswered_questions automation', () => {
+  it('starts one gap-loop job once the domain has threshold unanswered questions, and nothing below it or without new ones', async () => {
+    const automation = await api('POST', '/v2/agent/glaze/automations', {
+      name: 'fill gaps',
+      trigger: { type: 'unanswered_questions', threshold: 2 },
+      instruction: 'Fill the gaps readers found.',
+      output: 'pull_request',
+    });
+    const base = `/v2/agent/glaze/automations/${automation.id}`;
+    const schedule = gw.deps.temporal.schedule.getHandle(automationScheduleId(gw.deps.config.temporal.taskQueuePrefix, automation.id));
+    // Checked hourly; the test asks its schedule for a check now, as an hour passing would.
+    expect((await schedule.describe()).state.paused).toBe(false);
+    const check = async (previous: string | undefined) => {
+      await schedule.trigger();
+      return (
+        await until(
+          'the check',
+          () => api('GET', base),
+          (a) => a.lastCheck !== undefined && a.lastCheck.at !== previous,
+        )
+      ).lastCheck;
+    };
+
+    expect(await ask(question)).toBe(0);
+    const first = await check(undefined);
+    expect(first).toMatchObject({ questions: 1, threshold: 2, runId: null, reason: expect.stringContaining('1 of 2') });
+    expect((await api('GET', `${base}/runs`)).runs).toEqual([]);
+
+    expect(await ask(question)).toBe(0);
+    const second = await check(first.at);
+    expect(second).toMatchObject({ questions: 2, runId: expect.any(String) });
+    const { runs } = await api('GET', `${base}/runs`);
+    expect(runs).toEqual([expect.objectContaining({ id: second.runId, status: 'started', origin: 'unanswered_questions', eventKey: expect.stringMatching(/^unanswered_questions:/) })]);
+    const jobs = (await api('GET', `/v2/agent/glaze/jobs?automationId=${automation.id}`)).jobs;
+    expect(jobs.map((j: { id: string }) => j.id)).toEqual([runs[0].jobId]);
+
+    // The same job `docent gaps fix` makes: the questions in its instruction after the automation's, and the gap spec
+    // that has its branch's docs re-asked in a preview.
+    const job = await until(
+      'the gap-loop job',
+      () => api('GET', `/v2/agent/glaze/job/${runs[0].jobId}`),
+      (j) => j.status !== 'active' && j.gapCheck !== undefined,
+    );
+    expect(job).toMatchObject({ origin: 'unanswered_questions', automationId: automation.id, gap: { domain, questions: [question] } });
+    const instruction = lastUser(model.requests[0]!);
+    expect(instruction).toContain('Fill the gaps readers found.');
+    expect(instruction).toContain(`${question} (asked 2 times)`);
+    expect(job.gapCheck.questions[0]).toMatchObject({ question, before: { answered: false }, after: { answered: true } });
+
+    // No question since that run: the next check starts nothing, and says so.
+    const third = await check(second.at);
+    expect(third).toMatchObject({ questions: 0, runId: null });
+    expect((await api('GET', `${base}/runs`)).runs).toHaveLength(1);
+    expect((await api('GET', `/v2/agent/glaze/jobs?automationId=${automation.id}`)).jobs).toHaveLength(1);
+  }, 300_000);
+});
