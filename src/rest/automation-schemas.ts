@@ -15,7 +15,7 @@ export const automationBody = z
   .object({
     id: z.string(),
     name: z.string(),
-    trigger: trigger.describe('What starts a run; in this version only `schedule` and `manual` (and POST …/trigger) start runs'),
+    trigger: trigger.describe('What starts a run besides POST …/trigger (docs/automations.md)'),
     instruction: z.string(),
     output: z.enum(['pull_request', 'update_pull_request']),
     contextRepositories: z.array(z.object({ repo: z.string(), ref: z.string().optional() })),
@@ -24,6 +24,17 @@ export const automationBody = z
     paused: z.boolean().describe('A paused automation starts nothing; a run that still arrives is recorded as refused'),
     consecutiveFailures: z.number().int().describe('Runs in a row whose job could not be admitted'),
     lastError: z.object({ message: z.string(), at: z.iso.datetime() }).nullable(),
+    lastCheck: z
+      .object({
+        at: z.iso.datetime(),
+        since: z.iso.datetime().describe('The start of the window counted: the last gap-loop run, or the automation'),
+        questions: z.number().int().describe('Unanswered or down-rated questions in the window'),
+        threshold: z.number().int(),
+        runId: z.string().nullable().describe('The run this check started, if it reached the threshold'),
+        reason: z.string().nullable().describe('Why no run started'),
+      })
+      .optional()
+      .describe("An unanswered_questions automation's latest hourly check"),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
