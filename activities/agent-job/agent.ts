@@ -22,6 +22,8 @@ import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChan
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { defaultToolLimits, workspaceTools } from './workspace-tools';
+import { linkTool } from './link-tool';
+import { OutboundGuard } from '../../src/net/outbound';
 import { turnSystemPrompt } from './project-instructions';
 import { contextNote, ensureContextClones } from './context-clones';
 import { contextFolder } from './job-paths';
@@ -193,6 +195,7 @@ export function createAgentActivities(deps: AgentDeps) {
         const tools = redactToolResults(
           {
             ...workspaceTools(root, defaultToolLimits, sandbox?.owner, context),
+            ...linkTool(root, new OutboundGuard(deps.allowPrivateNetworks)),
             ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
           },
           secrets.redact,

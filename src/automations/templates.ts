@@ -32,11 +32,11 @@ export function docsFromCode(codeRepo: string, ref?: string) {
 export const gapsInstruction = 'Fill the gaps readers found in these docs: answer each question below in the pages, where a reader would look for it.';
 
 export const brokenLinksInstruction = [
-  'Find the links in these docs that no longer resolve and fix them.',
-  'A link inside the docs is broken when the page or file it names does not exist in this repository, or its #anchor names no heading of that page:',
-  'point it at the page that now says what the link promised, or remove the link and keep its text when no page does.',
-  'Your sandbox has no network: leave links outside the docs as they are.',
-  'Change nothing but links. In your summary, list each broken link with the page it is on and what you did with it.',
+  'Find the links in these docs that no longer resolve and fix them: call check_links with the docs folder.',
+  'It lists each link whose page, file or #anchor is not in this repository, and each outside link that answers 4xx.',
+  'Point a broken link at the page that now says what the link promised, or remove the link and keep its text when no page does.',
+  'Leave alone what it lists as unchecked (refused by the network rules, not answering, or a server error).',
+  'Change nothing but links, then call check_links again to confirm. In your summary, list each broken link with its page and what you did with it.',
 ].join(' ');
 
 /** The default threshold of `gaps` and the default schedule of `broken-links` (daily at 06:00 UTC). */

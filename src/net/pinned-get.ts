@@ -19,6 +19,8 @@ export interface PinnedGetOptions {
   /** Redirects followed (each target is checked again); only to the same origin. */
   maxRedirects?: number;
   signal?: AbortSignal;
+  /** Only the status and headers are wanted: the body is not read. */
+  statusOnly?: boolean;
 }
 
 /** A body over the limit, or a redirect elsewhere: the page is skipped, with this message. */
@@ -41,6 +43,10 @@ function getOnce(url: URL, address: string, opts: PinnedGetOptions): Promise<Pin
         signal: opts.signal,
       },
       (res) => {
+        if (opts.statusOnly) {
+          res.destroy();
+          return resolve({ status: res.statusCode ?? 0, url, headers: res.headers, body: Buffer.alloc(0) });
+        }
         const declared = Number(res.headers['content-length'] ?? 0);
         if (declared > opts.maxBytes) {
           res.destroy();
@@ -77,5 +83,28 @@ export async function pinnedGet(guard: OutboundGuard, target: URL, opts: PinnedG
     if (next.origin !== target.origin) throw new FetchRefused(`${target} redirects to another site (${next.origin})`);
     if (hops >= (opts.maxRedirects ?? 3)) throw new FetchRefused(`${target} redirects more than ${opts.maxRedirects ?? 3} times`);
     url = next;
+  }
+}
+
+/** An outside URL's HTTP status, or why it could not be had. */
+export type LinkStatus = { status: number } | { refused: string } | { unreachable: string };
+
+/**
+ * The status a link's URL answers with, for a link check: redirects followed to any site (each hop checked by the
+ * guard again), the body never read. What the guard refuses is said, not fetched.
+ */
+export async function linkStatus(guard: OutboundGuard, target: URL, timeoutMs: number): Promise<LinkStatus> {
+  let url = target;
+  try {
+    for (let hops = 0; ; hops++) {
+      const [address] = await guard.check(url);
+      if (!address) return { refused: `the host ${url.hostname} has no address` };
+      const res = await getOnce(url, address, { maxBytes: 0, timeoutMs, statusOnly: true, headers: { 'user-agent': 'docent-link-check' } });
+      const location = res.headers.location;
+      if (res.status < 300 || res.status >= 400 || res.status === 304 || !location || hops >= 3) return { status: res.status };
+      url = new URL(location, url);
+    }
+  } catch (err) {
+    return err instanceof OutboundRefused ? { refused: err.message } : { unreachable: (err as Error).message };
   }
 }

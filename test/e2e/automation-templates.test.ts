@@ -1,6 +1,9 @@
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { templates } from '../../src/automations/templates';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { automationScheduleId } from '../../workflows/automation-run-contract';
 import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
@@ -12,9 +15,10 @@ import { callApi, sseChunks, v2Body } from '../support/http';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
-// The unanswered_questions trigger end to end: readers' questions the docs cannot answer, an automation's hourly
-// check (its Temporal Schedule, triggered now) through a worker process, and the gap-loop job it starts. Real gateway,
-// worker, Temporal, MongoDB, Elasticsearch and git; the model and the GitHub API are doubles.
+// The built-in templates end to end. gaps: readers' questions the docs cannot answer, an unanswered_questions
+// automation's hourly check (its Temporal Schedule, triggered now) through a worker process, and the gap-loop job it
+// starts. broken-links: a run whose agent checks the docs' links (an outside one on a real HTTP server) and fixes the
+// broken one. Real gateway, worker, Temporal, MongoDB, Elasticsearch and git; the model and the GitHub API are doubles.
 
 const token = 'ghs_docentautogaps0123456789';
 const domain = 'docs.glaze.test';
@@ -28,12 +32,28 @@ let worker: Started;
 let workspaceDir: string;
 let admin: string;
 let asst: string;
+let site: http.Server;
+let siteUrl: string;
+const linksPage = (site: string) => `# Links\n\nRead [the old setup page](./setup.md), [the quickstart](guides/quickstart) and [the API](${site}/api).\n`;
 
 const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-const script = (req: ChatRequest): ScriptedTurn =>
-  req.messages.at(-1)?.role === 'tool'
+const toolResults = (req: ChatRequest) => req.messages.filter((m) => m.role === 'tool').length;
+/** A broken-links run: check, fix the one broken inside link and drop the dead outside one, check again, answer. */
+const brokenLinksTurn = (req: ChatRequest): ScriptedTurn => {
+  const fixed = '# Links\n\nRead the quickstart: [the quickstart](guides/quickstart), and the API.\n';
+  return [
+    { toolCalls: [{ name: 'check_links', args: { folder: 'docs' } }] },
+    { toolCalls: [{ name: 'write_file', args: { path: 'docs/links.md', content: fixed } }] },
+    { toolCalls: [{ name: 'check_links', args: { folder: 'docs' } }] },
+    { text: ['Fix two broken links', '\n\ndocs/links.md: ./setup.md (no such page) removed; /api answered 404, link removed.'] },
+  ][toolResults(req)]!;
+};
+const script = (req: ChatRequest): ScriptedTurn => {
+  if (JSON.stringify(req.messages.find((m) => m.role === 'user')?.content ?? '').includes('call check_links')) return brokenLinksTurn(req);
+  return req.messages.at(-1)?.role === 'tool'
     ? { text: ['Document paying by invoice', '\n\nAdds a billing page that says how to pay for the team plan by invoice.'] }
     : { toolCalls: [{ name: 'write_file', args: { path: 'docs/guides/billing.md', content: newPage } }] };
+};
 
 async function filesOf(dir: string, prefix: string, out: Record<string, string> = {}): Promise<Record<string, string>> {
   for (const e of await readdir(dir, { withFileTypes: true })) {
@@ -54,17 +74,21 @@ async function ask(text: string): Promise<number> {
 }
 
 beforeAll(async () => {
+  site = http.createServer((req, res) => res.writeHead(req.url === '/api' ? 404 : 200).end());
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   git = await startGitServer(token);
   github = await startGitHubDouble({ token, ...backedBy(git) });
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-autogaps-'));
-  await git.createRepo('acme', 'glaze', { 'README.md': '# Glaze\n', ...(await filesOf(miniDocsFolder, 'docs/')) });
+  await git.createRepo('acme', 'glaze', { 'README.md': '# Glaze\n', ...(await filesOf(miniDocsFolder, 'docs/')), 'docs/links.md': linksPage(siteUrl) });
   gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'glaze', orgId: 'acme', repository: 'acme/glaze', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;
   asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
+  // The worker may ask the test's own HTTP server, as an operator allows a private docs host.
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
   await worker.waitForLog((l) => l.msg === 'worker polling');
   await runDocsIngest(gw.deps.config, { domain, source: miniDocsFolder, baseUrl: 'https://glaze.example' }, () => undefined);
 });
@@ -72,7 +96,7 @@ afterAll(async () => {
   await worker?.stop('SIGKILL');
   await deleteTestIndexes(gw.deps.config);
   await gw?.stop();
-  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  await Promise.all([git?.close(), github?.close(), model?.close(), new Promise((resolve) => site?.close(resolve))]);
   await rm(workspaceDir, { recursive: true, force: true });
 });
 
@@ -142,5 +166,40 @@ describe('an unanswered_questions automation', () => {
     expect(third).toMatchObject({ questions: 0, runId: null });
     expect((await api('GET', `${base}/runs`)).runs).toHaveLength(1);
     expect((await api('GET', `/v2/agent/glaze/jobs?automationId=${automation.id}`)).jobs).toHaveLength(1);
+  }, 300_000);
+});
+
+describe('a broken-links automation', () => {
+  it('runs daily, and its job finds the broken links inside and outside the docs and fixes them in a pull request', async () => {
+    const body = templates['broken-links']({});
+    const automation = await api('POST', '/v2/agent/glaze/automations', body);
+    expect(automation).toMatchObject({ trigger: { type: 'schedule', cron: '0 6 * * *', timeZone: 'UTC' }, output: 'update_pull_request' });
+    const schedule = gw.deps.temporal.schedule.getHandle(automationScheduleId(gw.deps.config.temporal.taskQueuePrefix, automation.id));
+    expect((await schedule.describe()).info.nextActionTimes[0]?.toISOString()).toMatch(/T06:00:00\.000Z$/);
+
+    const before = model.requests.length;
+    const { jobId } = await api('POST', `/v2/agent/glaze/automations/${automation.id}/trigger`);
+    const job = await until(
+      'the broken-links job',
+      () => api('GET', `/v2/agent/glaze/job/${jobId}`),
+      (j) => j.status !== 'active',
+    );
+    expect(job).toMatchObject({ status: 'completed', origin: 'automation_manual', automationId: automation.id });
+
+    // What check_links told the agent: the missing page and the outside link that answers 404, nothing else.
+    const mine = model.requests.slice(before);
+    const firstCheck = JSON.stringify(mine[1]!.messages.at(-1)?.content);
+    expect(firstCheck).toContain('./setup.md');
+    expect(firstCheck).toContain(`${siteUrl}/api`);
+    expect(firstCheck).toContain('answers 404');
+    expect(firstCheck).not.toContain('guides/quickstart');
+    // After the fix, the second check finds none.
+    expect(JSON.stringify(mine[3]!.messages.at(-1)?.content)).toContain('\\"broken\\":[]');
+
+    const pr = github.pulls.find((p) => p.head === `docent/${jobId}`);
+    expect(pr?.title).toBe('Fix two broken links');
+    const fixed = await git.git('acme', 'glaze', 'show', `docent/${jobId}:docs/links.md`);
+    expect(fixed).not.toContain('setup.md');
+    expect(fixed).not.toContain(siteUrl);
   }, 300_000);
 });
