@@ -71,4 +71,19 @@ describe('docent automation', () => {
     const job = await (await callApi(gw.url, adminKey, 'GET', `/v2/agent/autos/job/${jobId}`)).json();
     expect(job).toMatchObject({ origin: 'automation_manual', automationId: id });
   });
+
+  it('makes the gaps and broken-links templates with one flag each, the flags overriding the template', async () => {
+    const gaps = await docent('create', '--project', 'autos', '--template', 'gaps', '--threshold', '3', '--json');
+    expect(JSON.parse(gaps.stdout)).toMatchObject({ name: 'fill documentation gaps', trigger: { type: 'unanswered_questions', threshold: 3 }, output: 'pull_request' });
+    const links = await docent('create', '--project', 'autos', '--template', 'broken-links', '--cron', '0 4 * * 1', '--name', 'monday links', '--json');
+    expect(JSON.parse(links.stdout)).toMatchObject({
+      name: 'monday links',
+      trigger: { type: 'schedule', cron: '0 4 * * 1', timeZone: 'UTC' },
+      output: 'update_pull_request',
+      instruction: expect.stringContaining('check_links'),
+    });
+    const unknown = await docent('create', '--project', 'autos', '--template', 'changelog');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--template must be one of docs-from-code, gaps, broken-links');
+  });
 });
