@@ -1,16 +1,21 @@
 import { z } from 'zod';
-import { type AdminCaller, adminCaller, requireAllOrgs, requireOrg, visibleProject } from '../admin/access';
+import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from '../admin/access';
 import { AdminAuditLog } from '../admin/audit';
 import type { Deps } from '../deps';
-import { AppError, toRestError } from '../errors';
+import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
 import { SecretBox } from '../crypto/secret-box';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { WEBHOOK_EVENTS } from '../webhooks/store';
 import { setSecret, listSecrets } from '../admin/secret-operations';
-import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
+import { clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
+import { followInput } from '../docs/follow-input';
+import { docsSyncStatus, followDocs, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import { automationRoutesAt } from './automation-routes';
+import * as schemas from './admin-schemas';
+import { createdWebhookBody, deletedBody, webhookDeliveriesBody, webhookListBody } from './response-schemas';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../admin/webhook-operations';
-import { route, type RestRequest, type RestResponse, type Route } from './router';
+import { route, type ResponseDoc, type RestRequest, type RestResponse, type Route } from './router';
 
 const id = z.string().min(1).max(64);
 const createOrgBody = z.strictObject({ id });
@@ -45,7 +50,25 @@ const secretBody = z.strictObject({
     .max(64 * 1024),
 });
 
+const followBody = z.strictObject({
+  repository: z.string().min(1).max(2000).optional(),
+  ref: z.string().min(1).max(200).optional(),
+  docsPath: z.string().max(500).optional(),
+  baseUrl: z.string().max(2000).optional(),
+  sitemap: z.string().max(2000).optional(),
+  every: z.string().max(10).optional(),
+  firstNow: z.boolean().optional(),
+});
+
 const listLimit = 500;
+const ok = (description: string, json: z.ZodType): Record<number, ResponseDoc> => ({ 200: { description, json } });
+const created = (description: string, json: z.ZodType): Record<number, ResponseDoc> => ({ 201: { description, json } });
+/** What /openapi.json lists as an operator route's credentials (the handlers check them: src/admin/access.ts). */
+const operatorKey: Array<Record<string, string[]>> = [{ operatorKey: [] }];
+const operatorOrProjectAdminKey: Array<Record<string, string[]>> = [{ operatorKey: [] }, { adminKey: [] }];
+/** Dates as ISO strings, undefined fields gone: the answer as JSON, so the response schemas see what the client will. */
+const asJson = (body: unknown): unknown => (body === undefined ? undefined : JSON.parse(JSON.stringify(body)));
+const auditedBodyFields = ['id', 'orgId', 'name', 'kind'];
 const json = (status: number, out: Output) => ({ status, body: out.json });
 
 /**
@@ -58,39 +81,60 @@ export function adminRoutes(deps: Deps): Route[] {
   const stores = { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets };
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
   // Resolved once per request: the handler authorises with it, the audit entry names it.
-  const callers = new WeakMap<RestRequest, Promise<AdminCaller>>();
-  const caller = (req: RestRequest) => {
-    const known = callers.get(req) ?? adminCaller(deps.keys, req.headers.authorization);
-    callers.set(req, known);
+  // By the request's headers object: the handler's request and the audit hook's share it.
+  const callers = new WeakMap<object, Promise<AdminCaller>>();
+  const caller = (req: Pick<RestRequest, 'headers'>) => {
+    const known = callers.get(req.headers) ?? adminCaller(deps.keys, req.headers.authorization);
+    callers.set(req.headers, known);
     return known;
   };
-  /** Writes every call to the audit log: the key's id and kind, never the key; target ids, never bodies' values. */
+  const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
+  /** A route on one documentation domain: the caller may administer its project (else 404), or is an all-organizations operator key. */
+  const docsRoute = <B = undefined>(r: {
+    method: Route['method'];
+    path: string;
+    summary: string;
+    body?: z.ZodType<B>;
+    responses: Record<number, ResponseDoc>;
+    run: (domain: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
+  }) =>
+    route<B, 'none'>({
+      method: r.method,
+      path: `/v2/admin/docs/{domain}${r.path}`,
+      summary: r.summary,
+      auth: 'none',
+      responses: r.responses,
+      ...(r.body && { body: r.body }),
+      handler: async (req) => {
+        await visibleDomain(deps.tenancy, await caller(req), req.params.domain!);
+        return r.run(req.params.domain!, req);
+      },
+    });
+  /**
+   * Every answer goes to the audit log before it is sent, refusals (401, 403, a body the schema refused) included: the
+   * key's id and kind, never the key; target ids, never bodies' values. The answer is JSON'd for its response schema.
+   */
   const audited = (r: Route): Route => ({
     ...r,
+    security: r.security ?? operatorOrProjectAdminKey,
     handler: async (req) => {
-      let status = 500;
-      try {
-        const res: RestResponse = await r.handler(req);
-        status = res.status;
-        return res;
-      } catch (err) {
-        status = toRestError(err).status;
-        throw err;
-      } finally {
-        const who = await caller(req).catch(() => undefined);
-        const body = (req.body ?? {}) as Record<string, unknown>;
-        const named = Object.fromEntries(['id', 'orgId', 'name', 'kind'].filter((k) => typeof body[k] === 'string').map((k) => [k, body[k] as string]));
-        await audit
-          .record({
-            ...(who && { keyId: who.keyId, keyKind: who.kind }),
-            method: r.method,
-            route: r.path,
-            targets: { ...req.params, ...named },
-            clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
-            status,
-          })
-          .catch((err: unknown) => deps.log.error({ err }, 'operator API audit entry not written'));
-      }
+      const res: RestResponse = await r.handler(req);
+      return { ...res, body: asJson(res.body) };
+    },
+    onAnswered: async (req, status) => {
+      const who = await caller(req).catch(() => undefined);
+      const body = (req.body !== null && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+      const named = Object.fromEntries(auditedBodyFields.filter((k) => typeof body[k] === 'string').map((k) => [k, (body[k] as string).slice(0, 200)]));
+      await audit
+        .record({
+          ...(who && { keyId: who.keyId, keyKind: who.kind }),
+          method: r.method,
+          route: r.path,
+          targets: { ...req.params, ...named },
+          clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
+          status,
+        })
+        .catch((err: unknown) => deps.log.error({ err }, 'operator API audit entry not written'));
     },
   });
   /** A route on one project: the caller may administer it (else 404) before `run` sees it. */
@@ -99,6 +143,7 @@ export function adminRoutes(deps: Deps): Route[] {
     path: string;
     summary: string;
     body?: z.ZodType<B>;
+    responses: Record<number, ResponseDoc>;
     run: (projectId: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
   }) =>
     route<B, 'none'>({
@@ -106,6 +151,7 @@ export function adminRoutes(deps: Deps): Route[] {
       path: r.path,
       summary: r.summary,
       auth: 'none',
+      responses: r.responses,
       ...(r.body && { body: r.body }),
       handler: async (req) => {
         const projectId = req.params.projectId!;
@@ -118,6 +164,8 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/audit',
       summary: 'The audit log of the operator API, newest first (`limit`, default 50, and `cursor` from the previous page)',
+      security: operatorKey,
+      responses: ok('The entries, newest first', schemas.auditPageBody),
       auth: 'none',
       handler: async (req) => {
         requireAllOrgs(await caller(req));
@@ -129,6 +177,8 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/v2/admin/orgs',
       summary: 'Create an organization (operator key for all organizations)',
+      security: operatorKey,
+      responses: created('The organization', schemas.orgBody),
       auth: 'none',
       body: createOrgBody,
       handler: async (req) => {
@@ -140,6 +190,8 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/orgs',
       summary: 'The organizations the operator key covers (at most 500)',
+      security: operatorKey,
+      responses: ok('The organizations', schemas.orgListBody),
       auth: 'none',
       handler: async (req) => {
         const who = await caller(req);
@@ -152,6 +204,8 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/projects',
       summary: 'The projects the operator key covers, of one organization with `orgId` (at most 500)',
+      security: operatorKey,
+      responses: ok('The projects', schemas.projectListBody),
       auth: 'none',
       handler: async (req) => {
         const who = await caller(req);
@@ -166,6 +220,8 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/v2/admin/projects',
       summary: 'Create a project in an organization the operator key covers',
+      security: operatorKey,
+      responses: created('The project', schemas.projectBody),
       auth: 'none',
       body: createProjectBody,
       handler: async (req) => {
@@ -178,6 +234,7 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/projects/{projectId}',
       summary: 'A project and its settings',
+      responses: ok('The project', schemas.projectBody),
       auth: 'none',
       handler: async (req) => {
         const project = await visibleProject(deps.tenancy, await caller(req), req.params.projectId!);
@@ -188,6 +245,7 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'PATCH',
       path: '/v2/admin/projects/{projectId}',
       summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
+      responses: ok('The project as updated', schemas.projectBody),
       body: projectSettingsBody,
       run: async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body)),
     }),
@@ -195,6 +253,7 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: 'Make a project key (admin or assistant); the answer is the only time the key is shown',
+      responses: created('The key, shown only here', schemas.createdKeyBody),
       body: createKeyBody,
       run: async (projectId, req) => json(201, await createKey(stores, projectId, req.body.kind, req.body.groups ?? [])),
     }),
@@ -202,6 +261,7 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/keys/{keyId}',
       summary: "Revoke one of the project's keys",
+      responses: ok('Revoked', schemas.revokedKeyBody),
       run: async (projectId, req) => {
         const keyId = req.params.keyId!;
         if (!(await deps.keys.list({ projectId })).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
@@ -212,12 +272,14 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: "List the project's keys (never the keys themselves)",
+      responses: ok('The keys, never the keys themselves', schemas.keyListBody),
       run: async (projectId) => ({ status: 200, body: { keys: await deps.keys.list({ projectId }) } }),
     }),
     projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: 'Add a webhook endpoint; the answer shows its signing secret once',
+      responses: created('The endpoint and its whsec_… secret', createdWebhookBody),
       body: createWebhookBody,
       run: async (projectId, req) => json(201, await createWebhook(stores, projectId, req.body.url, req.body.events)),
     }),
@@ -225,24 +287,28 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: "The project's webhook endpoints (never their secrets)",
+      responses: ok('The endpoints', webhookListBody),
       run: async (projectId) => ({ status: 200, body: { webhooks: (await listWebhooks(stores, projectId)).json } }),
     }),
     projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}',
       summary: 'Delete a webhook endpoint',
+      responses: ok('Deleted', deletedBody),
       run: async (projectId, req) => json(200, await deleteWebhook(stores, projectId, req.params.webhookId!)),
     }),
     projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}/deliveries',
       summary: "A webhook endpoint's delivery log, newest first",
+      responses: ok('Delivery attempts', webhookDeliveriesBody),
       run: async (projectId, req) => ({ status: 200, body: { deliveries: (await webhookDeliveries(stores, projectId, req.params.webhookId!)).json } }),
     }),
     projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: 'Write a project secret (the value is never read back)',
+      responses: ok('The name and when it was set', schemas.secretSetBody),
       body: secretBody,
       run: async (projectId, req) => json(200, await setSecret(stores, projectId, req.body.name, req.body.value)),
     }),
@@ -250,7 +316,63 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: "The names of the project's secrets, never their values",
+      responses: ok('Names, never values', schemas.secretListBody),
       run: async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } }),
+    }),
+    projectRoute({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/cache/clear',
+      summary: "Empty the project's setup cache on every worker (its next job on each runs setup again)",
+      responses: ok('The new cache generation', schemas.cacheClearedBody),
+      run: async (projectId) => json(200, await clearProjectSetupCache(stores, projectId)),
+    }),
+    docsRoute({
+      method: 'GET',
+      path: '',
+      summary: 'What the domain follows, its last sync and its next one (as `docent docs status`)',
+      responses: ok('The sync status', schemas.docsStatusBody),
+      run: async (domain) => ({ status: 200, body: await docsSyncStatus(schedules, domain) }),
+    }),
+    docsRoute({
+      method: 'POST',
+      path: '/follow',
+      summary:
+        'Follow a docs repository (`repository`, `ref`, `docsPath`, `baseUrl`) or crawl a published site (`sitemap`) on a schedule (`every`, default 10m); the first sync starts at once unless `firstNow` is false',
+      body: followBody,
+      responses: ok('What the domain now follows', schemas.followedBody),
+      run: async (domain, req) => {
+        const { repository, sitemap, every, firstNow, ...git } = req.body;
+        if ((repository === undefined) === (sitemap === undefined)) throw new AppError('invalid_argument', 'give either repository (a docs repository) or sitemap (a published site)');
+        if (sitemap !== undefined && Object.keys(git).length) throw new AppError('invalid_argument', 'ref, docsPath and baseUrl go with repository, not sitemap');
+        const { input, everyMs } = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
+        await followDocs(schedules, input, everyMs, { firstNow: firstNow ?? true });
+        return { status: 200, body: { domain, source: input, everyMs, firstSyncStarted: firstNow ?? true } };
+      },
+    }),
+    docsRoute({
+      method: 'DELETE',
+      path: '/follow',
+      summary: 'Stop following; the served docs stay as last synced',
+      responses: ok('No longer followed', schemas.unfollowedBody),
+      run: async (domain) => {
+        await unfollowDocs(schedules, domain);
+        return { status: 200, body: { domain, followed: false } };
+      },
+    }),
+    docsRoute({
+      method: 'POST',
+      path: '/sync',
+      summary: 'Sync (or crawl) the followed docs now and answer when the sync has ended, with what it did',
+      responses: ok('What the sync did', schemas.docsSyncResultBody),
+      run: async (domain) => ({ status: 200, body: await syncDocsNow(schedules, domain) }),
+    }),
+    ...automationRoutesAt(deps, {
+      base: '/v2/admin/projects/{projectId}/automations',
+      auth: 'none',
+      callerOf: async (req) => {
+        const who = await caller(req);
+        return projectAdminCaller(who, await visibleProject(deps.tenancy, who, req.params.projectId!));
+      },
     }),
   ].map(audited);
 }
