@@ -245,7 +245,7 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'PATCH',
       path: '/v2/admin/projects/{projectId}',
       summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
-      responses: ok('The project as updated', schemas.projectBody),
+      responses: ok('The sandbox settings as updated', schemas.projectSettingsBody),
       body: projectSettingsBody,
       run: async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body)),
     }),

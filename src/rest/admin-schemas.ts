@@ -89,3 +89,14 @@ export const auditPageBody = z
     next: z.string().optional().describe('The cursor of the next page'),
   })
   .register(documentedSchemas, { id: 'AdminAuditPage' });
+
+export const projectSettingsBody = z
+  .looseObject({
+    id: z.string(),
+    setupCommands: z.array(z.string()),
+    checkCommands: z.array(z.string()),
+    sandboxNetwork: z.boolean(),
+    sandboxAllowHosts: z.array(z.string()),
+  })
+  .describe('The sandbox settings as updated (also secretsToChecks, secretsForAgentCode, setupCacheKeyFiles, maintenanceCommands, caps when set)')
+  .register(documentedSchemas, { id: 'AdminProjectSettings' });
