@@ -140,4 +140,23 @@ describe('operator API', () => {
       'POST /v2/admin/orgs 201',
     ]);
   });
+
+  it('the CLI runs the cache, key list, docs and automation commands through the API with the same environment', async () => {
+    const own = await gw.deps.keys.create({ kind: 'operator', orgId: '*' });
+    const docent = (...args: string[]) => runDocentIn(args, { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: own.key });
+    await gw.deps.tenancy.createProject({ _id: 'cli-r', orgId: 'acme', repository: 'acme/r', ref: 'main', domain: 'r.cli.test' });
+    expect(await docent('project', 'cache', 'clear', 'cli-r')).toMatchObject({ code: 0, stdout: expect.stringContaining('cache generation 1') });
+    expect(await docent('key', 'list', '--project', 'cli-r')).toMatchObject({ code: 0, stdout: 'project cli-r has no keys\n' });
+    expect(await docent('docs', 'status', '--domain', 'r.cli.test')).toMatchObject({ code: 1, stderr: expect.stringContaining('r.cli.test is not followed') });
+    expect(await docent('automation', 'create', '--project', 'cli-r', '--name', 'by hand', '--trigger', 'manual', '--instruction', 'Tidy up')).toMatchObject({ code: 0 });
+    expect(await docent('automation', 'list', '--project', 'cli-r')).toMatchObject({ code: 0, stdout: expect.stringContaining('manual  "by hand"') });
+    const log = (await call(own.key, 'GET', '/v2/admin/audit?limit=50')).body.entries as { keyId: string; method: string; route: string; status: number }[];
+    expect(log.filter((e) => e.keyId === own.id).map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual([
+      'GET /v2/admin/projects/{projectId}/automations 200',
+      'POST /v2/admin/projects/{projectId}/automations 201',
+      'GET /v2/admin/docs/{domain} 404',
+      'GET /v2/admin/projects/{projectId}/keys 200',
+      'POST /v2/admin/projects/{projectId}/cache/clear 200',
+    ]);
+  });
 });
