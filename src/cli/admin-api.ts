@@ -111,11 +111,13 @@ export class AdminApi {
 
   async listSecrets(projectId: string): Promise<Output> {
     const list = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/secrets`)).secrets as Json[];
-    return { text: list.length ? list.map((x) => `${x.name}  ${x.updatedAt}`).join('\n') : `project ${projectId} has no secrets`, json: list };
+    const when = (at: unknown) => String(at).slice(0, 16).replace('T', ' ');
+    return { text: list.length ? list.map((x) => `${x.name}  set ${when(x.updatedAt)}`).join('\n') : `project ${projectId} has no secrets`, json: list };
   }
 
   async webhookDeliveries(projectId: string, webhookId: string): Promise<Output> {
     const list = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks/${encodeURIComponent(webhookId)}/deliveries`)).deliveries as Json[];
-    return { text: list.length ? list.map((d) => JSON.stringify(d)).join('\n') : `webhook ${webhookId} has no deliveries`, json: list };
+    const line = (d: Json) => `${d.at}  ${d.messageId}  ${d.type}  attempt ${d.attempt}  ${d.status ?? '-'}  ${d.ok ? 'ok' : (d.error ?? 'failed')}`;
+    return { text: list.length ? list.map(line).join('\n') : `webhook ${webhookId} has no deliveries yet`, json: list };
   }
 }
