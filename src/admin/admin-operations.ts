@@ -1,11 +1,16 @@
 import type { z } from 'zod';
 import type { ApiKeyStore } from '../auth/api-keys';
 import { AppError } from '../errors';
-import type { ProjectSecretStore } from '../secrets/project-secrets';
+import { SecretBox } from '../crypto/secret-box';
+import type { Deps } from '../deps';
+import { ProjectSecretStore } from '../secrets/project-secrets';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
-import { type AdminCaller, requireAllOrgs, requireOrg, visibleProject } from './access';
-import type { createKeyBody, createProjectBody, createWebhookBody, projectSettingsBody, secretBody } from './admin-bodies';
+import { followInput } from '../docs/follow-input';
+import { type DocsSyncSchedules, type DocsSyncStatus, docsSyncStatus, followDocs, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
+import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from './access';
+import type { createKeyBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from './admin-bodies';
 import { setSecret, listSecrets } from './secret-operations';
 import { clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhook-operations';
@@ -15,6 +20,15 @@ export interface AdminStores {
   keys: ApiKeyStore;
   webhooks: WebhookStore;
   secrets: ProjectSecretStore;
+  /** Temporal's docs sync schedules. */
+  schedules: DocsSyncSchedules;
+}
+
+/** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
+export function adminStores(deps: Deps): AdminStores {
+  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
+  const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
+  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules };
 }
 
 const listLimit = 500;
@@ -104,5 +118,33 @@ export class AdminOperations {
 
   async clearSetupCache(who: AdminCaller, projectId: string): Promise<{ id: string; setupCacheGeneration: number }> {
     return (await jsonOf(clearProjectSetupCache(this.s, await this.project(who, projectId)))) as { id: string; setupCacheGeneration: number };
+  }
+
+  async docsStatus(who: AdminCaller, domain: string): Promise<DocsSyncStatus> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return docsSyncStatus(this.s.schedules, domain);
+  }
+
+  /** Follows a docs repository or a site (the CLI's `docs follow` and `docs ingest --sitemap`), checked as the CLI checks it. */
+  async followDocs(who: AdminCaller, domain: string, b: z.infer<typeof followBody>) {
+    await visibleDomain(this.s.tenancy, who, domain);
+    const { repository, sitemap, every, firstNow, ...git } = b;
+    if ((repository === undefined) === (sitemap === undefined)) throw new AppError('invalid_argument', 'give either repository (a docs repository) or sitemap (a published site)');
+    if (sitemap !== undefined && Object.values(git).some((v) => v !== undefined)) throw new AppError('invalid_argument', 'ref, docsPath and baseUrl go with repository, not sitemap');
+    const { input, everyMs } = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
+    await followDocs(this.s.schedules, input, everyMs, { firstNow: firstNow ?? true });
+    return { domain, source: input, everyMs, firstSyncStarted: firstNow ?? true };
+  }
+
+  async unfollowDocs(who: AdminCaller, domain: string): Promise<{ domain: string; followed: false }> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    await unfollowDocs(this.s.schedules, domain);
+    return { domain, followed: false };
+  }
+
+  /** Runs a sync now and waits for its end, as `docent docs sync` does. */
+  async syncDocs(who: AdminCaller, domain: string): Promise<DocsSyncResult> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return syncDocsNow(this.s.schedules, domain);
   }
 }

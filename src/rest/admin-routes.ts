@@ -1,15 +1,10 @@
 import type { z } from 'zod';
 import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
-import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleDomain, visibleProject } from '../admin/access';
-import { AdminOperations } from '../admin/admin-operations';
+import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
+import { AdminOperations, adminStores } from '../admin/admin-operations';
 import { AdminAuditLog } from '../admin/audit';
 import type { Deps } from '../deps';
-import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
-import { SecretBox } from '../crypto/secret-box';
-import { ProjectSecretStore } from '../secrets/project-secrets';
-import { followInput } from '../docs/follow-input';
-import { docsSyncStatus, followDocs, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
 import { automationRoutesAt } from './automation-routes';
 import * as schemas from './admin-schemas';
 import { createdWebhookBody, deletedBody, webhookDeliveriesBody, webhookListBody } from './response-schemas';
@@ -30,8 +25,7 @@ const auditedBodyFields = ['id', 'orgId', 'name', 'kind'];
  * operations are the ones the CLI calls (src/admin/*-operations.ts): one implementation for both.
  */
 export function adminRoutes(deps: Deps): Route[] {
-  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
-  const ops = new AdminOperations({ tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets });
+  const ops = new AdminOperations(adminStores(deps));
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
   // Resolved once per request: the handler authorises with it, the audit entry names it.
   // By the request's headers object: the handler's request and the audit hook's share it.
@@ -41,15 +35,14 @@ export function adminRoutes(deps: Deps): Route[] {
     callers.set(req.headers, known);
     return known;
   };
-  const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
-  /** A route on one documentation domain: the caller may administer its project (else 404), or is an all-organizations operator key. */
+  /** A route on one documentation domain; its operation checks the caller may administer the domain's project. */
   const docsRoute = <B = undefined>(r: {
     method: Route['method'];
     path: string;
     summary: string;
     body?: z.ZodType<B>;
     responses: Record<number, ResponseDoc>;
-    run: (domain: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
+    run: (who: AdminCaller, domain: string, req: RestRequest<B, 'none'>) => Promise<unknown>;
   }) =>
     route<B, 'none'>({
       method: r.method,
@@ -58,10 +51,7 @@ export function adminRoutes(deps: Deps): Route[] {
       auth: 'none',
       responses: r.responses,
       ...(r.body && { body: r.body }),
-      handler: async (req) => {
-        await visibleDomain(deps.tenancy, await caller(req), req.params.domain!);
-        return r.run(req.params.domain!, req);
-      },
+      handler: async (req) => ({ status: 200, body: await r.run(await caller(req), req.params.domain!, req) }),
     });
   /**
    * Every answer goes to the audit log before it is sent, refusals (401, 403, a body the schema refused) included: the
@@ -255,7 +245,7 @@ export function adminRoutes(deps: Deps): Route[] {
       path: '',
       summary: 'What the domain follows, its last sync and its next one (as `docent docs status`)',
       responses: ok('The sync status', schemas.docsStatusBody),
-      run: async (domain) => ({ status: 200, body: await docsSyncStatus(schedules, domain) }),
+      run: (who, domain) => ops.docsStatus(who, domain),
     }),
     docsRoute({
       method: 'POST',
@@ -264,31 +254,21 @@ export function adminRoutes(deps: Deps): Route[] {
         'Follow a docs repository (`repository`, `ref`, `docsPath`, `baseUrl`) or crawl a published site (`sitemap`) on a schedule (`every`, default 10m); the first sync starts at once unless `firstNow` is false',
       body: followBody,
       responses: ok('What the domain now follows', schemas.followedBody),
-      run: async (domain, req) => {
-        const { repository, sitemap, every, firstNow, ...git } = req.body;
-        if ((repository === undefined) === (sitemap === undefined)) throw new AppError('invalid_argument', 'give either repository (a docs repository) or sitemap (a published site)');
-        if (sitemap !== undefined && Object.keys(git).length) throw new AppError('invalid_argument', 'ref, docsPath and baseUrl go with repository, not sitemap');
-        const { input, everyMs } = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
-        await followDocs(schedules, input, everyMs, { firstNow: firstNow ?? true });
-        return { status: 200, body: { domain, source: input, everyMs, firstSyncStarted: firstNow ?? true } };
-      },
+      run: (who, domain, req) => ops.followDocs(who, domain, req.body),
     }),
     docsRoute({
       method: 'DELETE',
       path: '/follow',
       summary: 'Stop following; the served docs stay as last synced',
       responses: ok('No longer followed', schemas.unfollowedBody),
-      run: async (domain) => {
-        await unfollowDocs(schedules, domain);
-        return { status: 200, body: { domain, followed: false } };
-      },
+      run: (who, domain) => ops.unfollowDocs(who, domain),
     }),
     docsRoute({
       method: 'POST',
       path: '/sync',
       summary: 'Sync (or crawl) the followed docs now and answer when the sync has ended, with what it did',
       responses: ok('What the sync did', schemas.docsSyncResultBody),
-      run: async (domain) => ({ status: 200, body: await syncDocsNow(schedules, domain) }),
+      run: (who, domain) => ops.syncDocs(who, domain),
     }),
     ...automationRoutesAt(deps, {
       base: '/v2/admin/projects/{projectId}/automations',

@@ -2,15 +2,25 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { type AdminCaller, adminCaller, requireAllOrgs } from '../admin/access';
-import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, secretBody } from '../admin/admin-bodies';
-import { AdminOperations } from '../admin/admin-operations';
+import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, secretBody } from '../admin/admin-bodies';
+import { AdminOperations, adminStores } from '../admin/admin-operations';
 import { AdminAuditLog } from '../admin/audit';
-import { SecretBox } from '../crypto/secret-box';
 import type { Deps } from '../deps';
 import { toRestError } from '../errors';
-import { type AdminService, AuditEntrySchema, type Project, ProjectKeySchema, ProjectSchema, WebhookSchema } from '../gen/admin/v1/admin_pb';
+import {
+  type AdminService,
+  AuditEntrySchema,
+  type DocsSource,
+  DocsSourceSchema,
+  DocsSyncResultSchema,
+  type Project,
+  ProjectKeySchema,
+  ProjectSchema,
+  WebhookDeliverySchema,
+  WebhookSchema,
+} from '../gen/admin/v1/admin_pb';
+import { type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
 import { clientIpKey } from '../limits/client-context';
-import { ProjectSecretStore } from '../secrets/project-secrets';
 import { parseInput } from '../validate';
 import type { MethodAuth } from './caller';
 
@@ -30,6 +40,11 @@ export const adminMethodAuth: MethodAuth<typeof AdminService> = {
   setSecret: 'none',
   listSecrets: 'none',
   clearSetupCache: 'none',
+  listWebhookDeliveries: 'none',
+  getDocsStatus: 'none',
+  followDocs: 'none',
+  unfollowDocs: 'none',
+  syncDocs: 'none',
   listAuditEntries: 'none',
 };
 
@@ -57,16 +72,35 @@ const keyMessage = (k: Json) =>
 
 const webhookMessage = (w: Json) => create(WebhookSchema, { id: String(w.id), url: String(w.url), events: (w.events as string[] | undefined) ?? [], createdAt: ts(w.createdAt) });
 
+function sourceMessage(input: DocsSyncInput): DocsSource {
+  if (isSiteSource(input)) return create(DocsSourceSchema, { sitemap: input.sitemap });
+  return create(DocsSourceSchema, { repository: input.repository, ref: input.ref, docsPath: input.docsPath, baseUrl: input.baseUrl });
+}
+
+const resultMessage = (r: DocsSyncResult) =>
+  create(DocsSyncResultSchema, {
+    commit: r.commit,
+    pages: r.pages,
+    passages: r.passages,
+    pagesReembedded: r.pagesReembedded,
+    pagesRemoved: r.pagesRemoved,
+    unchanged: r.unchanged,
+    fullRebuild: r.fullRebuild,
+    errors: r.errors ?? [],
+  });
+
+/** The set fields of a message's source, as the REST body names them: unset ones are left out. */
+const present = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 // The ids a request names, for its audit entry; never a value (a secret's) or a key.
-const targetFields = ['projectId', 'orgId', 'id', 'name', 'kind', 'keyId', 'webhookId'];
+const targetFields = ['projectId', 'orgId', 'id', 'name', 'kind', 'keyId', 'webhookId', 'domain'];
 
 /**
  * Connect handlers of admin.v1.AdminService over the operations REST's /v2/admin routes call (src/admin/admin-operations.ts),
  * each call written to the same audit log, with the HTTP status Connect's table gives its outcome.
  */
 export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
-  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
-  const ops = new AdminOperations({ tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets });
+  const ops = new AdminOperations(adminStores(deps));
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
 
   /** Resolves the caller, runs the operation, and writes the audit entry whatever the outcome. */
@@ -133,6 +167,47 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     }),
     listSecrets: audited(async (who, req) => ({ secrets: (await ops.listSecrets(who, req.projectId)).map((x) => ({ name: x.name, updatedAt: ts(x.updatedAt) })) })),
     clearSetupCache: audited(async (who, req) => ({ setupCacheGeneration: (await ops.clearSetupCache(who, req.projectId)).setupCacheGeneration })),
+    listWebhookDeliveries: audited(async (who, req) => ({
+      deliveries: (await ops.webhookDeliveries(who, req.projectId, req.webhookId)).map((d) =>
+        create(WebhookDeliverySchema, {
+          messageId: String(d.messageId),
+          type: String(d.type),
+          attempt: Number(d.attempt),
+          at: ts(d.at),
+          status: typeof d.status === 'number' ? d.status : undefined,
+          ok: d.ok === true,
+          durationMs: Number(d.durationMs),
+          error: str(d.error),
+        }),
+      ),
+    })),
+    getDocsStatus: audited(async (who, req) => {
+      const s = await ops.docsStatus(who, req.domain);
+      return {
+        source: sourceMessage(s.source),
+        everyMs: BigInt(s.everyMs),
+        lastSuccess: s.lastSuccess && resultMessage(s.lastSuccess),
+        lastStartedAt: ts(s.last?.startedAt),
+        lastStatus: s.last?.status,
+        lastError: s.last?.error,
+        running: s.running,
+        nextSyncAt: ts(s.nextSyncAt),
+      };
+    }),
+    followDocs: audited(async (who, req) => {
+      const src = req.source;
+      const body = parseInput(
+        followBody,
+        present({ repository: src?.repository, ref: src?.ref, docsPath: src?.docsPath, baseUrl: src?.baseUrl, sitemap: src?.sitemap, every: req.every, firstNow: req.firstNow }),
+      );
+      const followed = await ops.followDocs(who, req.domain, body);
+      return { source: sourceMessage(followed.source), everyMs: BigInt(followed.everyMs), firstSyncStarted: followed.firstSyncStarted };
+    }),
+    unfollowDocs: audited(async (who, req) => {
+      await ops.unfollowDocs(who, req.domain);
+      return {};
+    }),
+    syncDocs: audited(async (who, req) => ({ result: resultMessage(await ops.syncDocs(who, req.domain)) })),
     listAuditEntries: audited(async (who, req) => {
       requireAllOrgs(who);
       const page = await audit.list(req.limit ?? 50, req.cursor);

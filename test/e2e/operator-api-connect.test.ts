@@ -42,6 +42,14 @@ describe('admin.v1.AdminService', () => {
     expect((await admin.listWebhooks({ projectId: `p-${run}` })).webhooks).toEqual([expect.objectContaining({ id: hook.webhook!.id, url: 'https://127.0.0.1:9/rpc' })]);
     await admin.setSecret({ projectId: `p-${run}`, name: 'NPM_TOKEN', value: 'rpc_s3cret' });
     expect((await admin.listSecrets({ projectId: `p-${run}` })).secrets.map((x) => x.name)).toEqual(['NPM_TOKEN']);
+    expect((await admin.listWebhookDeliveries({ projectId: `p-${run}`, webhookId: hook.webhook!.id })).deliveries).toEqual([]);
+    const domain = `p-${run}.rpc.test`;
+    const followed = await admin.followDocs({ domain, source: { repository: 'rpc/p-docs', docsPath: '/docs/' }, every: '2h', firstNow: false });
+    expect(followed).toMatchObject({ source: { repository: 'rpc/p-docs', ref: 'main', docsPath: 'docs' }, everyMs: 7_200_000n, firstSyncStarted: false });
+    expect(await admin.getDocsStatus({ domain })).toMatchObject({ source: { repository: 'rpc/p-docs' }, everyMs: 7_200_000n, running: false });
+    expect(await refusal(admin.followDocs({ domain, source: { repository: 'rpc/x', docsPath: 'docs/../..' } }))).toBe(Code.InvalidArgument);
+    await admin.unfollowDocs({ domain });
+    expect(await refusal(admin.getDocsStatus({ domain }))).toBe(Code.NotFound);
     expect((await admin.clearSetupCache({ projectId: `p-${run}` })).setupCacheGeneration).toBe(1);
     // The same checks as REST's bodies: an organization id REST would refuse is refused here.
     expect(await refusal(admin.createOrganization({ id: 'x'.repeat(65) }))).toBe(Code.InvalidArgument);
@@ -63,6 +71,7 @@ describe('admin.v1.AdminService', () => {
     expect((await admin.createKey({ projectId: `mine-${run}`, kind: 'assistant' })).key).toMatch(/^docent_asst_/);
     expect(await refusal(admin.getProject({ projectId: `theirs-${run}` }))).toBe(Code.NotFound);
     expect(await refusal(admin.createKey({ projectId: `theirs-${run}`, kind: 'admin' }))).toBe(Code.NotFound);
+    expect(await refusal(admin.getDocsStatus({ domain: `theirs-${run}.rpc.test` }))).toBe(Code.NotFound);
     expect(await refusal(admin.createOrganization({ id: `x-${run}` }))).toBe(Code.PermissionDenied);
     expect(await refusal(admin.listAuditEntries({}))).toBe(Code.PermissionDenied);
     const nobody = createDocentClient({ baseUrl: gw.url, apiKey: 'docent_op_unknown' }).admin;
@@ -72,6 +81,7 @@ describe('admin.v1.AdminService', () => {
     expect(entries.filter((e) => e.keyId === adminKey.id).map((e) => `${e.route} ${e.status}`)).toEqual([
       '/admin.v1.AdminService/ListAuditEntries 403',
       '/admin.v1.AdminService/CreateOrganization 403',
+      '/admin.v1.AdminService/GetDocsStatus 404',
       '/admin.v1.AdminService/CreateKey 404',
       '/admin.v1.AdminService/GetProject 404',
       '/admin.v1.AdminService/CreateKey 200',
