@@ -31,3 +31,19 @@ export async function visibleProject(tenancy: TenancyStore, caller: AdminCaller,
   if (!project || !sees) throw new AppError('not_found', `project ${projectId} not found`);
   return project;
 }
+
+/**
+ * The project a documentation domain belongs to, if the caller may administer it. A domain no project has (followed by
+ * the CLI alone) is for operator keys of all organizations only; for anyone else it does not exist.
+ */
+export async function visibleDomain(tenancy: TenancyStore, caller: AdminCaller, domain: string): Promise<ProjectDoc | undefined> {
+  const project = await tenancy.getProjectByDomain(domain);
+  if (project) return visibleProject(tenancy, caller, project._id);
+  if (caller.kind === 'operator' && caller.orgId === undefined) return undefined;
+  throw new AppError('not_found', `domain ${domain} not found`);
+}
+
+/** The project's admin caller for services that authorise one (automations): the admin key itself, or made for an operator key that sees the project. */
+export function projectAdminCaller(caller: AdminCaller, project: ProjectDoc): Caller {
+  return caller.kind === 'operator' ? { keyId: caller.keyId, kind: 'admin', orgId: project.orgId, projectId: project._id } : caller;
+}

@@ -1,6 +1,9 @@
 // The operator API as the CLI calls it when DOCENT_OPERATOR_KEY is set: no database settings needed on this machine.
 import { AppError, type ErrorCode } from '../errors';
 import type { Output } from '../admin/tenancy-operations';
+import type { FollowRequest } from '../docs/follow-input';
+import type { DocsSyncStatus } from '../docs/sync-schedule';
+import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
 
 type Json = Record<string, unknown>;
 
@@ -69,5 +72,52 @@ export class AdminApi {
   async deleteWebhook(projectId: string, webhookId: string): Promise<Output> {
     const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks/${encodeURIComponent(webhookId)}`);
     return { text: `deleted webhook ${webhookId}`, json: r };
+  }
+
+  /** The docs commands' operations on a domain (the gateway checks the follow request as the CLI would). */
+  docs() {
+    const at = (domain: string) => `/v2/admin/docs/${encodeURIComponent(domain)}`;
+    return {
+      follow: async ({ domain, ...rest }: FollowRequest, firstNow: boolean) => {
+        await this.call('POST', `${at(domain)}/follow`, { ...rest, firstNow });
+      },
+      sync: async (domain: string) => (await this.call('POST', `${at(domain)}/sync`)) as unknown as DocsSyncResult,
+      unfollow: async (domain: string) => {
+        await this.call('DELETE', `${at(domain)}/follow`);
+      },
+      status: async (domain: string): Promise<DocsSyncStatus> => {
+        const s = (await this.call('GET', at(domain))) as unknown as DocsSyncStatus & { last?: { startedAt: string }; nextSyncAt?: string };
+        const date = (v: string | Date | undefined) => (v === undefined ? undefined : new Date(v));
+        return { ...s, ...(s.last && { last: { ...s.last, startedAt: date(s.last.startedAt)! } }), ...(s.nextSyncAt && { nextSyncAt: date(s.nextSyncAt) }) };
+      },
+    };
+  }
+
+  async clearCache(projectId: string): Promise<Output> {
+    const r = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/cache/clear`);
+    return { text: `cleared the setup cache of project ${projectId}: its next job on each worker runs setup again (cache generation ${r.setupCacheGeneration})`, json: r };
+  }
+
+  async listKeys(projectId: string): Promise<Output> {
+    const keys = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`)).keys as Json[];
+    const text = keys.length ? keys.map((k) => `${k.id}  ${k.kind}  ${k.revokedAt ? 'revoked' : 'active'}  ${k.domain ?? k.projectId ?? '-'}`).join('\n') : `project ${projectId} has no keys`;
+    return { text, json: keys };
+  }
+
+  async setSecret(projectId: string, name: string, value: string): Promise<Output> {
+    const r = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/secrets`, { name, value });
+    return { text: `set secret ${name} of project ${projectId}`, json: r };
+  }
+
+  async listSecrets(projectId: string): Promise<Output> {
+    const list = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/secrets`)).secrets as Json[];
+    const when = (at: unknown) => String(at).slice(0, 16).replace('T', ' ');
+    return { text: list.length ? list.map((x) => `${x.name}  set ${when(x.updatedAt)}`).join('\n') : `project ${projectId} has no secrets`, json: list };
+  }
+
+  async webhookDeliveries(projectId: string, webhookId: string): Promise<Output> {
+    const list = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/webhooks/${encodeURIComponent(webhookId)}/deliveries`)).deliveries as Json[];
+    const line = (d: Json) => `${d.at}  ${d.messageId}  ${d.type}  attempt ${d.attempt}  ${d.status ?? '-'}  ${d.ok ? 'ok' : (d.error ?? 'failed')}`;
+    return { text: list.length ? list.map(line).join('\n') : `webhook ${webhookId} has no deliveries yet`, json: list };
   }
 }

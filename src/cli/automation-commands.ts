@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { isTemplateName, templateNames, templates } from '../automations/templates';
+import { operatorKeyFromEnv } from './admin-api';
 
-export const automationUsage = `usage: docent automation <action> --project <projectId> ... [--json]   (through the gateway: DOCENT_API_URL, DOCENT_API_KEY an admin key)
+export const automationUsage = `usage: docent automation <action> --project <projectId> ... [--json]   (through the gateway: DOCENT_API_URL, DOCENT_API_KEY an admin key or DOCENT_OPERATOR_KEY)
   automation create --project <projectId> --name <name> --trigger <type> (--instruction <text> | --instruction-file <path>)
              [--output pull_request|update_pull_request] [--context <owner/name>[@<ref>] ...] [--require-plan-approval] [--model <name>]
              trigger options: schedule --cron "<cron>" [--time-zone <IANA zone>] | push --branch <b> [--repo <owner/name>]
@@ -143,10 +144,11 @@ function describe(a: Automation): string {
 /** One call to the gateway; its error is printed as the gateway wrote it. */
 async function call(method: string, path: string, body?: unknown): Promise<{ ok: boolean; status: number; body: Answer }> {
   const config = loadConfig();
-  if (!config.api.key) throw new UsageError('DOCENT_API_KEY is not set: an admin key of the project');
+  const key = operatorKeyFromEnv() ?? config.api.key;
+  if (!key) throw new UsageError('DOCENT_API_KEY is not set: an admin key of the project (or DOCENT_OPERATOR_KEY, an operator key)');
   const res = await fetch(new URL(path, config.api.url), {
     method,
-    headers: { authorization: `Bearer ${config.api.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { ok: res.ok, status: res.status, body: (await res.json()) as Answer };
@@ -154,7 +156,8 @@ async function call(method: string, path: string, body?: unknown): Promise<{ ok:
 
 async function act(action: string, v: Values, positionals: string[]): Promise<{ ok: boolean; body: Answer; text: () => string }> {
   if (!v.project) throw new UsageError('--project is required');
-  const base = `/v2/agent/${encodeURIComponent(v.project)}/automations`;
+  // An operator key calls the operator API's copy of the same routes; an admin key the agent API's.
+  const base = `/v2/${operatorKeyFromEnv() ? 'admin/projects' : 'agent'}/${encodeURIComponent(v.project)}/automations`;
   const expected = action === 'create' || action === 'list' ? 0 : 1;
   if (positionals.length !== expected) throw new UsageError(`automation ${action} takes ${expected ? 'an automation id' : 'no argument'}`);
   const one = `${base}/${encodeURIComponent(positionals[0] ?? '')}`;

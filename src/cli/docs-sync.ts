@@ -1,18 +1,21 @@
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
-import { docsSyncStatus, followDocs, parseEvery, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
+import { followInput, type FollowRequest } from '../docs/follow-input';
+import { docsSyncStatus, followDocs, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 import { docsSyncUsage } from './usage-texts';
-import { DOCS_SYNC_DEFAULT_EVERY, type DocsSyncResult, type GitDocsSource, isSiteSource, type SiteDocsSource } from '../../workflows/docs-sync-contract';
+import { AdminApi, operatorKeyFromEnv } from './admin-api';
+import { type DocsSyncResult, type GitDocsSource, isSiteSource, type SiteDocsSource } from '../../workflows/docs-sync-contract';
 
 /** `docs ingest --sitemap` flags as the schedule's input and interval. */
 export function parseSitemapIngestArgs(args: string[]): { input: SiteDocsSource; everyMs: number } {
   const { values } = parseArgs({ args, options: { domain: { type: 'string' }, sitemap: { type: 'string' }, every: { type: 'string' } }, strict: true, allowPositionals: false });
   if (!values.domain || !values.sitemap) throw new Error(`docs ingest --sitemap needs --domain\n${docsSyncUsage}`);
-  if (!/^https?:\/\//.test(values.sitemap)) throw new Error('--sitemap must be an http(s) URL');
-  return { input: { domain: values.domain, sitemap: values.sitemap }, everyMs: parseEvery(values.every ?? DOCS_SYNC_DEFAULT_EVERY) };
+  return followInput(sitemapRequest(values)) as { input: SiteDocsSource; everyMs: number };
 }
+
+const sitemapRequest = (v: { domain?: string; sitemap?: string; every?: string }): FollowRequest => ({ domain: v.domain!, sitemap: v.sitemap!, ...(v.every && { every: v.every }) });
 
 const flags = {
   domain: { type: 'string' },
@@ -23,23 +26,17 @@ const flags = {
   'base-url': { type: 'string' },
 } as const;
 
-/** `docs follow` flags as the schedule's input and interval. */
-export function parseDocsFollowArgs(args: string[]): { input: GitDocsSource; everyMs: number } {
+/** `docs follow` flags as what to follow; the fields are checked by followInput, here or in the gateway. */
+function followRequestOf(args: string[]): FollowRequest {
   const { values } = parseArgs({ args, options: flags, strict: true, allowPositionals: false });
   if (!values.domain || !values.repo) throw new Error(`docs follow needs --domain and --repo\n${docsSyncUsage}`);
-  if (values['base-url'] && !/^https?:\/\//.test(values['base-url'])) throw new Error('--base-url must be an http(s) URL');
-  const docsPath = (values['docs-path'] ?? '').replace(/^\/+|\/+$/g, '');
-  if (docsPath.split('/').includes('..')) throw new Error('--docs-path must stay inside the repository');
-  return {
-    input: {
-      domain: values.domain,
-      repository: values.repo,
-      ref: values.ref ?? 'main',
-      docsPath,
-      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
-    },
-    everyMs: parseEvery(values.every ?? DOCS_SYNC_DEFAULT_EVERY),
-  };
+  const v = { ref: values.ref, docsPath: values['docs-path'], baseUrl: values['base-url'], every: values.every };
+  return { domain: values.domain, repository: values.repo, ...Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined)) };
+}
+
+/** `docs follow` flags as the schedule's input and interval. */
+export function parseDocsFollowArgs(args: string[]): { input: GitDocsSource; everyMs: number } {
+  return followInput(followRequestOf(args)) as { input: GitDocsSource; everyMs: number };
 }
 
 function domainOnly(args: string[]): string {
@@ -83,21 +80,42 @@ async function withSchedules<T>(config: Config, run: (s: DocsSyncSchedules) => P
   }
 }
 
+/** What the docs commands do, through Temporal (bootstrap) or through the operator API (DOCENT_OPERATOR_KEY). */
+interface DocsActions {
+  follow(r: FollowRequest, firstNow: boolean): Promise<void>;
+  sync(domain: string): Promise<DocsSyncResult>;
+  unfollow(domain: string): Promise<void>;
+  status(domain: string): Promise<DocsSyncStatus>;
+}
+
+function throughTemporal(config: Config): DocsActions {
+  return {
+    follow: async (r, firstNow) => {
+      const { input, everyMs } = followInput(r);
+      await withSchedules(config, (s) => followDocs(s, input, everyMs, { firstNow }));
+    },
+    sync: (domain) => withSchedules(config, (s) => syncDocsNow(s, domain)),
+    unfollow: (domain) => withSchedules(config, (s) => unfollowDocs(s, domain)),
+    status: (domain) => withSchedules(config, (s) => docsSyncStatus(s, domain)),
+  };
+}
+
 /** `docent docs follow|sync|unfollow|status …`; prints what happened, exits 0 on success. */
-export async function docsSyncCommand(action: string, args: string[], config: Config = loadConfig(), print: (line: string) => void = console.log): Promise<number> {
+export async function docsSyncCommand(action: string, args: string[], config?: Config, print: (line: string) => void = console.log): Promise<number> {
+  const operatorKey = config ? undefined : operatorKeyFromEnv();
+  const docs: DocsActions = operatorKey ? new AdminApi(operatorKey).docs() : throughTemporal(config ?? loadConfig());
   if (action === 'follow') {
+    const request = followRequestOf(args);
     const { input, everyMs } = parseDocsFollowArgs(args);
-    await withSchedules(config, (s) => followDocs(s, input, everyMs));
+    await docs.follow(request, true);
     print(`following ${input.repository}@${input.ref} for ${input.domain} every ${every(everyMs)}; the first sync has started (docent docs status --domain ${input.domain})`);
     return 0;
   }
   if (action === 'ingest-sitemap') {
     const { input, everyMs } = parseSitemapIngestArgs(args);
     print(`crawling ${input.sitemap} for ${input.domain}, then every ${every(everyMs)}`);
-    const result = await withSchedules(config, async (s) => {
-      await followDocs(s, input, everyMs, { firstNow: false });
-      return syncDocsNow(s, input.domain);
-    });
+    await docs.follow({ domain: input.domain, sitemap: input.sitemap, every: every(everyMs) }, false);
+    const result = await docs.sync(input.domain);
     print(describeSyncResult(result));
     for (const e of result.errors ?? []) print(`  skipped ${e}`);
     return 0;
@@ -105,16 +123,16 @@ export async function docsSyncCommand(action: string, args: string[], config: Co
   const domain = domainOnly(args);
   if (action === 'sync') {
     print(`syncing ${domain}`);
-    print(describeSyncResult(await withSchedules(config, (s) => syncDocsNow(s, domain))));
+    print(describeSyncResult(await docs.sync(domain)));
     return 0;
   }
   if (action === 'unfollow') {
-    await withSchedules(config, (s) => unfollowDocs(s, domain));
+    await docs.unfollow(domain);
     print(`${domain} is no longer followed; its docs stay as last synced`);
     return 0;
   }
   if (action === 'status') {
-    for (const line of describeSyncStatus(await withSchedules(config, (s) => docsSyncStatus(s, domain)))) print(line);
+    for (const line of describeSyncStatus(await docs.status(domain))) print(line);
     return 0;
   }
   throw new Error(`unknown command: docs ${action}\n${docsSyncUsage}`);

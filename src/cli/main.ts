@@ -67,9 +67,10 @@ commands:
   operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
                                                 0600); what npm start runs. The operator commands are bootstrap:
                                                 they talk to the database (DOCENT_MONGO_*)
-With DOCENT_OPERATOR_KEY set, org create, project create|update, key create|revoke and webhook create|list|delete
-call the operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings; every other
-command is bootstrap and talks to the database (DOCENT_MONGO_*) directly.
+With DOCENT_OPERATOR_KEY set, org create, project create|update|cache clear|secret set|list, key create|revoke|list,
+webhook create|list|delete|deliveries, docs follow|sync|unfollow|status|ingest --sitemap and automation … call the
+operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings; the other commands are
+bootstrap and talk to the database (DOCENT_MONGO_*) or Temporal directly (docs/operator-api.md says which and why).
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
 ${docsSyncUsage}
   analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
@@ -202,7 +203,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     const [sub, ...args] = rest;
     if (sub !== 'clear') throw new UsageError(`unknown command: project cache ${sub ?? ''}`);
     const { positionals, values } = parse(args, {}, 1);
-    return { out: await withStores((s) => clearProjectSetupCache(s, positionals[0]!)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.clearCache(positionals[0]!),
+        (s) => clearProjectSetupCache(s, positionals[0]!),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'project' && action === 'update') {
     const { positionals, values } = parse(
@@ -320,7 +327,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
   if (group === 'key' && action === 'list') {
     const { values } = parse(rest, { project: { type: 'string' } }, 0);
     const projectId = required(values, 'project');
-    return { out: await withStores((s) => listKeys(s, projectId)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.listKeys(projectId),
+        (s) => listKeys(s, projectId),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'webhook') return webhookCommand(action, rest);
   throw new UsageError(`unknown command: ${words.filter(Boolean).join(' ')}`);
@@ -333,11 +346,23 @@ async function secretCommand(rest: string[]): Promise<{ out: Output; json: boole
     const { positionals, values } = parse(args, {}, 2);
     const [projectId, name] = positionals as [string, string];
     const value = await readSecretValue(name);
-    return { out: await withStores((s) => setSecret(s, projectId, name, value)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.setSecret(projectId, name, value),
+        (s) => setSecret(s, projectId, name, value),
+      ),
+      json: !!values.json,
+    };
   }
   if (action === 'list') {
     const { positionals, values } = parse(args, {}, 1);
-    return { out: await withStores((s) => listSecrets(s, positionals[0]!)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.listSecrets(positionals[0]!),
+        (s) => listSecrets(s, positionals[0]!),
+      ),
+      json: !!values.json,
+    };
   }
   if (action === 'delete') {
     const { positionals, values } = parse(args, {}, 2);
@@ -381,7 +406,13 @@ async function webhookCommand(action: string | undefined, rest: string[]): Promi
         ),
         json: !!values.json,
       };
-    return { out: await withStores((s) => webhookDeliveries(s, projectId, positionals[0]!)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.webhookDeliveries(projectId, positionals[0]!),
+        (s) => webhookDeliveries(s, projectId, positionals[0]!),
+      ),
+      json: !!values.json,
+    };
   }
   if (action === 'redeliver') {
     const { values, positionals } = parse(rest, { project: { type: 'string' } }, 2);

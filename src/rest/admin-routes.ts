@@ -1,52 +1,23 @@
-import { z } from 'zod';
-import { type AdminCaller, adminCaller, requireAllOrgs, requireOrg, visibleProject } from '../admin/access';
+import type { z } from 'zod';
+import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
+import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
+import { AdminOperations, adminStores } from '../admin/admin-operations';
 import { AdminAuditLog } from '../admin/audit';
 import type { Deps } from '../deps';
-import { AppError, toRestError } from '../errors';
 import { clientIp } from '../limits/client-ip';
-import { SecretBox } from '../crypto/secret-box';
-import { ProjectSecretStore } from '../secrets/project-secrets';
-import { WEBHOOK_EVENTS } from '../webhooks/store';
-import { setSecret, listSecrets } from '../admin/secret-operations';
-import { createKey, createOrg, createProject, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
-import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../admin/webhook-operations';
-import { route, type RestRequest, type RestResponse, type Route } from './router';
+import { automationRoutesAt } from './automation-routes';
+import * as schemas from './admin-schemas';
+import { createdWebhookBody, deletedBody, webhookDeliveriesBody, webhookListBody } from './response-schemas';
+import { route, type ResponseDoc, type RestRequest, type RestResponse, type Route } from './router';
 
-const id = z.string().min(1).max(64);
-const createOrgBody = z.strictObject({ id });
-const createProjectBody = z.strictObject({
-  id,
-  orgId: id,
-  repository: z.string().min(1).max(2000),
-  ref: z.string().min(1).max(200),
-  domain: z.string().min(1).max(253),
-  allowedOrigins: z.array(z.string().max(2000)).max(50).optional(),
-});
-const commands = z.array(z.string().max(4096)).max(20);
-const projectSettingsBody = z.strictObject({
-  setup: commands.optional(),
-  check: commands.optional(),
-  clearChecks: z.boolean().optional(),
-  network: z.boolean().optional(),
-  allowHosts: z.array(z.string().max(253)).max(100).optional(),
-  secretsToChecks: z.boolean().optional(),
-  secretsForAgentCode: z.boolean().optional(),
-  cacheKeys: z.array(z.string().max(500)).max(20).optional(),
-  maintenance: commands.optional(),
-  caps: z.strictObject({ maxTurnTokens: z.number().nonnegative().optional(), maxTurnMinutes: z.number().nonnegative().optional(), maxJobCostUsd: z.number().nonnegative().optional() }).optional(),
-});
-const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
-const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });
-const secretBody = z.strictObject({
-  name: z.string().min(1).max(100),
-  value: z
-    .string()
-    .min(1)
-    .max(64 * 1024),
-});
-
-const listLimit = 500;
-const json = (status: number, out: Output) => ({ status, body: out.json });
+const ok = (description: string, json: z.ZodType): Record<number, ResponseDoc> => ({ 200: { description, json } });
+const created = (description: string, json: z.ZodType): Record<number, ResponseDoc> => ({ 201: { description, json } });
+/** What /openapi.json lists as an operator route's credentials (the handlers check them: src/admin/access.ts). */
+const operatorKey: Array<Record<string, string[]>> = [{ operatorKey: [] }];
+const operatorOrProjectAdminKey: Array<Record<string, string[]>> = [{ operatorKey: [] }, { adminKey: [] }];
+/** Dates as ISO strings, undefined fields gone: the answer as JSON, so the response schemas see what the client will. */
+const asJson = (body: unknown): unknown => (body === undefined ? undefined : JSON.parse(JSON.stringify(body)));
+const auditedBodyFields = ['id', 'orgId', 'name', 'kind'];
 
 /**
  * The operator API: what the CLI administers, over HTTP, authorised by an operator key (every organization or one;
@@ -54,70 +25,87 @@ const json = (status: number, out: Output) => ({ status, body: out.json });
  * operations are the ones the CLI calls (src/admin/*-operations.ts): one implementation for both.
  */
 export function adminRoutes(deps: Deps): Route[] {
-  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
-  const stores = { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets };
+  const ops = new AdminOperations(adminStores(deps));
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
   // Resolved once per request: the handler authorises with it, the audit entry names it.
-  const callers = new WeakMap<RestRequest, Promise<AdminCaller>>();
-  const caller = (req: RestRequest) => {
-    const known = callers.get(req) ?? adminCaller(deps.keys, req.headers.authorization);
-    callers.set(req, known);
+  // By the request's headers object: the handler's request and the audit hook's share it.
+  const callers = new WeakMap<object, Promise<AdminCaller>>();
+  const caller = (req: Pick<RestRequest, 'headers'>) => {
+    const known = callers.get(req.headers) ?? adminCaller(deps.keys, req.headers.authorization);
+    callers.set(req.headers, known);
     return known;
   };
-  /** Writes every call to the audit log: the key's id and kind, never the key; target ids, never bodies' values. */
+  /** A route on one documentation domain; its operation checks the caller may administer the domain's project. */
+  const docsRoute = <B = undefined>(r: {
+    method: Route['method'];
+    path: string;
+    summary: string;
+    body?: z.ZodType<B>;
+    responses: Record<number, ResponseDoc>;
+    run: (who: AdminCaller, domain: string, req: RestRequest<B, 'none'>) => Promise<unknown>;
+  }) =>
+    route<B, 'none'>({
+      method: r.method,
+      path: `/v2/admin/docs/{domain}${r.path}`,
+      summary: r.summary,
+      auth: 'none',
+      responses: r.responses,
+      ...(r.body && { body: r.body }),
+      handler: async (req) => ({ status: 200, body: await r.run(await caller(req), req.params.domain!, req) }),
+    });
+  /**
+   * Every answer goes to the audit log before it is sent, refusals (401, 403, a body the schema refused) included: the
+   * key's id and kind, never the key; target ids, never bodies' values. The answer is JSON'd for its response schema.
+   */
   const audited = (r: Route): Route => ({
     ...r,
+    security: r.security ?? operatorOrProjectAdminKey,
     handler: async (req) => {
-      let status = 500;
-      try {
-        const res: RestResponse = await r.handler(req);
-        status = res.status;
-        return res;
-      } catch (err) {
-        status = toRestError(err).status;
-        throw err;
-      } finally {
-        const who = await caller(req).catch(() => undefined);
-        const body = (req.body ?? {}) as Record<string, unknown>;
-        const named = Object.fromEntries(['id', 'orgId', 'name', 'kind'].filter((k) => typeof body[k] === 'string').map((k) => [k, body[k] as string]));
-        await audit
-          .record({
-            ...(who && { keyId: who.keyId, keyKind: who.kind }),
-            method: r.method,
-            route: r.path,
-            targets: { ...req.params, ...named },
-            clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
-            status,
-          })
-          .catch((err: unknown) => deps.log.error({ err }, 'operator API audit entry not written'));
-      }
+      const res: RestResponse = await r.handler(req);
+      return { ...res, body: asJson(res.body) };
+    },
+    onAnswered: async (req, status) => {
+      const who = await caller(req).catch(() => undefined);
+      const body = (req.body !== null && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+      const named = Object.fromEntries(auditedBodyFields.filter((k) => typeof body[k] === 'string').map((k) => [k, (body[k] as string).slice(0, 200)]));
+      await audit
+        .record({
+          ...(who && { keyId: who.keyId, keyKind: who.kind }),
+          method: r.method,
+          route: r.path,
+          targets: { ...req.params, ...named },
+          clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
+          status,
+        })
+        .catch((err: unknown) => deps.log.error({ err }, 'operator API audit entry not written'));
     },
   });
-  /** A route on one project: the caller may administer it (else 404) before `run` sees it. */
+  /** A route on one project; its operation checks the caller may administer it (else 404). */
   const projectRoute = <B = undefined>(r: {
     method: Route['method'];
     path: string;
     summary: string;
     body?: z.ZodType<B>;
-    run: (projectId: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
+    responses: Record<number, ResponseDoc>;
+    run: (who: AdminCaller, projectId: string, req: RestRequest<B, 'none'>) => Promise<RestResponse>;
   }) =>
     route<B, 'none'>({
       method: r.method,
       path: r.path,
       summary: r.summary,
       auth: 'none',
+      responses: r.responses,
       ...(r.body && { body: r.body }),
-      handler: async (req) => {
-        const projectId = req.params.projectId!;
-        await visibleProject(deps.tenancy, await caller(req as RestRequest), projectId);
-        return r.run(projectId, req);
-      },
+      // The operation checks that the caller sees the project (src/admin/admin-operations.ts).
+      handler: async (req) => r.run(await caller(req), req.params.projectId!, req),
     });
   return [
     route({
       method: 'GET',
       path: '/v2/admin/audit',
       summary: 'The audit log of the operator API, newest first (`limit`, default 50, and `cursor` from the previous page)',
+      security: operatorKey,
+      responses: ok('The entries, newest first', schemas.auditPageBody),
       auth: 'none',
       handler: async (req) => {
         requireAllOrgs(await caller(req));
@@ -129,128 +117,166 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/v2/admin/orgs',
       summary: 'Create an organization (operator key for all organizations)',
+      security: operatorKey,
+      responses: created('The organization', schemas.orgBody),
       auth: 'none',
       body: createOrgBody,
-      handler: async (req) => {
-        requireAllOrgs(await caller(req as RestRequest));
-        return json(201, await createOrg(stores, req.body.id));
-      },
+      handler: async (req) => ({ status: 201, body: await ops.createOrg(await caller(req), req.body.id) }),
     }),
     route({
       method: 'GET',
       path: '/v2/admin/orgs',
       summary: 'The organizations the operator key covers (at most 500)',
+      security: operatorKey,
+      responses: ok('The organizations', schemas.orgListBody),
       auth: 'none',
-      handler: async (req) => {
-        const who = await caller(req);
-        if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
-        const orgs = await deps.tenancy.listOrgs(listLimit, who.orgId);
-        return { status: 200, body: { orgs: orgs.map((o) => ({ id: o._id, createdAt: o.createdAt })) } };
-      },
+      handler: async (req) => ({ status: 200, body: { orgs: await ops.listOrgs(await caller(req)) } }),
     }),
     route({
       method: 'GET',
       path: '/v2/admin/projects',
       summary: 'The projects the operator key covers, of one organization with `orgId` (at most 500)',
+      security: operatorKey,
+      responses: ok('The projects', schemas.projectListBody),
       auth: 'none',
-      handler: async (req) => {
-        const who = await caller(req);
-        const orgId = req.query.get('orgId') ?? undefined;
-        if (orgId !== undefined) requireOrg(who, orgId);
-        else if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
-        const projects = await deps.tenancy.listProjects(listLimit, orgId ?? (who.kind === 'operator' ? who.orgId : undefined));
-        return { status: 200, body: { projects: projects.map(({ _id, ...p }) => ({ id: _id, ...p })) } };
-      },
+      handler: async (req) => ({ status: 200, body: { projects: await ops.listProjects(await caller(req), req.query.get('orgId') ?? undefined) } }),
     }),
     route({
       method: 'POST',
       path: '/v2/admin/projects',
       summary: 'Create a project in an organization the operator key covers',
+      security: operatorKey,
+      responses: created('The project', schemas.projectBody),
       auth: 'none',
       body: createProjectBody,
-      handler: async (req) => {
-        requireOrg(await caller(req as RestRequest), req.body.orgId);
-        const b = req.body;
-        return json(201, await createProject(stores, { projectId: b.id, orgId: b.orgId, repository: b.repository, ref: b.ref, domain: b.domain, allowedOrigins: b.allowedOrigins ?? [] }));
-      },
+      handler: async (req) => ({ status: 201, body: await ops.createProject(await caller(req), req.body) }),
     }),
     route({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}',
       summary: 'A project and its settings',
+      responses: ok('The project', schemas.projectBody),
       auth: 'none',
-      handler: async (req) => {
-        const project = await visibleProject(deps.tenancy, await caller(req), req.params.projectId!);
-        return { status: 200, body: { id: project._id, ...project, _id: undefined } };
-      },
+      handler: async (req) => ({ status: 200, body: await ops.getProject(await caller(req), req.params.projectId!) }),
     }),
     projectRoute({
       method: 'PATCH',
       path: '/v2/admin/projects/{projectId}',
       summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
+      responses: ok('The sandbox settings as updated', schemas.projectSettingsBody),
       body: projectSettingsBody,
-      run: async (projectId, req) => json(200, await updateProjectChecks(stores, projectId, req.body)),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.updateProject(who, projectId, req.body) }),
     }),
     projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: 'Make a project key (admin or assistant); the answer is the only time the key is shown',
+      responses: created('The key, shown only here', schemas.createdKeyBody),
       body: createKeyBody,
-      run: async (projectId, req) => json(201, await createKey(stores, projectId, req.body.kind, req.body.groups ?? [])),
+      run: async (who, projectId, req) => ({ status: 201, body: await ops.createKey(who, projectId, req.body) }),
     }),
     projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/keys/{keyId}',
       summary: "Revoke one of the project's keys",
-      run: async (projectId, req) => {
-        const keyId = req.params.keyId!;
-        if (!(await deps.keys.list({ projectId })).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
-        return json(200, await revokeKey(stores, keyId));
-      },
+      responses: ok('Revoked', schemas.revokedKeyBody),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.revokeKey(who, projectId, req.params.keyId!) }),
     }),
     projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/keys',
       summary: "List the project's keys (never the keys themselves)",
-      run: async (projectId) => ({ status: 200, body: { keys: await deps.keys.list({ projectId }) } }),
+      responses: ok('The keys, never the keys themselves', schemas.keyListBody),
+      run: async (who, projectId) => ({ status: 200, body: { keys: await ops.listKeys(who, projectId) } }),
     }),
     projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: 'Add a webhook endpoint; the answer shows its signing secret once',
+      responses: created('The endpoint and its whsec_… secret', createdWebhookBody),
       body: createWebhookBody,
-      run: async (projectId, req) => json(201, await createWebhook(stores, projectId, req.body.url, req.body.events)),
+      run: async (who, projectId, req) => ({ status: 201, body: await ops.createWebhook(who, projectId, req.body) }),
     }),
     projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks',
       summary: "The project's webhook endpoints (never their secrets)",
-      run: async (projectId) => ({ status: 200, body: { webhooks: (await listWebhooks(stores, projectId)).json } }),
+      responses: ok('The endpoints', webhookListBody),
+      run: async (who, projectId) => ({ status: 200, body: { webhooks: await ops.listWebhooks(who, projectId) } }),
     }),
     projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}',
       summary: 'Delete a webhook endpoint',
-      run: async (projectId, req) => json(200, await deleteWebhook(stores, projectId, req.params.webhookId!)),
+      responses: ok('Deleted', deletedBody),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.deleteWebhook(who, projectId, req.params.webhookId!) }),
     }),
     projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/webhooks/{webhookId}/deliveries',
       summary: "A webhook endpoint's delivery log, newest first",
-      run: async (projectId, req) => ({ status: 200, body: { deliveries: (await webhookDeliveries(stores, projectId, req.params.webhookId!)).json } }),
+      responses: ok('Delivery attempts', webhookDeliveriesBody),
+      run: async (who, projectId, req) => ({ status: 200, body: { deliveries: await ops.webhookDeliveries(who, projectId, req.params.webhookId!) } }),
     }),
     projectRoute({
       method: 'POST',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: 'Write a project secret (the value is never read back)',
+      responses: ok('The name and when it was set', schemas.secretSetBody),
       body: secretBody,
-      run: async (projectId, req) => json(200, await setSecret(stores, projectId, req.body.name, req.body.value)),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.setSecret(who, projectId, req.body) }),
     }),
     projectRoute({
       method: 'GET',
       path: '/v2/admin/projects/{projectId}/secrets',
       summary: "The names of the project's secrets, never their values",
-      run: async (projectId) => ({ status: 200, body: { secrets: (await listSecrets(stores, projectId)).json } }),
+      responses: ok('Names, never values', schemas.secretListBody),
+      run: async (who, projectId) => ({ status: 200, body: { secrets: await ops.listSecrets(who, projectId) } }),
+    }),
+    projectRoute({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/cache/clear',
+      summary: "Empty the project's setup cache on every worker (its next job on each runs setup again)",
+      responses: ok('The new cache generation', schemas.cacheClearedBody),
+      run: async (who, projectId) => ({ status: 200, body: await ops.clearSetupCache(who, projectId) }),
+    }),
+    docsRoute({
+      method: 'GET',
+      path: '',
+      summary: 'What the domain follows, its last sync and its next one (as `docent docs status`)',
+      responses: ok('The sync status', schemas.docsStatusBody),
+      run: (who, domain) => ops.docsStatus(who, domain),
+    }),
+    docsRoute({
+      method: 'POST',
+      path: '/follow',
+      summary:
+        'Follow a docs repository (`repository`, `ref`, `docsPath`, `baseUrl`) or crawl a published site (`sitemap`) on a schedule (`every`, default 10m); the first sync starts at once unless `firstNow` is false',
+      body: followBody,
+      responses: ok('What the domain now follows', schemas.followedBody),
+      run: (who, domain, req) => ops.followDocs(who, domain, req.body),
+    }),
+    docsRoute({
+      method: 'DELETE',
+      path: '/follow',
+      summary: 'Stop following; the served docs stay as last synced',
+      responses: ok('No longer followed', schemas.unfollowedBody),
+      run: (who, domain) => ops.unfollowDocs(who, domain),
+    }),
+    docsRoute({
+      method: 'POST',
+      path: '/sync',
+      summary: 'Sync (or crawl) the followed docs now and answer when the sync has ended, with what it did',
+      responses: ok('What the sync did', schemas.docsSyncResultBody),
+      run: (who, domain) => ops.syncDocs(who, domain),
+    }),
+    ...automationRoutesAt(deps, {
+      base: '/v2/admin/projects/{projectId}/automations',
+      auth: 'none',
+      callerOf: async (req) => {
+        const who = await caller(req);
+        return projectAdminCaller(who, await visibleProject(deps.tenancy, who, req.params.projectId!));
+      },
     }),
   ].map(audited);
 }

@@ -20,6 +20,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: {
           adminKey: { type: 'http', scheme: 'bearer', description: 'An admin key (docent_admin_…), bound to one project' },
           assistantKey: { type: 'http', scheme: 'bearer', description: 'An assistant key (docent_asst_…), bound to one documentation domain' },
+          operatorKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An operator key (docent_op_…) of the operator API under /v2/admin: for all organizations or one (docs/operator-api.md)',
+          },
           operatorToken: { type: 'http', scheme: 'bearer', description: 'The operator token (DOCENT_CODEC_TOKEN) of the payload codec endpoint' },
           metricsToken: { type: 'http', scheme: 'bearer', description: 'The scrape token (DOCENT_METRICS_TOKEN) of GET /metrics' },
         },

@@ -59,6 +59,10 @@ export interface Route<B = unknown, A extends RouteAuth = RouteAuth> {
   bodyLimit?: number;
   /** The JSON body reaches the handler unparsed, as `rawBody` (no `body` schema then). */
   rawBody?: boolean;
+  /** What /openapi.json lists as the route's credentials when its handler checks them itself (`auth: 'none'`). */
+  security?: Array<Record<string, string[]>>;
+  /** Runs before every answer of the route is sent: its handler's, an error's, and the 400 of a body the schema refused. */
+  onAnswered?: (req: RestRequest, status: number) => Promise<void>;
   handler: (req: RestRequest<B, A>) => Promise<RestResponse>;
 }
 
@@ -134,28 +138,32 @@ function schemaOf(r: Route): FastifySchema {
   return {
     summary: r.summary,
     operationId: operationId(r),
-    security: securityOf[r.auth],
+    security: r.security ?? securityOf[r.auth],
     ...(names.length ? { params: z.object(Object.fromEntries(names.map((n) => [n, pathParam]))) } : {}),
     ...(r.body ? { body: r.body } : {}),
     response: responseSchemas(r),
   } as FastifySchema;
 }
 
+function restRequestOf(req: FastifyRequest, signal: AbortSignal): RestRequest {
+  const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
+  return {
+    params: (req.params ?? {}) as Record<string, string>,
+    query: new URLSearchParams(query),
+    headers: req.headers,
+    body: req.body,
+    signal,
+    remoteAddress: req.socket.remoteAddress ?? '',
+    rawBody: req.rawBody,
+    caller: req.caller as RestRequest['caller'],
+  };
+}
+
 function handlerOf(r: Route) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const aborter = new AbortController();
     reply.raw.once('close', () => aborter.abort());
-    const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
-    const out = await r.handler({
-      params: req.params as Record<string, string>,
-      query: new URLSearchParams(query),
-      headers: req.headers,
-      body: req.body,
-      signal: aborter.signal,
-      remoteAddress: req.socket.remoteAddress ?? '',
-      rawBody: req.rawBody,
-      caller: req.caller as RestRequest['caller'],
-    });
+    const out = await r.handler(restRequestOf(req, aborter.signal));
     reply.code(out.status);
     if (out.headers) reply.headers(out.headers);
     if (!out.stream) return reply.send(out.body);
@@ -197,8 +205,17 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
       : auth === 'operator' || auth === 'metrics'
         ? async (req) => operatorChecks[auth](req.headers.authorization)
         : [],
+    ...(r.onAnswered && { onSend: answeredHook(r.onAnswered) }),
     handler: handlerOf(r),
   });
+}
+
+/** An onSend hook: it sees every answer of the route, also the ones Fastify gives before the handler (a refused body). */
+function answeredHook(onAnswered: NonNullable<Route['onAnswered']>) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    await onAnswered(restRequestOf(req, AbortSignal.abort()), reply.statusCode);
+    return payload;
+  };
 }
 
 const answeredMethods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;

@@ -1,12 +1,14 @@
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, MethodImpl, ServiceImpl } from '@connectrpc/connect';
 import type { Deps } from '../deps';
+import { AdminService } from '../gen/admin/v1/admin_pb';
 import { AgentService } from '../gen/agent/v2/agent_pb';
 import { AutomationService } from '../gen/agent/v2/automation_pb';
 import { AssistantService as AssistantServiceV1 } from '../gen/discovery/v1/assistant_pb';
 import { SearchService } from '../gen/discovery/v1/search_pb';
 import { AssistantService as AssistantServiceV2 } from '../gen/discovery/v2/assistant_pb';
 import { isRouteAuth, type RouteAuth } from '../edge/route-auth';
+import { adminHandlers, adminMethodAuth } from './admin-handlers';
 import { agentHandlers, agentMethodAuth, agentMethodReadMaxBytes } from './agent-handlers';
 import { automationHandlers, automationMethodAuth } from './automation-handlers';
 import { assistantV1Handlers, assistantV1MethodAuth, assistantV2Handlers, assistantV2MethodAuth, searchHandlers, searchMethodAuth } from './assistant-handlers';
@@ -31,6 +33,7 @@ export function rpcServices(deps: Deps): RpcService[] {
     rpcService({ service: AssistantServiceV2, auth: assistantV2MethodAuth, impl: assistantV2Handlers(deps) }),
     rpcService({ service: AssistantServiceV1, auth: assistantV1MethodAuth, impl: assistantV1Handlers(deps) }),
     rpcService({ service: SearchService, auth: searchMethodAuth, impl: searchHandlers(deps) }),
+    rpcService({ service: AdminService, auth: adminMethodAuth, impl: adminHandlers(deps) }),
   ];
 }
 

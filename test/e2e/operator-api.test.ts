@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { runDocent } from '../support/cli';
+import { runDocentIn } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // The operator API under /v2/admin over the real gateway: operator keys (all organizations or one) and project admin keys.
@@ -106,11 +106,12 @@ describe('operator API', () => {
     expect(await call(own.key, 'GET', '/v2/admin/audit?limit=0')).toMatchObject({ status: 400, body: { code: 'invalid_argument' } });
   });
 
-  it('the CLI administers through the API with DOCENT_API_URL and DOCENT_OPERATOR_KEY, its database settings pointing nowhere', async () => {
+  it('the CLI administers with only DOCENT_API_URL and DOCENT_OPERATOR_KEY in its environment, and each call is in the audit log', async () => {
     const own = await gw.deps.keys.create({ kind: 'operator', orgId: '*' });
-    // A database the CLI cannot reach: a command that touched it would fail.
-    const env = { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: own.key, DOCENT_MONGO_URL: 'mongodb://127.0.0.1:1/', DOCENT_MONGO_DB: 'nowhere' };
-    const docent = (...args: string[]) => runDocent(args, env);
+    // Nothing else: no DOCENT_MONGO_*, so a command that fell back to the database would use the default URL and
+    // database (docent), where the test looks afterwards, and would leave no audit entry.
+    const env = { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: own.key };
+    const docent = (...args: string[]) => runDocentIn(args, env);
     expect(await docent('org', 'create', 'cli-org')).toMatchObject({ code: 0, stdout: 'created organization cli-org\n' });
     expect(await docent('project', 'create', 'cli-p', '--org', 'cli-org', '--repo', 'cli-org/p', '--ref', 'main', '--domain', 'p.cli.test')).toMatchObject({ code: 0 });
     const key = await docent('key', 'create', '--project', 'cli-p', '--kind', 'admin');
@@ -123,7 +124,13 @@ describe('operator API', () => {
       code: 1,
       stderr: expect.stringContaining('organization no-such-org not found'),
     });
-    const log = (await call(own.key, 'GET', '/v2/admin/audit?limit=6')).body.entries as { keyId: string; method: string; route: string; status: number }[];
+    expect(
+      await gw.deps.mongo.client
+        .db('docent')
+        .collection('orgs')
+        .findOne({ _id: 'cli-org' as never }),
+    ).toBeNull();
+    const log = (await call(own.key, 'GET', '/v2/admin/audit?limit=50')).body.entries as { keyId: string; method: string; route: string; status: number }[];
     expect(log.filter((e) => e.keyId === own.id).map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual([
       'POST /v2/admin/projects 404',
       'GET /v2/admin/projects/{projectId}/webhooks 200',
@@ -131,6 +138,25 @@ describe('operator API', () => {
       'POST /v2/admin/projects/{projectId}/keys 201',
       'POST /v2/admin/projects 201',
       'POST /v2/admin/orgs 201',
+    ]);
+  });
+
+  it('the CLI runs the cache, key list, docs and automation commands through the API with the same environment', async () => {
+    const own = await gw.deps.keys.create({ kind: 'operator', orgId: '*' });
+    const docent = (...args: string[]) => runDocentIn(args, { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: own.key });
+    await gw.deps.tenancy.createProject({ _id: 'cli-r', orgId: 'acme', repository: 'acme/r', ref: 'main', domain: 'r.cli.test' });
+    expect(await docent('project', 'cache', 'clear', 'cli-r')).toMatchObject({ code: 0, stdout: expect.stringContaining('cache generation 1') });
+    expect(await docent('key', 'list', '--project', 'cli-r')).toMatchObject({ code: 0, stdout: 'project cli-r has no keys\n' });
+    expect(await docent('docs', 'status', '--domain', 'r.cli.test')).toMatchObject({ code: 1, stderr: expect.stringContaining('r.cli.test is not followed') });
+    expect(await docent('automation', 'create', '--project', 'cli-r', '--name', 'by hand', '--trigger', 'manual', '--instruction', 'Tidy up')).toMatchObject({ code: 0 });
+    expect(await docent('automation', 'list', '--project', 'cli-r')).toMatchObject({ code: 0, stdout: expect.stringContaining('manual  "by hand"') });
+    const log = (await call(own.key, 'GET', '/v2/admin/audit?limit=50')).body.entries as { keyId: string; method: string; route: string; status: number }[];
+    expect(log.filter((e) => e.keyId === own.id).map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual([
+      'GET /v2/admin/projects/{projectId}/automations 200',
+      'POST /v2/admin/projects/{projectId}/automations 201',
+      'GET /v2/admin/docs/{domain} 404',
+      'GET /v2/admin/projects/{projectId}/keys 200',
+      'POST /v2/admin/projects/{projectId}/cache/clear 200',
     ]);
   });
 });

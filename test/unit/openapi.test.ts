@@ -23,8 +23,19 @@ describe('describeRestApi', () => {
         responses: { 200: { description: 'SSE', streamed: 'text/event-stream' } },
         handler: async () => ({ status: 200 }),
       }),
+      route({
+        method: 'GET',
+        path: '/v2/admin/orgs',
+        summary: 'Organizations',
+        auth: 'none',
+        security: [{ operatorKey: [] }, { adminKey: [] }],
+        handler: async () => ({ status: 200 }),
+      }),
     ]);
     const paths = doc.paths as Record<string, Record<string, any>>;
+    // A route that checks its own credentials shows the ones it declares, either of them sufficing.
+    expect(paths['/v2/admin/orgs']!.get.security).toEqual([{ operatorKey: [] }, { adminKey: [] }]);
+    expect((doc.components as { securitySchemes: Record<string, unknown> }).securitySchemes.operatorKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     const create = paths['/v2/agent/{projectId}/job']!.post;
     expect(create.operationId).toBe('postV2AgentProjectIdJob');
     expect(create.security).toEqual([{ adminKey: [] }]);

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { WEBHOOK_EVENTS } from '../webhooks/store';
+
+// The bodies of the operator API's operations, checked alike whether they come as REST JSON or as Connect messages.
+
+const id = z.string().min(1).max(64);
+export const createOrgBody = z.strictObject({ id });
+export const createProjectBody = z.strictObject({
+  id,
+  orgId: id,
+  repository: z.string().min(1).max(2000),
+  ref: z.string().min(1).max(200),
+  domain: z.string().min(1).max(253),
+  allowedOrigins: z.array(z.string().max(2000)).max(50).optional(),
+});
+const commands = z.array(z.string().max(4096)).max(20);
+export const projectSettingsBody = z.strictObject({
+  setup: commands.optional(),
+  check: commands.optional(),
+  clearChecks: z.boolean().optional(),
+  network: z.boolean().optional(),
+  allowHosts: z.array(z.string().max(253)).max(100).optional(),
+  secretsToChecks: z.boolean().optional(),
+  secretsForAgentCode: z.boolean().optional(),
+  cacheKeys: z.array(z.string().max(500)).max(20).optional(),
+  maintenance: commands.optional(),
+  caps: z.strictObject({ maxTurnTokens: z.number().nonnegative().optional(), maxTurnMinutes: z.number().nonnegative().optional(), maxJobCostUsd: z.number().nonnegative().optional() }).optional(),
+});
+export const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
+export const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });
+export const secretBody = z.strictObject({
+  name: z.string().min(1).max(100),
+  value: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+});
+
+export const followBody = z.strictObject({
+  repository: z.string().min(1).max(2000).optional(),
+  ref: z.string().min(1).max(200).optional(),
+  docsPath: z.string().max(500).optional(),
+  baseUrl: z.string().max(2000).optional(),
+  sitemap: z.string().max(2000).optional(),
+  every: z.string().max(10).optional(),
+  firstNow: z.boolean().optional(),
+});

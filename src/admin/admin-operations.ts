@@ -1,0 +1,150 @@
+import type { z } from 'zod';
+import type { ApiKeyStore } from '../auth/api-keys';
+import { AppError } from '../errors';
+import { SecretBox } from '../crypto/secret-box';
+import type { Deps } from '../deps';
+import { ProjectSecretStore } from '../secrets/project-secrets';
+import type { TenancyStore } from '../tenancy/store';
+import type { WebhookStore } from '../webhooks/store';
+import { followInput } from '../docs/follow-input';
+import { type DocsSyncSchedules, type DocsSyncStatus, docsSyncStatus, followDocs, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
+import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from './access';
+import type { createKeyBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from './admin-bodies';
+import { setSecret, listSecrets } from './secret-operations';
+import { clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
+import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhook-operations';
+
+export interface AdminStores {
+  tenancy: TenancyStore;
+  keys: ApiKeyStore;
+  webhooks: WebhookStore;
+  secrets: ProjectSecretStore;
+  /** Temporal's docs sync schedules. */
+  schedules: DocsSyncSchedules;
+}
+
+/** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
+export function adminStores(deps: Deps): AdminStores {
+  const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
+  const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
+  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules };
+}
+
+const listLimit = 500;
+
+// The JSON of an operation (src/admin/*-operations.ts), typed for the surfaces that answer with it.
+type Json = Record<string, unknown>;
+const jsonOf = async (out: Promise<{ json: unknown }>) => (await out).json as Json;
+
+/**
+ * The operator API's operations with their authorisation: REST (src/rest/admin-routes.ts) and Connect
+ * (src/rpc/admin-handlers.ts) both call these, so the two surfaces refuse and answer alike.
+ */
+export class AdminOperations {
+  constructor(private readonly s: AdminStores) {}
+
+  private async project(who: AdminCaller, projectId: string): Promise<string> {
+    return (await visibleProject(this.s.tenancy, who, projectId))._id;
+  }
+
+  createOrg(who: AdminCaller, id: string): Promise<Json> {
+    requireAllOrgs(who);
+    return jsonOf(createOrg(this.s, id));
+  }
+
+  async listOrgs(who: AdminCaller): Promise<Array<{ id: string; createdAt: Date }>> {
+    if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
+    return (await this.s.tenancy.listOrgs(listLimit, who.orgId)).map((o) => ({ id: o._id, createdAt: o.createdAt }));
+  }
+
+  async listProjects(who: AdminCaller, orgId?: string): Promise<Json[]> {
+    if (orgId !== undefined) requireOrg(who, orgId);
+    else if (who.kind !== 'operator') throw new AppError('permission_denied', 'this operation needs an operator key');
+    const projects = await this.s.tenancy.listProjects(listLimit, orgId ?? (who.kind === 'operator' ? who.orgId : undefined));
+    return projects.map(({ _id, ...p }) => ({ id: _id, ...p }));
+  }
+
+  createProject(who: AdminCaller, b: z.infer<typeof createProjectBody>): Promise<Json> {
+    requireOrg(who, b.orgId);
+    return jsonOf(createProject(this.s, { projectId: b.id, orgId: b.orgId, repository: b.repository, ref: b.ref, domain: b.domain, allowedOrigins: b.allowedOrigins ?? [] }));
+  }
+
+  async getProject(who: AdminCaller, projectId: string): Promise<Json> {
+    const { _id, ...project } = await visibleProject(this.s.tenancy, who, projectId);
+    return { id: _id, ...project };
+  }
+
+  async updateProject(who: AdminCaller, projectId: string, update: z.infer<typeof projectSettingsBody>): Promise<Json> {
+    return jsonOf(updateProjectChecks(this.s, await this.project(who, projectId), update));
+  }
+
+  async createKey(who: AdminCaller, projectId: string, b: z.infer<typeof createKeyBody>): Promise<Json> {
+    return jsonOf(createKey(this.s, await this.project(who, projectId), b.kind, b.groups ?? []));
+  }
+
+  async listKeys(who: AdminCaller, projectId: string) {
+    return this.s.keys.list({ projectId: await this.project(who, projectId) });
+  }
+
+  async revokeKey(who: AdminCaller, projectId: string, keyId: string): Promise<Json> {
+    if (!(await this.listKeys(who, projectId)).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
+    return jsonOf(revokeKey(this.s, keyId));
+  }
+
+  async createWebhook(who: AdminCaller, projectId: string, b: z.infer<typeof createWebhookBody>): Promise<Json> {
+    return jsonOf(createWebhook(this.s, await this.project(who, projectId), b.url, b.events));
+  }
+
+  async listWebhooks(who: AdminCaller, projectId: string): Promise<Json[]> {
+    return (await jsonOf(listWebhooks(this.s, await this.project(who, projectId)))) as unknown as Json[];
+  }
+
+  async deleteWebhook(who: AdminCaller, projectId: string, webhookId: string): Promise<Json> {
+    return jsonOf(deleteWebhook(this.s, await this.project(who, projectId), webhookId));
+  }
+
+  async webhookDeliveries(who: AdminCaller, projectId: string, webhookId: string): Promise<Json[]> {
+    return (await jsonOf(webhookDeliveries(this.s, await this.project(who, projectId), webhookId))) as unknown as Json[];
+  }
+
+  async setSecret(who: AdminCaller, projectId: string, b: z.infer<typeof secretBody>): Promise<Json> {
+    return jsonOf(setSecret(this.s, await this.project(who, projectId), b.name, b.value));
+  }
+
+  async listSecrets(who: AdminCaller, projectId: string): Promise<Array<{ name: string; updatedAt: Date }>> {
+    return (await jsonOf(listSecrets(this.s, await this.project(who, projectId)))) as unknown as Array<{ name: string; updatedAt: Date }>;
+  }
+
+  async clearSetupCache(who: AdminCaller, projectId: string): Promise<{ id: string; setupCacheGeneration: number }> {
+    return (await jsonOf(clearProjectSetupCache(this.s, await this.project(who, projectId)))) as { id: string; setupCacheGeneration: number };
+  }
+
+  async docsStatus(who: AdminCaller, domain: string): Promise<DocsSyncStatus> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return docsSyncStatus(this.s.schedules, domain);
+  }
+
+  /** Follows a docs repository or a site (the CLI's `docs follow` and `docs ingest --sitemap`), checked as the CLI checks it. */
+  async followDocs(who: AdminCaller, domain: string, b: z.infer<typeof followBody>) {
+    await visibleDomain(this.s.tenancy, who, domain);
+    const { repository, sitemap, every, firstNow, ...git } = b;
+    if ((repository === undefined) === (sitemap === undefined)) throw new AppError('invalid_argument', 'give either repository (a docs repository) or sitemap (a published site)');
+    if (sitemap !== undefined && Object.values(git).some((v) => v !== undefined)) throw new AppError('invalid_argument', 'ref, docsPath and baseUrl go with repository, not sitemap');
+    const { input, everyMs } = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
+    await followDocs(this.s.schedules, input, everyMs, { firstNow: firstNow ?? true });
+    return { domain, source: input, everyMs, firstSyncStarted: firstNow ?? true };
+  }
+
+  async unfollowDocs(who: AdminCaller, domain: string): Promise<{ domain: string; followed: false }> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    await unfollowDocs(this.s.schedules, domain);
+    return { domain, followed: false };
+  }
+
+  /** Runs a sync now and waits for its end, as `docent docs sync` does. */
+  async syncDocs(who: AdminCaller, domain: string): Promise<DocsSyncResult> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return syncDocsNow(this.s.schedules, domain);
+  }
+}

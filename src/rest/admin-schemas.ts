@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { documentedSchemas } from './response-schemas';
+
+// Response bodies of the operator API (/v2/admin): /openapi.json describes them and each answer is encoded through
+// them. Loose objects where the stored document may gain fields (a project's settings), exact ones elsewhere.
+
+const at = z.iso.datetime();
+
+export const orgBody = z.object({ id: z.string(), createdAt: at }).register(documentedSchemas, { id: 'AdminOrg' });
+export const orgListBody = z.object({ orgs: z.array(orgBody) });
+
+export const projectBody = z
+  .looseObject({
+    id: z.string(),
+    orgId: z.string(),
+    repository: z.string(),
+    ref: z.string(),
+    domain: z.string().optional(),
+    allowedOrigins: z.array(z.string()),
+    createdAt: at.optional(),
+  })
+  .describe('The project and its sandbox settings (setupCommands, checkCommands, sandboxNetwork, sandboxAllowHosts, caps, cache keys…)')
+  .register(documentedSchemas, { id: 'AdminProject' });
+export const projectListBody = z.object({ projects: z.array(projectBody) });
+
+const keyFields = {
+  id: z.string(),
+  kind: z.enum(['admin', 'assistant']),
+  orgId: z.string(),
+  projectId: z.string(),
+  domain: z.string().optional(),
+  groups: z.array(z.string()).optional(),
+};
+export const createdKeyBody = z.object({ ...keyFields, key: z.string().describe('The key itself: shown only in this answer') }).register(documentedSchemas, { id: 'AdminCreatedKey' });
+export const keyListBody = z.object({
+  keys: z.array(z.looseObject({ id: z.string(), kind: z.string(), createdAt: at.optional(), lastUsedAt: at.optional(), revokedAt: at.optional(), expiresAt: at.optional() })),
+});
+export const revokedKeyBody = z.object({ id: z.string(), revoked: z.literal(true) });
+
+export const secretSetBody = z.object({ projectId: z.string(), name: z.string(), updatedAt: at });
+export const secretListBody = z.object({ secrets: z.array(z.object({ name: z.string(), updatedAt: at })) });
+
+export const cacheClearedBody = z.object({ id: z.string(), setupCacheGeneration: z.number().int().describe('Workers ignore setup cache entries of older generations') });
+
+const docsSource = z.union([
+  z.object({ domain: z.string(), repository: z.string(), ref: z.string(), docsPath: z.string(), baseUrl: z.string().optional() }),
+  z.object({ domain: z.string(), sitemap: z.string() }),
+]);
+export const followedBody = z.object({ domain: z.string(), source: docsSource, everyMs: z.number().int(), firstSyncStarted: z.boolean() });
+export const unfollowedBody = z.object({ domain: z.string(), followed: z.literal(false) });
+export const docsSyncResultBody = z
+  .looseObject({
+    domain: z.string(),
+    commit: z.string(),
+    pages: z.number().int(),
+    passages: z.number().int(),
+    unchanged: z.boolean(),
+    fullRebuild: z.boolean(),
+    errors: z.array(z.string()).optional(),
+  })
+  .register(documentedSchemas, { id: 'DocsSyncResult' });
+export const docsStatusBody = z
+  .object({
+    domain: z.string(),
+    source: docsSource,
+    everyMs: z.number().int(),
+    lastSuccess: docsSyncResultBody.optional(),
+    last: z.object({ workflowId: z.string(), startedAt: at, durationMs: z.number().optional(), status: z.string(), error: z.string().optional() }).optional(),
+    running: z.boolean(),
+    nextSyncAt: at.optional(),
+  })
+  .register(documentedSchemas, { id: 'DocsSyncStatus' });
+
+export const auditPageBody = z
+  .object({
+    entries: z.array(
+      z.object({
+        id: z.string(),
+        at,
+        keyId: z.string().optional().describe("The caller's key id (never the key); absent when no valid key was sent"),
+        keyKind: z.enum(['operator', 'admin', 'assistant']).optional(),
+        method: z.string(),
+        route: z.string().describe('The path template, or the Connect method'),
+        targets: z.record(z.string(), z.string()),
+        clientAddress: z.string(),
+        status: z.number().int(),
+      }),
+    ),
+    next: z.string().optional().describe('The cursor of the next page'),
+  })
+  .register(documentedSchemas, { id: 'AdminAuditPage' });
+
+export const projectSettingsBody = z
+  .looseObject({
+    id: z.string(),
+    setupCommands: z.array(z.string()),
+    checkCommands: z.array(z.string()),
+    sandboxNetwork: z.boolean(),
+    sandboxAllowHosts: z.array(z.string()),
+  })
+  .describe('The sandbox settings as updated (also secretsToChecks, secretsForAgentCode, setupCacheKeyFiles, maintenanceCommands, caps when set)')
+  .register(documentedSchemas, { id: 'AdminProjectSettings' });
