@@ -88,7 +88,7 @@ export async function jobPage(ctx, projectId, jobId) {
         h('dt', {}, 'Pull request'),
         h('dd', {}, job.prLink ? h('a', { href: job.prLink, 'data-testid': 'pr-link' }, job.prLink) : '—'),
       ),
-      job.error && h('p', { class: 'error' }, `${job.error.code}: ${job.error.message}`),
+      job.error && h('p', { class: 'error', 'data-testid': 'job-error' }, `${job.error.code}: ${job.error.message}`),
       h(
         'div',
         { class: 'row' },

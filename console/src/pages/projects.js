@@ -14,13 +14,15 @@ export async function projectsPage() {
     field('Repository (owner/name or a git URL)', { name: 'repository', required: true }),
     field('Base ref', { name: 'ref', value: 'main', required: true }),
     field('Documentation domain', { name: 'domain', required: true }),
+    field('Origins allowed to call the assistant (one a line)', { name: 'allowedOrigins', multiline: true }),
     h('button', { type: 'submit' }, 'Create project'),
     error,
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const p = await post('/v2/admin/projects', formValues(form));
+      const v = formValues(form);
+      const p = await post('/v2/admin/projects', { ...v, allowedOrigins: lines(v.allowedOrigins) });
       location.hash = `#/p/${enc(p.id)}`;
     } catch (err) {
       error.textContent = err.message;
@@ -39,7 +41,9 @@ const caps = ['maxTurnTokens', 'maxTurnMinutes', 'maxJobCostUsd'];
 
 /** A project's settings (repository, setup and checks, network, caps, cache keys) and its secrets by name. */
 export async function projectPage(_ctx, projectId) {
-  const [project, { secrets }] = await Promise.all([get(`/v2/admin/projects/${enc(projectId)}`), get(`/v2/admin/projects/${enc(projectId)}/secrets`)]);
+  // A gateway without DOCENT_SECRET_KEY stores no secrets: the page says so where they would be.
+  const [project, secretList] = await Promise.all([get(`/v2/admin/projects/${enc(projectId)}`), get(`/v2/admin/projects/${enc(projectId)}/secrets`).catch((err) => err)]);
+  const secrets = secretList instanceof Error ? undefined : secretList.secrets;
   const error = h('p', { class: 'error', role: 'alert' });
   const settings = h(
     'form',
@@ -83,7 +87,7 @@ export async function projectPage(_ctx, projectId) {
     { class: 'box', 'aria-labelledby': 'secrets' },
     h('h2', { id: 'secrets' }, 'Secrets'),
     h('p', { class: 'muted' }, 'Values are written, never read back.'),
-    secrets.length ? table(['Name', 'Updated'], secrets, (s) => [s.name, when(s.updatedAt)]) : h('p', {}, 'No secrets.'),
+    secrets === undefined ? h('p', { class: 'muted' }, secretList.message) : secrets.length ? table(['Name', 'Updated'], secrets, (s) => [s.name, when(s.updatedAt)]) : h('p', {}, 'No secrets.'),
     field('Name', { name: 'name', required: true }),
     h('label', {}, h('span', {}, 'Value'), h('input', { type: 'password', name: 'value', required: true, autocomplete: 'off' })),
     h('button', { type: 'submit' }, 'Save secret'),
