@@ -7,10 +7,20 @@ export function h(tag, attrs = {}, ...children) {
     else if (name === 'dataset') Object.assign(el.dataset, value);
     else el.setAttribute(name, value === true ? '' : String(value));
   }
-  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
-    if (child === undefined || child === null || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
+  fill(el, children, false);
+  return el;
+}
+
+const absent = (c) => c === undefined || c === null || c === false;
+
+/** Puts `children` in `el` (replacing what is there unless `replace` is false), leaving out absent ones (`cond && node`). */
+export function fill(el, children, replace = true) {
+  const nodes = [children]
+    .flat(Number.POSITIVE_INFINITY)
+    .filter((c) => !absent(c))
+    .map((c) => (c instanceof Node ? c : String(c)));
+  if (replace) el.replaceChildren(...nodes);
+  else el.append(...nodes);
   return el;
 }
 
@@ -67,8 +77,7 @@ export const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 /** Replaces the page's content and moves focus there, so a screen reader hears the new page. */
 export function show(...children) {
   const main = document.getElementById('main');
-  main.replaceChildren(...children.flat());
-  return main;
+  return fill(main, children);
 }
 
 let toastTimer;

@@ -59,6 +59,7 @@ function renderNav(project) {
 async function render() {
   leave();
   leave = () => undefined;
+  document.getElementById('toast').textContent = '';
   if (!session) {
     document.getElementById('nav').replaceChildren();
     document.getElementById('who').replaceChildren();

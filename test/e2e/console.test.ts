@@ -17,13 +17,13 @@ import { agentWorkerEnv } from '../support/worker-env';
 
 // The console in Debian's chromium, signed in with an operator key, against the real gateway, a worker process,
 // Temporal, MongoDB, Elasticsearch and git over HTTP; only the model and the GitHub API are doubles. Every page is
-// scanned with axe-core. DOCENT_CONSOLE_SCREENSHOTS=1 (npm run console:screenshots) writes docs/console/*.png.
+// scanned with axe-core. DOCENT_TEST_CONSOLE_SCREENSHOTS=1 (what npm run console:screenshots sets) writes docs/console/*.png.
 
 const token = 'ghs_docentconsoletoken0123456789';
 const domain = 'docs.console-widgets.test';
 const question = 'How do I do a clean install in CI?';
 const plan = '## Plan\n\n1. Create NOTES.md with a line about widgets (CONSOLE-PLAN).';
-const screenshotsDir = process.env.DOCENT_CONSOLE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/console') : undefined;
+const screenshotsDir = process.env.DOCENT_TEST_CONSOLE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/console') : undefined;
 let git: GitServer;
 let github: GitHubDouble;
 let model: ScriptedModel;
@@ -88,7 +88,7 @@ afterAll(async () => {
 const pageErrors = new PageErrors();
 afterEach(() => expect(pageErrors.take()).toEqual([]));
 
-/** No serious or critical accessibility violation on the page as shown; with DOCENT_CONSOLE_SCREENSHOTS, its picture. */
+/** No serious or critical accessibility violation on the page as shown; with DOCENT_TEST_CONSOLE_SCREENSHOTS, its picture. */
 async function checkPage(page: Page, name: string) {
   expect(await seriousViolations(page)).toEqual([]);
   if (screenshotsDir) {

@@ -1,5 +1,5 @@
 import { call, enc, get, post } from '../api.js';
-import { h, show, table, toast, when } from '../dom.js';
+import { fill, h, show, table, toast, when } from '../dom.js';
 import { renderDiff } from './diff.js';
 
 const eventText = (e) => {
@@ -69,14 +69,14 @@ export async function jobPage(ctx, projectId, jobId) {
         (job?.turns ?? []).map((t) => h('option', { value: String(t.turn), selected: diffTurn === String(t.turn) }, `turn ${t.turn}`)),
       ),
     );
-    diffBox.replaceChildren(h('h2', {}, 'Diff'), choose, renderDiff(text));
+    fill(diffBox, [h('h2', {}, 'Diff'), choose, renderDiff(text)]);
   }
 
   function renderJob() {
-    summary.replaceChildren(
+    fill(summary, [
       h(
         'dl',
-        { class: 'row' },
+        { class: 'facts' },
         h('dt', {}, 'Status'),
         h('dd', { class: 'status', 'data-testid': 'job-status' }, job.awaitingApproval ? 'awaiting approval' : job.status),
         h('dt', {}, 'Model'),
@@ -95,10 +95,10 @@ export async function jobPage(ctx, projectId, jobId) {
         h('button', { type: 'button', class: 'danger', onclick: act('Stop requested', () => post(`${base}/stop`)), disabled: job.status !== 'active' }, 'Stop'),
         h('button', { type: 'button', class: 'secondary', onclick: act('Retry started', () => post(`${base}/retry`)) }, 'Retry'),
       ),
-    );
+    ]);
     if (job.requirePlanApproval) {
       const feedback = h('textarea', { name: 'feedback', id: 'plan-feedback' });
-      plan.replaceChildren(
+      fill(plan, [
         h('h2', {}, `Plan${job.planRevision ? ` (revision ${job.planRevision})` : ''}`),
         job.plan ? h('div', { class: 'plan', 'data-testid': 'plan' }, job.plan) : h('p', { class: 'muted' }, 'The agent is writing its plan…'),
         job.awaitingApproval &&
@@ -110,9 +110,9 @@ export async function jobPage(ctx, projectId, jobId) {
             feedback,
             h('button', { type: 'button', class: 'secondary', onclick: act('Revision asked', () => post(`${base}/message`, { prompt: feedback.value })) }, 'Send revision'),
           ),
-      );
+      ]);
     }
-    turns.replaceChildren(
+    fill(turns, [
       h('h2', {}, 'Turns'),
       table(['Turn', 'Status', 'Instruction', 'Usage', 'Files', 'Checks', 'Pull request'], job.turns ?? [], (t) => [
         String(t.turn),
@@ -123,7 +123,7 @@ export async function jobPage(ctx, projectId, jobId) {
         t.checks.length ? t.checks.map((c) => h('details', {}, h('summary', {}, `${c.kind}: ${c.command} → ${c.exitCode}`), h('pre', {}, c.output))) : '—',
         t.prLink ? h('a', { href: t.prLink }, 'link') : '—',
       ]),
-    );
+    ]);
   }
 
   async function refresh() {

@@ -1,5 +1,5 @@
 import { enc, get, post } from '../api.js';
-import { field, h, show, table, toast, when } from '../dom.js';
+import { field, fill, h, show, table, toast, when } from '../dom.js';
 
 /** A project's webhook endpoints, their deliveries and redelivery; a new endpoint's secret is shown once. */
 export async function webhooksPage(ctx, projectId, made) {
@@ -33,7 +33,7 @@ export async function webhooksPage(ctx, projectId, made) {
         error.textContent = err.message;
       }
     };
-    deliveries.replaceChildren(
+    fill(deliveries, [
       h('h2', {}, `Deliveries of ${id}`),
       list.length
         ? table(['When', 'Event', 'Message', 'Status', ''], list, (d) => [
@@ -44,7 +44,7 @@ export async function webhooksPage(ctx, projectId, made) {
             h('button', { type: 'button', class: 'secondary', onclick: redeliver(d.messageId) }, 'Redeliver'),
           ])
         : h('p', {}, 'No deliveries yet.'),
-    );
+    ]);
   };
   show(
     h('h1', {}, `Webhooks · ${projectId}`),
