@@ -30,6 +30,8 @@ export async function ensureConsoleSessionIndexes(db: Db): Promise<void> {
 
 /** The console's sign-in sessions: the only module that reads or writes their collection. */
 export class ConsoleSessionStore {
+  private lastSweep = 0;
+
   constructor(private readonly db: Db) {}
 
   private get sessions() {
@@ -42,6 +44,11 @@ export class ConsoleSessionStore {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + sessionHours * 3_600_000);
     await this.sessions.insertOne({ _id: hashToken(token), keyId, createdAt: now, expiresAt });
+    // Where the server has no TTL index (FerretDB 1.x), sign-ins remove expired sessions, at most once a minute.
+    if (now.getTime() - this.lastSweep > 60_000) {
+      this.lastSweep = now.getTime();
+      await this.sessions.deleteMany({ expiresAt: { $lte: now } });
+    }
     return { token, expiresAt };
   }
 
