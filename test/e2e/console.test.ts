@@ -261,6 +261,9 @@ describe('the console, signed in with an operator key', () => {
     await go(page, '#/p/widgets/analytics', 'Analytics · widgets');
     expect(await page.getByTestId('volume').locator('tbody td').first().textContent()).toBe('1');
     expect(await page.getByRole('table').filter({ hasText: question }).count()).toBeGreaterThan(0);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await page.getByTestId('per-day').locator('tbody tr').filter({ hasText: today }).locator('td').allTextContents()).toEqual([today, '1', '1', '0', '']);
+    expect(await page.getByTestId('conversations').locator('tbody tr').first().locator('td').allTextContents()).toEqual([expect.any(String), question, 'answered', '—']);
     const row = page.getByTestId('searches').locator('tbody tr').filter({ hasText: 'npm ci clean install' });
     expect(await row.locator('td').allTextContents()).toEqual(['npm ci clean install', '1', String(search.results.length), '1', '100%', `${search.results[0]!.path} (1)`, expect.any(String)]);
     await checkPage(page, 'analytics');

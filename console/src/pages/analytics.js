@@ -1,5 +1,6 @@
 import { enc, get, post } from '../api.js';
 import { h, show, table, toast, when } from '../dom.js';
+import { volumeOverTime } from './volume.js';
 
 const group = (g) => [g.question, String(g.count), (g.variants ?? []).join(' · ') || '—'];
 
@@ -8,10 +9,11 @@ const group = (g) => [g.question, String(g.count), (g.variants ?? []).join(' · 
  * with the agent"; feedback by page; search queries with hits and click-through.
  */
 export async function analyticsPage(_ctx, projectId) {
-  const [report, searches, feedback] = await Promise.all([
+  const [report, searches, feedback, overTime] = await Promise.all([
     get(`/v2/agent/${enc(projectId)}/analytics?since=30d`),
     get(`/v1/analytics/${enc(projectId)}/searches`),
     get(`/v1/analytics/${enc(projectId)}/feedback/by-page`),
+    volumeOverTime(projectId),
   ]);
   const error = h('p', { class: 'error', role: 'alert' });
   const fix = async () => {
