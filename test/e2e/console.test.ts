@@ -269,7 +269,7 @@ describe('the console, signed in with an operator key', () => {
     await checkPage(page, 'analytics');
   });
 
-  it('shows the audit log of the calls the console made', async () => {
+  it('shows the audit log of the calls the console made, the other project pages, and asks the docs from the Docs page', async () => {
     await go(page, '#/audit', 'Audit log');
     const calls = await page.getByTestId('audit').locator('tbody tr td:nth-child(3)').allTextContents();
     expect(calls).toEqual(expect.arrayContaining(['POST /v2/admin/projects', 'POST /v2/admin/projects/{projectId}/keys', 'POST /console/session']));
@@ -277,11 +277,19 @@ describe('the console, signed in with an operator key', () => {
     for (const [hash, heading, name] of [
       ['#/p/widgets/webhooks', 'Webhooks · widgets', 'webhooks'],
       ['#/p/widgets/github', 'GitHub deliveries · widgets', 'github-deliveries'],
-      ['#/p/widgets/docs', 'Docs · widgets', 'docs'],
     ] as const) {
       await go(page, hash, heading);
       await checkPage(page, name);
     }
+    // The Docs page: the widget's snippet, and an Ask box on the project's domain with an assistant key typed in.
+    await go(page, '#/p/widgets/docs', 'Docs · widgets');
+    expect(await page.getByTestId('snippet').textContent()).toContain(`data-domain="${domain}"`);
+    await page.getByLabel('Assistant key (used for this question, not stored)').fill(assistantKey);
+    await page.getByLabel('Question').fill('How do I install without changing the lockfile?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await page.getByTestId('ask-answer').getByText('repeatable install').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('ask-sources').locator('a').count()).toBeGreaterThan(0);
+    await checkPage(page, 'docs');
   });
 
   it('signs out: the session ends on the server and the old cookie is refused', async () => {

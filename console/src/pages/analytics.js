@@ -33,6 +33,7 @@ export async function analyticsPage(_ctx, projectId) {
     table(['Questions', 'Threads', 'Answered', 'Not in the docs', 'Rated up', 'Rated down'], [v], (x) => [x.questions, x.threads, x.answered, x.unanswered, x.ratedUp, x.ratedDown].map(String), {
       'data-testid': 'volume',
     }),
+    overTime,
     h('h2', {}, 'Unanswered questions'),
     report.unanswered.length ? table(['Question', 'Asked', 'Also asked as'], report.unanswered, group, { 'data-testid': 'unanswered' }) : h('p', {}, 'None.'),
     report.unanswered.length > 0 && h('button', { type: 'button', onclick: fix }, 'Fix with the agent'),

@@ -1,8 +1,9 @@
 import { enc, get } from '../api.js';
 import { h, show } from '../dom.js';
+import { askBox } from './ask.js';
 
 /**
- * The project's documentation: the widget's snippet for its domain, ready to copy. Following repositories, crawling
+ * The project's documentation: the widget's snippet for its domain, ready to copy, and an Ask box. Following repositories, crawling
  * sites and their sync history come with the operator API's docs operations.
  */
 export async function docsPage(_ctx, projectId) {
@@ -15,5 +16,6 @@ export async function docsPage(_ctx, projectId) {
     snippet && h('p', {}, 'Put it on the docs site; make an assistant key on the Keys page and put it in place of docent_asst_….'),
     snippet && h('pre', { 'data-testid': 'snippet', tabindex: 0 }, snippet),
     snippet && h('button', { type: 'button', class: 'secondary', onclick: () => navigator.clipboard?.writeText(snippet) }, 'Copy snippet'),
+    project.domain && askBox(project.domain),
   );
 }
