@@ -285,7 +285,7 @@ describe('the console, signed in with an operator key', () => {
     await go(page, '#/p/widgets/docs', 'Docs · widgets');
     expect(await page.getByTestId('snippet').textContent()).toContain(`data-domain="${domain}"`);
     await page.getByLabel('Assistant key (used for this question, not stored)').fill(assistantKey);
-    await page.getByLabel('Question').fill('How do I install without changing the lockfile?');
+    await page.getByLabel('Question', { exact: true }).fill('How do I install without changing the lockfile?');
     await page.getByRole('button', { name: 'Ask', exact: true }).click();
     await page.getByTestId('ask-answer').getByText('repeatable install').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('ask-sources').locator('a').count()).toBeGreaterThan(0);
