@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -11,7 +12,9 @@ import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
+import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
+import { startReceiver } from '../support/webhook-receiver';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
@@ -35,6 +38,11 @@ let browser: BrowserContext;
 let docsSite: { origin: string; close(): Promise<void> };
 let operatorKey: string;
 let assistantKey = '';
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+/** The webhook receiver refuses deliveries until the test lets it take them. */
+let receiverTakes = false;
+// Webhook signing secrets are sealed with it; the receiver listens on loopback, which only the second lets docent call.
+const webhookSettings = { DOCENT_SECRET_KEY: randomBytes(32).toString('base64'), DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' };
 
 const toolNames = (req: ChatRequest) => (req.tools ?? []).map((t) => t.function.name);
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
@@ -65,8 +73,9 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
-  gw = await startGateway({ ...modelEnv, DOCENT_GITHUB_GIT_URL: git.url });
-  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
+  gw = await startGateway({ ...modelEnv, ...webhookSettings, DOCENT_GITHUB_GIT_URL: git.url });
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
+  receiver = await startReceiver(() => (receiverTakes ? 204 : 500));
   await worker.waitForLog((l) => l.msg === 'worker polling');
   await runDocsIngest(gw.deps.config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
   docsSite = await serveDocsSite();
@@ -80,7 +89,7 @@ afterAll(async () => {
   await worker?.stop('SIGKILL');
   if (gw) await deleteTestIndexes(gw.deps.config);
   await gw?.stop();
-  await Promise.all([git?.close(), github?.close(), model?.close(), docsSite?.close()]);
+  await Promise.all([git?.close(), github?.close(), model?.close(), docsSite?.close(), receiver?.close()]);
   await Promise.all([workspaceDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
 });
 
@@ -211,6 +220,11 @@ describe('the console, signed in with an operator key', () => {
   });
 
   it('stops another job and retries it from its page', async () => {
+    // A webhook endpoint first, whose deliveries of this job's events the next test reads.
+    await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    receiver.setSecret((await page.getByTestId('webhook-secret').textContent())!);
     await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
     await checkPage(page, 'jobs');
     await page.getByLabel('Instruction').fill('write NOTES.md again');
@@ -230,6 +244,22 @@ describe('the console, signed in with an operator key', () => {
     // The list filters by status on the server.
     await go(page, '#/p/widgets/jobs?status=failed', 'Jobs · widgets');
     expect(await page.getByTestId('jobs').locator('tbody tr').count()).toBe(1);
+  });
+
+  it("lists a webhook endpoint's deliveries and redelivers a refused one", async () => {
+    await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
+    const refused = await poll('a refused delivery', () => receiver.received.find((r) => r.verified && r.status === 500), Boolean, 60_000);
+    await page.getByRole('button', { name: /^Deliveries of / }).click();
+    await page.getByTestId('deliveries').waitFor();
+    expect(await page.getByTestId('deliveries').locator('tbody tr').filter({ hasText: refused!.id }).first().textContent()).toContain('500 (failed)');
+    await checkPage(page, 'webhooks');
+    receiverTakes = true;
+    await page
+      .getByRole('button', { name: `Redeliver ${refused!.id}` })
+      .first()
+      .click();
+    await page.getByRole('status').filter({ hasText: 'Redelivery started' }).waitFor();
+    await poll('the redelivery', () => receiver.received.find((r) => r.id === refused!.id && r.status === 204), Boolean, 60_000);
   });
 
   it('shows a question asked in the widget, and a search with its click, in the analytics', async () => {
@@ -274,10 +304,7 @@ describe('the console, signed in with an operator key', () => {
     const calls = await page.getByTestId('audit').locator('tbody tr td:nth-child(3)').allTextContents();
     expect(calls).toEqual(expect.arrayContaining(['POST /v2/admin/projects', 'POST /v2/admin/projects/{projectId}/keys', 'POST /console/session']));
     await checkPage(page, 'audit');
-    for (const [hash, heading, name] of [
-      ['#/p/widgets/webhooks', 'Webhooks · widgets', 'webhooks'],
-      ['#/p/widgets/github', 'GitHub deliveries · widgets', 'github-deliveries'],
-    ] as const) {
+    for (const [hash, heading, name] of [['#/p/widgets/github', 'GitHub deliveries · widgets', 'github-deliveries']] as const) {
       await go(page, hash, heading);
       await checkPage(page, name);
     }

@@ -36,13 +36,19 @@ export async function webhooksPage(ctx, projectId, made) {
     fill(deliveries, [
       h('h2', {}, `Deliveries of ${id}`),
       list.length
-        ? table(['When', 'Event', 'Message', 'Status', ''], list, (d) => [
-            when(d.at ?? d.createdAt),
-            d.event ?? d.type ?? '—',
-            d.messageId,
-            String(d.status ?? d.statusCode ?? '—'),
-            h('button', { type: 'button', class: 'secondary', onclick: redeliver(d.messageId) }, 'Redeliver'),
-          ])
+        ? table(
+            ['When', 'Event', 'Message', 'Attempt', 'Answer', ''],
+            list,
+            (d) => [
+              when(d.at),
+              d.type,
+              d.messageId,
+              String(d.attempt),
+              d.status === null ? (d.error ?? 'no answer') : `${d.status}${d.ok ? '' : ' (failed)'}`,
+              h('button', { type: 'button', class: 'secondary', onclick: redeliver(d.messageId), 'aria-label': `Redeliver ${d.messageId}` }, 'Redeliver'),
+            ],
+            { 'data-testid': 'deliveries' },
+          )
         : h('p', {}, 'No deliveries yet.'),
     ]);
   };
@@ -54,7 +60,7 @@ export async function webhooksPage(ctx, projectId, made) {
         { class: 'once', 'aria-labelledby': 'made-hook' },
         h('h2', { id: 'made-hook' }, `Endpoint ${made.id}`),
         h('p', {}, 'Its signing secret, shown this once:'),
-        h('code', {}, made.secret),
+        h('code', { 'data-testid': 'webhook-secret' }, made.secret),
       ),
     webhooks.length
       ? table(['Endpoint', 'URL', 'Events', 'Created', ''], webhooks, (w) => [
@@ -62,7 +68,7 @@ export async function webhooksPage(ctx, projectId, made) {
           w.url,
           w.events.join(', ') || 'all',
           when(w.createdAt),
-          h('button', { type: 'button', class: 'secondary', onclick: showDeliveries(w.id) }, 'Deliveries'),
+          h('button', { type: 'button', class: 'secondary', onclick: showDeliveries(w.id), 'aria-label': `Deliveries of ${w.id}` }, 'Deliveries'),
         ])
       : h('p', {}, 'No endpoints.'),
     form,
