@@ -132,6 +132,14 @@ describe('the session cookie as a credential', () => {
     expect(listed.body.projects.map((p: { orgId: string }) => p.orgId)).not.toContain('globex');
   });
 
+  it("an operator session's large job request (images past 1 MiB) is read as the project's admin, like a small one", async () => {
+    const s = await signIn(operator);
+    const images = [{ mimeType: 'image/png', data: 'A'.repeat(1_200_000) }];
+    const r = await call('POST', '/v2/agent/acme-site/job', { cookie: s.cookie, csrf: s.csrf, body: { prompt: 'look at this', images } });
+    expect(r.body.code).not.toBe('permission_denied');
+    expect(r).toMatchObject({ status: 400, body: { code: 'failed_precondition' } });
+  });
+
   it('signing out ends the session on the server: the old cookie is refused afterwards', async () => {
     const s = await signIn(operator);
     expect(await call('DELETE', '/console/session', { cookie: s.cookie })).toMatchObject({ status: 403 });
