@@ -1,6 +1,7 @@
 import { call, get, setCsrfToken } from './api.js';
 import { h, show } from './dom.js';
 import { auditPage } from './pages/audit.js';
+import { automationsPage } from './pages/automations.js';
 import { analyticsPage } from './pages/analytics.js';
 import { docsPage } from './pages/docs.js';
 import { jobPage } from './pages/job.js';
@@ -18,6 +19,7 @@ const projectTabs = [
   ['', 'Settings'],
   ['/keys', 'Keys'],
   ['/jobs', 'Jobs'],
+  ['/automations', 'Automations'],
   ['/docs', 'Docs'],
   ['/analytics', 'Analytics'],
   ['/webhooks', 'Webhooks'],
@@ -32,7 +34,7 @@ function route() {
     const p = parts[1];
     const tab = parts[2] ?? '';
     if (tab === 'jobs' && parts[3]) return { project: p, title: `Job ${parts[3]}`, render: (ctx) => jobPage(ctx, p, parts[3]) };
-    const pages = { '': projectPage, keys: keysPage, jobs: jobsPage, docs: docsPage, analytics: analyticsPage, webhooks: webhooksPage, github: githubPage };
+    const pages = { '': projectPage, keys: keysPage, jobs: jobsPage, automations: automationsPage, docs: docsPage, analytics: analyticsPage, webhooks: webhooksPage, github: githubPage };
     const page = pages[tab];
     if (page) return { project: p, title: `${projectTabs.find(([t]) => t === (tab && `/${tab}`))?.[1] ?? tab} · ${p}`, render: (ctx) => page(ctx, p) };
   }

@@ -246,6 +246,34 @@ describe('the console, signed in with an operator key', () => {
     expect(await page.getByTestId('jobs').locator('tbody tr').count()).toBe(1);
   });
 
+  it('makes a manual automation, runs it now, and finds its job through its runs and the job filter', async () => {
+    await go(page, '#/p/widgets/automations', 'Automations · widgets');
+    await page.getByLabel('Name').fill('Weekly notes');
+    await page.getByLabel('Instruction').fill('write NOTES.md for the week');
+    await page.getByRole('button', { name: 'Create automation' }).click();
+    await page.getByRole('button', { name: 'Run Weekly notes now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Run started' }).waitFor();
+    const started = await poll(
+      'a started run',
+      async () => {
+        await page.getByRole('button', { name: 'Runs of Weekly notes' }).click();
+        await page.getByTestId('runs').waitFor();
+        return page.getByTestId('runs').locator('tbody tr').first().locator('td').allTextContents();
+      },
+      (cells) => cells[2] === 'started',
+      30_000,
+    );
+    const jobId = started[3]!;
+    expect(jobId).toMatch(/^job_/);
+    await checkPage(page, 'automations');
+    await page.getByRole('link', { name: 'Its jobs in the job list' }).click();
+    await heading(page, 'Jobs · widgets');
+    const rows = page.getByTestId('jobs').locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('td').first().textContent()).toBe(jobId);
+    expect(await rows.first().textContent()).toContain('automation_manual');
+  });
+
   it("lists a webhook endpoint's deliveries and redelivers a refused one", async () => {
     await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
     const refused = await poll('a refused delivery', () => receiver.received.find((r) => r.verified && r.status === 500), Boolean, 60_000);
