@@ -251,7 +251,7 @@ describe('the console, signed in with an operator key', () => {
     await page.getByLabel('Name').fill('Weekly notes');
     await page.getByLabel('Instruction').fill('write NOTES.md for the week');
     await page.getByRole('button', { name: 'Create automation' }).click();
-    await page.getByRole('button', { name: 'Run Weekly notes now' }).click();
+    await page.getByRole('button', { name: 'Run now: Weekly notes' }).click();
     await page.getByRole('status').filter({ hasText: 'Run started' }).waitFor();
     const started = await poll(
       'a started run',

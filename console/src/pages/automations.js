@@ -81,7 +81,7 @@ export async function automationsPage(ctx, projectId) {
             h(
               'div',
               { class: 'row' },
-              h('button', { type: 'button', onclick: act('Run started', () => post(`${base}/${enc(a.id)}/trigger`)), 'aria-label': `Run ${a.name} now` }, 'Run now'),
+              h('button', { type: 'button', onclick: act('Run started', () => post(`${base}/${enc(a.id)}/trigger`)), 'aria-label': `Run now: ${a.name}` }, 'Run now'),
               a.paused
                 ? h('button', { type: 'button', class: 'secondary', onclick: act('Resumed', () => post(`${base}/${enc(a.id)}/resume`)), 'aria-label': `Resume ${a.name}` }, 'Resume')
                 : h('button', { type: 'button', class: 'secondary', onclick: act('Paused', () => post(`${base}/${enc(a.id)}/pause`)), 'aria-label': `Pause ${a.name}` }, 'Pause'),
