@@ -1,7 +1,7 @@
 // Import rules that `npm run lint` enforces (issue 25; docs/decisions/2026-11-24-job-ledger-and-import-rules.md). dependency-cruiser reads the
 // sources with swc: TypeScript 7 has no compiler API for it, and swc tells type-only imports from value imports.
-/** The edge: the HTTP and Connect surface, composed by the entry points and nothing below them. */
-const edge = '^src/(rest|rpc|edge)/';
+/** The edge: the HTTP and Connect surface (the console's session and page too), composed by the entry points and nothing below them. */
+const edge = '^src/(rest|rpc|edge|console)/';
 const entryPoints = '^src/(server|main|playground|widget)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

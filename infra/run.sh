@@ -52,6 +52,7 @@ cat <<TXT
 docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
   gRPC (h2c)                127.0.0.1:${DOCENT_GRPC_PORT:-8081}
+  console                   $http/console/   (sign in with the operator key below)
   playground                $playground
   metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
   secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)

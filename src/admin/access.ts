@@ -5,12 +5,9 @@ import type { ProjectDoc, TenancyStore } from '../tenancy/store';
 /** Who may call the operator API: an operator key (all organizations or one), or a project's admin key. */
 export type AdminCaller = OperatorCaller | Caller;
 
-const operatorKeyShape = /^Bearer docent_op_/;
-
-/** Resolves an operator key or an admin key; an assistant key is 403, no key or a bad one 401. */
+/** Resolves an operator key or an admin key (or a console session made from one); an assistant key is 403, no key or a bad one 401. */
 export function adminCaller(keys: ApiKeyStore, authorization: string | undefined): Promise<AdminCaller> {
-  if (operatorKeyShape.test(authorization?.trim() ?? '')) return keys.authenticateOperator(authorization);
-  return keys.authenticate(authorization, 'admin');
+  return keys.authenticateAdminOrOperator(authorization);
 }
 
 /** Organization-wide operations: an operator key for every organization or for this one. */

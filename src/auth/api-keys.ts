@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 import { LookupCache } from '../tenancy/lookup-cache';
+import { ConsoleSessionStore, isSessionToken } from './console-sessions';
 
 export type KeyKind = 'admin' | 'assistant';
 /** Every kind stored: operator keys administer organizations (all, or one) and are never project callers. */
@@ -88,12 +89,15 @@ export class ApiKeyStore {
   // Keyed by the key's SHA-256, the same value the database is searched by, so a cached entry answers exactly the
   // key it was read for. Unknown keys are not kept: a stream of wrong keys cannot push the real ones out.
   private readonly byHash: LookupCache<string, ApiKeyDoc | null>;
+  /** A console session stands for the key it was made from (src/console/session-cookie.ts sends it as the credential). */
+  private readonly sessions: ConsoleSessionStore;
 
   constructor(
     private readonly db: Db,
     options: ApiKeyStoreOptions = {},
   ) {
     this.byHash = new LookupCache(options.cacheMs ?? 0, (doc) => doc !== null);
+    this.sessions = new ConsoleSessionStore(db);
   }
 
   private get keys() {
@@ -154,17 +158,32 @@ export class ApiKeyStore {
     return { keyId: doc._id, kind: 'operator', ...(doc.orgId !== allOrganizations && { orgId: doc.orgId }) };
   }
 
-  private async verify(authorization: string | null | undefined, kind: StoredKeyKind): Promise<ApiKeyDoc> {
+  /** Resolves an operator key or a project's admin key (the operator API's callers); any other kind is 403. */
+  async authenticateAdminOrOperator(authorization: string | null | undefined): Promise<OperatorCaller | Caller> {
+    const doc = await this.verify(authorization, (kind) => kind === 'admin' || kind === 'operator', 'admin');
+    if (doc.kind === 'operator') return { keyId: doc._id, kind: 'operator', ...(doc.orgId !== allOrganizations && { orgId: doc.orgId }) };
+    return { keyId: doc._id, kind: 'admin', orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain };
+  }
+
+  /** The key a console session was made from: never cached, so a signed-out session stops at once. */
+  private async keyOfSession(token: string): Promise<ApiKeyDoc> {
+    const session = await this.sessions.find(token);
+    const doc = session && (await this.keys.findOne({ _id: session.keyId }));
+    if (!doc) throw new AppError('unauthenticated', 'the console session has ended: sign in again');
+    return doc;
+  }
+
+  private async verify(authorization: string | null | undefined, kind: StoredKeyKind | ((k: StoredKeyKind) => boolean), named: StoredKeyKind = kind as StoredKeyKind): Promise<ApiKeyDoc> {
     const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization?.trim() ?? '');
     if (!match) throw new AppError('unauthenticated', 'missing or malformed Authorization header: expected "Bearer <key>"');
     const key = match[1]!;
     const hash = hashKey(key);
-    const doc = await this.byHash.get(hash, () => this.keys.findOne({ hash }));
+    const doc = isSessionToken(key) ? await this.keyOfSession(key) : await this.byHash.get(hash, () => this.keys.findOne({ hash }));
     const now = new Date();
     if (!doc || doc.revokedAt || (doc.expiresAt && doc.expiresAt <= now)) {
       throw new AppError('unauthenticated', 'invalid, revoked or expired API key');
     }
-    if (doc.kind !== kind) throw new AppError('permission_denied', `this endpoint needs an ${kind} key`);
+    if (typeof kind === 'function' ? !kind(doc.kind) : doc.kind !== kind) throw new AppError('permission_denied', `this endpoint needs an ${named} key`);
     // lastUsedAt is kept to the minute so that a busy key does not cost a write per request.
     if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > 60_000) {
       doc.lastUsedAt = now; // the cached copy too, so requests sharing it do not all write

@@ -329,6 +329,7 @@ export const declared = {
   playgroundDir: setting('DOCENT_PLAYGROUND_DIR', z.string().default(path.join(packageRoot(), 'dist', 'playground')), 'the built playground served at `/playground/`', {
     shownDefault: 'dist/playground',
   }),
+  consoleDir: setting('DOCENT_CONSOLE_DIR', z.string().default(path.join(packageRoot(), 'console')), "the console's page (HTML, CSS, ES modules) served at `/console/`", { shownDefault: 'console' }),
   widgetDir: setting('DOCENT_WIDGET_DIR', z.string().default(path.join(packageRoot(), 'dist', 'widget')), 'the built widget served at `/widget.js` and `/widget.mjs`', { shownDefault: 'dist/widget' }),
   api: {
     url: setting('DOCENT_API_URL', z.url().default('http://127.0.0.1:8080'), 'where the `docent` CLI reaches a running gateway (`docent jobs watch`)'),

@@ -8,6 +8,8 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { operatorTokenCheck } from '../auth/operator-token';
 import type { Deps } from '../deps';
 import { clientIpContext } from '../limits/client-context';
+import { consolePages } from '../console/static';
+import { sessionCredential } from '../console/session-cookie';
 import { playground } from '../playground';
 import { widget } from '../widget';
 import { anyProjectOrigin, corsOptionsFor } from './cors';
@@ -82,6 +84,8 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   observeRequests(app, deps, declared.rpc.streamingPaths);
   answerErrorsInOneShape(app, deps.log);
   acceptJsonBodiesOnly(app);
+  // The console's cookie becomes the request's credential before any route's own check reads it.
+  app.addHook('onRequest', sessionCredential(deps));
 
   // @fastify/cors adds an OPTIONS catch-all that answers preflights of unknown paths with the 404 handler: no key involved.
   app.addHook('onRoute', (r) => {
@@ -96,6 +100,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   await app.register(connectPaths(deps, declared.rpc, authenticate));
   await app.register(playground(deps.config.playgroundDir));
   await app.register(widget(deps.config.widgetDir));
+  await app.register(consolePages(deps.config.consoleDir));
   await app.ready();
   return app;
 }

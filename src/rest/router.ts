@@ -179,7 +179,8 @@ function handlerOf(r: Route) {
 function keyBeforeLargeBody(authenticate: Authenticate, kind: 'admin' | 'assistant') {
   return async (req: FastifyRequest) => {
     const length = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
-    if (length > maxBodyBytes) req.caller = await authenticate(req.headers.authorization, kind);
+    // `??=`: a console session may already have resolved the caller (src/console/session-cookie.ts).
+    if (length > maxBodyBytes) req.caller ??= await authenticate(req.headers.authorization, kind);
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps';
+import { consoleSessionRoutes } from '../console/session-routes';
 import { checkReadiness } from '../health';
 import { adminRoutes } from './admin-routes';
 import { agentRoutes } from './agent-routes';
@@ -69,5 +70,6 @@ export function restRoutes(deps: Deps): Route[] {
     ...gapsRoutes(deps),
     ...codecRoutes(deps),
     ...adminRoutes(deps),
+    ...consoleSessionRoutes(deps),
   ];
 }

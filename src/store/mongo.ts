@@ -13,6 +13,7 @@ import { ensureTenancyIndexes } from '../tenancy/store';
 import { ensureWebhookIndexes } from '../webhooks/store';
 import { ensureSearchIndexes } from '../assistant/search-log';
 import { ensureAuditIndexes } from '../admin/audit';
+import { ensureConsoleSessionIndexes } from '../auth/console-sessions';
 
 export interface Mongo {
   client: MongoClient;
@@ -82,4 +83,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureGitHubDeliveryIndexes(db);
   await ensureSearchIndexes(db);
   await ensureAuditIndexes(db);
+  await ensureConsoleSessionIndexes(db);
 }

@@ -21,6 +21,7 @@ const heavyFirst = [
   'test/e2e/github-app.test.ts',
   'test/e2e/plan-approval.test.ts',
   'test/e2e/playground.test.ts',
+  'test/e2e/console.test.ts',
   'test/e2e/rest-fuzz.test.ts',
   'test/integration/assistant.test.ts',
   'test/e2e/gap-loop.test.ts',

@@ -1,0 +1,112 @@
+import { enc, get, patch, post } from '../api.js';
+import { field, formValues, h, lines, show, table, toast, when } from '../dom.js';
+
+/** Every project the operator key covers, and a form to make one. */
+export async function projectsPage() {
+  const { projects } = await get('/v2/admin/projects');
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'new-project' },
+    h('h2', { id: 'new-project' }, 'New project'),
+    field('Project id', { name: 'id', required: true }),
+    field('Organization', { name: 'orgId', required: true }),
+    field('Repository (owner/name or a git URL)', { name: 'repository', required: true }),
+    field('Base ref', { name: 'ref', value: 'main', required: true }),
+    field('Documentation domain', { name: 'domain', required: true }),
+    field('Origins allowed to call the assistant (one a line)', { name: 'allowedOrigins', multiline: true }),
+    h('button', { type: 'submit' }, 'Create project'),
+    error,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const v = formValues(form);
+      const p = await post('/v2/admin/projects', { ...v, allowedOrigins: lines(v.allowedOrigins) });
+      location.hash = `#/p/${enc(p.id)}`;
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  });
+  show(
+    h('h1', {}, 'Projects'),
+    projects.length
+      ? table(['Project', 'Organization', 'Repository', 'Domain'], projects, (p) => [h('a', { href: `#/p/${enc(p.id)}` }, p.id), p.orgId, p.repository, p.domain ?? '—'], { 'data-testid': 'projects' })
+      : h('p', {}, 'No projects yet.'),
+    form,
+  );
+}
+
+const caps = ['maxTurnTokens', 'maxTurnMinutes', 'maxJobCostUsd'];
+
+/** A project's settings (repository, setup and checks, network, caps, cache keys) and its secrets by name. */
+export async function projectPage(_ctx, projectId) {
+  // A gateway without DOCENT_SECRET_KEY stores no secrets: the page says so where they would be.
+  const [project, secretList] = await Promise.all([get(`/v2/admin/projects/${enc(projectId)}`), get(`/v2/admin/projects/${enc(projectId)}/secrets`).catch((err) => err)]);
+  const secrets = secretList instanceof Error ? undefined : secretList.secrets;
+  const error = h('p', { class: 'error', role: 'alert' });
+  const settings = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'sandbox-settings' },
+    h('h2', { id: 'sandbox-settings' }, 'Setup, checks and network'),
+    field('Setup commands (one a line)', { name: 'setup', multiline: true }),
+    field('Check commands (one a line)', { name: 'check', multiline: true }),
+    h('label', { class: 'inline' }, h('input', { type: 'checkbox', name: 'network', checked: project.sandboxNetwork === true }), h('span', {}, 'Network for sandboxed commands')),
+    field('Allowed hosts (one a line; none: any public host)', { name: 'allowHosts', multiline: true }),
+    field('Setup cache key files (one a line)', { name: 'cacheKeys', multiline: true }),
+    caps.map((c) => field(`Cap: ${c}`, { name: c, type: 'number', min: 0, step: 'any', value: project[c] })),
+    h('button', { type: 'submit' }, 'Save settings'),
+    error,
+  );
+  settings.elements.namedItem('setup').value = (project.setupCommands ?? []).join('\n');
+  settings.elements.namedItem('check').value = (project.checkCommands ?? []).join('\n');
+  settings.elements.namedItem('allowHosts').value = (project.sandboxAllowHosts ?? []).join('\n');
+  settings.elements.namedItem('cacheKeys').value = (project.setupCacheKeyFiles ?? []).join('\n');
+  settings.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const v = formValues(settings);
+    const check = lines(v.check);
+    const capValues = Object.fromEntries(caps.filter((c) => v[c] !== '').map((c) => [c, Number(v[c])]));
+    try {
+      await patch(`/v2/admin/projects/${enc(projectId)}`, {
+        setup: lines(v.setup),
+        ...(check.length ? { check } : { clearChecks: true }),
+        network: v.network === 'on',
+        allowHosts: lines(v.allowHosts),
+        cacheKeys: lines(v.cacheKeys),
+        ...(Object.keys(capValues).length && { caps: capValues }),
+      });
+      toast('Settings saved');
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  });
+  const secretError = h('p', { class: 'error', role: 'alert' });
+  const secretForm = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'secrets' },
+    h('h2', { id: 'secrets' }, 'Secrets'),
+    h('p', { class: 'muted' }, 'Values are written, never read back.'),
+    secrets === undefined ? h('p', { class: 'muted' }, secretList.message) : secrets.length ? table(['Name', 'Updated'], secrets, (s) => [s.name, when(s.updatedAt)]) : h('p', {}, 'No secrets.'),
+    field('Name', { name: 'name', required: true }),
+    h('label', {}, h('span', {}, 'Value'), h('input', { type: 'password', name: 'value', required: true, autocomplete: 'off' })),
+    h('button', { type: 'submit' }, 'Save secret'),
+    secretError,
+  );
+  secretForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await post(`/v2/admin/projects/${enc(projectId)}/secrets`, formValues(secretForm));
+      await projectPage(_ctx, projectId);
+      toast('Secret saved');
+    } catch (err) {
+      secretError.textContent = err.message;
+    }
+  });
+  show(
+    h('h1', {}, `Project ${project.id}`),
+    table(['Organization', 'Repository', 'Base ref', 'Docs domain', 'Allowed origins'], [project], (p) => [p.orgId, p.repository, p.ref, p.domain ?? '—', (p.allowedOrigins ?? []).join(', ') || '—']),
+    settings,
+    secretForm,
+  );
+}

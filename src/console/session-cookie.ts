@@ -1,0 +1,72 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import type { ApiKeyStore } from '../auth/api-keys';
+import { csrfTokenOf, sessionPrefix } from '../auth/console-sessions';
+import { isSameOrigin } from '../edge/cors';
+import { AppError } from '../errors';
+import type { TenancyStore } from '../tenancy/store';
+
+/** The console's cookie: the session token, HttpOnly, so page scripts never hold a credential. */
+export const cookieName = 'docent_console';
+/** The header the console sends its session's CSRF token in, on every state-changing request. */
+export const csrfHeader = 'x-docent-csrf';
+
+const tokenShape = new RegExp(`^${sessionPrefix}[A-Za-z0-9_-]{43}$`);
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The session token in a Cookie header, if one of the right shape is there. */
+export function sessionTokenOf(cookieHeader: string | undefined): string | undefined {
+  for (const part of (cookieHeader ?? '').split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === cookieName && value && tokenShape.test(value)) return value;
+  }
+  return undefined;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Refuses a state-changing request that a page of another origin could have made with the cookie: the browser's
+ * Origin or Sec-Fetch-Site names another site, or the session's CSRF token is missing or wrong (403).
+ */
+export function refuseCrossSite(headers: IncomingHttpHeaders, token: string | undefined): void {
+  const origin = headers.origin;
+  const host = headers.host ?? (headers[':authority'] as string | undefined);
+  if (origin !== undefined && !isSameOrigin(origin, host)) throw new AppError('permission_denied', 'a console request from another origin is refused');
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new AppError('permission_denied', 'a console request from another site is refused');
+  if (token === undefined) return;
+  const sent = headers[csrfHeader];
+  // Digests of equal length, so the comparison takes the same time whatever was sent.
+  if (typeof sent !== 'string' || !timingSafeEqual(digest(sent), digest(csrfTokenOf(token)))) {
+    throw new AppError('permission_denied', `a state-changing console request needs the session's CSRF token in the ${csrfHeader} header`);
+  }
+}
+
+/**
+ * Lets the console's cookie stand for the key it was made from, on every route a script calls with that key: the
+ * token becomes the request's credential (src/auth/api-keys.ts resolves it to its key) once the cross-site checks
+ * pass. A session made with an operator key acts on the public project routes as the admin of a project its key
+ * covers (another organization's project is 404), as a script with that operator key could by making an admin key.
+ */
+export function sessionCredential(deps: { keys: ApiKeyStore; tenancy: TenancyStore }) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const header = req.headers.authorization;
+    if (header?.trim().startsWith(`Bearer ${sessionPrefix}`)) throw new AppError('unauthenticated', 'a console session is accepted only as the console cookie');
+    const token = sessionTokenOf(req.headers.cookie);
+    // An explicit key wins: a script's request is never taken over by a cookie the same client happens to hold.
+    if (!token || header !== undefined) return;
+    // Signing in again over an old cookie needs no token: src/console/session-routes.ts checks the origin itself.
+    const signingIn = req.method === 'POST' && req.routeOptions.url === '/console/session';
+    if (!safeMethods.has(req.method)) refuseCrossSite(req.headers, signingIn ? undefined : token);
+    req.headers.authorization = `Bearer ${token}`;
+    const projectId = (req.params as Record<string, string> | undefined)?.projectId;
+    if (req.routeOptions.config?.auth !== 'admin' || !projectId) return;
+    const caller = await deps.keys.authenticateAdminOrOperator(req.headers.authorization);
+    if (caller.kind !== 'operator') return;
+    const project = await deps.tenancy.getProject(projectId);
+    if (!project || (caller.orgId !== undefined && caller.orgId !== project.orgId)) throw new AppError('not_found', `project ${projectId} not found`);
+    req.caller = { keyId: caller.keyId, kind: 'admin', orgId: project.orgId, projectId, ...(project.domain && { domain: project.domain }) };
+  };
+}

@@ -1,0 +1,359 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import type { BrowserContext, Page } from 'playwright-core';
+import { runDocsIngest } from '../../src/cli/docs-ingest';
+import { seriousViolations } from '../support/axe';
+import { launchChromium, PageErrors } from '../support/chromium';
+import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { poll } from '../support/poll';
+import { startProcess, type Started } from '../support/process';
+import { startReceiver } from '../support/webhook-receiver';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { agentWorkerEnv } from '../support/worker-env';
+
+// The console in Debian's chromium, signed in with an operator key, against the real gateway, a worker process,
+// Temporal, MongoDB, Elasticsearch and git over HTTP; only the model and the GitHub API are doubles. Every page is
+// scanned with axe-core. DOCENT_TEST_CONSOLE_SCREENSHOTS=1 (what npm run console:screenshots sets) writes docs/console/*.png.
+
+const token = 'ghs_docentconsoletoken0123456789';
+const domain = 'docs.console-widgets.test';
+const question = 'How do I do a clean install in CI?';
+const plan = '## Plan\n\n1. Create NOTES.md with a line about widgets (CONSOLE-PLAN).';
+const screenshotsDir = process.env.DOCENT_TEST_CONSOLE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/console') : undefined;
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let worker: Started;
+let workspaceDir: string;
+let profileDir: string;
+let browser: BrowserContext;
+let docsSite: { origin: string; close(): Promise<void> };
+let operatorKey: string;
+let assistantKey = '';
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+/** The webhook receiver refuses deliveries until the test lets it take them. */
+let receiverTakes = false;
+// Webhook signing secrets are sealed with it; the receiver listens on loopback, which only the second lets docent call.
+const webhookSettings = { DOCENT_SECRET_KEY: randomBytes(32).toString('base64'), DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' };
+
+const toolNames = (req: ChatRequest) => (req.tools ?? []).map((t) => t.function.name);
+const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
+
+/** Assistant requests get a cited answer; a plan turn (offered no tool that writes) plans; an edit turn writes NOTES.md. */
+function script(req: ChatRequest): ScriptedTurn {
+  if (!req.tools?.length) return { text: 'Run `npm ci` for a clean, repeatable install [1].' };
+  if (!toolNames(req).includes('write_file')) return { text: plan };
+  // The edit waits a moment, so the page shows events arriving while the job runs.
+  return afterTool(req) ? { text: 'Add NOTES.md\n\nNotes, as planned.' } : { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: 'widgets\n' } }], firstChunkDelayMs: 1500 };
+}
+
+/** A docs site on an origin of its own, with the widget's script tag (the assistant key is made by the console). */
+async function serveDocsSite() {
+  const app = Fastify({ forceCloseConnections: true });
+  app.get('/guide/', (_req, reply) =>
+    reply.type('text/html').send(`<!doctype html><html lang="en"><head><title>Widgets docs</title></head><body><h1>Widgets guide</h1>
+<script src="${gw.url}/widget.js" data-domain="${domain}" data-key="${assistantKey}" defer></script></body></html>`),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+}
+
+beforeAll(async () => {
+  git = await startGitServer(token);
+  github = await startGitHubDouble({ token, ...backedBy(git) });
+  model = await startScriptedModel(script);
+  workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+  gw = await startGateway({ ...modelEnv, ...webhookSettings, DOCENT_GITHUB_GIT_URL: git.url });
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
+  receiver = await startReceiver(() => (receiverTakes ? 204 : 500));
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+  await runDocsIngest(gw.deps.config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
+  docsSite = await serveDocsSite();
+  await gw.deps.tenancy.createOrg('acme');
+  operatorKey = (await gw.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
+  ({ browser, profileDir } = await launchChromium({ viewport: { width: 1280, height: 900 } }));
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop('SIGKILL');
+  if (gw) await deleteTestIndexes(gw.deps.config);
+  await gw?.stop();
+  await Promise.all([git?.close(), github?.close(), model?.close(), docsSite?.close(), receiver?.close()]);
+  await Promise.all([workspaceDir, profileDir].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+// A page that threw (an uncaught error or rejection) fails the test that opened or used it.
+const pageErrors = new PageErrors();
+afterEach(() => expect(pageErrors.take()).toEqual([]));
+
+/** No serious or critical accessibility violation on the page as shown; with DOCENT_TEST_CONSOLE_SCREENSHOTS, its picture. */
+async function checkPage(page: Page, name: string) {
+  expect(await seriousViolations(page)).toEqual([]);
+  if (screenshotsDir) {
+    await mkdir(screenshotsDir, { recursive: true });
+    await page.screenshot({ path: path.join(screenshotsDir, `${name}.png`), fullPage: true });
+  }
+}
+
+/** Waits for the job page to show `status` (locators, not page-side functions: the console's CSP allows no eval). */
+const statusShown = (page: Page, status: string, timeout = 60_000) => page.locator('[data-testid=job-status]', { hasText: new RegExp(`^${status}$`) }).waitFor({ timeout });
+/** Waits for a top-level heading; when it does not come, the error says what the page shows instead. */
+async function heading(page: Page, name: string | RegExp, timeout = 30_000) {
+  await page
+    .getByRole('heading', { level: 1, name })
+    .waitFor({ timeout })
+    .catch(async (err: Error) => {
+      throw new Error(`${err.message}\npage shows: ${await page.locator('main').innerText()}`);
+    });
+}
+const eventTypes = (page: Page) => page.locator('[data-testid=events] li').evaluateAll((lis) => lis.map((li) => (li as unknown as { dataset: { type: string } }).dataset.type));
+const go = async (page: Page, hash: string, name: string) => {
+  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  await heading(page, name);
+};
+
+describe('the console, signed in with an operator key', () => {
+  let page: Page;
+  beforeAll(async () => {
+    page = await browser.newPage();
+    pageErrors.watch(page, 'console');
+  });
+  afterAll(() => page?.close());
+
+  it('signs in: the key becomes an HttpOnly session cookie and is kept nowhere in the page', async () => {
+    await page.goto(`${gw.url}/console/`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await checkPage(page, 'sign-in');
+    await page.getByLabel('Operator key or project admin key').fill(operatorKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
+    expect(await page.getByTestId('who').textContent()).toBe('Signed in with an operator key, all organizations');
+    const cookies = await browser.cookies(gw.url);
+    expect(cookies).toEqual([expect.objectContaining({ name: 'docent_console', httpOnly: true, sameSite: 'Strict', path: '/' })]);
+    expect(cookies[0]!.value).not.toContain(operatorKey);
+    expect(await page.evaluate('document.cookie')).toBe('');
+    expect(await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })')).toBe('{}{}');
+    expect(await page.content()).not.toContain(operatorKey);
+  });
+
+  it('creates a project from the projects page', async () => {
+    await checkPage(page, 'projects');
+    await page.getByLabel('Project id').fill('widgets');
+    await page.getByLabel('Organization').fill('acme');
+    await page.getByLabel('Repository (owner/name or a git URL)').fill('acme/widgets');
+    await page.getByLabel('Documentation domain').fill(domain);
+    await page.getByLabel('Origins allowed to call the assistant (one a line)').fill(docsSite.origin);
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await heading(page, 'Project widgets');
+    expect(await gw.deps.tenancy.getProject('widgets')).toMatchObject({ orgId: 'acme', repository: 'acme/widgets', domain, allowedOrigins: [docsSite.origin] });
+    await page.getByLabel('Check commands (one a line)').fill('test -f README.md');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Settings saved' }).waitFor();
+    expect((await gw.deps.tenancy.getProject('widgets'))?.checkCommands).toEqual(['test -f README.md']);
+    await checkPage(page, 'project-settings');
+  });
+
+  it('makes a key that is shown once', async () => {
+    await go(page, '#/p/widgets/keys', 'Keys · widgets');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = (await page.getByTestId('new-key').textContent())!;
+    expect(shown).toMatch(/^docent_admin_/);
+    expect((await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers: { authorization: `Bearer ${shown}` } })).status).toBe(200);
+    await checkPage(page, 'keys');
+    // The docs site's widget gets an assistant key made the same way.
+    await page.getByLabel('Kind').selectOption('assistant');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: /^New assistant key/ }).waitFor();
+    assistantKey = (await page.getByTestId('new-key').textContent())!;
+    expect(assistantKey).toMatch(/^docent_asst_/);
+    // Opened again, the page lists the keys by id and shows neither key.
+    await go(page, '#/p/widgets', 'Project widgets');
+    await go(page, '#/p/widgets/keys', 'Keys · widgets');
+    expect(await page.getByTestId('keys').locator('tbody tr').count()).toBe(2);
+    const html = await page.content();
+    expect(html).not.toContain(shown);
+    expect(html).not.toContain(assistantKey);
+  });
+
+  it('starts a plan job and approves the plan on its page while the event list follows the job live, then shows the diff and the pull request', async () => {
+    await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
+    await page.getByLabel('Instruction').fill('write NOTES.md about the widgets');
+    await page.getByLabel('Plan first, edit once I approve').check();
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByTestId('job-id').waitFor();
+    const jobId = (await page.getByTestId('job-id').textContent())!;
+    // Marks this page: had it reloaded, the mark would be gone.
+    await page.evaluate('window.__sameDocument = true');
+    await statusShown(page, 'awaiting approval', 90_000);
+    expect(await page.getByTestId('plan').textContent()).toBe(plan);
+    expect(await eventTypes(page)).toContain('plan.ready');
+    await checkPage(page, 'job-plan');
+    await page.getByRole('button', { name: 'Approve plan' }).click();
+    // The events after the approval arrive on the open stream: the approval, the edit, the commit, the pull request.
+    await page.locator('[data-testid=events] li[data-type="plan.approved"]').waitFor({ timeout: 30_000 });
+    await page.getByTestId('pr-link').waitFor({ timeout: 90_000 });
+    await statusShown(page, 'completed', 30_000);
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    const types = await eventTypes(page);
+    expect(types.indexOf('plan.approved')).toBeGreaterThan(types.indexOf('plan.ready'));
+    expect(types).toEqual(expect.arrayContaining(['step', 'commit', 'pull_request']));
+    const pull = github.pulls.find((p) => p.head === `docent/${jobId}`)!;
+    expect(await page.getByTestId('pr-link').getAttribute('href')).toBe(pull.html_url);
+    const diffFile = page.locator('[data-testid=diff] details[data-path="NOTES.md"]');
+    await diffFile.waitFor();
+    expect(await diffFile.locator('.add').allTextContents()).toContain('+widgets\n');
+    // The diff of one turn, chosen on the page.
+    await page.getByLabel('Diff of').selectOption('1');
+    await page.locator('[data-testid=diff] details[data-path="NOTES.md"]').waitFor();
+    await checkPage(page, 'job');
+  });
+
+  it('stops another job and retries it from its page', async () => {
+    // A webhook endpoint first, whose deliveries of this job's events the next test reads.
+    await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    receiver.setSecret((await page.getByTestId('webhook-secret').textContent())!);
+    await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
+    await checkPage(page, 'jobs');
+    await page.getByLabel('Instruction').fill('write NOTES.md again');
+    await page.getByLabel('Plan first, edit once I approve').check();
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByTestId('job-id').waitFor();
+    await statusShown(page, 'awaiting approval', 90_000);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await statusShown(page, 'failed', 60_000);
+    expect(await page.getByTestId('job-error').textContent()).toContain('stopped');
+    await page.getByRole('button', { name: 'Retry' }).click();
+    // The retried turn writes the next plan, which the page shows as it comes.
+    await page.getByRole('heading', { name: 'Plan (revision 2)' }).waitFor({ timeout: 90_000 });
+    await statusShown(page, 'awaiting approval', 30_000);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await statusShown(page, 'failed', 60_000);
+    // The list filters by status on the server.
+    await go(page, '#/p/widgets/jobs?status=failed', 'Jobs · widgets');
+    expect(await page.getByTestId('jobs').locator('tbody tr').count()).toBe(1);
+  });
+
+  it('makes a manual automation, runs it now, and finds its job through its runs and the job filter', async () => {
+    await go(page, '#/p/widgets/automations', 'Automations · widgets');
+    await page.getByLabel('Name').fill('Weekly notes');
+    await page.getByLabel('Instruction').fill('write NOTES.md for the week');
+    await page.getByRole('button', { name: 'Create automation' }).click();
+    await page.getByRole('button', { name: 'Run now: Weekly notes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Run started' }).waitFor();
+    const started = await poll(
+      'a started run',
+      async () => {
+        await page.getByRole('button', { name: 'Runs of Weekly notes' }).click();
+        await page.getByTestId('runs').waitFor();
+        return page.getByTestId('runs').locator('tbody tr').first().locator('td').allTextContents();
+      },
+      (cells) => cells[2] === 'started',
+      30_000,
+    );
+    const jobId = started[3]!;
+    expect(jobId).toMatch(/^job_/);
+    await checkPage(page, 'automations');
+    await page.getByRole('link', { name: 'Its jobs in the job list' }).click();
+    await heading(page, 'Jobs · widgets');
+    const rows = page.getByTestId('jobs').locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('td').first().textContent()).toBe(jobId);
+    expect(await rows.first().textContent()).toContain('automation_manual');
+  });
+
+  it("lists a webhook endpoint's deliveries and redelivers a refused one", async () => {
+    await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
+    const refused = await poll('a refused delivery', () => receiver.received.find((r) => r.verified && r.status === 500), Boolean, 60_000);
+    await page.getByRole('button', { name: /^Deliveries of / }).click();
+    await page.getByTestId('deliveries').waitFor();
+    expect(await page.getByTestId('deliveries').locator('tbody tr').filter({ hasText: refused!.id }).first().textContent()).toContain('500 (failed)');
+    await checkPage(page, 'webhooks');
+    receiverTakes = true;
+    await page
+      .getByRole('button', { name: `Redeliver ${refused!.id}` })
+      .first()
+      .click();
+    await page.getByRole('status').filter({ hasText: 'Redelivery started' }).waitFor();
+    await poll('the redelivery', () => receiver.received.find((r) => r.id === refused!.id && r.status === 204), Boolean, 60_000);
+  });
+
+  it('shows a question asked in the widget, and a search with its click, in the analytics', async () => {
+    const site = await browser.newPage();
+    pageErrors.watch(site, docsSite.origin);
+    try {
+      await site.goto(`${docsSite.origin}/guide/`);
+      await site.locator('docent-assistant .launcher').click();
+      await site.locator('docent-assistant textarea[name=question]').fill(question);
+      await site.keyboard.press('Enter');
+      await site.waitForFunction(
+        `(() => { const root = document.querySelector('docent-assistant').shadowRoot; return root.querySelectorAll('.msg.assistant').length === 1 && root.querySelector('dialog').dataset.status === 'ready'; })()`,
+        undefined,
+        { timeout: 60_000 },
+      );
+    } finally {
+      await site.close();
+    }
+    // The docs site's own search box, through the public search API, and the result the reader opened.
+    const headers = { authorization: `Bearer ${assistantKey}`, 'content-type': 'application/json' };
+    const search = (await (await fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers, body: JSON.stringify({ query: 'npm ci clean install' }) })).json()) as {
+      searchId: string;
+      results: Array<{ path: string }>;
+    };
+    expect(search.results.length).toBeGreaterThan(0);
+    const click = await fetch(`${gw.url}/discovery/v1/search/${domain}/click`, { method: 'POST', headers, body: JSON.stringify({ searchId: search.searchId, path: search.results[0]!.path }) });
+    expect(click.status).toBe(204);
+
+    await go(page, '#/p/widgets/analytics', 'Analytics · widgets');
+    expect(await page.getByTestId('volume').locator('tbody td').first().textContent()).toBe('1');
+    expect(await page.getByRole('table').filter({ hasText: question }).count()).toBeGreaterThan(0);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await page.getByTestId('per-day').locator('tbody tr').filter({ hasText: today }).locator('td').allTextContents()).toEqual([today, '1', '1', '0', '']);
+    expect(await page.getByTestId('conversations').locator('tbody tr').first().locator('td').allTextContents()).toEqual([expect.any(String), question, 'answered', '—']);
+    const row = page.getByTestId('searches').locator('tbody tr').filter({ hasText: 'npm ci clean install' });
+    expect(await row.locator('td').allTextContents()).toEqual(['npm ci clean install', '1', String(search.results.length), '1', '100%', `${search.results[0]!.path} (1)`, expect.any(String)]);
+    await checkPage(page, 'analytics');
+  });
+
+  it('shows the audit log of the calls the console made, the other project pages, and asks the docs from the Docs page', async () => {
+    await go(page, '#/audit', 'Audit log');
+    const calls = await page.getByTestId('audit').locator('tbody tr td:nth-child(3)').allTextContents();
+    expect(calls).toEqual(expect.arrayContaining(['POST /v2/admin/projects', 'POST /v2/admin/projects/{projectId}/keys', 'POST /console/session']));
+    await checkPage(page, 'audit');
+    for (const [hash, heading, name] of [['#/p/widgets/github', 'GitHub deliveries · widgets', 'github-deliveries']] as const) {
+      await go(page, hash, heading);
+      await checkPage(page, name);
+    }
+    // The Docs page: the widget's snippet, and an Ask box on the project's domain with an assistant key typed in.
+    await go(page, '#/p/widgets/docs', 'Docs · widgets');
+    expect(await page.getByTestId('snippet').textContent()).toContain(`data-domain="${domain}"`);
+    await page.getByLabel('Assistant key (used for this question, not stored)').fill(assistantKey);
+    await page.getByLabel('Question', { exact: true }).fill('How do I install without changing the lockfile?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await page.getByTestId('ask-answer').getByText('repeatable install').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('ask-sources').locator('a').count()).toBeGreaterThan(0);
+    await checkPage(page, 'docs');
+  });
+
+  it('signs out: the session ends on the server and the old cookie is refused', async () => {
+    const [cookie] = await browser.cookies(gw.url);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await browser.cookies(gw.url)).toEqual([]);
+    const old = await fetch(`${gw.url}/v2/admin/projects`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
+    expect(old.status).toBe(401);
+    expect(await old.json()).toMatchObject({ code: 'unauthenticated' });
+  });
+});
