@@ -17,6 +17,7 @@ import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
+import { searchScale } from './search-scale';
 import { setupCache } from './setup-cache';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
@@ -39,6 +40,7 @@ const all: Benchmark[] = [
   workerScaling,
   docsResync,
   mergedPrToJob,
+  searchScale,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

@@ -267,22 +267,32 @@ async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, s
   );
 }
 
-/** Undefined when the index holds no vectors (built with embeddings off, or before them). */
-async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
+/**
+ * The one `_msearch` of a hybrid retrieval, given the question's vector (and the hints'): nearest vectors, strict
+ * keywords and, when the user is on a page, that page's passages. Exported for the search-scale benchmark's floor.
+ */
+export function hybridSearches(index: string, q: RetrievalQuery, questionVector: Float32Array, hintVectors: Float32Array[] = []): estypes.MsearchRequestItem[] {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
-  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
   const filter = filtersOf(q);
   const size = Math.min(Math.max(q.pageSize * 3, 30), 100);
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
   const header = { index, ignore_unavailable: true };
-  const searches: estypes.MsearchRequestItem[] = [
+  return [
     header,
-    { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: hybridFields },
+    { size, knn: vectorSearch(blendVectors(questionVector, hintVectors), size, filter), _source: hybridFields },
     header,
     { size, query: strictKeywordQuery(q.query, hints, filter), _source: hybridFields },
     // The page the user is on is a source of candidates of its own, best matching passages first.
     ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: hybridFields }] : []),
   ];
+}
+
+/** Undefined when the index holds no vectors (built with embeddings off, or before them). */
+async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
+  const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
+  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
+  const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
+  const searches = hybridSearches(index, q, questionVector!, hintVectors);
   let { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
   // As in retryOnSwap: an index deleted by a swap after alias resolution; the alias already names the new one.
   if (responses.some((res) => 'error' in res && res.error.type === 'index_not_found_exception')) ({ responses } = await es.msearch<StoredChunk>({ searches }, { signal }));
