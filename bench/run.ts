@@ -19,6 +19,7 @@ import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
 import { searchScale } from './search-scale';
 import { setupCache } from './setup-cache';
+import { streams1000 } from './streams-1000';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { widgetTtft } from './widget-ttft';
@@ -41,6 +42,7 @@ const all: Benchmark[] = [
   docsResync,
   mergedPrToJob,
   searchScale,
+  streams1000,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

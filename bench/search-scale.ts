@@ -42,7 +42,9 @@ export const searchScale: Benchmark = {
       } else {
         ctx.log(`building ${index} (${passages} passages; kept for later runs)`);
         const built = await buildScaleIndex(es, { index, seed: await seedMaterial(embedder), passages, segments: 1, log: ctx.log });
-        notes.push(`Built ${index} in this run: seeding ${built.seedSeconds.toFixed(0)} s (${(passages / built.seedSeconds).toFixed(0)} passages/s), refresh and force-merge to one segment ${built.mergeSeconds.toFixed(0)} s; kept for later runs.`);
+        notes.push(
+          `Built ${index} in this run: seeding ${built.seedSeconds.toFixed(0)} s (${(passages / built.seedSeconds).toFixed(0)} passages/s), refresh and force-merge to one segment ${built.mergeSeconds.toFixed(0)} s; kept for later runs.`,
+        );
       }
       await es.indices.putAlias({ index, name: alias });
       const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;

@@ -76,7 +76,12 @@ async function main() {
     }
     if (!process.env.KEEP) await es.indices.delete({ index });
   }
-  console.log(`\n${size} passages, ${qv.length} questions, load ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}\n${lines.join('\n')}`);
+  console.log(
+    `\n${size} passages, ${qv.length} questions, load ${(await import('node:os'))
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}\n${lines.join('\n')}`,
+  );
   await es.close();
 }
 

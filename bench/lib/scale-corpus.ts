@@ -35,10 +35,7 @@ function sentencesOf(text: string): string[] {
 
 /** The kept index for `passages` passages under this mapping (`docent-bench-scale-…`, outside every run's prefix). */
 export function scaleIndexName(passages: number, mapping: object): string {
-  const key = createHash('sha256')
-    .update(JSON.stringify({ generatorVersion, mapping }))
-    .digest('hex')
-    .slice(0, 10);
+  const key = createHash('sha256').update(JSON.stringify({ generatorVersion, mapping })).digest('hex').slice(0, 10);
   return `docent-bench-scale-${passages}-${key}`;
 }
 
