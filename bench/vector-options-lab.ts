@@ -2,7 +2,8 @@
 // corpus once per option and measures kNN recall@10 against exact nearest neighbours (computed here over the same
 // generated vectors), kNN latency as retrieval asks (k 30, num_candidates 100 and more), build time and index size.
 // Run: tsc -p tsconfig.bench.json && SIZE=200000 ONLY=int8_hnsw,bbq_hnsw node dist/bench/vector-options-lab.js
-// The indexes are named docent-vector-lab-* and deleted at the end (KEEP=1 keeps them).
+// The indexes are named docent-vector-lab-* and deleted at the end (KEEP=1 keeps them). INDEX=<name> measures an
+// index already built from the same corpus (e.g. search-scale's kept docent-bench-scale-1000000-…) instead of building.
 import { loadConfig } from '../src/config';
 import { docsIndexBody } from '../src/search/docs-index';
 import { Embedder } from '../src/search/embedder';
@@ -48,11 +49,14 @@ async function main() {
   console.log(`exact top-10 of ${qv.length} questions over ${size} vectors in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   const lines: string[] = ['| index options | build s (seed + merge) | store MB | bytes/passage | num_candidates | recall@10 | kNN p50 ms | kNN p99 ms |', '|---|---|---|---|---|---|---|---|'];
-  for (const name of only) {
-    const index = `docent-vector-lab-${name}`;
+  for (const name of process.env.INDEX ? [process.env.INDEX] : only) {
+    const index = process.env.INDEX ?? `docent-vector-lab-${name}`;
     const body = docsIndexBody(embedder.dims);
     (body.mappings.properties as Record<string, Record<string, unknown>>).embedding!.index_options = options[name];
-    const built = await buildScaleIndex(es, { index, seed, passages: size, body, segments: 1, log: (l) => console.log(`  ${name}: ${l}`) });
+    const built = process.env.INDEX
+      ? { seedSeconds: NaN, mergeSeconds: NaN }
+      : await buildScaleIndex(es, { index, seed, passages: size, body, segments: 1, log: (l) => console.log(`  ${name}: ${l}`) });
+    const segments = (await es.indices.stats({ index, metric: 'segments' }))._all.primaries?.segments?.count;
     const stats = await es.indices.stats({ index, metric: 'store' });
     const bytes = stats._all.primaries?.store?.size_in_bytes ?? 0;
     for (const nc of candidates) {
@@ -70,11 +74,11 @@ async function main() {
         }
       }
       lines.push(
-        `| ${name} ${JSON.stringify(options[name])} | ${built.seedSeconds.toFixed(0)} + ${built.mergeSeconds.toFixed(0)} | ${(bytes / 2 ** 20).toFixed(0)} | ${(bytes / size).toFixed(0)} | ${nc} | ${(hits / (qv.length * 10)).toFixed(3)} | ${percentile(lat, 50).toFixed(1)} | ${percentile(lat, 99).toFixed(1)} |`,
+        `| ${name} ${JSON.stringify(options[name] ?? '(as built)')}, ${segments} segment(s) | ${built.seedSeconds.toFixed(0)} + ${built.mergeSeconds.toFixed(0)} | ${(bytes / 2 ** 20).toFixed(0)} | ${(bytes / size).toFixed(0)} | ${nc} | ${(hits / (qv.length * 10)).toFixed(3)} | ${percentile(lat, 50).toFixed(1)} | ${percentile(lat, 99).toFixed(1)} |`,
       );
       console.log(lines.at(-1));
     }
-    if (!process.env.KEEP) await es.indices.delete({ index });
+    if (!process.env.KEEP && !process.env.INDEX) await es.indices.delete({ index });
   }
   console.log(
     `\n${size} passages, ${qv.length} questions, load ${(await import('node:os'))

@@ -98,33 +98,47 @@ export async function scaleIndexReady(es: EsClient, index: string, passages: num
 }
 
 /**
- * Builds the index: docsIndexBody's settings and mapping (`mapping` overrides it for the index-options lab), bulk
- * requests of 1,000 passages two at a time, refresh off and no replica (as docsIndexBody makes it), translog synced
- * asynchronously while seeding, force-merged to `segments` at the end. Stale kept indexes of earlier versions go first.
+ * Builds the index, or resumes a build an earlier run left unfinished: docsIndexBody's settings and mapping
+ * (`body` overrides it for the index-options lab), bulk requests of 1,000 passages two at a time, refresh off and
+ * no replica (as docsIndexBody makes it), translog synced asynchronously while seeding. Not force-merged unless
+ * `segments` says so: docent's ingest does not force-merge either, and merging a million vectors into one HNSW
+ * graph costs as much again as seeding them.
  */
 export async function buildScaleIndex(
   es: EsClient,
   opts: { index: string; seed: SeedMaterial; passages: number; body?: ReturnType<typeof docsIndexBody>; segments?: number; log?: (line: string) => void },
-): Promise<{ seedSeconds: number; mergeSeconds: number }> {
+): Promise<{ seedSeconds: number; mergeSeconds: number; resumedAt: number }> {
   const log = opts.log ?? (() => undefined);
   const body = opts.body ?? docsIndexBody(opts.seed.vectors[0]!.length);
-  await es.indices.delete({ index: opts.index }, { ignore: [404] });
-  await es.indices.create({ index: opts.index, settings: { ...body.settings, 'index.translog.durability': 'async' }, mappings: body.mappings });
+  let resumedAt = 0;
+  if (await es.indices.exists({ index: opts.index })) {
+    // Passages are generated in order with fixed ids: what an interrupted build indexed is counted and re-sent from
+    // two bulk requests before it (those may have been in flight), overwriting the same ids.
+    await es.indices.refresh({ index: opts.index });
+    const count = (await es.count({ index: opts.index })).count;
+    resumedAt = Math.max(0, Math.floor(count / bulkDocs) * bulkDocs - bulkInFlight * bulkDocs);
+    log(`resuming the build at passage ${resumedAt} (${count} indexed)`);
+  } else {
+    await es.indices.create({ index: opts.index, settings: { ...body.settings, 'index.translog.durability': 'async' }, mappings: body.mappings });
+  }
   const t0 = performance.now();
   const inFlight = new Set<Promise<void>>();
   let batch: unknown[] = [];
-  let sent = 0;
+  let sent = resumedAt;
   const send = (operations: unknown[]) => {
-    const p = es.bulk({ operations }).then((r) => {
+    // A loaded machine can take minutes over one request; a retry of it would only add to the load.
+    const p = es.bulk({ operations }, { requestTimeout: 600_000, maxRetries: 0 }).then((r) => {
       if (r.errors) throw new Error(`bulk seeding failed: ${JSON.stringify(r.items.find((x) => x.index?.error)?.index?.error)}`);
       sent += operations.length / 2;
-      if (sent % 50_000 < bulkDocs) log(`seeded ${sent} passages, ${(sent / ((performance.now() - t0) / 1000)).toFixed(0)}/s`);
+      if (sent % 50_000 < bulkDocs) log(`seeded ${sent} passages, ${((sent - resumedAt) / ((performance.now() - t0) / 1000)).toFixed(0)}/s`);
     });
     const tracked = p.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
     return tracked;
   };
+  let i = 0;
   for (const { chunk, vector } of scalePassages(opts.seed, opts.passages)) {
+    if (i++ < resumedAt) continue;
     batch.push({ index: { _index: opts.index, _id: chunk.id } }, scaleDocument(chunk, vector));
     if (batch.length === bulkDocs * 2) {
       if (inFlight.size >= bulkInFlight) await Promise.race(inFlight);
@@ -137,10 +151,10 @@ export async function buildScaleIndex(
   const seedSeconds = (performance.now() - t0) / 1000;
   const t1 = performance.now();
   await es.indices.putSettings({ index: opts.index, settings: { refresh_interval: '1s', 'index.translog.durability': 'request' } });
-  await es.indices.refresh({ index: opts.index });
+  await es.indices.refresh({ index: opts.index }, { requestTimeout: 600_000 });
   if (opts.segments) await es.indices.forcemerge({ index: opts.index, max_num_segments: opts.segments, wait_for_completion: true }, { requestTimeout: 3_600_000 });
   await es.indices.putMapping({ index: opts.index, _meta: { complete: true } });
-  return { seedSeconds, mergeSeconds: (performance.now() - t1) / 1000 };
+  return { seedSeconds, mergeSeconds: (performance.now() - t1) / 1000, resumedAt };
 }
 
 /** Kept scale indexes other than `keep` (an earlier generator or mapping): deleted so their disk comes back. */
