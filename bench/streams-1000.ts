@@ -30,7 +30,7 @@ interface Opened {
 }
 
 // One reader over node:http (fetch's web streams cost the shared process more per chunk, see lib/post-json.ts).
-function openStream(agent: http.Agent, init: { url: string; headers: Record<string, string>; body: string }): Opened {
+function openStream(agent: http.Agent, init: { url: string; headers: Record<string, string>; body: string }, idleMs = 30_000): Opened {
   let abort = () => {};
   let onHeaders!: (status: number) => void;
   const headers = new Promise<number>((r) => (onHeaders = r));
@@ -49,12 +49,17 @@ function openStream(agent: http.Agent, init: { url: string; headers: Record<stri
         }
         const parts = (carry + chunk).split('\n\n');
         carry = parts.pop()!;
-        for (const p of parts) if (p.startsWith('data: {"type":"text-delta"')) times.push(now);
+        for (const p of parts) {
+          if (p.startsWith('data: {"type":"text-delta"')) times.push(now);
+          else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
+        }
       });
       res.on('end', () => (res.statusCode === 200 ? resolve(times) : reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`), { status: res.statusCode, body }))));
       res.on('error', reject);
     });
     abort = () => req.destroy();
+    // A stream silent for 30 s (its pace is 100 ms) has stalled: it fails, and the block says how many did.
+    req.setTimeout(idleMs, () => req.destroy(new Error(`stalled: no byte for ${idleMs / 1000} s`)));
     req.on('error', (err) => {
       onHeaders(0);
       reject(err);
@@ -161,7 +166,7 @@ export const streams1000: Benchmark = {
       }
 
       // The limit: 1,000 streams held open (the model waits before its first token), then one more.
-      const held = Array.from({ length: limit }, () => openStream(agent, a.request('v2', next({ tokens: 1, delayMs: 0, firstMs: 120_000 }))));
+      const held = Array.from({ length: limit }, () => openStream(agent, a.request('v2', next({ tokens: 1, delayMs: 0, firstMs: 120_000 })), 300_000));
       const statuses = await Promise.all(held.map((o) => o.headers));
       const openCount = statuses.filter((x) => x === 200).length;
       const t = performance.now();
