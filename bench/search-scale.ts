@@ -111,7 +111,7 @@ export const searchScale: Benchmark = {
       rows.push({
         bench: 'search-scale',
         case: 'Elasticsearch heap and index size',
-        ratio: `${(bytes / passages).toFixed(0)} bytes/passage`,
+        ratio: `${(bytes / (store.docs?.count || passages)).toFixed(0)} bytes/passage`,
         target: 'reported',
         met: null,
         subject: `heap ${heaps.map((h) => `${mb(h?.heap_used_in_bytes ?? 0)} of ${mb(h?.heap_max_in_bytes ?? 0)}`).join(', ')} after the searches`,
