@@ -12,11 +12,14 @@ import { jobCreateThroughput } from './job-create-throughput';
 import { jobEventsWebhooks } from './job-events-webhooks';
 import { mergedPrToJob } from './merged-pr-to-job';
 import type { Benchmark } from './lib/bench';
+import { chartFileName, scaleChartSvg } from './lib/charts';
 import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
+import { searchScale } from './search-scale';
 import { setupCache } from './setup-cache';
+import { streams1000 } from './streams-1000';
 import { streamThroughput } from './stream-throughput';
 import { threadAppend } from './thread-append';
 import { widgetTtft } from './widget-ttft';
@@ -38,6 +41,8 @@ const all: Benchmark[] = [
   workerScaling,
   docsResync,
   mergedPrToJob,
+  searchScale,
+  streams1000,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 
@@ -65,7 +70,7 @@ async function main(names: string[]): Promise<number> {
       const t = performance.now();
       try {
         const out = await b.run({ model: () => (model ??= startModelProcess()), log: (l) => console.log(`  ${l}`) });
-        results.push({ name: b.name, rows: out.rows, notes: out.notes, seconds: (performance.now() - t) / 1000 });
+        results.push({ name: b.name, rows: out.rows, notes: out.notes, charts: out.charts, seconds: (performance.now() - t) / 1000 });
       } catch (err) {
         console.error(err);
         results.push({ name: b.name, rows: [], notes: [], seconds: (performance.now() - t) / 1000, error: (err as Error).message ?? String(err) });
@@ -76,6 +81,8 @@ async function main(names: string[]): Promise<number> {
     await (await model?.catch(() => undefined))?.stop();
   }
   const total = (performance.now() - t0) / 1000;
+  const base = names.length ? `partial-${names.join('+')}` : 'latest';
+  const charts = results.flatMap((r) => (r.charts ?? []).map((chart) => ({ file: chartFileName(base, r.name, chart), chart })));
 
   const md = [
     `# docent benchmarks`,
@@ -95,10 +102,11 @@ async function main(names: string[]): Promise<number> {
     '',
     markdownNotes(results),
     '',
+    ...(charts.length ? ['## Charts', '', ...charts.map((c) => `![${c.chart.title}](${c.file})`), ''] : []),
   ].join('\n');
   await mkdir(resultsDir, { recursive: true });
-  const base = names.length ? `partial-${names.join('+')}` : 'latest';
   await writeFile(path.join(resultsDir, `${base}.md`), md);
+  for (const c of charts) await writeFile(path.join(resultsDir, c.file), scaleChartSvg(c.chart));
   await writeFile(path.join(resultsDir, `${base}.json`), JSON.stringify({ facts, totalSeconds: total, results }, null, 2) + '\n');
   console.log(`\n${md}\nwrote bench/results/${base}.md and .json (${total.toFixed(0)} s)`);
   return 0;

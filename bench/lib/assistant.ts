@@ -18,13 +18,14 @@ export interface AssistantBench {
   stop(): Promise<void>;
 }
 
-export async function startAssistantBench(ctx: BenchContext, chunks = 2_000): Promise<AssistantBench> {
+/** `env` adds gateway settings (e.g. a stream limit) to the benchmark's own. */
+export async function startAssistantBench(ctx: BenchContext, chunks = 2_000, env: Record<string, string> = {}): Promise<AssistantBench> {
   const model = await ctx.model();
   const run = runId();
   const domain = `docs-${run}.bench.test`;
   // The corpus is synthetic text, which no question is close to: without a floor of 0 every answer would be the
   // "not covered" reply, and the model (whose stream these benchmarks measure) would never be called.
-  const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0' }));
+  const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0', ...env }));
   const prefix = gw.deps.config.elasticsearch.indexPrefix;
   await indexCorpus(gw.deps.es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);
   const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;

@@ -26,10 +26,13 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
       await retrieveChunks(deps, { domain, query: question, pageSize: 5 });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const result = streamText({ model: deps.model, prompt: question, maxRetries: 0 });
+    // A failed model call ends the stream with an error frame, as docent's does, instead of leaving it open.
+    let failure: unknown;
+    const result = streamText({ model: deps.model, prompt: question, maxRetries: 0, onError: ({ error }) => void (failure = error) });
     for await (const delta of result.textStream) {
       if (!res.write(`data: ${JSON.stringify({ type: 'text-delta', id: 'text-0', delta })}\n\n`)) await new Promise((r) => res.once('drain', r));
     }
+    if (failure) res.write(`data: ${JSON.stringify({ type: 'error', errorText: String((failure as Error).message ?? failure) })}\n\n`);
     res.end('data: [DONE]\n\n');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

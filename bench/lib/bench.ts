@@ -1,5 +1,5 @@
 import type { ModelProcess } from './model';
-import type { Row } from './report';
+import type { Row, ScaleChart } from './report';
 
 /** What a benchmark gets from the runner. */
 export interface BenchContext {
@@ -13,6 +13,8 @@ export interface BenchOutput {
   rows: Row[];
   /** Scale-downs, caveats and explanations that belong under the table. */
   notes: string[];
+  /** Scaling benchmarks: throughput and p99 against load, drawn as SVG beside the report (see report.ts, ScalePoint). */
+  charts?: ScaleChart[];
 }
 
 export interface Benchmark {

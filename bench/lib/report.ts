@@ -12,11 +12,40 @@ export interface Row {
   note?: string;
 }
 
+/**
+ * One measurement of a scaling benchmark at one load: what lib/charts.ts plots. `series` names the line (e.g.
+ * `docent`, `floor`), `load` is the x value in the chart's `loadLabel` unit (concurrent callers, open streams,
+ * passages, pages in flight …); `throughput` (in the chart's `throughputLabel` unit) and `p99Ms` are the y values
+ * of its two panels, either may be absent.
+ */
+export interface ScalePoint {
+  series: string;
+  load: number;
+  throughput?: number;
+  p99Ms?: number;
+}
+
+/** The points of one chart: written as `<report>-<bench>-<id>.svg` beside the Markdown report and linked from it. */
+export interface ScaleChart {
+  /** File-name part, `[a-z0-9-]+`, unique within its benchmark. */
+  id: string;
+  title: string;
+  /** The x axis, e.g. `concurrent searches`. */
+  loadLabel: string;
+  /** The left panel's y axis, e.g. `searches/s`. */
+  throughputLabel: string;
+  points: ScalePoint[];
+  /** Log scale for the x axis (loads spanning decades, such as 1 … 1,000 streams). */
+  logLoad?: boolean;
+}
+
 export interface BenchResult {
   name: string;
   rows: Row[];
   seconds: number;
   notes: string[];
+  /** Scaling data points, one chart each (the results JSON keeps them, so charts can be redrawn from it). */
+  charts?: ScaleChart[];
   error?: string;
 }
 

@@ -9,7 +9,7 @@ import { diverseOrder } from './mmr';
 import { visibilityFilter } from './visibility';
 
 /** Bumped whenever the mapping or the indexed fields change, so that unchanged docs are still rebuilt once. */
-export const DOCS_INDEX_LAYOUT = 4;
+export const DOCS_INDEX_LAYOUT = 5;
 
 // Index names allow few characters; a domain is lowercased and anything else becomes `_`.
 const indexSafe = (domain: string) => domain.toLowerCase().replace(/[^a-z0-9._-]/g, '_');
@@ -29,6 +29,15 @@ export function docsIndexName(prefix: string, domain: string, version: string): 
   return `${docsAlias(prefix, domain)}-${version}`;
 }
 
+/**
+ * How the passage vectors are indexed: HNSW over vectors quantised to one bit a dimension (BBQ), the 3× nearest
+ * candidates rescored on the float vectors. At a million passages it recalled as well as int8 (Elasticsearch's
+ * default) in less time and memory (docs/decisions/2026-11-27-search-at-a-million.md). BBQ needs 64 dimensions or more.
+ */
+export function vectorIndexOptions(dims: number) {
+  return dims >= 64 ? { type: 'bbq_hnsw' as const, m: 16, ef_construction: 100, rescore_vector: { oversample: 3 } } : { type: 'int8_hnsw' as const, m: 16, ef_construction: 100 };
+}
+
 /** Settings and mapping of a docs index; `dims` adds the passage vectors, `replicas` copies on other nodes of a cluster. */
 export function docsIndexBody(dims?: number, replicas = 0) {
   return {
@@ -37,7 +46,7 @@ export function docsIndexBody(dims?: number, replicas = 0) {
       dynamic: 'strict' as const,
       properties: {
         // Unit-length vectors (see Embedder), so the dot product is the cosine and the cheapest to compute.
-        ...(dims ? { embedding: { type: 'dense_vector' as const, dims, index: true, similarity: 'dot_product' as const } } : {}),
+        ...(dims ? { embedding: { type: 'dense_vector' as const, dims, index: true, similarity: 'dot_product' as const, index_options: vectorIndexOptions(dims) } } : {}),
         // Hash of the text a vector was made from: re-ingestion reuses vectors whose text has not changed.
         ...(dims ? { embedding_key: { type: 'keyword' as const, index: false } } : {}),
         // The vector again in int8 (compact-vector.ts): cheap to read back for comparing candidates with each other.
@@ -267,22 +276,32 @@ async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, s
   );
 }
 
-/** Undefined when the index holds no vectors (built with embeddings off, or before them). */
-async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
+/**
+ * The one `_msearch` of a hybrid retrieval, given the question's vector (and the hints'): nearest vectors, strict
+ * keywords and, when the user is on a page, that page's passages. Exported for the search-scale benchmark's floor.
+ */
+export function hybridSearches(index: string, q: RetrievalQuery, questionVector: Float32Array, hintVectors: Float32Array[] = []): estypes.MsearchRequestItem[] {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
-  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
   const filter = filtersOf(q);
   const size = Math.min(Math.max(q.pageSize * 3, 30), 100);
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
   const header = { index, ignore_unavailable: true };
-  const searches: estypes.MsearchRequestItem[] = [
+  return [
     header,
-    { size, knn: vectorSearch(blendVectors(questionVector!, hintVectors), size, filter), _source: hybridFields },
+    { size, knn: vectorSearch(blendVectors(questionVector, hintVectors), size, filter), _source: hybridFields },
     header,
     { size, query: strictKeywordQuery(q.query, hints, filter), _source: hybridFields },
     // The page the user is on is a source of candidates of its own, best matching passages first.
     ...(current?.path ? [header, { size: 5, query: { bool: { filter: [...filter, { term: { path: current.path } }], should: [textQuery(q.query, 1)] } }, _source: hybridFields }] : []),
   ];
+}
+
+/** Undefined when the index holds no vectors (built with embeddings off, or before them). */
+async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
+  const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
+  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
+  const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
+  const searches = hybridSearches(index, q, questionVector!, hintVectors);
   let { responses } = await es.msearch<StoredChunk>({ searches }, { signal });
   // As in retryOnSwap: an index deleted by a swap after alias resolution; the alias already names the new one.
   if (responses.some((res) => 'error' in res && res.error.type === 'index_not_found_exception')) ({ responses } = await es.msearch<StoredChunk>({ searches }, { signal }));

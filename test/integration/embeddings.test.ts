@@ -5,7 +5,7 @@ import { createEsClient } from '../../src/search/es-client';
 import { chunkPage } from '../../src/docs/chunk';
 import { loadConfig } from '../../src/config';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
-import { type Embedder, EmbeddingModelMissingError, embedderLoader } from '../../src/search/embedder';
+import { type Embedder, EmbeddingModelMissingError, embedderLoader, embeddingText } from '../../src/search/embedder';
 import { testConfig } from '../support/config';
 
 // The real model the stack installs (infra/stack.sh install model), run in this process.
@@ -46,6 +46,39 @@ describe('the embedding model', () => {
       await rm(empty, { recursive: true, force: true });
     }
     expect(embedderLoader(loadConfig({ DOCENT_EMBEDDINGS: 'off' }).embeddingModelDir)).toBeUndefined();
+  });
+});
+
+describe('the passage vectors of a docs index', () => {
+  const es = createEsClient(config.elasticsearch);
+  const prefix = config.elasticsearch.indexPrefix;
+  const domain = 'docs.bbq.test';
+  const index = docsIndexName(prefix, domain, '0000000000000001');
+  afterAll(async () => {
+    await es.indices.delete({ index }, { ignore: [404] });
+    await es.close();
+  });
+
+  // At a million passages BBQ with rescoring recalled as well as int8 in less memory (docs/decisions/2026-11-27-search-at-a-million.md).
+  it('are indexed quantised to bits (BBQ) with rescoring, and still find the passage', async () => {
+    const chunks = chunkPage(
+      'guides/deploy.md',
+      '# Deploy\n\n## Ship the site\n\nRun `kiln deploy --target prod` to ship the site.\n\n## Roll back\n\nRun `kiln rollback` to return to the previous release.\n',
+      {
+        baseUrl: 'https://kiln.example',
+      },
+    );
+    const vectors = await embedder.embedMany(chunks.map(embeddingText));
+    await es.indices.create({ index, ...docsIndexBody(embedder.dims) });
+    await es.bulk({ refresh: true, operations: chunks.flatMap((c, i) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c, vectors[i])]) });
+    await es.indices.putAlias({ index, name: docsAlias(prefix, domain) });
+    const field = (await es.indices.getFieldMapping({ index, fields: 'embedding', include_defaults: true }))[index]!.mappings.embedding!.mapping.embedding as {
+      index_options?: { type?: string; rescore_vector?: { oversample?: number } };
+    };
+    expect(field.index_options?.type).toBe('bbq_hnsw');
+    expect(field.index_options?.rescore_vector?.oversample).toBeGreaterThan(1);
+    const passages = await retrieveChunks({ es, indexPrefix: prefix, embedder: async () => embedder }, { domain, query: 'how do I undo a release', pageSize: 5 });
+    expect(passages[0]?.headings).toContain('Roll back');
   });
 });
 

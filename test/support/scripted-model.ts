@@ -255,7 +255,10 @@ export async function startScriptedModel(
     res.end(reply.done ?? '');
   });
 
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // Idle keep-alive sockets stay open longer than a client's pool keeps them (node's 5 s default raced the pool: a
+  // request sent on a socket the server was closing failed with "other side closed" under 1,000 streams, bench/streams-1000.ts).
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', 1024, r));
   const { port } = server.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
   return {

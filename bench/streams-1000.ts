@@ -1,0 +1,233 @@
+// streams-1000: 10, 100 and 1,000 concurrent v2 answers streamed slowly (the scripted model paces its tokens) to
+// readers that hold them open, against the bare SSE writer fed by the same model: the p99 inter-token gap each adds,
+// the process's memory per open stream, and what the 1,001st reader gets when the key's stream limit is 1,000.
+import http from 'node:http';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Benchmark } from './lib/bench';
+import { alternate, type Block } from './lib/blocks';
+import { startAssistantBench } from './lib/assistant';
+import { scriptedQuestion } from './lib/model';
+import type { Row, ScalePoint } from './lib/report';
+import { fmtMs, fmtRatio, median, medianDifference, medianRatio, percentile } from './lib/stats';
+
+// DOCENT_BENCH_STREAMS makes the largest load (and the limit) smaller while developing; the issue's figure is 1,000.
+const limit = Number(process.env.DOCENT_BENCH_STREAMS ?? 1_000);
+const loads = [...new Set([10, 100, limit].filter((n) => n <= limit))];
+const tokens = 150;
+const paceMs = 100;
+const rounds = 2;
+// Streams arrive at this rate (1,000 over 10 s), as readers do, rather than in one burst of new questions.
+const arrivalsPerSecond = 100;
+const idleMs = 30_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+v8.setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+interface Opened {
+  /** Resolves with the arrival times of the text deltas when the stream ends (the first entry is when it was sent). */
+  done: Promise<number[]>;
+  /** Resolves when the response headers arrive (the stream is open), with the status. */
+  headers: Promise<number>;
+  abort(): void;
+}
+
+// One reader over node:http (fetch's web streams cost the shared process more per chunk, see lib/post-json.ts).
+function openStream(agent: http.Agent, init: { url: string; headers: Record<string, string>; body: string }, open: { now: number; max?: number }, firstByteMs = 180_000): Opened {
+  let abort = () => {};
+  let onHeaders!: (status: number) => void;
+  const headers = new Promise<number>((r) => (onHeaders = r));
+  const done = new Promise<number[]>((resolve, reject) => {
+    const sent = performance.now();
+    const times: number[] = [];
+    let begun = false;
+    const req = http.request(init.url, { method: 'POST', agent, headers: { ...init.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(init.body)) } }, (res) => {
+      onHeaders(res.statusCode ?? 0);
+      open.now++;
+      open.max = Math.max(open.max ?? 0, open.now);
+      res.once('close', () => open.now--);
+      let carry = '';
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const now = performance.now();
+        if (!begun) req.setTimeout(idleMs);
+        begun = true;
+        if (res.statusCode !== 200) {
+          body += chunk;
+          return;
+        }
+        const parts = (carry + chunk).split('\n\n');
+        carry = parts.pop()!;
+        for (const p of parts) {
+          if (p.startsWith('data: {"type":"text-delta"')) times.push(now);
+          else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
+        }
+      });
+      res.on('end', () => (res.statusCode === 200 ? resolve([sent, ...times]) : reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`), { status: res.statusCode, body }))));
+      res.on('error', reject);
+    });
+    abort = () => req.destroy();
+    // A stream silent for 30 s once it has begun (its pace is 100 ms), or without a byte for 3 minutes, has stalled:
+    // it fails, and the block says how many did.
+    req.setTimeout(firstByteMs, () => req.destroy(new Error(`stalled: no byte for ${(begun ? idleMs : firstByteMs) / 1000} s`)));
+    req.on('error', (err) => {
+      onHeaders(0);
+      reject(err);
+    });
+    req.end(init.body);
+  });
+  done.catch(() => undefined);
+  return { done, headers, abort };
+}
+
+const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} kB`;
+
+interface StreamsBlock extends Block {
+  /** Growth of the process's heap and RSS from before the block to when every stream had opened, after a collection. */
+  heapBytes: number;
+  rssBytes: number;
+  deltas: number;
+  /** Gaps that end after every stream of the block has had its first delta: streaming alone, without the start-up. */
+  steady: number[];
+  /** From sending each question to its first text delta. */
+  firstText: number[];
+  /** The most streams open (headers answered, not yet ended) at once. */
+  maxOpen: number;
+}
+
+/** The gaps of all streams after the last first delta (when every question has been retrieved and answered once). */
+function steadyGaps(streams: number[][], gcFrom: number, gcTo: number): number[] {
+  const allStarted = Math.max(...streams.map((t) => t[0] ?? Infinity));
+  return streams.flatMap((t) => t.slice(1).flatMap((x, i) => (x > allStarted && !(t[i]! < gcTo && x > gcFrom) ? [x - t[i]!] : [])));
+}
+
+export const streams1000: Benchmark = {
+  name: 'streams-1000',
+  summary: `p99 inter-token gap and memory per stream with ${loads.join(', ')} concurrent v2 streams at ${1000 / paceMs} tokens/s vs the bare SSE writer; the ${limit + 1}st stream at a limit of ${limit}`,
+  async run(ctx) {
+    const a = await startAssistantBench(ctx, 2_000, { DOCENT_STREAMS_PER_ASSISTANT_KEY: String(limit) });
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const rows: Row[] = [];
+    const points: ScalePoint[] = [];
+    const notes: string[] = [];
+    let question = 0;
+    // Each question distinct, so that no cache of question vectors or answers serves the thousandth from the first.
+    const next = (opts: { tokens: number; delayMs: number; firstMs?: number }) => scriptedQuestion(`how do I publish a package to the registry ${question++}`, opts);
+    const requestOf = (bare: boolean, q: string) => (bare ? a.bareRequest(q, false) : a.request('v2', q));
+    try {
+      const block = (bare: boolean, n: number) => async (): Promise<StreamsBlock> => {
+        gc();
+        const before = process.memoryUsage();
+        const t = performance.now();
+        const open = { now: 0, max: 0 };
+        const opened: Opened[] = [];
+        for (let i = 0; i < n; i++) {
+          opened.push(openStream(agent, requestOf(bare, next({ tokens, delayMs: paceMs })), open));
+          if ((i + 1) % 10 === 0 && i + 1 < n) await sleep(10_000 / arrivalsPerSecond);
+        }
+        // Memory once every stream has answered its headers, after a collection, so garbage does not count.
+        await Promise.all(opened.map((o) => o.headers));
+        const gcFrom = performance.now();
+        gc();
+        const during = process.memoryUsage();
+        const gcTo = performance.now();
+        const heapBytes = during.heapUsed - before.heapUsed;
+        const rssBytes = during.rss - before.rss;
+        const settled = await Promise.allSettled(opened.map((o) => o.done));
+        const sentAndTimes = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        const ok = sentAndTimes.map((x) => x.slice(1));
+        const firstText = sentAndTimes.filter((x) => x.length > 1).map((x) => x[1]! - x[0]!);
+        const failed = settled.filter((s) => s.status === 'rejected') as PromiseRejectedResult[];
+        if (failed.length) ctx.log(`${failed.length} of ${n} ${bare ? 'bare' : 'docent'} streams failed; first: ${String((failed[0]!.reason as Error).message)}`);
+        const seconds = (performance.now() - t) / 1000;
+        // Gaps spanning the benchmark's own forced collection are the benchmark's, not the writer's: left out.
+        const kept = ok.map((times) => gapsOf(times).filter((_, i) => !(times[i]! < gcTo && times[i + 1]! > gcFrom)));
+        return {
+          latencies: kept.flat(),
+          ops: ok.length,
+          errors: failed.length,
+          seconds,
+          heapBytes,
+          rssBytes,
+          deltas: ok.reduce((s, x) => s + x.length, 0),
+          steady: steadyGaps(ok, gcFrom, gcTo),
+          firstText,
+          maxOpen: open.max,
+        };
+      };
+      for (const n of loads) {
+        // One pair at the largest load: its blocks take the longest.
+        const r = await alternate({ rounds: n === limit && n > 100 ? 1 : rounds, warmup: n === loads[0], baseline: block(true, n), subject: block(false, n) });
+        const s = r.subject as StreamsBlock[];
+        const f = r.baseline as StreamsBlock[];
+        const s99 = s.map((b) => percentile(b.latencies, 99));
+        const f99 = f.map((b) => percentile(b.latencies, 99));
+        const added = medianDifference(s99, f99);
+        const steadyAdded = medianDifference(
+          s.map((b) => percentile(b.steady, 99)),
+          f.map((b) => percentile(b.steady, 99)),
+        );
+        const perStream = (bs: StreamsBlock[], k: 'heapBytes' | 'rssBytes') => median(bs.map((b) => b[k] / n));
+        points.push(
+          { series: 'docent v2 streams', load: n, throughput: median(s.map((b) => b.deltas / b.seconds)), p99Ms: median(s99) },
+          { series: 'bare SSE floor', load: n, throughput: median(f.map((b) => b.deltas / b.seconds)), p99Ms: median(f99) },
+        );
+        rows.push({
+          bench: 'streams-1000',
+          case: `${n} concurrent v2 streams at ${1000 / paceMs} tokens/s: inter-token gap`,
+          ratio: `added p99 ${fmtMs(added)} (p99 ${fmtRatio(medianRatio(s99, f99))}); once all streams run: added p99 ${fmtMs(steadyAdded)}`,
+          target: n === 100 ? 'p99 added ≤ 10 ms' : n === limit ? `${limit} held; memory per stream reported` : 'reported',
+          met: n === 100 ? added <= 10 : n === limit ? s.every((b) => b.errors === 0 && b.maxOpen === n) : null,
+          subject: `p99 gap ${fmtMs(median(s99))}; ${median(s.map((b) => b.ops))} of ${n} completed, at most ${median(s.map((b) => b.maxOpen))} open at once; first text p50 ${fmtMs(median(s.map((b) => percentile(b.firstText, 50))))}, p99 ${fmtMs(median(s.map((b) => percentile(b.firstText, 99))))}; heap +${kb(perStream(s, 'heapBytes'))}, RSS +${kb(perStream(s, 'rssBytes'))} per stream`,
+          baseline: `p99 gap ${fmtMs(median(f99))}; ${median(f.map((b) => b.ops))} of ${n} completed, at most ${median(f.map((b) => b.maxOpen))} open at once; first text p50 ${fmtMs(median(f.map((b) => percentile(b.firstText, 50))))}, p99 ${fmtMs(median(f.map((b) => percentile(b.firstText, 99))))}; heap +${kb(perStream(f, 'heapBytes'))}, RSS +${kb(perStream(f, 'rssBytes'))} per stream`,
+        });
+        ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio}; ${rows.at(-1)!.subject} | floor ${rows.at(-1)!.baseline}`);
+      }
+
+      // The limit: 1,000 streams held open (the model waits before its first token), then one more.
+      const probeOpen = { now: 0 };
+      const held = Array.from({ length: limit }, () => openStream(agent, a.request('v2', next({ tokens: 1, delayMs: 0, firstMs: 120_000 })), probeOpen, 300_000));
+      const statuses = await Promise.all(held.map((o) => o.headers));
+      const openCount = statuses.filter((x) => x === 200).length;
+      const t = performance.now();
+      const extra = openStream(agent, a.request('v2', next({ tokens: 5, delayMs: 0 })), probeOpen);
+      const status = await Promise.race([extra.headers, new Promise<number>((r) => setTimeout(() => r(-1), 10_000).unref())]);
+      const answeredMs = performance.now() - t;
+      const body = await extra.done.then(
+        () => '(a stream)',
+        (err: { body?: string; message: string }) => err.body ?? err.message,
+      );
+      for (const o of [...held, extra]) o.abort();
+      const clear = status === 429 && /"code"/.test(body);
+      rows.push({
+        bench: 'streams-1000',
+        case: `the ${limit + 1}st stream of one key, ${openCount} open, limit ${limit}`,
+        ratio: status === -1 ? 'no answer in 10 s (a stall)' : `HTTP ${status} in ${fmtMs(answeredMs)}`,
+        target: 'a clear error, not a stall',
+        met: clear,
+        subject: body.slice(0, 160),
+        baseline: '—',
+      });
+      ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio}: ${body.slice(0, 160)}`);
+      const mem = process.memoryUsage();
+      notes.push(
+        `Each block opens n streams, ${arrivalsPerSecond} a second (distinct questions, one assistant key, a 2,000-passage corpus): the scripted model (its own process) sends ${tokens} tokens ${paceMs} ms apart, each reader (node:http, no keep-alive) reads them as they come. ` +
+          `${rounds} pairs of blocks per load, floor first; the floor is the bare SSE writer fed by the same model without retrieval (lib/bare-sse.ts). A gap is the time between two deltas as the client reads them; added = median over pairs of the docent block's p99 gap minus the floor's. ` +
+          "Memory per stream: the growth of the one process (client, gateway and bare writer share it) from before a block to when all its streams have answered their headers, each read after a full collection, divided by n (gaps spanning that collection are left out); the floor's figure is what the client and a bare stream cost, so docent's own share is the difference. " +
+          `Process at the end: heap ${mb(mem.heapUsed)}, RSS ${mb(mem.rss)}.`,
+      );
+    } finally {
+      agent.destroy();
+      await a.stop();
+    }
+    return {
+      rows,
+      notes,
+      charts: [{ id: 'gap', title: `concurrent v2 streams at ${1000 / paceMs} tokens/s`, loadLabel: 'open streams', throughputLabel: 'text deltas/s (all streams)', points, logLoad: true }],
+    };
+  },
+};
