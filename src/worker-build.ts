@@ -78,7 +78,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     es,
     workerIdentity: identity,
     log: options.log,
-    embedder: embedderLoader(config.embeddingModelDir, 0, config.embeddingCacheDir),
+    embedder: embedderLoader(config.embeddingModelDir, { threads: config.embeddingThreads, batch: config.embeddingBatch, cacheDir: config.embeddingCacheDir }),
     temporal,
   });
   if (options.sweepWorkspaces) {

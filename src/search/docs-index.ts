@@ -270,7 +270,7 @@ async function keywordRetrieve(es: EsClient, index: string, q: RetrievalQuery, s
 /** Undefined when the index holds no vectors (built with embeddings off, or before them). */
 async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
-  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
+  const [questionVector, ...hintVectors] = await embedder.embedQueries([q.query, ...hints]);
   const filter = filtersOf(q);
   const size = Math.min(Math.max(q.pageSize * 3, 30), 100);
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
