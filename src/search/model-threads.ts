@@ -27,6 +27,8 @@ export interface ModelQueueStats {
   passageBatchMaxMs: number;
   /** Passage batches given a thread while a question was waiting: 0 when questions keep their priority. */
   passageBatchesAheadOfQuestions: number;
+  /** Questions that came while every thread was busy and passage batches waited: where the priority mattered. */
+  questionsBehindQueuedBatches: number;
 }
 
 // From src/ (tests, node strips the types) the thread is the .mts file; from dist/ its compiled .mjs.
@@ -38,7 +40,7 @@ const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-
  */
 export class ModelThreads {
   private readonly queues: Record<Lane, Job[]> = { question: [], passages: [] };
-  private readonly stats: ModelQueueStats = { questions: 0, questionWaitMaxMs: 0, passageBatches: 0, passageBatchMaxMs: 0, passageBatchesAheadOfQuestions: 0 };
+  private readonly stats: ModelQueueStats = { questions: 0, questionWaitMaxMs: 0, passageBatches: 0, passageBatchMaxMs: 0, passageBatchesAheadOfQuestions: 0, questionsBehindQueuedBatches: 0 };
   private closed = false;
 
   private constructor(private readonly slots: Slot[]) {
@@ -75,6 +77,7 @@ export class ModelThreads {
   /** The vectors of `texts`, in order, embedded one after another on one thread. */
   embed(texts: string[], lane: Lane): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new Error('the embedding model threads are closed'));
+    if (lane === 'question' && this.queues.passages.length && this.slots.every((s) => s.job)) this.stats.questionsBehindQueuedBatches++;
     return new Promise((resolve, reject) => {
       this.queues[lane].push({ texts, lane, queuedAt: performance.now(), resolve, reject });
       this.dispatch();
