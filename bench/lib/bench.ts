@@ -9,10 +9,19 @@ export interface BenchContext {
   log(line: string): void;
 }
 
+/** Data points of a scaling benchmark (load against throughput or latency), written to the JSON for charts. */
+export interface Series {
+  name: string;
+  x: string;
+  y: string;
+  points: Array<[number, number]>;
+}
+
 export interface BenchOutput {
   rows: Row[];
   /** Scale-downs, caveats and explanations that belong under the table. */
   notes: string[];
+  series?: Series[];
 }
 
 export interface Benchmark {

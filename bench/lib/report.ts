@@ -17,6 +17,8 @@ export interface BenchResult {
   rows: Row[];
   seconds: number;
   notes: string[];
+  /** Data points for charts (bench/lib/bench.ts `Series`), in the JSON only. */
+  series?: Array<{ name: string; x: string; y: string; points: Array<[number, number]> }>;
   error?: string;
 }
 

@@ -80,6 +80,10 @@ export class Embedder {
     return out;
   }
 
+  get threadCount(): number {
+    return this.threads.size;
+  }
+
   /** The queue in front of the model threads (whether questions kept their priority). */
   queueStats(): ModelQueueStats {
     return this.threads.queueStats();
