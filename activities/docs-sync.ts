@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { heartbeat } from '@temporalio/activity';
 import { CHUNKER_VERSION, type DocChunk, pagePath } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
-import { embedChunks } from './docs-embeddings';
+import { indexChunks } from './docs-embeddings';
 import { bulkBatch, chunkPageOrFail, docsIngestFailure, waitForCopies, type DocsActivityDeps } from './docs';
 import { checkoutDocs, type DocsGitDeps } from './docs-repository';
 import { type CrawlLimits, listSite, type PageValidators } from './docs-site';
@@ -73,19 +73,17 @@ async function addPages(
   }
   const embedder = await deps.embedder?.();
   const previousQuery = reuse.paths ? { terms: { path: reuse.paths } } : undefined;
-  const embedding = embedder && chunks.length ? await embedChunks({ es, embedder, chunks, previousIndexes: reuse.indexes, previousQuery }) : undefined;
-  for (let i = 0; i < chunks.length; i += bulkBatch) {
-    const batch = chunks.slice(i, i + bulkBatch);
-    const r = await es.bulk({
-      operations: batch.flatMap(({ key, ...c }, j) => [{ index: { _index: index, _id: `${key}:${c.id}` } }, { ...chunkDocument(c, embedding?.vectors[i + j]), [PAGE_VERSION]: key }]),
-    });
-    if (r.errors) {
-      const first = r.items.find((it) => it.index?.error)?.index?.error;
-      throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
-    }
-    heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
-  }
-  return { embedded: embedding?.embedded };
+  const { embedded } = await indexChunks({
+    es,
+    embedder,
+    chunks,
+    index,
+    pageOf: (c) => c.key,
+    document: ({ key, ...c }, vector) => ({ id: `${key}:${c.id}`, doc: { ...chunkDocument(c, vector), [PAGE_VERSION]: key } }),
+    previousIndexes: reuse.indexes,
+    previousQuery,
+  });
+  return { embedded: chunks.length ? embedded : undefined };
 }
 
 /**

@@ -7,7 +7,7 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { CHUNKER_VERSION, chunkPage, type DocChunk, InvalidFrontMatterError } from '../src/docs/chunk';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYOUT, versionedIndexPattern } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
-import { embedChunks } from './docs-embeddings';
+import { bulkBatch, indexChunks } from './docs-embeddings';
 import { docsRepositoryAccess, type DocsGitDeps } from './docs-repository';
 import { hardenedGit } from '../src/git/hardening';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/docs-ingest-contract';
@@ -40,7 +40,7 @@ export function chunkPageOrFail(file: string, source: string, baseUrl: string): 
 
 const docExtensions = /\.(md|mdx|markdown)$/i;
 const skippedDirs = new Set(['.git', 'node_modules']);
-export const bulkBatch = 500;
+export { bulkBatch };
 
 export function isGitSource(source: string): boolean {
   return /^(https?|ssh|git|file):\/\//i.test(source) || /^[\w.-]+@[\w.-]+:/.test(source);
@@ -151,25 +151,23 @@ export async function indexDocs(
   if (Object.keys(served).includes(index)) return { ...summary, unchanged: true };
 
   const reusable = [...Object.keys(served), ...(await Promise.all(reuseFrom.map(async (d) => Object.keys(await es.indices.getAlias({ name: docsAlias(prefix, d) }).catch(() => ({})))))).flat()];
-  const embedding = embedder ? await embedChunks({ es, embedder, chunks, previousIndexes: reusable }) : undefined;
-  const vectors = embedding?.vectors;
   await es.indices.delete({ index }, { ignore: [404] });
   const replicas = deps.esReplicas ?? 0;
   const body = docsIndexBody(embedder?.dims, replicas);
   await es.indices.create({ index, ...body, mappings: { ...body.mappings, _meta: { source: input.source, baseUrl, version, embeddingModel: embedder?.modelId ?? null } } });
-  for (let i = 0; i < chunks.length; i += bulkBatch) {
-    const batch = chunks.slice(i, i + bulkBatch);
-    const r = await es.bulk({ operations: batch.flatMap((c, j) => [{ index: { _index: index, _id: c.id } }, chunkDocument(c, vectors?.[i + j])]) });
-    if (r.errors) {
-      const first = r.items.find((it) => it.index?.error)?.index?.error;
-      throw new Error(`bulk indexing failed: ${first?.type ?? 'unknown'}: ${first?.reason ?? ''}`);
-    }
-    heartbeat({ phase: 'indexing', indexed: i + batch.length, total: chunks.length });
-  }
+  const embedding = await indexChunks({
+    es,
+    embedder,
+    chunks,
+    index,
+    pageOf: (c) => c.path,
+    document: (c, vector) => ({ id: c.id, doc: chunkDocument(c, vector) }),
+    previousIndexes: reusable,
+  });
   await es.indices.refresh({ index });
   // Published only once its copies exist, so losing a node right after the swap loses no passage.
   if (replicas > 0) await waitForCopies(es, index);
-  return { ...summary, unchanged: false, embedded: embedding?.embedded };
+  return { ...summary, unchanged: false, embedded: embedding.embedded };
 }
 
 export function createDocsActivities(deps: DocsActivityDeps) {

@@ -38,7 +38,7 @@ type Variant = (c: Cand[], q: Float32Array) => Array<{ id: string; score: number
 async function main() {
   const config = loadConfig({ ...process.env, DOCENT_LOG_LEVEL: 'silent' });
   const es = createEsClient(config.elasticsearch);
-  const embedder = await Embedder.load(config.embeddingModelDir!, 0);
+  const embedder = await Embedder.load(config.embeddingModelDir!);
   const chunks: DocChunk[] = await npmDocChunks();
   const byId = new Map(chunks.map((c) => [c.id, c]));
   let t = performance.now();

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { assistantTtft } from './assistant-ttft';
+import { docsIngestScale } from './docs-ingest-scale';
 import { docsResync } from './docs-resync';
 import { docsSearchLatency } from './docs-search-latency';
 import { jobCreateLatency } from './job-create-latency';
@@ -40,6 +41,7 @@ const all: Benchmark[] = [
   jobEventsWebhooks,
   workerScaling,
   docsResync,
+  docsIngestScale,
   mergedPrToJob,
   searchScale,
   streams1000,
@@ -70,7 +72,7 @@ async function main(names: string[]): Promise<number> {
       const t = performance.now();
       try {
         const out = await b.run({ model: () => (model ??= startModelProcess()), log: (l) => console.log(`  ${l}`) });
-        results.push({ name: b.name, rows: out.rows, notes: out.notes, charts: out.charts, seconds: (performance.now() - t) / 1000 });
+        results.push({ name: b.name, rows: out.rows, notes: out.notes, charts: out.charts, ...(out.series ? { series: out.series } : {}), seconds: (performance.now() - t) / 1000 });
       } catch (err) {
         console.error(err);
         results.push({ name: b.name, rows: [], notes: [], seconds: (performance.now() - t) / 1000, error: (err as Error).message ?? String(err) });

@@ -25,7 +25,7 @@ async function main() {
   const candidates = (process.env.CANDIDATES ?? '100,200').split(',').map(Number);
   const config = loadConfig({ ...process.env, DOCENT_LOG_LEVEL: 'silent' });
   const es = createEsClient(config.elasticsearch);
-  const embedder = await Embedder.load(config.embeddingModelDir!, 0);
+  const embedder = await Embedder.load(config.embeddingModelDir!);
   const seed = await seedMaterial(embedder);
   const questions = [...tuningQuestions, ...heldOutQuestions].map(([q]) => q);
   const qv = await embedder.embedMany(questions);

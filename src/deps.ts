@@ -81,7 +81,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     quota: limits,
   });
   // One model thread: questions are tiny, and under load the model should not compete with Elasticsearch for cores.
-  const embedder = embedderLoader(config.embeddingModelDir, 1, config.embeddingCacheDir);
+  const embedder = embedderLoader(config.embeddingModelDir, { threads: 1, cacheDir: config.embeddingCacheDir });
   const assistant = new AssistantService({
     config,
     log,

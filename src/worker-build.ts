@@ -9,7 +9,7 @@ import { TASK_QUEUES, taskQueueName } from '../workflows/task-queues';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
 import type { Config } from './config';
 import type { Logger } from './log';
-import { embedderLoader } from './search/embedder';
+import { type Embedder, embedderLoader } from './search/embedder';
 import { createEsClient } from './search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
 import { workersSharingOneWorkflowThread } from './temporal/shared-workflow-thread';
@@ -36,6 +36,8 @@ export interface BuildWorkersOptions {
   sweepWorkspaces?: boolean;
   /** More activity interceptors: tests hold an activity to look at what readers see between two steps. */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** The embedding model the activities use, instead of one loaded from the config (a test asks questions on it). */
+  embedder?: () => Promise<Embedder>;
 }
 
 /** One span per activity execution, named by its type and carrying the workflow id (`agent-job-<jobId>`). */
@@ -78,7 +80,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     es,
     workerIdentity: identity,
     log: options.log,
-    embedder: embedderLoader(config.embeddingModelDir, 0, config.embeddingCacheDir),
+    embedder: options.embedder ?? embedderLoader(config.embeddingModelDir, { threads: config.embeddingThreads, batch: config.embeddingBatch, cacheDir: config.embeddingCacheDir }),
     temporal,
   });
   if (options.sweepWorkspaces) {

@@ -40,7 +40,7 @@ export async function indexNpmDocs(log: (line: string) => void = console.log): P
   const config = loadConfig({ ...process.env, DOCENT_ES_INDEX_PREFIX: `bench-${run}`, DOCENT_LOG_LEVEL: 'silent' });
   const prefix = config.elasticsearch.indexPrefix;
   const es = createEsClient(config.elasticsearch);
-  const embeddings = embedderLoader(config.embeddingModelDir, 0);
+  const embeddings = embedderLoader(config.embeddingModelDir, { threads: 0 });
   const index = docsIndexName(prefix, domain, run);
   const close = async () => {
     await es.indices.delete({ index }, { ignore: [404] });

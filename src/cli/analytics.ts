@@ -15,7 +15,7 @@ export async function analyticsCommand(args: string[]): Promise<number> {
   const config = loadConfig();
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs);
   try {
-    const report = await analyticsReport({ db: mongo.db, embedder: embedderLoader(config.embeddingModelDir, 0) }, values.domain, since);
+    const report = await analyticsReport({ db: mongo.db, embedder: embedderLoader(config.embeddingModelDir, { threads: 0 }) }, values.domain, since);
     console.log(values.json ? JSON.stringify(report, null, 2) : analyticsText(report));
     return 0;
   } finally {

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { DOCS_INGEST_PROGRESS_QUERY, docsIngestWorkflowId, type DocsIngestInput, type DocsIngestProgress } from '../../workflows/docs-ingest-contract';
 import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { loadConfig, type Config } from '../config';
-import { decodeRawPayload, temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
+import { describeIndexing, type IndexingProgress, runningIndexingProgress } from '../docs/ingest-progress';
+import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 import { docsIngestUsage } from './usage-texts';
 
 /** Reads `--domain d --base-url u … <source>`; a folder source becomes absolute, since the worker reads it. */
@@ -34,10 +34,10 @@ export function parseDocsIngestArgs(args: string[], cwd = process.cwd()): DocsIn
   };
 }
 
-function describeProgress(p: DocsIngestProgress, indexed?: { indexed: number; total: number }): string {
+function describeProgress(p: DocsIngestProgress, indexing?: IndexingProgress): string {
   switch (p.phase) {
     case 'building':
-      return indexed ? `indexing: ${indexed.indexed}/${indexed.total} chunks` : 'fetching and parsing docs';
+      return indexing ? describeIndexing(indexing) : 'fetching and parsing docs';
     case 'publishing':
       return p.unchanged ? `unchanged (${p.pages} pages, ${p.chunks} chunks): keeping ${p.index}` : `publishing ${p.index} (${p.pages} pages, ${p.chunks} chunks)`;
     case 'done':
@@ -68,7 +68,7 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     );
     let last = '';
     while (!finished) {
-      const line = await currentLine(handle).catch(() => null);
+      const line = await currentLine(client, handle).catch(() => null);
       if (line && line !== last) {
         last = line;
         print(line);
@@ -87,19 +87,9 @@ export async function runDocsIngest(config: Config, input: DocsIngestInput, prin
     await connection.close();
   }
 
-  async function currentLine(handle: {
-    query<T>(name: string): Promise<T>;
-    describe(): Promise<{ raw: { pendingActivities?: Array<{ heartbeatDetails?: { payloads?: unknown[] | null } | null }> | null } }>;
-  }) {
+  async function currentLine(client: Client, handle: { workflowId: string; query<T>(name: string): Promise<T> }) {
     const p = await handle.query<DocsIngestProgress>(DOCS_INGEST_PROGRESS_QUERY);
-    let indexed: { indexed: number; total: number } | undefined;
-    if (p.phase === 'building') {
-      const d = await handle.describe();
-      const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-      const details = payload ? (defaultPayloadConverter.fromPayload(await decodeRawPayload(config.temporal, payload as never)) as { total?: number; indexed?: number }) : undefined;
-      if (details?.total !== undefined) indexed = { indexed: details.indexed ?? 0, total: details.total };
-    }
-    return describeProgress(p, indexed);
+    return describeProgress(p, p.phase === 'building' ? await runningIndexingProgress(client, handle.workflowId) : undefined);
   }
 }
 

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { describeIndexing } from '../docs/ingest-progress';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
 import { followInput, type FollowRequest } from '../docs/follow-input';
@@ -65,7 +66,7 @@ export function describeSyncStatus(s: DocsSyncStatus): string[] {
     const took = s.last.durationMs !== undefined ? ` took ${seconds(s.last.durationMs)}` : '';
     lines.push(`last sync      ${s.last.startedAt.toISOString()}${took}: ${s.last.error ? `failed: ${s.last.error}` : s.last.status.toLowerCase()}`);
   }
-  if (s.running) lines.push('now            syncing');
+  if (s.running) lines.push(`now            ${s.progress ? describeIndexing(s.progress) : 'syncing'}`);
   if (s.nextSyncAt) lines.push(`next sync      ${s.nextSyncAt.toISOString()}`);
   return lines;
 }

@@ -86,6 +86,16 @@ export const declared = {
     z.string().optional(),
     'a folder where workers keep each passage’s vector by text hash, so the same pages ingested into another index or domain on this host are embedded once',
   ),
+  embeddingThreads: setting(
+    'DOCENT_EMBEDDING_THREADS',
+    z.coerce.number().int().min(0).max(256).default(0),
+    'model threads a worker embeds passages on (one inference each, off the event loop); 0: one per core the process may use',
+  ),
+  embeddingBatch: setting(
+    'DOCENT_EMBEDDING_BATCH',
+    positiveInt.max(256).default(4),
+    'passages a model thread embeds per turn during an ingest; a question arriving meanwhile waits for at most one such batch',
+  ),
   workflowBundlePath: setting('DOCENT_WORKFLOW_BUNDLE', z.string().optional(), 'a workflow bundle built ahead (`bundleWorkflowCode`’s output as a file); workers load it instead of bundling at start'),
   temporal: {
     address: setting('DOCENT_TEMPORAL_ADDRESS', z.string().default('127.0.0.1:7233'), 'the Temporal frontend'),

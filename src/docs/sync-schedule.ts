@@ -1,4 +1,5 @@
 import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { type IndexingProgress, runningIndexingProgress } from './ingest-progress';
 import { resolveRepository } from '../git/repository';
 import { AppError } from '../errors';
 import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
@@ -191,6 +192,8 @@ export interface DocsSyncStatus {
   /** The newest finished sync: when it ran, how long it took and why it failed, if it did. */
   last?: { workflowId: string; startedAt: Date; durationMs?: number; status: string; error?: string };
   running: boolean;
+  /** How far the running sync's indexing is (pages, passages, rate, time left), while it embeds and indexes. */
+  progress?: IndexingProgress;
   nextSyncAt?: Date;
 }
 
@@ -206,6 +209,8 @@ export async function docsSyncStatus(s: DocsSyncSchedules, domain: string): Prom
     running: d.info.runningActions.length > 0,
     nextSyncAt: d.info.nextActionTimes[0],
   };
+  const current = d.info.runningActions[0]?.workflow;
+  if (current) status.progress = await runningIndexingProgress(s.temporal, current.workflowId).catch(() => undefined);
   const finished = d.info.recentActions.map((a) => a.action.workflow).reverse();
   for (const w of finished) {
     const handle = s.temporal.workflow.getHandle<(i: DocsSyncInput) => Promise<DocsSyncResult>>(w.workflowId, w.firstExecutionRunId);

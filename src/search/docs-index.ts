@@ -299,7 +299,7 @@ export function hybridSearches(index: string, q: RetrievalQuery, questionVector:
 /** Undefined when the index holds no vectors (built with embeddings off, or before them). */
 async function hybridRetrieve(es: EsClient, index: string, embedder: Embedder, q: RetrievalQuery, signal?: AbortSignal): Promise<Retrieved | undefined> {
   const hints = (q.hints ?? []).filter((h) => h.trim()).map((h) => h.slice(0, 1000));
-  const [questionVector, ...hintVectors] = await embedder.embedMany([q.query, ...hints]);
+  const [questionVector, ...hintVectors] = await embedder.embedQueries([q.query, ...hints]);
   const current = q.currentPath ? normalizeCurrentPath(q.currentPath) : undefined;
   const searches = hybridSearches(index, q, questionVector!, hintVectors);
   let { responses } = await es.msearch<StoredChunk>({ searches }, { signal });

@@ -1,4 +1,4 @@
-import type { DataConverter, Payload } from '@temporalio/common';
+import type { DataConverter } from '@temporalio/common';
 import type { TemporalConfig } from '../config';
 import { AesGcmPayloadCodec } from './payload-codec';
 
@@ -16,10 +16,4 @@ const codecOf = (t: TemporalConfig) => t.payloadKeys && new AesGcmPayloadCodec(t
 export function temporalDataConverter(t: TemporalConfig): DataConverter | undefined {
   const codec = codecOf(t);
   return codec ? { payloadCodecs: [codec] } : undefined;
-}
-
-/** Decodes a payload read raw from Temporal (describe() answers: heartbeat details), as the client would have. */
-export async function decodeRawPayload(t: TemporalConfig, payload: Payload): Promise<Payload> {
-  const codec = codecOf(t);
-  return codec ? (await codec.decode([payload]))[0]! : payload;
 }

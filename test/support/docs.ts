@@ -14,7 +14,7 @@ export interface RunningWorker {
 }
 
 /** A real worker polling this test's task queues (docs ingestion runs through Temporal, never around it). */
-export async function startWorker(config: Config, options: Pick<BuildWorkersOptions, 'activityInterceptors'> = {}): Promise<RunningWorker> {
+export async function startWorker(config: Config, options: Pick<BuildWorkersOptions, 'activityInterceptors' | 'embedder'> = {}): Promise<RunningWorker> {
   try {
     installTemporalRuntime(config, createLogger('silent', 'test-worker'));
   } catch {
