@@ -34,6 +34,7 @@ const projectSettingsBody = z.strictObject({
   cacheKeys: z.array(z.string().max(500)).max(20).optional(),
   maintenance: commands.optional(),
   caps: z.strictObject({ maxTurnTokens: z.number().nonnegative().optional(), maxTurnMinutes: z.number().nonnegative().optional(), maxJobCostUsd: z.number().nonnegative().optional() }).optional(),
+  fairnessWeight: z.number().optional(),
 });
 const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
 const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });

@@ -1,0 +1,108 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { callApi } from '../support/http';
+import { besideBacklog, jobTimeline, workflowClosed } from '../support/job-timeline';
+import { poll } from '../support/poll';
+import { startProcess, type Started } from '../support/process';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { agentWorkerEnv } from '../support/worker-env';
+import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+
+// Two projects share one worker that runs one activity at a time per queue: project `hog` queues a backlog of jobs at
+// once, then project `small` queues one. Temporal's fairness keys (the project) make the queue take projects in turn,
+// so small's job does not wait behind hog's whole backlog. Real gateway, worker process, Temporal, git over HTTP.
+
+const token = 'ghs_fairnesstoken0123456789';
+const backlog = 8;
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let workspaceDir: string;
+let worker: Started;
+const keys: Record<string, string> = {};
+
+const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+
+/** Each job writes its own note, then titles it. */
+function script(req: ChatRequest): ScriptedTurn {
+  const n = /note ([a-z]+-\d+)/.exec(lastUser(req))?.[1] ?? 'x';
+  if (req.messages.at(-1)?.role === 'tool') return { text: `Add note ${n}\n\nA note.` };
+  return { toolCalls: [{ name: 'write_file', args: { path: `notes/${n}.md`, content: `note ${n}\n` } }] };
+}
+
+beforeAll(async () => {
+  git = await startGitServer(token);
+  github = await startGitHubDouble({ token, ...backedBy(git) });
+  model = await startScriptedModel(script);
+  workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-fair-ws-'));
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  await gw.deps.tenancy.createOrg('acme');
+  for (const id of ['hog', 'small']) {
+    await gw.deps.tenancy.createProject({ _id: id, orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+    keys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
+  }
+  // One activity at a time per queue: jobs beyond the first wait in Temporal, where the fairness keys apply.
+  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_WORKER_MAX_ACTIVITIES: '1' });
+  await worker.waitForLog((l) => l.msg === 'worker polling');
+});
+
+afterAll(async () => {
+  await worker?.stop('SIGKILL');
+  await gw?.stop();
+  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  await rm(workspaceDir, { recursive: true, force: true });
+});
+
+const api = (projectId: string, method: string, p: string, body?: unknown) => callApi(gw.url, keys[projectId]!, method, p, body);
+
+async function createJob(projectId: string, prompt: string): Promise<string> {
+  const r = await api(projectId, 'POST', `/v2/agent/${projectId}/job`, { prompt });
+  const body = await r.json();
+  if (r.status !== 201) throw new Error(`create answered ${r.status}: ${JSON.stringify(body)}`);
+  return body.id as string;
+}
+
+const jobStatus = async (projectId: string, jobId: string) => (await (await api(projectId, 'GET', `/v2/agent/${projectId}/job/${jobId}`)).json()).status as string;
+
+describe('tenant fairness', () => {
+  it('the operator sets a project’s weight within bounds', async () => {
+    const set = await api('small', 'PATCH', '/v2/admin/projects/small', { fairnessWeight: 2 });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toMatchObject({ id: 'small', fairnessWeight: 2 });
+    const tooMuch = await api('small', 'PATCH', '/v2/admin/projects/small', { fairnessWeight: 5000 });
+    expect(tooMuch.status).toBe(400);
+    expect(await tooMuch.json()).toMatchObject({ code: 'invalid_argument', error: expect.stringContaining('fairnessWeight') });
+  });
+
+  it('one project’s single job starts before another project’s backlog drains, with its project as fairness key and weight', async () => {
+    const hogJobs = await Promise.all(Array.from({ length: backlog }, (_, i) => createJob('hog', `add note hog-${i}`)));
+    const smallJob = await createJob('small', 'add note small-0');
+    const all = [...hogJobs.map((id) => ['hog', id] as const), ['small', smallJob] as const];
+    await poll(
+      'job workflows still running',
+      async () => (await Promise.all(all.map(([, id]) => workflowClosed(gw.deps.temporal, id)))).filter((closed) => !closed).length,
+      (running) => running === 0,
+      240_000,
+    );
+    for (const [p, id] of all) expect(await jobStatus(p, id)).toBe('completed');
+
+    const hog = await Promise.all(hogJobs.map((id) => jobTimeline(gw.deps.temporal, id)));
+    const small = await jobTimeline(gw.deps.temporal, smallJob);
+    const seen = besideBacklog(hog, small);
+    console.log(
+      JSON.stringify({ seen, hog: hog.map((j) => [j.startedAt - small.queuedAt, j.finishedAt - small.queuedAt]), small: [small.startedAt - small.queuedAt, small.finishedAt - small.queuedAt] }),
+    );
+    // In arrival order small's first step would wait for all of hog's; taking turns, for the one running and at most one more.
+    expect(seen.startedBeforeItStarted).toBeLessThanOrEqual(2);
+    expect(seen.finishedBeforeItFinished).toBeLessThan(backlog / 2);
+
+    const { raw } = await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(smallJob)).describe();
+    expect(raw.workflowExecutionInfo?.priority).toMatchObject({ fairnessKey: 'small', fairnessWeight: 2 });
+  });
+});
