@@ -95,9 +95,6 @@ describe('tenant fairness', () => {
     const hog = await Promise.all(hogJobs.map((id) => jobTimeline(gw.deps.temporal, id)));
     const small = await jobTimeline(gw.deps.temporal, smallJob);
     const seen = besideBacklog(hog, small);
-    console.log(
-      JSON.stringify({ seen, hog: hog.map((j) => [j.startedAt - small.queuedAt, j.finishedAt - small.queuedAt]), small: [small.startedAt - small.queuedAt, small.finishedAt - small.queuedAt] }),
-    );
     // In arrival order small's first step would wait for all of hog's; taking turns, for the one running and at most one more.
     expect(seen.startedBeforeItStarted).toBeLessThanOrEqual(2);
     expect(seen.finishedBeforeItFinished).toBeLessThan(backlog / 2);
