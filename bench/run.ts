@@ -18,6 +18,7 @@ import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
 import { setupCache } from './setup-cache';
 import { streamThroughput } from './stream-throughput';
+import { tenantFairness } from './tenant-fairness';
 import { threadAppend } from './thread-append';
 import { widgetTtft } from './widget-ttft';
 import { workerScaling } from './worker-scaling';
@@ -38,6 +39,7 @@ const all: Benchmark[] = [
   workerScaling,
   docsResync,
   mergedPrToJob,
+  tenantFairness,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

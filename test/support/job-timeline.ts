@@ -31,6 +31,8 @@ export async function workflowClosed(temporal: Client, jobId: string): Promise<b
 export function besideBacklog(backlog: JobTimeline[], job: JobTimeline) {
   return {
     startedBeforeItStarted: backlog.filter((j) => j.startedAt < job.startedAt).length,
+    /** Went ahead of it: started after it was queued and before it started. */
+    startedWhileItWaited: backlog.filter((j) => j.startedAt > job.queuedAt && j.startedAt < job.startedAt).length,
     finishedBeforeItStarted: backlog.filter((j) => j.finishedAt < job.startedAt).length,
     finishedBeforeItFinished: backlog.filter((j) => j.finishedAt < job.finishedAt).length,
   };
