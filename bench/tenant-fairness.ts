@@ -192,7 +192,7 @@ export const tenantFairness: Benchmark = {
         ],
         notes: [
           `${pairs} pairs of blocks (fairness on, then off) after a warm-up pair of 4 jobs each. Each side has its own in-memory Temporal dev server ` +
-            '(on: `matching.enableFairness=true` as infra/stack.sh starts it; off: without it), gateway and worker process; the code is the same, every job starts with its project as fairness key. ' +
+            '(on: `matching.enableFairness=true` as infra/stack.sh starts it; off: without it; one partition per task queue, as the test suite runs it), gateway and worker process; the code is the same, every job starts with its project as fairness key. ' +
             `A block creates A's ${backlogJobs} jobs through REST at once, then B's one, and ends when every workflow has closed. ` +
             `The worker runs ${slots} activities at a time per task queue (DOCENT_WORKER_MAX_ACTIVITIES; Temporal's default is 100, with which nothing waits in Temporal at this size and the order is the machine's CPU). ` +
             `Each job clones over local git HTTP, makes one model call (${modelLatencyMs} ms) that changes nothing, and records its end: no pull request, since GitHub's spacing of those ` +
