@@ -14,7 +14,7 @@ import { startProcess, type Started } from '../test/support/process';
 import { startTemporalDevServer, type TemporalDevServer } from '../test/support/temporal-server';
 import type { Benchmark } from './lib/bench';
 import { benchEnv, runId } from './lib/stack';
-import { median, percentile } from './lib/stats';
+import { fmtRatio, median, medianRatio, percentile } from './lib/stats';
 
 const token = 'ghs_benchtoken0123456789';
 const backlogJobs = 60;
@@ -183,7 +183,7 @@ export const tenantFairness: Benchmark = {
           {
             bench: 'tenant-fairness',
             case: `A queues ${backlogJobs} jobs, then B 1 (${slots} slots per queue): B's wait to start, fairness on vs off`,
-            ratio: `${(m(on, (b) => b.bWaitMs) / m(off, (b) => b.bWaitMs)).toFixed(2)}×`,
+            ratio: fmtRatio(medianRatio(on.map((b) => b.bWaitMs), off.map((b) => b.bWaitMs))),
             target: `B starts before ${bar} of A's jobs (10 %) have finished`,
             met: on.every((b) => b.finishedBeforeStart < bar),
             subject: describe(on),

@@ -1,6 +1,6 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
-import { defaultFairnessWeight, projectCaps, type ProjectChecksUpdate, type ProjectDoc, type TenancyStore } from '../tenancy/store';
+import { projectCaps, type ProjectChecksUpdate, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 
 /** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
 export interface Output {
@@ -66,7 +66,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       ...(p.setupCacheKeyFiles?.length ? { setupCacheKeyFiles: p.setupCacheKeyFiles } : {}),
       ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
-      fairnessWeight: p.fairnessWeight ?? defaultFairnessWeight,
+      ...(p.fairnessWeight !== undefined ? { fairnessWeight: p.fairnessWeight } : {}),
     },
   };
 }
