@@ -66,7 +66,8 @@ export const tenantFairness: Benchmark = {
       const side: Partial<Side> & { label: string; server: TemporalDevServer } = { label, server };
       try {
         const env = { ...model.env, DOCENT_TEMPORAL_ADDRESS: server.address, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_API_URL: github.apiUrl, DOCENT_GITHUB_TOKEN: token };
-        const gw = (side.gw = await startGateway(benchEnv(run, env)));
+        const gw = await startGateway(benchEnv(run, env));
+        side.gw = gw;
         const { config } = gw.deps;
         await gw.deps.tenancy.createOrg(`org-${run}`);
         const projects = { a: { id: `a-${run}`, key: '' }, b: { id: `b-${run}`, key: '' } };
@@ -75,8 +76,9 @@ export const tenantFairness: Benchmark = {
           p.key = (await gw.deps.keys.create({ kind: 'admin', orgId: `org-${run}`, projectId: p.id })).key;
         }
         side.projects = projects;
-        const workspaceDir = (side.workspaceDir = await mkdtemp(path.join(os.tmpdir(), `docent-bench-fair-${label}-`)));
-        const worker = (side.worker = startProcess('src/worker.js', {
+        const workspaceDir = await mkdtemp(path.join(os.tmpdir(), `docent-bench-fair-${label}-`));
+        side.workspaceDir = workspaceDir;
+        const worker = startProcess('src/worker.js', {
           ...env,
           DOCENT_MONGO_DB: config.mongo.db,
           DOCENT_TASK_QUEUE_PREFIX: config.temporal.taskQueuePrefix,
@@ -85,7 +87,8 @@ export const tenantFairness: Benchmark = {
           DOCENT_WORKER_MAX_ACTIVITIES: String(slots),
           DOCENT_RECONCILER: 'off',
           DOCENT_LOG_LEVEL: 'info',
-        }));
+        });
+        side.worker = worker;
         await worker.waitForLog((l) => l.msg === 'worker polling', 120_000);
         sides.push(side as Side);
         return side as Side;
@@ -183,7 +186,12 @@ export const tenantFairness: Benchmark = {
           {
             bench: 'tenant-fairness',
             case: `A queues ${backlogJobs} jobs, then B 1 (${slots} slots per queue): B's wait to start, fairness on vs off`,
-            ratio: fmtRatio(medianRatio(on.map((b) => b.bWaitMs), off.map((b) => b.bWaitMs))),
+            ratio: fmtRatio(
+              medianRatio(
+                on.map((b) => b.bWaitMs),
+                off.map((b) => b.bWaitMs),
+              ),
+            ),
             target: `B starts before ${bar} of A's jobs (10 %) have finished`,
             met: on.every((b) => b.finishedBeforeStart < bar),
             subject: describe(on),
