@@ -37,7 +37,7 @@ beforeAll(async () => {
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
-  for (const id of ['hog', 'small']) {
+  for (const id of ['hog', 'small', 'heavy', 'light']) {
     await gw.deps.tenancy.createProject({ _id: id, orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
     keys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
   }
@@ -95,5 +95,26 @@ describe('tenant fairness', () => {
 
     const { raw } = await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(smallJob)).describe();
     expect(raw.workflowExecutionInfo?.priority).toMatchObject({ fairnessKey: 'small', fairnessWeight: 2 });
-  });
+  }, 300_000);
+
+  it('two projects with backlogs share the worker in proportion to their weights', async () => {
+    expect((await api('heavy', 'PATCH', '/v2/admin/projects/heavy', { fairnessWeight: 3 })).status).toBe(200);
+    const perProject = 8;
+    const created = await Promise.all(Array.from({ length: perProject }, (_, i) => [createJob('heavy', `check the readme, heavy ${i}`), createJob('light', `check the readme, light ${i}`)]).flat());
+    await poll(
+      'job workflows still running',
+      async () => (await Promise.all(created.map((id) => workflowClosed(gw.deps.temporal, id)))).filter((closed) => !closed).length,
+      (running) => running === 0,
+      240_000,
+    );
+    const timelines = await Promise.all(created.map(async (id, i) => ({ project: i % 2 === 0 ? 'heavy' : 'light', ...(await jobTimeline(gw.deps.temporal, id)) })));
+    const allQueued = Math.max(...timelines.map((t) => t.queuedAt));
+    const order = timelines
+      .filter((t) => t.startedAt > allQueued)
+      .sort((a, b) => a.startedAt - b.startedAt)
+      .map((t) => t.project);
+    // Weights 3 : 1 hand heavy 6 of the first 8 slots; equal weights alternate (4 of 8).
+    const first = order.slice(0, perProject);
+    expect(first.filter((p) => p === 'heavy').length).toBeGreaterThanOrEqual(5);
+  }, 300_000);
 });
