@@ -65,7 +65,7 @@ export interface ProjectChecksUpdate {
   maintenance?: string[];
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
-  /** Within fairnessWeightRange (src/jobs/fairness.ts); the default weight removes the setting. */
+  /** Within fairnessWeightRange; the default weight removes the setting. */
   fairnessWeight?: number;
 }
 
