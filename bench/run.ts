@@ -22,6 +22,7 @@ import { searchScale } from './search-scale';
 import { setupCache } from './setup-cache';
 import { streams1000 } from './streams-1000';
 import { streamThroughput } from './stream-throughput';
+import { tenantFairness } from './tenant-fairness';
 import { threadAppend } from './thread-append';
 import { widgetTtft } from './widget-ttft';
 import { workerScaling } from './worker-scaling';
@@ -45,6 +46,7 @@ const all: Benchmark[] = [
   mergedPrToJob,
   searchScale,
   streams1000,
+  tenantFairness,
 ];
 const resultsDir = path.resolve(__dirname, '../../bench/results');
 

@@ -184,6 +184,7 @@ launch() { # part, command...: runs detached in its own session so the caller's 
   echo $! >"$RUN/$part.pid"
 }
 
+# Fairness: projects' jobs take turns on the shared task queues (docs/decisions/2026-11-27-tenant-fairness.md).
 start_temporal() {
   install_temporal
   if healthy_temporal; then say "temporal already healthy on $TEMPORAL_PORT"; return 0; fi
@@ -191,6 +192,7 @@ start_temporal() {
   launch temporal "$TEMPORAL_HOME/bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$RUN/temporal/temporal.db" --log-level warn --ui-disable-news-fetch \
+    --dynamic-config-value matching.enableFairness=true \
     --search-attribute DocentProjectId=Keyword
   wait_healthy temporal "$(cat "$RUN/temporal.pid")"
   say "temporal healthy: gRPC 127.0.0.1:$TEMPORAL_PORT, Web UI http://127.0.0.1:$TEMPORAL_UI_PORT"

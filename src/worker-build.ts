@@ -98,6 +98,8 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     activities,
     identity,
     dataConverter: temporalDataConverter(config.temporal),
+    // A worker short of slots leaves the rest queued in Temporal, which dispatches projects fairly (src/jobs/fairness.ts).
+    maxConcurrentActivityTaskExecutions: config.temporal.workerMaxActivities,
     interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), ...(options.activityInterceptors ?? [])] },
   };
   // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).

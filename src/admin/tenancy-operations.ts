@@ -43,6 +43,7 @@ function describeChecks(p: ProjectDoc): string {
     ...(p.secretsForAgentCode ? ['secrets on agent code: on'] : []),
     ...(p.setupCacheKeyFiles?.length ? [`setup cache keyed by: ${p.setupCacheKeyFiles.join(', ')}`, list('maintenance', p.maintenanceCommands)] : []),
     ...(caps.length ? [`caps: ${caps.join(', ')}`] : []),
+    ...(p.fairnessWeight !== undefined ? [`fairness weight: ${p.fairnessWeight}`] : []),
   ].join('; ');
 }
 
@@ -65,6 +66,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       ...(p.setupCacheKeyFiles?.length ? { setupCacheKeyFiles: p.setupCacheKeyFiles } : {}),
       ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
+      ...(p.fairnessWeight !== undefined ? { fairnessWeight: p.fairnessWeight } : {}),
     },
   };
 }

@@ -262,7 +262,7 @@ export class AgentJobService {
       ...(turn.turn === 1 && job.requirePlanApproval && job.planStatus !== 'approved' && job.planRevision ? { planRevisionBase: job.planRevision } : {}),
     };
     try {
-      await this.starter.deliverInstruction(job, instruction);
+      await this.starter.deliverInstruction(job, project, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the retry');
       await this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the retry could not be delivered; retry again' });

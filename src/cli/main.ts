@@ -28,7 +28,7 @@ commands:
   project update <projectId> [--setup <cmd> ...] [--check <cmd> ...] [--clear-checks] [--network on|off]
                  [--allow-host <host>[,<host>...]] [--clear-allow-hosts] [--secret-to-checks on|off]
                  [--secrets-on-agent-code on|off]
-                 [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X]
+                 [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X] [--fairness-weight W]
                  [--cache-key <file>[,<file>...]] [--clear-cache-keys] [--maintenance <cmd> ...]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
@@ -40,7 +40,9 @@ commands:
                                                 turns that start from the agent's commits (code the model wrote);
                                                 the caps stop a turn with budget_exceeded (0 removes a cap);
                                                 --cache-key caches setup's result on each worker, keyed by these
-                                                files at the job's commit; --maintenance runs after a restore
+                                                files at the job's commit; --maintenance runs after a restore;
+                                                --fairness-weight (0.1-100, default 1) is the project's share of
+                                                the agent workers when several projects' jobs wait
   project cache clear <projectId>               empty the project's setup cache on every worker
   project webhook-secret <projectId>            with a GitHub token: make the project's own secret for its repository's
                                                 GitHub webhook; prints it once, the previous one stops verifying
@@ -226,6 +228,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         'max-turn-tokens': { type: 'string' },
         'max-turn-minutes': { type: 'string' },
         'max-job-cost-usd': { type: 'string' },
+        'fairness-weight': { type: 'string' },
         'cache-key': { type: 'string', multiple: true },
         'clear-cache-keys': { type: 'boolean' },
         maintenance: { type: 'string', multiple: true },
@@ -240,6 +243,8 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     };
     const caps = { maxTurnTokens: cap('max-turn-tokens'), maxTurnMinutes: cap('max-turn-minutes'), maxJobCostUsd: cap('max-job-cost-usd') };
     const anyCap = Object.values(caps).some((v) => v !== undefined);
+    const weight = values['fairness-weight'] as string | undefined;
+    if (weight !== undefined && !/^\d+(\.\d+)?$/.test(weight)) throw new UsageError('--fairness-weight must be a number, e.g. 2 or 0.5');
     const onOff = (name: 'network' | 'secret-to-checks' | 'secrets-on-agent-code') => {
       const v = values[name] as string | undefined;
       if (v !== undefined && v !== 'on' && v !== 'off') throw new UsageError(`--${name} must be on or off, not ${v}`);
@@ -256,6 +261,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       cacheKeys: values['clear-cache-keys'] === true ? [] : (values['cache-key'] as string[] | undefined)?.flatMap((f) => f.split(',')).filter((f) => f.trim() !== ''),
       maintenance: values.maintenance as string[] | undefined,
       caps,
+      ...(weight !== undefined ? { fairnessWeight: Number(weight) } : {}),
     };
     if (values['clear-cache-keys'] === true && values['cache-key']) throw new UsageError('--cache-key and --clear-cache-keys go separately');
     if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
@@ -269,10 +275,11 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       update.secretsToChecks === undefined &&
       update.secretsForAgentCode === undefined &&
       !anyCap &&
-      !cacheFlags
+      !cacheFlags &&
+      weight === undefined
     ) {
       throw new UsageError(
-        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, or a --max-… cap)',
+        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, --fairness-weight, or a --max-… cap)',
       );
     }
     return {

@@ -106,6 +106,11 @@ export const declared = {
       positiveInt.default(5_000),
       'how long a create or follow-up waits for Temporal (its retries included) before it answers 503 `unavailable`',
     ),
+    workerMaxActivities: setting(
+      'DOCENT_WORKER_MAX_ACTIVITIES',
+      positiveInt.max(1000).default(100),
+      'activities a worker runs at once on each of its task queues (agent steps among them); more wait in Temporal, where projects take turns',
+    ),
     taskQueuePrefix: setting(
       'DOCENT_TASK_QUEUE_PREFIX',
       z

@@ -15,6 +15,7 @@ import type { agentJob } from '../../workflows/agent-job';
 import { agentJobWorkflowId, followUpSignal, type AgentJobInput, type ContextRepository, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { JobAdmission } from './admission';
+import { jobPriority } from './fairness';
 import type { GapSpec, JobDoc, JobIssue, JobOrigin } from './job';
 import type { ImageMimeType } from './job-images';
 
@@ -133,7 +134,7 @@ export class JobStarter {
       return { ...inserted, limitHeaders: {} };
     }
     try {
-      await this.startWorkflow(doc, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...withImages });
+      await this.startWorkflow(doc, project, { prompt: input.prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...withImages });
     } catch (err) {
       // Nothing half-written: without a workflow the job would stay active forever.
       await Promise.all([this.d.ledger.discard(id), admission.release()]);
@@ -164,7 +165,7 @@ export class JobStarter {
     try {
       // Jobs created before the first turn was implied stored it themselves.
       if (!job.firstTurnImplied) await this.d.ledger.beginTurn(job, 1, prompt, job.createdAt);
-      await this.startWorkflow(job, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
+      await this.startWorkflow(job, project, { prompt, turn: 1, history: [], checks: projectChecks(project), ...this.capsOf(project), ...(first?.images?.length ? { images: first.images } : {}) });
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not start the unstarted agent job');
       throw new AppError('unavailable', 'the job could not be started; try again shortly', 5);
@@ -208,7 +209,7 @@ export class JobStarter {
     };
     try {
       await this.d.ledger.beginTurn(job, job.turn, prompt, job.updatedAt);
-      await this.deliverInstruction(job, instruction);
+      await this.deliverInstruction(job, project, instruction);
     } catch (err) {
       this.d.log.error({ err, jobId: job._id }, 'could not deliver the follow-up');
       await Promise.all([this.d.ledger.failTurn(job, { code: 'unavailable', message: 'the instruction could not be delivered; send it again' }), admission.release()]);
@@ -232,11 +233,11 @@ export class JobStarter {
       .map(([, p]) => p);
   }
 
-  /** A signal to the job's workflow, which restarts if it had finished. */
-  async deliverInstruction(job: JobDoc, instruction: Instruction): Promise<void> {
+  /** A signal to the job's workflow, which restarts if it had finished (with the project's weight as it is then). */
+  async deliverInstruction(job: JobDoc, project: ProjectDoc, instruction: Instruction): Promise<void> {
     await this.withinStartTimeout(() =>
       this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-        ...this.startOptions(job),
+        ...this.startOptions(job, project),
         ...workflowSummary(job, instruction.prompt),
         args: [this.workflowInput(job)],
         signal: followUpSignal,
@@ -269,11 +270,13 @@ export class JobStarter {
     };
   }
 
-  startOptions(job: JobDoc) {
+  startOptions(job: JobDoc, project: ProjectDoc) {
     return {
       workflowId: agentJobWorkflowId(job._id),
       taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
       typedSearchAttributes: [{ key: projectKey, value: job.projectId }],
+      // One project's backlog does not hold another's jobs back: the queues dispatch projects in turn (src/jobs/fairness.ts).
+      priority: jobPriority(project),
     };
   }
 
@@ -295,10 +298,10 @@ export class JobStarter {
     }
   }
 
-  private async startWorkflow(job: JobDoc, first: Instruction): Promise<void> {
+  private async startWorkflow(job: JobDoc, project: ProjectDoc, first: Instruction): Promise<void> {
     await this.withinStartTimeout(() =>
       this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
-        ...this.startOptions(job),
+        ...this.startOptions(job, project),
         ...workflowSummary(job, first.prompt),
         args: [this.workflowInput(job, first)],
         // A repeated start (a retried request) joins the running workflow instead of failing or starting another.

@@ -45,6 +45,8 @@ export interface ProjectDoc {
   maxTurnTokens?: number;
   maxTurnMinutes?: number;
   maxJobCostUsd?: number;
+  /** The project's share of the agent workers against other projects' (`--fairness-weight`, src/jobs/fairness.ts); absent: 1. */
+  fairnessWeight?: number;
   createdAt: Date;
 }
 
@@ -63,6 +65,8 @@ export interface ProjectChecksUpdate {
   maintenance?: string[];
   /** A cap of 0 removes it. */
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
+  /** Within fairnessWeightRange; the default weight removes the setting. */
+  fairnessWeight?: number;
 }
 
 const maxCommands = 20;
@@ -116,6 +120,11 @@ function checkCommands(flag: string, commands: string[]): string[] {
   }
   return commands;
 }
+
+/** A project's share of the agent workers when its operator set none (src/jobs/fairness.ts): every project alike. */
+export const defaultFairnessWeight = 1;
+/** The weights `project update --fairness-weight` accepts: inside Temporal's own [0.001, 1000], far from either end. */
+export const fairnessWeightRange = { min: 0.1, max: 100 } as const;
 
 /** The project's caps on a turn, as it holds them now (unset ones absent). */
 export function projectCaps(p: ProjectDoc): { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number } {
@@ -263,6 +272,14 @@ export class TenancyStore {
       if (!Number.isFinite(v) || v < 0) throw new AppError('invalid_argument', `${k} must be a number of at least 0 (0 removes the cap)`);
       if (v === 0) unset[k] = '';
       else set[k] = v;
+    }
+    if (update.fairnessWeight !== undefined) {
+      const w = update.fairnessWeight;
+      const { min, max } = fairnessWeightRange;
+      if (!Number.isFinite(w) || w < min || w > max)
+        throw new AppError('invalid_argument', `fairnessWeight must be a number from ${min} to ${max} (${defaultFairnessWeight} is every project's default)`);
+      if (w === defaultFairnessWeight) unset.fairnessWeight = '';
+      else set.fairnessWeight = w;
     }
     const updated = await this.projects.findOneAndUpdate(
       { _id: projectId },

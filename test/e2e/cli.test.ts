@@ -223,6 +223,16 @@ describe('docent CLI', () => {
     expect(await docent('project', 'update', 'docs', '--max-turn-minutes', 'lots')).toMatchObject({ code: 2, stderr: expect.stringContaining('--max-turn-minutes must be a number') });
   });
 
+  it("sets a project's fairness weight; the default removes it, a weight out of bounds is refused", async () => {
+    const set = await docent('project', 'update', 'docs', '--fairness-weight', '2.5');
+    expect(set).toMatchObject({ code: 0, stdout: expect.stringContaining('fairness weight: 2.5') });
+    expect(await storedProjects().getProject('docs')).toMatchObject({ fairnessWeight: 2.5 });
+    expect(JSON.parse((await docent('project', 'update', 'docs', '--fairness-weight', '1', '--json')).stdout).fairnessWeight).toBeUndefined();
+    expect((await storedProjects().getProject('docs'))?.fairnessWeight).toBeUndefined();
+    expect(await docent('project', 'update', 'docs', '--fairness-weight', '1000')).toMatchObject({ code: 1, stderr: expect.stringContaining('fairnessWeight must be a number from 0.1 to 100') });
+    expect(await docent('project', 'update', 'docs', '--fairness-weight', 'heavy')).toMatchObject({ code: 2, stderr: expect.stringContaining('--fairness-weight must be a number') });
+  });
+
   it('creates, lists and deletes webhook endpoints; the secret is printed once and stored sealed', async () => {
     const created = await docent('webhook', 'create', '--project', 'docs', '--url', 'https://hooks.docent.invalid/in', '--events', 'agent_job.completed,agent_job.failed');
     expect(created.code).toBe(0);

@@ -48,10 +48,10 @@ export interface TemporalDevServer {
  * restart (or, with `inMemory`, kept in memory: nothing written, nothing left). A port taken between choosing it and
  * binding it is detected from the server's exit, and another is tried.
  */
-export async function startTemporalDevServer(options: { inMemory?: boolean } = {}): Promise<TemporalDevServer> {
+export async function startTemporalDevServer(options: { inMemory?: boolean; fairness?: boolean } = {}): Promise<TemporalDevServer> {
   const dir = options.inMemory ? undefined : await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
   for (let attempt = 1; ; attempt++) {
-    const server = devServerOn(await unusedPort(), dir);
+    const server = devServerOn(await unusedPort(), dir, options.fairness ?? true);
     try {
       await server.start();
       return server;
@@ -64,8 +64,8 @@ export async function startTemporalDevServer(options: { inMemory?: boolean } = {
   }
 }
 
-/** `dir` holds the server's database file; without it the server keeps everything in memory. */
-function devServerOn(port: number, dir: string | undefined): TemporalDevServer {
+/** `dir` holds the server's database file; without it the server keeps everything in memory. `fairness`: as infra/stack.sh starts it. */
+function devServerOn(port: number, dir: string | undefined, fairness: boolean): TemporalDevServer {
   const binary = temporalBinary();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
@@ -92,7 +92,8 @@ function devServerOn(port: number, dir: string | undefined): TemporalDevServer {
       // One partition per task queue: a dev server is one matching host, and the default four only add forwarding
       // between them (the run's server used 14 % less CPU on six e2e and integration files).
       const partitions = ['Read', 'Write'].flatMap((rw) => ['--dynamic-config-value', `matching.numTaskqueue${rw}Partitions=1`]);
-      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error', ...partitions];
+      const fair = fairness ? ['--dynamic-config-value', 'matching.enableFairness=true'] : [];
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error', ...partitions, ...fair];
       child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
       let stderr = '';
