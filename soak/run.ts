@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { ApiKeyStore } from '../src/auth/api-keys';
 import { runDocsIngest } from '../src/cli/docs-ingest';
@@ -116,6 +117,8 @@ async function main() {
       DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: String(heartbeatMs),
       DOCENT_AGENT_CLONE_WAIT_MS: '5000',
       DOCENT_LIMIT_JOBS_PER_HOUR: String(jobsPerProjectHour),
+      // The 2-core machine runs other work too: dependency checks get more than the 2 s default.
+      DOCENT_DEPENDENCY_TIMEOUT_MS: '5000',
     };
     const env = () => ({ ...settings, ...stack.env });
     const config = loadConfig(env());
@@ -186,7 +189,9 @@ async function main() {
 
     say('draining: every fault healed, waiting for the jobs to end');
     for (const m of fleet) if (!m.current) await m.start();
-    await drain(ctx, mongo.db, Number(values['drain-minutes']) * 60_000);
+    const temporal = new Client({ connection: await Connection.connect({ address: stack.env.DOCENT_TEMPORAL_ADDRESS! }) });
+    cleanups.push(() => temporal.connection.close());
+    await drain(ctx, mongo.db, temporal, Number(values['drain-minutes']) * 60_000);
     record({ kind: 'meta', at: Date.now(), what: 'drain-end' });
     sample();
 
@@ -217,12 +222,25 @@ async function ingestDocs(ctx: LoadContext, p: SoakProject) {
   await runDocsIngest(ctx.config, { domain: p.domain, source: path.join(repositoryRoot, 'test/fixtures/docs/mini'), baseUrl: `https://${p.domain}` }, () => undefined);
 }
 
-/** Approves plans still waiting (a person would) and waits until no job is active, or the deadline. */
-async function drain(ctx: LoadContext, db: import('mongodb').Db, ms: number) {
+/**
+ * Approves plans still waiting (a person would), then waits until no job is active and no agent-job or webhook-delivery
+ * workflow runs (clones removed, deliveries retried to the end), or the deadline.
+ */
+async function drain(ctx: LoadContext, db: import('mongodb').Db, temporal: Client, ms: number) {
   const deadline = Date.now() + ms;
+  const running = async () =>
+    Number(
+      (
+        await temporal.workflowService.countWorkflowExecutions({
+          namespace: 'default',
+          query: 'ExecutionStatus = "Running" AND (WorkflowType = "agentJob" OR WorkflowType = "webhookDelivery")',
+        })
+      ).count ?? 0,
+    );
   while (Date.now() < deadline) {
     const active = await db.collection('jobs').find({ status: 'active' }, { projection: { projectId: 1, planStatus: 1, planRevision: 1 } }).toArray();
-    if (active.length === 0) return;
+    const workflows = await running().catch(() => -1);
+    if (active.length === 0 && workflows === 0) return;
     for (const j of active.filter((x) => x.planStatus === 'awaiting')) {
       const p = ctx.projects.find((x) => x.id === j.projectId)!;
       const url = ctx.gateways()[0]!;
@@ -234,9 +252,10 @@ async function drain(ctx: LoadContext, db: import('mongodb').Db, ms: number) {
       }).catch(() => undefined);
       ctx.record({ kind: 'op', op: 'job.approve', start, end: Date.now(), ok: res?.status === 200, status: res?.status, project: p.id, jobId: String(j._id), detail: { drain: true } });
     }
-    say(`drain: ${active.length} job(s) still active`);
+    say(`drain: ${active.length} job(s) active, ${workflows} agent-job or delivery workflow(s) running`);
     await sleep(5000);
   }
+  say('drain: deadline passed with work still running (the invariants show what)');
 }
 
 main().catch((err: unknown) => {

@@ -18,6 +18,17 @@ export interface Member {
   rssBytes(): number | undefined;
 }
 
+/** Polls GET /readyz until the gateway reaches all its dependencies (a loaded machine's FerretDB can take a while). */
+async function untilReady(url: string, ms = 180_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+    if (res?.status === 200) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`${url} not ready after ${ms} ms`);
+}
+
 export function member(runDir: string, name: string, role: Member['role'], env: () => Record<string, string>): Member {
   const log = createWriteStream(path.join(runDir, `${name}.log`), { flags: 'a' });
   const m: Member = {
@@ -30,6 +41,7 @@ export function member(runDir: string, name: string, role: Member['role'], env: 
       if (role === 'gateway') {
         const l = await p.waitForLog((x) => typeof x.httpPort === 'number', 180_000);
         m.url = `http://127.0.0.1:${l.httpPort}`;
+        await untilReady(m.url);
       } else await p.waitForLog((x) => x.msg === 'worker polling', 300_000);
     },
     async signal(sig) {

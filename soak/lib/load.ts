@@ -120,7 +120,7 @@ async function followUp(ctx: LoadContext, p: SoakProject) {
   if (!jobId) return;
   await timed(ctx, 'job.followup', p, async () => {
     const res = await call(ctx, p.adminKey, 'POST', `/v2/agent/${p.id}/job/${jobId}/message`, { prompt: `write note f${++counter}` });
-    return { ok: res.status === 200 || res.status === 201, status: res.status, jobId, error: res.error };
+    return { ok: res.status >= 200 && res.status < 300, status: res.status, jobId, error: res.error };
   });
 }
 
@@ -129,7 +129,7 @@ async function stopJob(ctx: LoadContext, p: SoakProject) {
   if (!jobId) return;
   await timed(ctx, 'job.stop', p, async () => {
     const res = await call(ctx, p.adminKey, 'POST', `/v2/agent/${p.id}/job/${jobId}/stop`);
-    return { ok: res.status === 200, status: res.status, jobId, error: res.error };
+    return { ok: res.status === 200 || res.status === 202, status: res.status, jobId, error: res.error };
   });
 }
 
