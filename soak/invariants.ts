@@ -25,7 +25,12 @@ export const runSettings = (h: HistoryEntry[]): Record<string, unknown> => h.fin
 /** Every job a create accepted, and every job the store holds, ended: completed, failed or archived. */
 export function jobsEnded(h: HistoryEntry[], s: Snapshot): Verdict {
   const stored = new Map(s.jobs.map((j) => [j.id, j]));
-  const accepted = new Set([...ops(h, 'job.create').filter((o) => o.ok && o.jobId).map((o) => o.jobId!), ...stored.keys()]);
+  const accepted = new Set([
+    ...ops(h, 'job.create')
+      .filter((o) => o.ok && o.jobId)
+      .map((o) => o.jobId!),
+    ...stored.keys(),
+  ]);
   const bad: string[] = [];
   for (const id of accepted) {
     const job = stored.get(id);
@@ -151,7 +156,11 @@ export function rateLimitsHeld(h: HistoryEntry[], _s: Snapshot): Verdict {
 
 /** No clone, sandbox or setup-cache temporary left in the workers' folders after the drain. */
 export function noTemporariesLeft(_h: HistoryEntry[], s: Snapshot): Verdict {
-  return verdict('no workspace, sandbox or setup-cache temporary left', s.leftovers.length, s.leftovers.map((p) => `left behind: ${p}`));
+  return verdict(
+    'no workspace, sandbox or setup-cache temporary left',
+    s.leftovers.length,
+    s.leftovers.map((p) => `left behind: ${p}`),
+  );
 }
 
 /** The factor by which a role's resident memory at the end may exceed its first sample. */
@@ -181,12 +190,18 @@ export const checkRun = (h: HistoryEntry[], s: Snapshot): Verdict[] => invariant
 /** The counts a run's closing note gives: operations, faults by kind, jobs, pull requests, events, deliveries. */
 export function runCounts(h: HistoryEntry[], s: Snapshot) {
   const count = (xs: string[]) => Object.fromEntries([...groupBy(xs, (x) => x)].map(([k, v]) => [k, v.length]).sort());
-  const memory = [...groupBy(h.filter((e): e is MemoryEntry => e.kind === 'memory'), (m) => m.role)].map(([role, l]) => ({ role, start: mb(l[0]!.rssBytes), end: mb(l.at(-1)!.rssBytes) }));
+  const memory = [
+    ...groupBy(
+      h.filter((e): e is MemoryEntry => e.kind === 'memory'),
+      (m) => m.role,
+    ),
+  ].map(([role, l]) => ({ role, start: mb(l[0]!.rssBytes), end: mb(l.at(-1)!.rssBytes) }));
   return {
     seed: h.find((e): e is MetaEntry => e.kind === 'meta' && e.what === 'seed')?.seed,
     operations: count(ops(h).map((o) => `${o.op}${o.ok ? '' : ' (failed)'}`)),
     faults: count(h.filter((e) => e.kind === 'fault').map((f) => f.fault)),
     jobs: count(s.jobs.map((j) => j.status)),
+    jobErrors: count(s.jobs.flatMap((j) => (j.error ? [j.error] : []))),
     pulls: s.pulls.length,
     events: s.events.length,
     webhookMessages: s.webhookMessages.length,

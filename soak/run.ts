@@ -196,12 +196,20 @@ async function main() {
     sample();
 
     // What GitHub holds, dumped for the checker.
-    writeFileSync(path.join(runDir, 'pulls.json'), JSON.stringify(github.pulls.map((p) => ({ number: p.number, repository: /github\.test\/([^/]+\/[^/]+)\//.exec(p.html_url)?.[1] ?? '?', head: p.head, state: 'open' }))));
+    writeFileSync(
+      path.join(runDir, 'pulls.json'),
+      JSON.stringify(github.pulls.map((p) => ({ number: p.number, repository: /github\.test\/([^/]+\/[^/]+)\//.exec(p.html_url)?.[1] ?? '?', head: p.head, state: 'open' }))),
+    );
     writeFileSync(path.join(runDir, 'github-rejected.json'), JSON.stringify(github.rejected, null, 2));
     const branches = [];
     for (const p of projects) {
       const out = await git.git(p.owner, p.repo, 'for-each-ref', '--format=%(refname:short)', 'refs/heads');
-      branches.push(...out.split('\n').filter(Boolean).map((name) => ({ repository: `${p.owner}/${p.repo}`, name })));
+      branches.push(
+        ...out
+          .split('\n')
+          .filter(Boolean)
+          .map((name) => ({ repository: `${p.owner}/${p.repo}`, name })),
+      );
     }
     writeFileSync(path.join(runDir, 'branches.json'), JSON.stringify(branches));
     writeFileSync(path.join(runDir, 'snapshot.json'), JSON.stringify(await readSnapshot(runDir, layout)));
@@ -238,7 +246,10 @@ async function drain(ctx: LoadContext, db: import('mongodb').Db, temporal: Clien
       ).count ?? 0,
     );
   while (Date.now() < deadline) {
-    const active = await db.collection('jobs').find({ status: 'active' }, { projection: { projectId: 1, planStatus: 1, planRevision: 1 } }).toArray();
+    const active = await db
+      .collection('jobs')
+      .find({ status: 'active' }, { projection: { projectId: 1, planStatus: 1, planRevision: 1 } })
+      .toArray();
     const workflows = await running().catch(() => -1);
     if (active.length === 0 && workflows === 0) return;
     for (const j of active.filter((x) => x.planStatus === 'awaiting')) {

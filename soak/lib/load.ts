@@ -99,7 +99,7 @@ async function approveWhenPlanned(ctx: LoadContext, p: SoakProject, jobId: strin
   while (Date.now() < deadline) {
     await sleep(2000);
     const job = await call(ctx, p.adminKey, 'GET', `/v2/agent/${p.id}/job/${jobId}`).catch(() => undefined);
-    if (!job || job.status !== 200) continue;
+    if (job?.status !== 200) continue;
     if (job.json.status !== 'active') return;
     if (!job.json.awaitingApproval) continue;
     await timed(ctx, 'job.approve', p, async () => {
@@ -196,7 +196,10 @@ async function readIds(url: string, key: string, lastEventId: number | undefined
   const ids: number[] = [];
   let ended = false;
   try {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}) }, signal: aborter.signal });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...(lastEventId !== undefined ? { 'last-event-id': String(lastEventId) } : {}) },
+      signal: aborter.signal,
+    });
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
     let raw = '';
     for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {

@@ -44,7 +44,15 @@ export async function privateStack(runDir: string, ports: StackPorts = defaultPo
     async start(parts = all) {
       await stack('start', ...parts);
       const printed = (await stack('env')).stdout;
-      self.env = { ...Object.fromEntries(printed.split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])), DOCENT_TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}` };
+      self.env = {
+        ...Object.fromEntries(
+          printed
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+        ),
+        DOCENT_TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+      };
     },
     async stop(parts = all) {
       await stack('stop', ...parts);

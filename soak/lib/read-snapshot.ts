@@ -16,7 +16,13 @@ export interface RunLayout {
 }
 
 const readJson = <T>(file: string, fallback: T): T => (existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : fallback);
-const readLines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : []);
+const readLines = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : [];
 
 /** Clones of jobs, setup-cache temporaries and docent's temporary folders still in the workers' folders. */
 export function findLeftovers(layout: Pick<RunLayout, 'workspaces' | 'tmpDirs'>): string[] {
@@ -36,7 +42,7 @@ export async function readSnapshot(runDir: string, layout: RunLayout): Promise<S
     const db = client.db(layout.db);
     const all = (name: string, projection: Record<string, 1>) => db.collection(name).find({}, { projection }).toArray() as Promise<any[]>;
     const [jobs, turns, events, endpoints, messages, deliveries, threads] = await Promise.all([
-      all('jobs', { projectId: 1, status: 1, branch: 1, prLink: 1, turn: 1, firstTurnImplied: 1 }),
+      all('jobs', { projectId: 1, status: 1, branch: 1, prLink: 1, turn: 1, firstTurnImplied: 1, error: 1 }),
       all('job_turns', { jobId: 1, turn: 1, status: 1 }),
       all('job_events', { jobId: 1, seq: 1 }),
       all('webhook_endpoints', { projectId: 1, events: 1 }),
@@ -48,7 +54,7 @@ export async function readSnapshot(runDir: string, layout: RunLayout): Promise<S
     const storedFirst = new Set(turns.filter((t) => t.turn === 1).map((t) => t.jobId));
     const implied = jobs.filter((j) => j.firstTurnImplied && !storedFirst.has(j._id)).map((j) => ({ jobId: j._id, turn: 1, status: 'implied' }));
     return {
-      jobs: jobs.map((j) => ({ id: j._id, projectId: j.projectId, status: j.status, branch: j.branch, prLink: j.prLink ?? null, turn: j.turn })),
+      jobs: jobs.map((j) => ({ id: j._id, projectId: j.projectId, status: j.status, branch: j.branch, prLink: j.prLink ?? null, turn: j.turn, ...(j.error ? { error: `${j.error.code}: ${String(j.error.message).slice(0, 120)}` } : {}) })),
       turns: [...turns.map((t) => ({ jobId: t.jobId, turn: t.turn, status: t.status })), ...implied],
       events: events.map((e) => ({ jobId: e.jobId, seq: e.seq })),
       webhookEndpoints: endpoints.map((e) => ({ id: e._id, projectId: e.projectId, events: e.events ?? [] })),

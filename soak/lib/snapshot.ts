@@ -8,6 +8,8 @@ export interface SnapshotJob {
   branch: string;
   prLink: string | null;
   turn: number;
+  /** Why a failed job failed (its error code), for the report. */
+  error?: string;
 }
 
 export interface Snapshot {
