@@ -54,7 +54,15 @@ export async function readSnapshot(runDir: string, layout: RunLayout): Promise<S
     const storedFirst = new Set(turns.filter((t) => t.turn === 1).map((t) => t.jobId));
     const implied = jobs.filter((j) => j.firstTurnImplied && !storedFirst.has(j._id)).map((j) => ({ jobId: j._id, turn: 1, status: 'implied' }));
     return {
-      jobs: jobs.map((j) => ({ id: j._id, projectId: j.projectId, status: j.status, branch: j.branch, prLink: j.prLink ?? null, turn: j.turn, ...(j.error ? { error: `${j.error.code}: ${String(j.error.message).slice(0, 120)}` } : {}) })),
+      jobs: jobs.map((j) => ({
+        id: j._id,
+        projectId: j.projectId,
+        status: j.status,
+        branch: j.branch,
+        prLink: j.prLink ?? null,
+        turn: j.turn,
+        ...(j.error ? { error: `${j.error.code}: ${String(j.error.message).slice(0, 120)}` } : {}),
+      })),
       turns: [...turns.map((t) => ({ jobId: t.jobId, turn: t.turn, status: t.status })), ...implied],
       events: events.map((e) => ({ jobId: e.jobId, seq: e.seq })),
       webhookEndpoints: endpoints.map((e) => ({ id: e._id, projectId: e.projectId, events: e.events ?? [] })),
