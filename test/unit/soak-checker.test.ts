@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { checkRunFolder } from '../../soak/check';
+import { checkRun, type Verdict } from '../../soak/invariants';
+import { parseHistory, type HistoryEntry } from '../../soak/lib/history';
+import type { Snapshot } from '../../soak/lib/snapshot';
+
+// The soak's checker over a small recorded run (test/fixtures/soak/clean) where every invariant holds, and over copies
+// with one violation planted each: the checker names the broken invariant and the counterexample.
+
+const fixtures = path.resolve(__dirname, '../fixtures/soak');
+const clean = () => ({
+  history: parseHistory(readFileSync(path.join(fixtures, 'clean/history.jsonl'), 'utf8')),
+  snapshot: JSON.parse(readFileSync(path.join(fixtures, 'clean/snapshot.json'), 'utf8')) as Snapshot,
+});
+const broken = (verdicts: Verdict[]) => verdicts.filter((v) => !v.holds).map((v) => ({ name: v.name, counterexamples: v.counterexamples }));
+
+/** Runs the checker on the clean run after `plant` changed it; returns what broke. */
+function withPlanted(plant: (run: { history: HistoryEntry[]; snapshot: Snapshot }) => void) {
+  const run = clean();
+  plant(run);
+  return broken(checkRun(run.history, run.snapshot));
+}
+
+describe('soak checker', () => {
+  it('finds every invariant holding on the clean recorded run', () => {
+    const { history, snapshot } = clean();
+    const verdicts = checkRun(history, snapshot);
+    expect(broken(verdicts)).toEqual([]);
+    // Each invariant looked at something (the folder scan finds nothing to look at in a clean run).
+    expect(verdicts.filter((v) => v.checked === 0).map((v) => v.name)).toEqual(['no workspace, sandbox or setup-cache temporary left']);
+  });
+
+  it('reports a duplicated pull request for one job', () => {
+    expect(withPlanted(({ snapshot }) => snapshot.pulls.push({ number: 2, repository: 'acme/p1', head: 'docent/job_a', state: 'open' }))).toEqual([
+      { name: 'each job at most one pull request and one branch', counterexamples: ['job_a: 2 pull requests from docent/job_a (#1, #2)'] },
+    ]);
+  });
+
+  it('reports a second branch for one job', () => {
+    expect(withPlanted(({ snapshot }) => snapshot.branches.push({ repository: 'acme/p1', name: 'docent/job_a-retry' }))).toEqual([
+      { name: 'each job at most one pull request and one branch', counterexamples: ['job_a: 2 branches (docent/job_a, docent/job_a-retry)'] },
+    ]);
+  });
+
+  it('reports a gap in turn numbers', () => {
+    expect(
+      withPlanted(({ snapshot }) => {
+        snapshot.jobs[0]!.turn = 3;
+        snapshot.turns.push({ jobId: 'job_a', turn: 3, status: 'completed' });
+        snapshot.turns = snapshot.turns.filter((t) => !(t.jobId === 'job_a' && t.turn === 2));
+      }),
+    ).toEqual([{ name: 'turns numbered without gaps', counterexamples: ['job_a: turns [1, 3], job at turn 3'] }]);
+  });
+
+  it('reports a webhook message whose attempts carried two webhook-ids', () => {
+    expect(
+      withPlanted(({ snapshot }) => {
+        snapshot.received[1]!.webhookId = 'msg_a1_again';
+      }),
+    ).toEqual([
+      {
+        name: 'each webhook message delivered at least once, all attempts one webhook-id',
+        counterexamples: ['one message (ep1|agent_job.completed|job_a|1|completed) arrived under 2 webhook-ids: msg_a1, msg_a1_again'],
+      },
+    ]);
+  });
+
+  it('reports a webhook message never delivered', () => {
+    expect(
+      withPlanted(({ snapshot }) => {
+        snapshot.webhookDeliveries = snapshot.webhookDeliveries.filter((d) => d.messageId !== 'msg_a2');
+        snapshot.received = snapshot.received.filter((r) => r.webhookId !== 'msg_a2');
+      }),
+    ).toEqual([
+      { name: 'each webhook message delivered at least once, all attempts one webhook-id', counterexamples: ['msg_a2 (agent_job.completed) never delivered to ep1: 0 attempt(s), statuses []'] },
+    ]);
+  });
+
+  it('reports a job never ended, and one accepted but never stored', () => {
+    expect(
+      withPlanted(({ history, snapshot }) => {
+        snapshot.jobs[2]!.status = 'active';
+        history.push({ kind: 'op', op: 'job.create', start: 1795744840000, end: 1795744840100, ok: true, project: 'p2', jobId: 'job_lost', status: 201 });
+      }),
+    ).toEqual([{ name: 'accepted jobs all ended', counterexamples: ['job_c: still active at turn 1', 'job_lost: accepted (201) but not in the store'] }]);
+  });
+
+  it('reports a resumed reader that missed an event at the seam, and a gap in stored event ids', () => {
+    expect(
+      withPlanted(({ history, snapshot }) => {
+        const read = history.find((e) => e.kind === 'op' && e.op === 'events.resume');
+        if (read?.kind === 'op') read.detail = { before: [1, 2, 3], after: [5, 6], ended: true };
+        snapshot.events = snapshot.events.filter((e) => !(e.jobId === 'job_c' && e.seq === 1));
+      }),
+    ).toEqual([
+      {
+        name: "each job's event ids strictly increasing, nothing missing for a resumed reader",
+        counterexamples: ['job_c: stored event ids [2] are not 1…1', 'job_a: a reader resumed after 3 saw [1, 2, 3] then [5, 6]'],
+      },
+    ]);
+  });
+
+  it('reports an assistant answer that stalled silently', () => {
+    expect(
+      withPlanted(({ history }) => {
+        history.push({ kind: 'op', op: 'assistant.ask', start: 1795744850000, end: 1795744910000, ok: false, project: 'p1', status: 200, error: 'no frame for 60 s', detail: { outcome: 'stalled' } });
+      }),
+    ).toEqual([{ name: 'each assistant answer completed or ended with a retryable error', counterexamples: ['p1 at 2026-11-27T02:00:50.000Z: stalled (no frame for 60 s) HTTP 200'] }]);
+  });
+
+  it('reports more accepted creates in an hour than the limit, a temporary left behind and memory grown past the factor', () => {
+    const found = withPlanted(({ history, snapshot }) => {
+      const start = history.find((e) => e.kind === 'meta' && e.what === 'start');
+      if (start?.kind === 'meta') start.settings = { ...start.settings, jobsPerProjectHour: 2 };
+      snapshot.leftovers.push('/run/ws-0/job_c');
+      history.push({ kind: 'memory', at: 1795744950000, role: 'gateway', name: 'gateway-1', pid: 303, rssBytes: 600_000_000 });
+    });
+    expect(found).toEqual([
+      { name: 'rate-limit counts never above the limit', counterexamples: ['p1|2026-11-27T02: 3 accepted, limit 2'] },
+      { name: 'no workspace, sandbox or setup-cache temporary left', counterexamples: ['left behind: /run/ws-0/job_c'] },
+      { name: 'gateway and worker memory at the end within 3x of the start', counterexamples: ['gateway: 143 MB at the start, 572 MB at the end (over 3x)'] },
+    ]);
+  });
+
+  it('checks a run folder as `node dist/soak/check.js <runDir>` does: the committed duplicated-PR run fails', async () => {
+    const { verdicts, report } = await checkRunFolder(path.join(fixtures, 'duplicated-pr'));
+    expect(broken(verdicts).map((v) => v.name)).toEqual(['each job at most one pull request and one branch']);
+    expect(report).toContain('BROKEN  each job at most one pull request and one branch (3 checked, 1 counterexample(s))');
+    expect(report).toContain('"seed": 42');
+  });
+});
