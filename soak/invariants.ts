@@ -90,8 +90,9 @@ export function eventIdsInOrder(h: HistoryEntry[], s: Snapshot): Verdict {
   return verdict("each job's event ids strictly increasing, nothing missing for a resumed reader", byJob.size + reads.length, bad);
 }
 
-/** What tells the same webhook message apart from another: its event, job, turn and the job's status in it. */
-const messageKey = (r: Snapshot['received'][number]) => `${r.endpointId}|${r.type}|${r.jobId ?? ''}|${r.turn ?? ''}|${r.jobStatus ?? ''}`;
+/** What tells one webhook message from another: its endpoint, event, job, turn, the job's status and plan revision in it. */
+const messageKey = (r: Snapshot['received'][number]) =>
+  `${r.type} of ${r.jobId ?? '?'} turn ${r.turn ?? '?'} (${r.jobStatus ?? '?'}${r.planRevision ? `, plan revision ${r.planRevision}` : ''}) to ${r.endpointId}`;
 
 /**
  * Each stored webhook message reached every endpoint subscribed to it at least once (a 2xx after a verified

@@ -65,7 +65,7 @@ export async function startReceivers(logFile: string): Promise<Receivers> {
     const job = body?.data?.job;
     appendFileSync(
       logFile,
-      `${JSON.stringify({ webhookId: String(req.headers['webhook-id']), endpointId: b?.endpointId ?? `unbound:${projectId}`, verified, status, type: String(body?.type), jobId: job?.id, turn: job?.turn, jobStatus: job?.status })}\n`,
+      `${JSON.stringify({ webhookId: String(req.headers['webhook-id']), endpointId: b?.endpointId ?? `unbound:${projectId}`, verified, status, type: String(body?.type), jobId: job?.id, turn: job?.turn, jobStatus: job?.status, planRevision: job?.planRevision })}\n`,
     );
     res.writeHead(status).end();
   });

@@ -70,7 +70,7 @@ async function inject(ctx: FaultContext, kind: FaultKind): Promise<string> {
   }
 }
 
-/** Injects `count` faults of the enabled kinds at random times spread over [now, until); one at a time. */
+/** Injects `count` faults of the enabled kinds at random times spread over [now, until), one at a time; every kind at least once. */
 export async function runFaults(ctx: FaultContext, kinds: FaultKind[], count: number, until: number): Promise<void> {
   const times = Array.from({ length: count }, () => ctx.rng.next()).sort((a, b) => a - b);
   const order = [...kinds].sort(() => ctx.rng.next() - 0.5);
@@ -79,7 +79,8 @@ export async function runFaults(ctx: FaultContext, kinds: FaultKind[], count: nu
   for (const [n, at] of times.entries()) {
     const wait = from + at * span - Date.now();
     if (wait > 0) await sleep(wait);
-    if (Date.now() >= until) break;
+    // Past the load's end only to give every enabled kind its one turn (a slow restart can push the rest late).
+    if (Date.now() >= until && n >= order.length) break;
     // Every kind comes round at least once before any repeats, in a seeded order.
     const kind = n < order.length ? order[n]! : ctx.rng.pick(kinds);
     const start = Date.now();

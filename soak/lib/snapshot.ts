@@ -23,7 +23,7 @@ export interface Snapshot {
   /** webhook_deliveries: docent's log of each attempt. */
   webhookDeliveries: Array<{ messageId: string; endpointId: string; attempt: number; ok: boolean; status: number | null }>;
   /** What the soak's receivers got: the `webhook-id` header, the endpoint, whether the signature verified, the answer. */
-  received: Array<{ webhookId: string; endpointId: string; verified: boolean; status: number; type: string; jobId?: string; turn?: number; jobStatus?: string }>;
+  received: Array<{ webhookId: string; endpointId: string; verified: boolean; status: number; type: string; jobId?: string; turn?: number; jobStatus?: string; planRevision?: number }>;
   threads: Array<{ id: string; turns: Array<{ messageId?: string; status: string }> }>;
   /** The GitHub double's pull requests, dumped at the end of the run. */
   pulls: Array<{ number: number; repository: string; head: string; state: string }>;

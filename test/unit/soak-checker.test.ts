@@ -61,9 +61,24 @@ describe('soak checker', () => {
     ).toEqual([
       {
         name: 'each webhook message delivered at least once, all attempts one webhook-id',
-        counterexamples: ['one message (ep1|agent_job.completed|job_a|1|completed) arrived under 2 webhook-ids: msg_a1, msg_a1_again'],
+        counterexamples: ['one message (agent_job.completed of job_a turn 1 (completed) to ep1) arrived under 2 webhook-ids: msg_a1, msg_a1_again'],
       },
     ]);
+  });
+
+  it('tells two plan revisions of one turn apart: each its own message, not one message under two ids', () => {
+    expect(
+      withPlanted(({ snapshot }) => {
+        snapshot.webhookEndpoints[0]!.events.push('agent_job.plan_ready');
+        snapshot.webhookMessages.push({ id: 'msg_b_plan_1', projectId: 'p1', type: 'agent_job.plan_ready' }, { id: 'msg_b_plan_2', projectId: 'p1', type: 'agent_job.plan_ready' });
+        for (const [id, planRevision] of [
+          ['msg_b_plan_1', 1],
+          ['msg_b_plan_2', 2],
+        ] as const) {
+          snapshot.received.push({ webhookId: id, endpointId: 'ep1', verified: true, status: 204, type: 'agent_job.plan_ready', jobId: 'job_b', turn: 1, jobStatus: 'active', planRevision });
+        }
+      }),
+    ).toEqual([]);
   });
 
   it('reports a webhook message never delivered', () => {
