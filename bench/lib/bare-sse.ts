@@ -28,7 +28,14 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     // A failed model call ends the stream with an error frame, as docent's does, instead of leaving it open.
     let failure: unknown;
-    const result = streamText({ model: deps.model, prompt: question, maxRetries: 0, onError: ({ error }) => void (failure = error) });
+    const result = streamText({
+      model: deps.model,
+      prompt: question,
+      maxRetries: 0,
+      onError: ({ error }) => {
+        failure = error;
+      },
+    });
     for await (const delta of result.textStream) {
       if (!res.write(`data: ${JSON.stringify({ type: 'text-delta', id: 'text-0', delta })}\n\n`)) await new Promise((r) => res.once('drain', r));
     }
