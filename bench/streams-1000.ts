@@ -181,7 +181,8 @@ export const streams1000: Benchmark = {
           case: `${n} concurrent v2 streams at ${1000 / paceMs} tokens/s: inter-token gap`,
           ratio: `added p99 ${fmtMs(added)} (p99 ${fmtRatio(medianRatio(s99, f99))}); once all streams run: added p99 ${fmtMs(steadyAdded)}`,
           target: n === 100 ? 'p99 added ≤ 10 ms' : n === limit ? `${limit} held; memory per stream reported` : 'reported',
-          met: n === 100 ? added <= 10 : n === limit ? s.every((b) => b.errors === 0 && b.maxOpen === n) : null,
+          // When the floor's own p99 gap is 5 paces or more, the machine sets the gap and the goal cannot be judged.
+          met: n === 100 ? (median(f99) >= 5 * paceMs ? null : added <= 10) : n === limit ? s.every((b) => b.errors === 0 && b.maxOpen === n) : null,
           subject: `p99 gap ${fmtMs(median(s99))}; ${median(s.map((b) => b.ops))} of ${n} completed, at most ${median(s.map((b) => b.maxOpen))} open at once; first text p50 ${fmtMs(median(s.map((b) => percentile(b.firstText, 50))))}, p99 ${fmtMs(median(s.map((b) => percentile(b.firstText, 99))))}; heap +${kb(perStream(s, 'heapBytes'))}, RSS +${kb(perStream(s, 'rssBytes'))} per stream`,
           baseline: `p99 gap ${fmtMs(median(f99))}; ${median(f.map((b) => b.ops))} of ${n} completed, at most ${median(f.map((b) => b.maxOpen))} open at once; first text p50 ${fmtMs(median(f.map((b) => percentile(b.firstText, 50))))}, p99 ${fmtMs(median(f.map((b) => percentile(b.firstText, 99))))}; heap +${kb(perStream(f, 'heapBytes'))}, RSS +${kb(perStream(f, 'rssBytes'))} per stream`,
         });
@@ -203,12 +204,14 @@ export const streams1000: Benchmark = {
       );
       for (const o of [...held, extra]) o.abort();
       const clear = status === 429 && /"code"/.test(body);
+      const atLimit = openCount === limit;
       rows.push({
         bench: 'streams-1000',
         case: `the ${limit + 1}st stream of one key, ${openCount} open, limit ${limit}`,
-        ratio: status === -1 ? 'no answer in 10 s (a stall)' : `HTTP ${status} in ${fmtMs(answeredMs)}`,
+        // Below the limit the extra stream is an ordinary one, and its wait says nothing about the limit.
+        ratio: !atLimit ? `not at the limit: ${openCount} of ${limit} opened` : status === -1 ? 'no answer in 10 s (a stall)' : `HTTP ${status} in ${fmtMs(answeredMs)}`,
         target: 'a clear error, not a stall',
-        met: clear,
+        met: atLimit ? clear : null,
         subject: body.slice(0, 160),
         baseline: '—',
       });

@@ -59,7 +59,7 @@ describe('the passage vectors of a docs index', () => {
     await es.close();
   });
 
-  // At a million passages BBQ with rescoring recalled as well as int8 in less memory (docs/decisions/2026-11-27-search-at-a-million.md).
+  // BBQ with rescoring recalled as well as int8 in less time and memory (docs/decisions/2026-11-27-search-at-a-million.md).
   it('are indexed quantised to bits (BBQ) with rescoring, and still find the passage', async () => {
     const chunks = chunkPage(
       'guides/deploy.md',
