@@ -132,6 +132,8 @@ export const searchScale: Benchmark = {
       // The kept index loses this run's alias first, so that deleting the run's indexes cannot reach it.
       await es.indices.deleteAlias({ index, name: alias }).catch(() => undefined);
       await deleteIndexes(es, prefix).catch(() => undefined);
+      // Kept on disk for the next run, closed: an open million-passage index would weigh on the stack's heap meanwhile.
+      await es.indices.close({ index }).catch(() => undefined);
       await gw.stop();
     }
   },

@@ -112,6 +112,8 @@ export async function buildScaleIndex(
   const body = opts.body ?? docsIndexBody(opts.seed.vectors[0]!.length);
   let resumedAt = 0;
   if (await es.indices.exists({ index: opts.index })) {
+    // The last run closed it (bench/search-scale.ts).
+    await es.indices.open({ index: opts.index });
     // Passages are generated in order with fixed ids: what an interrupted build indexed is counted and re-sent from
     // two bulk requests before it (those may have been in flight), overwriting the same ids.
     await es.indices.refresh({ index: opts.index });
