@@ -1,4 +1,4 @@
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -6,12 +6,13 @@ import path from 'node:path';
 import { templates } from '../../src/automations/templates';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { automationScheduleId } from '../../workflows/automation-run-contract';
-import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
+import { deleteTestIndexes, filesOf, miniDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
 import { callApi, sseChunks, v2Body } from '../support/http';
+import { poll } from '../support/poll';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
@@ -55,14 +56,6 @@ const script = (req: ChatRequest): ScriptedTurn => {
     : { toolCalls: [{ name: 'write_file', args: { path: 'docs/guides/billing.md', content: newPage } }] };
 };
 
-async function filesOf(dir: string, prefix: string, out: Record<string, string> = {}): Promise<Record<string, string>> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) await filesOf(path.join(dir, e.name), `${prefix}${e.name}/`, out);
-    else out[`${prefix}${e.name}`] = await readFile(path.join(dir, e.name), 'utf8');
-  }
-  return out;
-}
-
 /** A reader asks the assistant, in a thread of its own. */
 async function ask(text: string): Promise<number> {
   const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
@@ -102,15 +95,11 @@ afterAll(async () => {
 
 const api = async (method: string, p: string, body?: unknown) => (await callApi(gw.url, admin, method, p, body)).json();
 
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms\n${worker.output.slice(-20).join('\n')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Polls with a deadline; a timeout shows the worker's last lines. */
+const until = <T>(what: string, read: () => Promise<T>, done: (v: T) => boolean) =>
+  poll(what, read, done, 60_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${worker.output.slice(-20).join('\n')}`);
+  });
 
 describe('an unanswered_questions automation', () => {
   it('starts one gap-loop job once the domain has threshold unanswered questions, and nothing below it or without new ones', async () => {

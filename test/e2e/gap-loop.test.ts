@@ -1,4 +1,4 @@
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { toJson } from '@bufbuild/protobuf';
@@ -8,7 +8,7 @@ import { AgentJobSchema, AgentService } from '../../src/gen/agent/v2/agent_pb';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { runDocent } from '../support/cli';
-import { deleteTestIndexes, miniDocsFolder } from '../support/docs';
+import { deleteTestIndexes, filesOf, miniDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -40,14 +40,6 @@ const script = (req: ChatRequest): ScriptedTurn =>
   req.messages.at(-1)?.role === 'tool'
     ? { text: ['Document paying by invoice', '\n\nAdds a billing page that says how to pay for the team plan by invoice, which readers asked.'] }
     : { toolCalls: [{ name: 'write_file', args: { path: 'docs/guides/billing.md', content: newPage } }] };
-
-async function filesOf(dir: string, prefix: string, out: Record<string, string> = {}): Promise<Record<string, string>> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.isDirectory()) await filesOf(path.join(dir, e.name), `${prefix}${e.name}/`, out);
-    else out[`${prefix}${e.name}`] = await readFile(path.join(dir, e.name), 'utf8');
-  }
-  return out;
-}
 
 const ask = async (text: string) => {
   const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {

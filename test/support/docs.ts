@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createEsClient } from '../../src/search/es-client';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
@@ -58,4 +59,13 @@ export async function deleteTestIndexes(config: Config): Promise<void> {
   const indexes = Object.keys(await es.indices.get({ index: `${config.elasticsearch.indexPrefix}-*` }).catch(() => ({})));
   if (indexes.length) await es.indices.delete({ index: indexes.join(',') });
   await es.close();
+}
+
+/** A folder's files as `{ 'prefix/relative/path': text }`, the shape a test git server's createRepo takes. */
+export async function filesOf(dir: string, prefix: string, out: Record<string, string> = {}): Promise<Record<string, string>> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) await filesOf(path.join(dir, e.name), `${prefix}${e.name}/`, out);
+    else out[`${prefix}${e.name}`] = await readFile(path.join(dir, e.name), 'utf8');
+  }
+  return out;
 }
