@@ -2,7 +2,10 @@ import type { z } from 'zod';
 import type { ApiKeyStore } from '../auth/api-keys';
 import { AppError } from '../errors';
 import { SecretBox } from '../crypto/secret-box';
+import type { GitHubSettings } from '../config';
 import type { Deps } from '../deps';
+import { ProjectWebhookSecrets } from '../github/webhook-secrets';
+import { issueWebhookSecret } from './github-operations';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
@@ -22,13 +25,16 @@ export interface AdminStores {
   secrets: ProjectSecretStore;
   /** Temporal's docs sync schedules. */
   schedules: DocsSyncSchedules;
+  githubWebhookSecrets: ProjectWebhookSecrets;
+  github: GitHubSettings;
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
 export function adminStores(deps: Deps): AdminStores {
   const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
   const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
-  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules };
+  const githubWebhookSecrets = new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey);
+  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github };
 }
 
 const listLimit = 500;
@@ -118,6 +124,11 @@ export class AdminOperations {
 
   async clearSetupCache(who: AdminCaller, projectId: string): Promise<{ id: string; setupCacheGeneration: number }> {
     return (await jsonOf(clearProjectSetupCache(this.s, await this.project(who, projectId)))) as { id: string; setupCacheGeneration: number };
+  }
+
+  /** A new secret for the project's GitHub webhook (token mode), shown only in this answer. */
+  async issueGitHubWebhookSecret(who: AdminCaller, projectId: string): Promise<Json> {
+    return jsonOf(issueWebhookSecret(this.s, this.s.github, await this.project(who, projectId)));
   }
 
   async docsStatus(who: AdminCaller, domain: string): Promise<DocsSyncStatus> {

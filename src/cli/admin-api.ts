@@ -120,4 +120,13 @@ export class AdminApi {
     const line = (d: Json) => `${d.at}  ${d.messageId}  ${d.type}  attempt ${d.attempt}  ${d.status ?? '-'}  ${d.ok ? 'ok' : (d.error ?? 'failed')}`;
     return { text: list.length ? list.map(line).join('\n') : `webhook ${webhookId} has no deliveries yet`, json: list };
   }
+
+  async githubWebhookSecret(projectId: string): Promise<Output> {
+    const r = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/github/webhook-secret`);
+    return {
+      text: String(r.secret),
+      note: `made a new GitHub webhook secret for project ${projectId}: set it as the secret of ${r.repository}'s webhook to <gateway>/github/webhook (content type application/json); it is shown only once, and the previous one no longer verifies`,
+      json: r,
+    };
+  }
 }

@@ -17,7 +17,7 @@ import { WebhookStore } from '../webhooks/store';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from '../admin/secret-operations';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
-import { issueWebhookSecret, type GitHubStores } from './github-commands';
+import { issueWebhookSecret, type GitHubStores } from '../admin/github-operations';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -69,10 +69,11 @@ commands:
   operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
                                                 0600); what npm start runs. The operator commands are bootstrap:
                                                 they talk to the database (DOCENT_MONGO_*)
-With DOCENT_OPERATOR_KEY set, org create, project create|update|cache clear|secret set|list, key create|revoke|list,
-webhook create|list|delete|deliveries, docs follow|sync|unfollow|status|ingest --sitemap and automation … call the
-operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings; the other commands are
-bootstrap and talk to the database (DOCENT_MONGO_*) or Temporal directly (docs/operator-api.md says which and why).
+With DOCENT_OPERATOR_KEY set, org create, project create|update|cache clear|webhook-secret|secret set|list,
+key create|revoke|list, webhook create|list|delete|deliveries, docs follow|sync|unfollow|status|ingest --sitemap and
+automation … call the operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings;
+the other commands are bootstrap and talk to the database (DOCENT_MONGO_*) or Temporal directly (docs/operator-api.md
+says which and why).
   docs ingest ${docsIngestUsage.replace('usage: docent docs ingest ', '')}
 ${docsSyncUsage}
   analytics --domain <domain> [--since 7d]      what readers asked the docs: volume, top and unanswered questions
@@ -199,7 +200,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
   if (group === 'project' && action === 'secret') return secretCommand(rest);
   if (group === 'project' && action === 'webhook-secret') {
     const { positionals, values } = parse(rest, {}, 1);
-    return { out: await withStores((s) => issueWebhookSecret(s, loadConfig().github, positionals[0]!)), json: !!values.json };
+    return {
+      out: await viaApi(
+        (api) => api.githubWebhookSecret(positionals[0]!),
+        (s) => issueWebhookSecret(s, loadConfig().github, positionals[0]!),
+      ),
+      json: !!values.json,
+    };
   }
   if (group === 'project' && action === 'cache') {
     const [sub, ...args] = rest;

@@ -240,6 +240,13 @@ export function adminRoutes(deps: Deps): Route[] {
       responses: ok('The new cache generation', schemas.cacheClearedBody),
       run: async (who, projectId) => ({ status: 200, body: await ops.clearSetupCache(who, projectId) }),
     }),
+    projectRoute({
+      method: 'POST',
+      path: '/v2/admin/projects/{projectId}/github/webhook-secret',
+      summary: "Make the project's own secret for its repository's GitHub webhook (token mode; as `docent project webhook-secret`): shown once, the previous one stops verifying",
+      responses: ok('The secret, shown only here', schemas.githubWebhookSecretBody),
+      run: async (who, projectId) => ({ status: 200, body: await ops.issueGitHubWebhookSecret(who, projectId) }),
+    }),
     docsRoute({
       method: 'GET',
       path: '',

@@ -100,3 +100,9 @@ export const projectSettingsBody = z
   })
   .describe('The sandbox settings as updated (also secretsToChecks, secretsForAgentCode, setupCacheKeyFiles, maintenanceCommands, caps when set)')
   .register(documentedSchemas, { id: 'AdminProjectSettings' });
+
+export const githubWebhookSecretBody = z.object({
+  projectId: z.string(),
+  repository: z.string().describe('owner/name, whose webhook to <gateway>/github/webhook takes the secret'),
+  secret: z.string().describe('Shown only in this answer; the previous one no longer verifies'),
+});

@@ -21,7 +21,7 @@ export interface AutomationRouteSet {
   auth: 'admin' | 'none';
   cors?: CorsPolicy;
   /** The project's admin caller the service authorises (the operator API makes one for an operator key that sees the project). */
-  callerOf: (req: RestRequest<unknown>) => Promise<Caller>;
+  callerOf: (req: Pick<RestRequest, 'headers' | 'params' | 'caller'>) => Promise<Caller>;
 }
 
 /** The automation routes under `base`, over the one service (so both surfaces validate and answer alike). */
@@ -50,7 +50,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       responses: { 201: { description: 'The new automation', json: automationBody } },
       handler: async (req) => {
         const projectId = req.params.projectId!;
-        const created = await service.create(await callerOf(req as RestRequest<unknown>), projectId, req.body);
+        const created = await service.create(await callerOf(req), projectId, req.body);
         return { status: 201, body: automationToJson(created), headers: { location: `${base.replace('{projectId}', encodeURIComponent(projectId))}/${created._id}` } };
       },
     }),
@@ -61,7 +61,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       auth,
       ...(cors && { cors }),
       responses: { 200: { description: 'The automations', json: automationListBody } },
-      handler: async (req) => ({ status: 200, body: { automations: (await service.list(await callerOf(req as RestRequest<unknown>), req.params.projectId!)).map(automationToJson) } }),
+      handler: async (req) => ({ status: 200, body: { automations: (await service.list(await callerOf(req), req.params.projectId!)).map(automationToJson) } }),
     }),
     route({
       method: 'GET',
@@ -70,7 +70,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       auth,
       ...(cors && { cors }),
       responses: theAutomation,
-      handler: async (req) => ({ status: 200, body: automationToJson(await service.get(await callerOf(req as RestRequest<unknown>), req.params.projectId!, req.params.automationId!)) }),
+      handler: async (req) => ({ status: 200, body: automationToJson(await service.get(await callerOf(req), req.params.projectId!, req.params.automationId!)) }),
     }),
     route({
       method: 'PATCH',
@@ -80,7 +80,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       ...(cors && { cors }),
       body: updateAutomationBody,
       responses: theAutomation,
-      handler: async (req) => ({ status: 200, body: automationToJson(await service.update(await callerOf(req as RestRequest<unknown>), req.params.projectId!, req.params.automationId!, req.body)) }),
+      handler: async (req) => ({ status: 200, body: automationToJson(await service.update(await callerOf(req), req.params.projectId!, req.params.automationId!, req.body)) }),
     }),
     route({
       method: 'DELETE',
@@ -90,7 +90,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       ...(cors && { cors }),
       responses: { 200: { description: 'Deleted', json: deletedBody } },
       handler: async (req) => {
-        await service.remove(await callerOf(req as RestRequest<unknown>), req.params.projectId!, req.params.automationId!);
+        await service.remove(await callerOf(req), req.params.projectId!, req.params.automationId!);
         return { status: 200, body: { id: req.params.automationId!, deleted: true as const } };
       },
     }),
@@ -101,7 +101,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       auth,
       ...(cors && { cors }),
       responses: { 202: { description: 'The run, which started the job jobId', json: automationRunBody } },
-      handler: async (req) => ({ status: 202, body: runToJson(await service.trigger(await callerOf(req as RestRequest<unknown>), req.params.projectId!, req.params.automationId!)) }),
+      handler: async (req) => ({ status: 202, body: runToJson(await service.trigger(await callerOf(req), req.params.projectId!, req.params.automationId!)) }),
     }),
     act('pause', 'Pause an automation: its schedule pauses, and runs that still arrive are refused and recorded', service.pause),
     act('resume', 'Resume a paused automation', service.resume),
@@ -114,7 +114,7 @@ export function automationRoutesAt(deps: Deps, set: AutomationRouteSet): Route[]
       responses: { 200: { description: 'The runs', json: automationRunListBody } },
       handler: async (req) => {
         const { limit } = parseInput(listRunsQuery, Object.fromEntries(req.query));
-        return { status: 200, body: { runs: (await service.runs(await callerOf(req as RestRequest<unknown>), req.params.projectId!, req.params.automationId!, limit)).map(runToJson) } };
+        return { status: 200, body: { runs: (await service.runs(await callerOf(req), req.params.projectId!, req.params.automationId!, limit)).map(runToJson) } };
       },
     }),
   ];

@@ -55,7 +55,13 @@ describe('admin.v1.AdminService', () => {
     expect(await refusal(admin.createOrganization({ id: 'x'.repeat(65) }))).toBe(Code.InvalidArgument);
     const page = await admin.listAuditEntries({ limit: 200 });
     const mine = page.entries.filter((e) => e.keyId === operator.id).map((e) => `${e.route} ${e.status}`);
-    expect(mine.slice(0, 3)).toEqual(['/admin.v1.AdminService/CreateOrganization 400', '/admin.v1.AdminService/ClearSetupCache 200', '/admin.v1.AdminService/ListSecrets 200']);
+    expect(mine.slice(0, 5)).toEqual([
+      '/admin.v1.AdminService/CreateOrganization 400',
+      '/admin.v1.AdminService/ClearSetupCache 200',
+      '/admin.v1.AdminService/GetDocsStatus 404',
+      '/admin.v1.AdminService/UnfollowDocs 200',
+      '/admin.v1.AdminService/FollowDocs 400',
+    ]);
     expect(mine).toContain('/admin.v1.AdminService/CreateKey 200');
     const setSecret = page.entries.find((e) => e.route === '/admin.v1.AdminService/SetSecret');
     expect(setSecret).toMatchObject({ keyKind: 'operator', targets: { projectId: `p-${run}`, name: 'NPM_TOKEN' }, clientAddress: expect.any(String) });

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { ProjectWebhookSecrets } from '../../src/github/webhook-secrets';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // The operator API's docs, cache and automation operations over the real gateway and Temporal; a project's admin key
@@ -58,6 +59,14 @@ describe('operator API operations', () => {
 
   it('an operator key clears a setup cache and runs the automation operations of a project', async () => {
     expect(await call(operator.key, 'POST', `/v2/admin/projects/${shop}/cache/clear`)).toMatchObject({ status: 200, body: { id: shop, setupCacheGeneration: 1 } });
+    const hookSecret = await call(operator.key, 'POST', `/v2/admin/projects/${shop}/github/webhook-secret`);
+    expect(hookSecret).toMatchObject({ status: 200, body: { projectId: shop, repository: 'acme/shop', secret: expect.any(String) } });
+    // The secret is the one GitHub's deliveries for the repository are checked against.
+    const delivery = '{"zen":"Keep it logically awesome."}';
+    const signature = `sha256=${createHmac('sha256', hookSecret.body.secret as string)
+      .update(delivery)
+      .digest('hex')}`;
+    expect(await new ProjectWebhookSecrets(gw.deps.mongo.db, gw.deps.config.secretKey).verify('acme/shop', delivery, signature)).toEqual({ projectId: shop });
     const made = await call(operator.key, 'POST', `/v2/admin/projects/${shop}/automations`, { name: 'weekly', trigger: { type: 'manual' }, instruction: 'Tidy the docs', output: 'pull_request' });
     expect(made).toMatchObject({ status: 201, body: { name: 'weekly', paused: false, trigger: { type: 'manual' } } });
     const one = `/v2/admin/projects/${shop}/automations/${made.body.id}`;
@@ -86,6 +95,7 @@ describe('operator API operations', () => {
     const notFound = { status: 404, body: { error: expect.any(String), code: 'not_found' } };
     for (const [method, path] of [
       ['POST', `/v2/admin/projects/${shop}/cache/clear`],
+      ['POST', `/v2/admin/projects/${shop}/github/webhook-secret`],
       ['GET', `/v2/admin/projects/${shop}/automations`],
       ['GET', `/v2/admin/projects/${shop}/keys`],
       ['GET', `/v2/admin/docs/${shopDomain}`],

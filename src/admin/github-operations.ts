@@ -3,13 +3,13 @@ import { AppError } from '../errors';
 import { repositoryKey } from '../github/deliveries';
 import type { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { resolveRepository } from '../git/repository';
-import type { Output, Stores } from '../admin/tenancy-operations';
+import type { Output, Stores } from './tenancy-operations';
 
 export type GitHubStores = Stores & { githubWebhookSecrets: ProjectWebhookSecrets };
 
 /**
- * `project webhook-secret`: token mode's per-project secret for the repository's GitHub webhook, printed once; the
- * previous one stops verifying. With a GitHub App, GitHub signs every delivery with the App's own secret instead.
+ * `project webhook-secret` (CLI and operator API): token mode's per-project secret for the repository's GitHub
+ * webhook, shown once; the previous one stops verifying. With a GitHub App, GitHub signs every delivery with the App's own secret instead.
  */
 export async function issueWebhookSecret(s: GitHubStores, github: GitHubSettings, projectId: string): Promise<Output> {
   if (github.app)
