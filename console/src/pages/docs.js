@@ -63,6 +63,7 @@ function followForm(title, id, fields, bodyOf, onFollowed) {
     const body = Object.fromEntries(Object.entries({ ...bodyOf(v), every: v.every }).filter(([, value]) => value !== ''));
     try {
       await onFollowed(body);
+      form.reset();
     } catch (err) {
       error.textContent = err.message;
     }
