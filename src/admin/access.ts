@@ -42,5 +42,17 @@ export async function visibleDomain(tenancy: TenancyStore, caller: AdminCaller, 
 
 /** The project's admin caller for services that authorise one (automations): the admin key itself, or made for an operator key that sees the project. */
 export function projectAdminCaller(caller: AdminCaller, project: ProjectDoc): Caller {
-  return caller.kind === 'operator' ? { keyId: caller.keyId, kind: 'admin', orgId: project.orgId, projectId: project._id } : caller;
+  return caller.kind === 'operator' ? { keyId: caller.keyId, kind: 'admin', orgId: project.orgId, projectId: project._id, ...(project.domain && { domain: project.domain }) } : caller;
+}
+
+/**
+ * The caller of a public project route that needs the project's admin (`/v2/agent/{projectId}/…`,
+ * `/v1/analytics/{projectId}/…`): an admin key as it is (the route checks it is this project's), or an operator key
+ * whose scope covers the project, as that project's admin, which it could also become by making an admin key through
+ * the operator API. For an operator key, another organization's project is 404, as another project is for an admin key.
+ */
+export async function projectRouteCaller(keys: ApiKeyStore, tenancy: TenancyStore, authorization: string | undefined, projectId: string): Promise<Caller> {
+  const caller = await keys.authenticateAdminOrOperator(authorization);
+  if (caller.kind !== 'operator') return caller;
+  return projectAdminCaller(caller, await visibleProject(tenancy, caller, projectId));
 }

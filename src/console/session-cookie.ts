@@ -1,11 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyStore } from '../auth/api-keys';
 import { csrfTokenOf, sessionPrefix } from '../auth/console-sessions';
 import { isSameOrigin } from '../edge/cors';
 import { AppError } from '../errors';
-import type { TenancyStore } from '../tenancy/store';
 
 /** The console's cookie: the session token, HttpOnly, so page scripts never hold a credential. */
 export const cookieName = 'docent_console';
@@ -47,26 +45,16 @@ export function refuseCrossSite(headers: IncomingHttpHeaders, token: string | un
 /**
  * Lets the console's cookie stand for the key it was made from, on every route a script calls with that key: the
  * token becomes the request's credential (src/auth/api-keys.ts resolves it to its key) once the cross-site checks
- * pass. A session made with an operator key acts on the public project routes as the admin of a project its key
- * covers (another organization's project is 404), as a script with that operator key could by making an admin key.
+ * pass. What the key may do is then decided as for a script's Authorization header (src/edge/app.ts): nothing more.
  */
-export function sessionCredential(deps: { keys: ApiKeyStore; tenancy: TenancyStore }) {
-  return async (req: FastifyRequest): Promise<void> => {
-    const header = req.headers.authorization;
-    if (header?.trim().startsWith(`Bearer ${sessionPrefix}`)) throw new AppError('unauthenticated', 'a console session is accepted only as the console cookie');
-    const token = sessionTokenOf(req.headers.cookie);
-    // An explicit key wins: a script's request is never taken over by a cookie the same client happens to hold.
-    if (!token || header !== undefined) return;
-    // Signing in again over an old cookie needs no token: src/console/session-routes.ts checks the origin itself.
-    const signingIn = req.method === 'POST' && req.routeOptions.url === '/console/session';
-    if (!safeMethods.has(req.method)) refuseCrossSite(req.headers, signingIn ? undefined : token);
-    req.headers.authorization = `Bearer ${token}`;
-    const projectId = (req.params as Record<string, string> | undefined)?.projectId;
-    if (req.routeOptions.config?.auth !== 'admin' || !projectId) return;
-    const caller = await deps.keys.authenticateAdminOrOperator(req.headers.authorization);
-    if (caller.kind !== 'operator') return;
-    const project = await deps.tenancy.getProject(projectId);
-    if (!project || (caller.orgId !== undefined && caller.orgId !== project.orgId)) throw new AppError('not_found', `project ${projectId} not found`);
-    req.caller = { keyId: caller.keyId, kind: 'admin', orgId: project.orgId, projectId, ...(project.domain && { domain: project.domain }) };
-  };
+export async function sessionCredential(req: FastifyRequest): Promise<void> {
+  const header = req.headers.authorization;
+  if (header?.trim().startsWith(`Bearer ${sessionPrefix}`)) throw new AppError('unauthenticated', 'a console session is accepted only as the console cookie');
+  const token = sessionTokenOf(req.headers.cookie);
+  // An explicit key wins: a script's request is never taken over by a cookie the same client happens to hold.
+  if (!token || header !== undefined) return;
+  // Signing in again over an old cookie needs no token: src/console/session-routes.ts checks the origin itself.
+  const signingIn = req.method === 'POST' && req.routeOptions.url === '/console/session';
+  if (!safeMethods.has(req.method)) refuseCrossSite(req.headers, signingIn ? undefined : token);
+  req.headers.authorization = `Bearer ${token}`;
 }

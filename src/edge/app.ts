@@ -5,6 +5,7 @@ import { fastifyConnectPlugin } from '@connectrpc/connect-fastify';
 import fastifyCors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { projectRouteCaller } from '../admin/access';
 import { operatorTokenCheck } from '../auth/operator-token';
 import type { Deps } from '../deps';
 import { clientIpContext } from '../limits/client-context';
@@ -74,7 +75,9 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
     frameworkErrors: (err: Error, req: FastifyRequest, reply: FastifyReply) => sendError(err, req, reply.header('x-request-id', req.id), deps.log),
   };
   const app = Fastify(options as unknown as FastifyServerOptions) as unknown as FastifyInstance;
-  const authenticate: Authenticate = (authorization, kind) => deps.keys.authenticate(authorization, kind);
+  // The one place a route's key is decided: an admin route of a project also takes an operator key that covers it.
+  const authenticate: Authenticate = (authorization, kind, projectId) =>
+    kind === 'admin' && projectId !== undefined ? projectRouteCaller(deps.keys, deps.tenancy, authorization, projectId) : deps.keys.authenticate(authorization, kind);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -85,7 +88,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   answerErrorsInOneShape(app, deps.log);
   acceptJsonBodiesOnly(app);
   // The console's cookie becomes the request's credential before any route's own check reads it.
-  app.addHook('onRequest', sessionCredential(deps));
+  app.addHook('onRequest', sessionCredential);
 
   // @fastify/cors adds an OPTIONS catch-all that answers preflights of unknown paths with the 404 handler: no key involved.
   app.addHook('onRoute', (r) => {

@@ -10,8 +10,11 @@ const routeAuths: readonly unknown[] = ['admin', 'assistant', 'none', 'operator'
 /** Whether a declaration (from typed code or not) names one of the keys a route may need. */
 export const isRouteAuth = (value: unknown): value is RouteAuth => routeAuths.includes(value);
 
-/** Resolves an Authorization header to a caller of the given kind, or throws 401/403. */
-export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Caller>;
+/**
+ * Resolves an Authorization header to a caller of the given kind, or throws 401/403 (404 for a project out of an
+ * operator key's scope). With the route's `projectId`, an admin route also takes an operator key covering the project.
+ */
+export type Authenticate = (authorization: string | undefined, kind: KeyKind, projectId?: string) => Promise<Caller>;
 /** Checks an Authorization header against an operator token, or throws 401/403. */
 export type AuthenticateOperator = (authorization: string | undefined) => Promise<void>;
 /** The check of each operator token, by the route auth that names it. */

@@ -138,7 +138,8 @@ function schemaOf(r: Route): FastifySchema {
   return {
     summary: r.summary,
     operationId: operationId(r),
-    security: r.security ?? securityOf[r.auth],
+    // A project's admin route also takes an operator key that covers the project (src/edge/app.ts).
+    security: r.security ?? (r.auth === 'admin' && names.includes('projectId') ? [...securityOf.admin, { operatorKey: [] }] : securityOf[r.auth]),
     ...(names.length ? { params: z.object(Object.fromEntries(names.map((n) => [n, pathParam]))) } : {}),
     ...(r.body ? { body: r.body } : {}),
     response: responseSchemas(r),
@@ -172,6 +173,9 @@ function handlerOf(r: Route) {
   };
 }
 
+/** The project a route's path names, if it names one: an operator key covering it may act as its admin. */
+const projectIdOf = (req: FastifyRequest) => (req.params as Record<string, string> | undefined)?.projectId;
+
 /**
  * On a route that takes large bodies, a body past the gateway's usual limit (or of unknown length) is read only once
  * the key is known good: nobody without one can make the gateway read and parse megabytes.
@@ -179,8 +183,7 @@ function handlerOf(r: Route) {
 function keyBeforeLargeBody(authenticate: Authenticate, kind: 'admin' | 'assistant') {
   return async (req: FastifyRequest) => {
     const length = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
-    // `??=`: a console session may already have resolved the caller (src/console/session-cookie.ts).
-    if (length > maxBodyBytes) req.caller ??= await authenticate(req.headers.authorization, kind);
+    if (length > maxBodyBytes) req.caller = await authenticate(req.headers.authorization, kind, projectIdOf(req));
   };
 }
 
@@ -201,7 +204,8 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
     // After validation, so a malformed request is a 400 whatever its key; before the handler, so no route forgets it.
     preHandler: kind
       ? async (req) => {
-          req.caller ??= await authenticate(req.headers.authorization, kind);
+          // `??=`: a large body's key was resolved before the body was read (keyBeforeLargeBody).
+          req.caller ??= await authenticate(req.headers.authorization, kind, projectIdOf(req));
         }
       : auth === 'operator' || auth === 'metrics'
         ? async (req) => operatorChecks[auth](req.headers.authorization)

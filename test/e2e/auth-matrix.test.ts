@@ -52,6 +52,11 @@ beforeAll(async () => {
     prLink: null, createdAt: new Date(), updatedAt: new Date(), archivedAt: null, turn: 1, prompts: [], asDraft: false,
   };
   await gw.deps.mongo.db.collection<JobDoc>('jobs').insertOne(job);
+  // Operator keys: for every organization, for acme (whose projects these are), and for another organization.
+  await t.createOrg('globex');
+  keys.operator = (await gw.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
+  keys.acmeOperator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'acme' })).key;
+  keys.otherOperator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'globex' })).key;
 });
 afterAll(async () => {
   await gw.stop();
@@ -87,6 +92,10 @@ describe('credentials on every authenticated route', () => {
         ['the wrong kind of key', `Bearer ${keys[wrong]}`, 403, 'permission_denied'],
         ['a revoked key', `Bearer ${keys[`revoked-${right}`]}`, 401, 'unauthenticated'],
         ['another project’s key', `Bearer ${keys[right === 'admin' ? 'otherAdmin' : 'otherAssistant']}`, 404, 'not_found'],
+        // An operator key is a project's admin only where its organization is the project's; never a reader.
+        right === 'admin'
+          ? ['an operator key of another organization', `Bearer ${keys.otherOperator}`, 404, 'not_found']
+          : ['an operator key', `Bearer ${keys.operator}`, 403, 'permission_denied'],
       ];
       for (const [what, authorization, status, code] of cases) {
         const body = bodies[name];
@@ -103,6 +112,24 @@ describe('credentials on every authenticated route', () => {
     }
     expect(await counts()).toEqual(before);
     expect(model.requests).toEqual([]);
-    expect(checked.length).toBe(routes.length * 6);
+    expect(checked.length).toBe(routes.length * 7);
+  });
+
+  it("an operator key covering the project acts as its admin on the project's public routes, as its console session does", async () => {
+    const read = (key: string, path: string) => fetch(gw.url + path, { headers: { authorization: `Bearer ${key}` } });
+    for (const key of [keys.operator!, keys.acmeOperator!]) {
+      const jobs = await read(key, '/v2/agent/proj-a/jobs');
+      expect(jobs.status).toBe(200);
+      expect(((await jobs.json()) as { jobs: Array<{ id: string }> }).jobs.map((j) => j.id)).toEqual(['job_0001']);
+      expect((await read(key, '/v2/agent/proj-a/job/job_0001')).status).toBe(200);
+      expect((await read(key, '/v1/analytics/proj-a/searches')).status).toBe(200);
+      expect((await read(key, '/v2/agent/proj-a/webhooks')).status).toBe(200);
+    }
+    // A project that does not exist is 404 as for an admin key, also for an operator key of every organization.
+    expect((await read(keys.operator!, '/v2/agent/proj-nowhere/jobs')).status).toBe(404);
+    // It acts as the project's admin on state-changing routes too: the job it archives is archived for the admin key.
+    const archived = await fetch(`${gw.url}/v2/agent/proj-a/job/job_0001/archive`, { method: 'POST', headers: { authorization: `Bearer ${keys.acmeOperator}` } });
+    expect(archived.status).toBe(200);
+    expect(((await (await read(keys.admin!, '/v2/agent/proj-a/job/job_0001')).json()) as { archivedAt: string | null }).archivedAt).toEqual(expect.any(String));
   });
 });

@@ -132,12 +132,16 @@ describe('the session cookie as a credential', () => {
     expect(listed.body.projects.map((p: { orgId: string }) => p.orgId)).not.toContain('globex');
   });
 
-  it("an operator session's large job request (images past 1 MiB) is read as the project's admin, like a small one", async () => {
+  it("an operator session's large job request (images past 1 MiB) is read as the project's admin, like a small one, as is one with the key", async () => {
     const s = await signIn(operator);
     const images = [{ mimeType: 'image/png', data: 'A'.repeat(1_200_000) }];
     const r = await call('POST', '/v2/agent/acme-site/job', { cookie: s.cookie, csrf: s.csrf, body: { prompt: 'look at this', images } });
     expect(r.body.code).not.toBe('permission_denied');
     expect(r).toMatchObject({ status: 400, body: { code: 'failed_precondition' } });
+    // The operator key itself in the Authorization header is read the same way: the cookie grants nothing its key does not.
+    const byKey = await call('POST', '/v2/agent/acme-site/job', { headers: { authorization: `Bearer ${operator}` }, body: { prompt: 'look at this', images } });
+    expect(byKey).toMatchObject({ status: 400, body: { code: 'failed_precondition' } });
+    expect(await call('GET', '/v2/agent/globex-site/jobs', { headers: { authorization: `Bearer ${acmeOperator}` } })).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 
   it('signing out ends the session on the server: the old cookie is refused afterwards', async () => {

@@ -44,6 +44,13 @@ let receiverTakes = false;
 // Webhook signing secrets are sealed with it; the receiver listens on loopback, which only the second lets docent call.
 const webhookSettings = { DOCENT_SECRET_KEY: randomBytes(32).toString('base64'), DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' };
 
+/** The docs repository the Docs page follows: two pages in docs/, and a README outside it. */
+const widgetDocs = {
+  'README.md': '# Widgets docs\n\nThe sources of the widgets manual.\n',
+  'docs/install.md': '# Installing the sprocket\n\nRun sprocket setup to install the widget controller and its gear drivers.\n',
+  'docs/tuning.md': '# Tuning the sprocket\n\nTurn the flywheel screw a quarter turn to slow the sprocket down.\n',
+};
+
 const toolNames = (req: ChatRequest) => (req.tools ?? []).map((t) => t.function.name);
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
 
@@ -72,6 +79,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  await git.createRepo('acme', 'widgets-docs', widgetDocs);
   const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
   gw = await startGateway({ ...modelEnv, ...webhookSettings, DOCENT_GITHUB_GIT_URL: git.url });
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
@@ -85,6 +93,8 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  // The schedule would outlive the test's task queues.
+  if (gw) await fetch(`${gw.url}/v2/admin/docs/${domain}/follow`, { method: 'DELETE', headers: { authorization: `Bearer ${operatorKey}` } });
   await browser?.close();
   await worker?.stop('SIGKILL');
   if (gw) await deleteTestIndexes(gw.deps.config);
@@ -344,6 +354,42 @@ describe('the console, signed in with an operator key', () => {
     await page.getByRole('button', { name: 'Ask', exact: true }).click();
     await page.getByTestId('ask-answer').getByText('repeatable install').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('ask-sources').locator('a').count()).toBeGreaterThan(0);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('follows a docs repository from the Docs page, syncs it now and shows what each sync did', async () => {
+    await go(page, '#/p/widgets/docs', 'Docs · widgets');
+    expect(await page.getByTestId('docs-status').textContent()).toContain('Nothing is followed');
+    const follow = page.getByRole('form', { name: 'Follow a docs repository' });
+    await follow.getByLabel('Repository (owner/name or a git URL)').fill('acme/widgets-docs');
+    await follow.getByLabel('Docs folder in the repository (empty for all of it)').fill('docs');
+    await follow.getByRole('button', { name: 'Follow a docs repository' }).click();
+    // The first sync starts at once on the worker; the page reads the status again until it has ended.
+    await page.getByTestId('docs-status').filter({ hasText: 'acme/widgets-docs@main:docs' }).waitFor();
+    await page
+      .getByTestId('docs-last-success')
+      .filter({ hasText: /^2 pages indexed/ })
+      .waitFor({ timeout: 120_000 });
+    expect(await page.getByTestId('docs-last').textContent()).toMatch(/: completed in [\d.]+ s$/);
+    expect(await page.getByTestId('docs-running').textContent()).toBe('idle');
+
+    // A page added to the repository is in the index after Sync now, which shows what that sync did.
+    await git.commitFiles('acme', 'widgets-docs', { 'docs/cleaning.md': '# Cleaning the sprocket\n\nWipe the gear teeth with a dry cloth after each run.\n' });
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    await page
+      .getByTestId('sync-result')
+      .filter({ hasText: /^This sync: 3 pages indexed/ })
+      .waitFor({ timeout: 120_000 });
+    expect(await page.getByTestId('sync-result').textContent()).toContain('1 read again, 0 removed');
+    await page
+      .getByTestId('docs-last-success')
+      .filter({ hasText: /^3 pages indexed/ })
+      .waitFor();
+    const headers = { authorization: `Bearer ${assistantKey}`, 'content-type': 'application/json' };
+    const found = (await (await fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers, body: JSON.stringify({ query: 'wipe the gear teeth' }) })).json()) as {
+      results: Array<{ path: string }>;
+    };
+    expect(found.results.map((r) => r.path)).toContain('cleaning');
     await checkPage(page, 'docs');
   });
 

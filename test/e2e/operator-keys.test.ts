@@ -43,10 +43,14 @@ describe('docent operator key', () => {
     await expect(gw.deps.keys.authenticateOperator(`Bearer ${made.key}`)).rejects.toThrow('invalid, revoked or expired API key');
   });
 
-  it('is not a project key: the agent API refuses it', async () => {
+  it("is not a reader's key: the search API refuses it; on a project's agent routes it is the admin of the projects it covers", async () => {
     const key = (await docent('operator', 'key', 'create')).stdout.trim();
-    const res = await fetch(`${gw.url}/v2/agent/docs/job/job_none`, { headers: { authorization: `Bearer ${key}` } });
-    expect(res.status).toBe(403);
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const search = await fetch(`${gw.url}/discovery/v1/search/docs.acme.test`, { method: 'POST', headers, body: JSON.stringify({ query: 'install' }) });
+    expect(search.status).toBe(403);
+    // A project that does not exist is 404, as it is for an admin key; docs/operator-api.md says what the key may do there.
+    const res = await fetch(`${gw.url}/v2/agent/nowhere/job/job_none`, { headers });
+    expect(res.status).toBe(404);
   });
 
   it('ensure (what npm start runs) saves a key with mode 0600 and keeps it while it works', async () => {

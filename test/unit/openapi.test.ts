@@ -38,7 +38,8 @@ describe('describeRestApi', () => {
     expect((doc.components as { securitySchemes: Record<string, unknown> }).securitySchemes.operatorKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     const create = paths['/v2/agent/{projectId}/job']!.post;
     expect(create.operationId).toBe('postV2AgentProjectIdJob');
-    expect(create.security).toEqual([{ adminKey: [] }]);
+    // A project's admin route also takes an operator key covering the project.
+    expect(create.security).toEqual([{ adminKey: [] }, { operatorKey: [] }]);
     expect(create.parameters.map((p: { name: string; in: string }) => [p.name, p.in])).toEqual([['projectId', 'path']]);
     expect(create.requestBody.content['application/json'].schema).toMatchObject({
       type: 'object',
