@@ -29,7 +29,7 @@ export async function indexChunks<C extends DocChunk>(args: {
   previousQuery?: estypes.QueryDslQueryContainer;
 }): Promise<{ embedded?: number }> {
   const { es, embedder, chunks } = args;
-  const known = embedder ? await storedVectors(es, embedder.modelId, args.previousIndexes, args.previousQuery ?? { match_all: {} }) : new Map<string, Float32Array>();
+  const known = embedder && chunks.length ? await storedVectors(es, embedder.modelId, args.previousIndexes, args.previousQuery ?? { match_all: {} }) : new Map<string, Float32Array>();
   const keys = embedder ? chunks.map(embeddingKey) : [];
   const reused = keys.filter((k) => known.has(k)).length;
   const progress = indexingProgress(chunks.map(args.pageOf), reused);

@@ -1,4 +1,4 @@
-// docs-ingest-scale: a full ingest of 2,177 real pages (Debian's PostgreSQL, SQLite and git manuals as Markdown)
+// docs-ingest-scale: a full ingest of 2,175 real pages (Debian's PostgreSQL, SQLite and git manuals as Markdown)
 // from a repository over local smart HTTP, against the model's own speed: the same passages embedded in one tight
 // loop by one onnxruntime session on every core, then bulk-indexed.
 import { readdir, readFile } from 'node:fs/promises';
@@ -66,7 +66,7 @@ async function tightLoop(modelDir: string, texts: string[]): Promise<Float32Arra
 
 export const docsIngestScale: Benchmark = {
   name: 'docs-ingest-scale',
-  summary: 'a full ingest of 2,177 real pages (git over local HTTP) vs the model embedding the same passages in a tight loop plus their bulk requests',
+  summary: 'a full ingest of 2,175 real pages (git over local HTTP) vs the model embedding the same passages in a tight loop plus their bulk requests',
   async run(ctx) {
     const run = runId();
     // No vector cache: every passage is embedded on both sides.

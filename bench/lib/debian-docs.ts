@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pageFileOf } from '../../activities/docs-site';
 import { htmlToMarkdown } from '../../src/docs/html-to-markdown';
 
-/** 2,177 pages: the PostgreSQL 15 manual (1,169), SQLite's documentation (766) and git's manual pages (242). */
+/** 2,175 pages with readable content: the PostgreSQL 15 manual (1,169), SQLite's documentation (765) and git's manual pages (241). */
 export const debianDocPackages = [
   { name: 'postgresql-doc-15', html: 'usr/share/doc/postgresql-doc-15/html', site: 'https://www.postgresql.org/docs/15/' },
   { name: 'sqlite3-doc', html: 'usr/share/doc/sqlite3', site: 'https://www.sqlite.org/' },
