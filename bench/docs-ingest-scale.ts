@@ -19,7 +19,8 @@ import { temporalConnectionOptions, temporalDataConverter } from '../src/tempora
 import { docsIngestWorkflowId } from '../workflows/docs-ingest-contract';
 import { startWorker } from '../test/support/docs';
 import { startGitServer } from '../test/support/git-server';
-import type { Benchmark, Series } from './lib/bench';
+import type { Benchmark } from './lib/bench';
+import type { ScaleChart } from './lib/report';
 import { debianDocsMarkdown } from './lib/debian-docs';
 import { benchEnv, deleteIndexes, runId } from './lib/stack';
 import { fmtMs, fmtRate, fmtRatio, percentile } from './lib/stats';
@@ -138,26 +139,23 @@ export const docsIngestScale: Benchmark = {
       const ratio = subjectRate / floorRate;
       ctx.log(`ingest: ${fmtRate(subjectRate, 'passages/s')}, ${fmtRate(corpus.pages / subjectSeconds, 'pages/s')} (${subjectSeconds.toFixed(0)} s, ${result.chunks} passages)`);
 
-      const series: Series[] = [
-        { name: 'docs-ingest-scale: ingest rate as pages are done', x: 'pages done', y: 'passages/s (since start)', points: progress },
+      // One chart (bench/lib/charts.ts): the ingest's rate as pages are done, beside the floor's at the whole corpus.
+      const charts: ScaleChart[] = [
         {
-          name: 'docs-ingest-scale: question latency, quiet vs during the ingest',
-          x: 'ingest running (0 no, 1 yes)',
-          y: 'question p50 / p99 ms',
-          points: [
-            [0, percentile(quiet, 50)],
-            [0, percentile(quiet, 99)],
-            [1, percentile(during, 50)],
-            [1, percentile(during, 99)],
-          ],
+          id: 'ingest-rate',
+          title: `ingest of ${corpus.pages.toLocaleString('en')} pages: passages/s as pages are done`,
+          loadLabel: 'pages done',
+          throughputLabel: 'passages/s',
+          points: [...progress.map(([pages, rate]) => ({ series: 'docent', load: pages, throughput: rate })), { series: 'floor', load: corpus.pages, throughput: floorRate }],
         },
         {
-          name: 'docs-ingest-scale: throughput',
-          x: 'passages',
-          y: 'passages/s',
+          id: 'question-latency',
+          title: 'question latency, quiet (0) and during the ingest (1)',
+          loadLabel: 'ingest running',
+          throughputLabel: 'questions answered',
           points: [
-            [chunks.length, floorRate],
-            [chunks.length, subjectRate],
+            { series: 'question', load: 0, throughput: quiet.length, p99Ms: percentile(quiet, 99) },
+            { series: 'question', load: 1, throughput: during.length, p99Ms: percentile(during, 99) },
           ],
         },
       ];
@@ -187,7 +185,7 @@ export const docsIngestScale: Benchmark = {
             `Floor: the same passages embedded by one onnxruntime session (intra-op threads on every core) in one tight loop (${floorEmbedSeconds.toFixed(0)} s), then bulk-indexed ${bulkBatch} a request (${(floorSeconds - floorEmbedSeconds).toFixed(0)} s). ` +
             `Questions on the ingest's own model threads: the longest wait for a thread ${stats.questionWaitMaxMs.toFixed(1)} ms (longest passage batch ${stats.passageBatchMaxMs.toFixed(1)} ms), passage batches ahead of a waiting question ${stats.passageBatchesAheadOfQuestions}.`,
         ],
-        series,
+        charts,
       };
     } finally {
       await connection.close();

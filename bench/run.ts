@@ -74,7 +74,7 @@ async function main(names: string[]): Promise<number> {
       const t = performance.now();
       try {
         const out = await b.run({ model: () => (model ??= startModelProcess()), log: (l) => console.log(`  ${l}`) });
-        results.push({ name: b.name, rows: out.rows, notes: out.notes, charts: out.charts, ...(out.series ? { series: out.series } : {}), seconds: (performance.now() - t) / 1000 });
+        results.push({ name: b.name, rows: out.rows, notes: out.notes, charts: out.charts, seconds: (performance.now() - t) / 1000 });
       } catch (err) {
         console.error(err);
         results.push({ name: b.name, rows: [], notes: [], seconds: (performance.now() - t) / 1000, error: (err as Error).message ?? String(err) });

@@ -9,21 +9,12 @@ export interface BenchContext {
   log(line: string): void;
 }
 
-/** Data points of a scaling benchmark (load against throughput or latency), written to the JSON for charts. */
-export interface Series {
-  name: string;
-  x: string;
-  y: string;
-  points: Array<[number, number]>;
-}
-
 export interface BenchOutput {
   rows: Row[];
   /** Scale-downs, caveats and explanations that belong under the table. */
   notes: string[];
   /** Scaling benchmarks: throughput and p99 against load, drawn as SVG beside the report (see report.ts, ScalePoint). */
   charts?: ScaleChart[];
-  series?: Series[];
 }
 
 export interface Benchmark {

@@ -46,8 +46,6 @@ export interface BenchResult {
   notes: string[];
   /** Scaling data points, one chart each (the results JSON keeps them, so charts can be redrawn from it). */
   charts?: ScaleChart[];
-  /** Data points for charts (bench/lib/bench.ts `Series`), in the JSON only. */
-  series?: Array<{ name: string; x: string; y: string; points: Array<[number, number]> }>;
   error?: string;
 }
 
