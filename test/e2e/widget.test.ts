@@ -192,7 +192,7 @@ describe('the widget on a docs site the project allows', () => {
     expect(await answer$(page).count()).toBe(2);
   });
 
-  it("reports the cited source a reader opens, which the search analytics show with the question and its hits", async () => {
+  it('reports the cited source a reader opens, which the search analytics show with the question and its hits', async () => {
     // The docs pages themselves are not served in this test: the opened tab gets a stand-in.
     await browser.route('https://kiln.test/**', (r) => r.fulfill({ contentType: 'text/html', body: '<title>Install kiln</title>' }));
     const first = answer$(page).first();
@@ -206,7 +206,11 @@ describe('the widget on a docs site the project allows', () => {
       expect(r.status).toBe(200);
       return ((await r.json()) as { queries: Row[] }).queries.find((q) => q.query === question);
     };
-    const row = await poll('the clicked question in /searches', () => rowOf('How do I install kiln in CI?'), (q) => q?.clicks === 1);
+    const row = await poll(
+      'the clicked question in /searches',
+      () => rowOf('How do I install kiln in CI?'),
+      (q) => q?.clicks === 1,
+    );
     expect(row).toMatchObject({ searches: 1, hits, clicks: 1, topClickedPage: { path: 'guides/install', clicks: 1 }, via: { api: 0, mcp: 0, assistant: 1 } });
     expect(hits).toBeGreaterThan(0);
     expect(await rowOf('And how do I install kiln locally?')).toMatchObject({ searches: 1, clicks: 0 });
