@@ -158,7 +158,7 @@ describe('honest answers: below the relevance floor the docs do not cover the qu
 });
 
 describe('v1 data stream over the wire', () => {
-  it('writes f, h, 0, 8, e, d lines with the thread id', async () => {
+  it('writes f, h, 0, 8, e, d lines with the thread id and the searchId', async () => {
     const r = await post(online, 'v1', v1Body('How do I do a clean install in CI?'));
     expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(r.headers.get('x-vercel-ai-data-stream')).toBe('v1');
@@ -172,7 +172,10 @@ describe('v1 data stream over the wire', () => {
         .map((l) => JSON.parse(l.slice(2)))
         .join(''),
     ).toBe('Run `npm ci` for a clean install [1].');
-    expect(lines).toContain(`8:[{"threadId":"${threadId}"}]`);
+    // The annotation carries the searchId of the question's retrieval, for clicks on the sources (their paths are in h:).
+    const annotation = lines.find((l) => l.startsWith('8:'))!;
+    expect(JSON.parse(annotation.slice(2))).toEqual([{ threadId, searchId: expect.stringMatching(/^srch_/) }]);
+    expect(JSON.parse(lines.find((l) => l.startsWith('h:'))!.slice(2))).toMatchObject({ providerMetadata: { docent: { path: 'commands/npm-ci' } } });
     expect(JSON.parse(lines.at(-1)!.slice(2))).toEqual({ finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 3 }, threadId });
   });
 
