@@ -13,7 +13,7 @@ export interface SearchQueryRow {
   /** Searches with at least one result opened, divided by searches. */
   clickThrough: number;
   topClickedPage: { path: string; clicks: number } | null;
-  /** Searches by client: the REST endpoint or the MCP tool. */
+  /** Searches by client: the REST endpoint, the MCP tool or the assistant answering a question. */
   via: Record<SearchVia, number>;
   lastSearchedAt: string;
 }
@@ -44,7 +44,7 @@ export async function searchReport(db: Db, domain: string, range: { from: Date; 
           clicks: 0,
           clickThrough: 0,
           topClickedPage: null,
-          via: { api: 0, mcp: 0 },
+          via: { api: 0, mcp: 0, assistant: 0 },
           lastSearchedAt: d.createdAt.toISOString(),
         },
         clickedSearches: 0,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 
-/** Which client made a search: the REST endpoint or the MCP tool (the assistant's own retrieval is not a reader's search). */
-export type SearchVia = 'api' | 'mcp';
+/** Which client made a search: the REST endpoint, the MCP tool, or the assistant's retrieval for a reader's question. */
+export type SearchVia = 'api' | 'mcp' | 'assistant';
 
 /** One reader's search, as stored for analytics. */
 export interface SearchDoc {
@@ -17,7 +17,7 @@ export interface SearchDoc {
   via: SearchVia;
   keyId: string;
   createdAt: Date;
-  /** Pages opened from the results (POST …/search/{domain}/click), at most `maxStoredClicks`. */
+  /** Pages opened from the results or an answer's sources (POST …/search/{domain}/click), at most `maxStoredClicks`. */
   clicks: Array<{ path: string; at: Date }>;
 }
 

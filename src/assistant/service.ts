@@ -63,6 +63,8 @@ export interface AssistantServiceDeps {
 export interface AnswerSession {
   threadId: string;
   messageId: string;
+  /** The question's retrieval in the search log, for clicks on its sources; absent when not recorded. */
+  searchId?: string;
   /** RateLimit-* headers of the tightest limit that admitted the request. */
   limitHeaders: Record<string, string>;
   events: AsyncIterable<AnswerEvent>;
@@ -118,14 +120,16 @@ export class AssistantService {
     const visible = visibleGroups(caller.groups, input.filter?.groups);
     const ranked = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
     const passages = relativeScores(ranked).filter((p) => p.score >= (input.scoreThreshold ?? 0));
-    // Analytics must not cost the reader the results: a search that could not be recorded is answered without a searchId.
-    const searchId = opts.via
-      ? await this.searchLog.record({ domain, query: input.query, results: passages.length, via: opts.via, keyId: caller.keyId }).catch((err: unknown) => {
-          this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
-          return undefined;
-        })
-      : undefined;
+    const searchId = opts.via ? await this.recordSearch(caller, domain, input.query, passages.length, opts.via) : undefined;
     return { passages, headers: admission?.headers ?? {}, ...(searchId && { searchId }) };
+  }
+
+  /** Analytics must not cost the reader the results: a search that could not be recorded goes on without a searchId. */
+  private recordSearch(caller: Caller, domain: string, query: string, results: number, via: SearchVia): Promise<string | undefined> {
+    return this.searchLog.record({ domain, query, results, via, keyId: caller.keyId }).catch((err: unknown) => {
+      this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
+      return undefined;
+    });
   }
 
   /**
@@ -168,7 +172,7 @@ export class AssistantService {
    * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
    * then hands back the events, which generate the answer and store the turn as they are consumed.
    */
-  async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal }): Promise<AnswerSession> {
+  async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal; via?: SearchVia }): Promise<AnswerSession> {
     const started = performance.now();
     this.authorize(req.caller, req.domain);
     const q = req.question;
@@ -189,6 +193,7 @@ export class AssistantService {
     const answered = retrieved.passages.length > 0 && isAnswerable(retrieved.relevance, this.deps.config.assistant.relevanceFloor);
     const passages = answered ? retrieved.passages : [];
     const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
+    const searchId = req.via ? await this.recordSearch(req.caller, req.domain, q.question, passages.length, req.via) : undefined;
     const generation = !answered
       ? notCovered()
       : this.model
@@ -241,7 +246,7 @@ export class AssistantService {
         await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
       }
     }
-    return { threadId: thread._id, messageId, limitHeaders: admission?.headers ?? {}, events: events() };
+    return { threadId: thread._id, messageId, ...(searchId && { searchId }), limitHeaders: admission?.headers ?? {}, events: events() };
   }
 }
 

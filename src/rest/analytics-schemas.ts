@@ -29,7 +29,9 @@ export const searchAnalyticsBody = z
         clicks: z.number().int(),
         clickThrough: z.number().describe('Searches with a result opened / searches'),
         topClickedPage: z.object({ path: z.string(), clicks: z.number().int() }).nullable(),
-        via: z.object({ api: z.number().int(), mcp: z.number().int() }).describe('Searches by client: the REST search endpoint or the MCP search_docs tool'),
+        via: z
+          .object({ api: z.number().int(), mcp: z.number().int(), assistant: z.number().int() })
+          .describe("Searches by client: the REST search endpoint, the MCP search_docs tool, or the assistant's retrieval for a question"),
         lastSearchedAt: z.iso.datetime(),
       }),
     ),

@@ -24,6 +24,7 @@ export function assistantRoutes(deps: Deps): Route[] {
         question: toQuestion(req.body),
         remoteAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
         signal: lease.signal,
+        via: 'assistant',
       });
       return respond({ ...s, events: whileLeased(s.events, lease) });
     } catch (err) {

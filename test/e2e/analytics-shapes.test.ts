@@ -38,7 +38,15 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-type Row = { query: string; searches: number; hits: number; clicks: number; clickThrough: number; topClickedPage: { path: string; clicks: number } | null; via: { api: number; mcp: number } };
+type Row = {
+  query: string;
+  searches: number;
+  hits: number;
+  clicks: number;
+  clickThrough: number;
+  topClickedPage: { path: string; clicks: number } | null;
+  via: { api: number; mcp: number; assistant: number };
+};
 const rowOf = async (query: string) => {
   const r = await analytics('searches');
   expect(r.status).toBe(200);
@@ -103,7 +111,7 @@ describe('analytics in the docs platform shapes', () => {
     }
   });
 
-  it('records a search made through the MCP tool as via mcp, and not the retrieval behind an answer', async () => {
+  it('records a search made through the MCP tool as via mcp, and the retrieval behind an answer as via assistant', async () => {
     const client = new Client({ name: 'docent-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp/${domain}`), { requestInit: { headers: { authorization: `Bearer ${asst}` } } }));
     try {
@@ -112,6 +120,6 @@ describe('analytics in the docs platform shapes', () => {
       await client.close();
     }
     await ask('quickstart for kiln');
-    expect(await rowOf('quickstart')).toMatchObject({ searches: 1, via: { api: 0, mcp: 1 } });
+    expect(await rowOf('quickstart')).toMatchObject({ searches: 2, via: { api: 0, mcp: 1, assistant: 1 } });
   });
 });

@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { launchChromium, PageErrors } from '../support/chromium';
+import { poll } from '../support/poll';
 import { deleteTestIndexes, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
@@ -189,6 +190,30 @@ describe('the widget on a docs site the project allows', () => {
     await page.reload();
     await page.keyboard.press('Control+k');
     expect(await answer$(page).count()).toBe(2);
+  });
+
+  it('reports the cited source a reader opens, which the search analytics show with the question and its hits', async () => {
+    // The docs pages themselves are not served in this test: the opened tab gets a stand-in.
+    await browser.route('https://kiln.test/**', (r) => r.fulfill({ contentType: 'text/html', body: '<title>Install kiln</title>' }));
+    const first = answer$(page).first();
+    const hits = await first.locator('.sources a').count();
+    const popup = page.waitForEvent('popup');
+    await first.locator('.sources a').first().click();
+    await (await popup).close();
+    type Row = { query: string; searches: number; hits: number; clicks: number; topClickedPage: { path: string; clicks: number } | null; via: Record<string, number> };
+    const rowOf = async (question: string) => {
+      const r = await fetch(`${gw.url}/v1/analytics/kiln/searches`, { headers: { authorization: `Bearer ${adminKey}` } });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { queries: Row[] }).queries.find((q) => q.query === question);
+    };
+    const row = await poll(
+      'the clicked question in /searches',
+      () => rowOf('How do I install kiln in CI?'),
+      (q) => q?.clicks === 1,
+    );
+    expect(row).toMatchObject({ searches: 1, hits, clicks: 1, topClickedPage: { path: 'guides/install', clicks: 1 }, via: { api: 0, mcp: 0, assistant: 1 } });
+    expect(hits).toBeGreaterThan(0);
+    expect(await rowOf('And how do I install kiln locally?')).toMatchObject({ searches: 1, clicks: 0 });
   });
 
   it('sends a thumbs down with a comment, which the project analytics show', async () => {

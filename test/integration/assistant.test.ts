@@ -2,6 +2,7 @@ import path from 'node:path';
 import { callChatApi, type Message as V4Message } from '@ai-sdk/ui-utils';
 import { createClient, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import type { SearchDoc } from '../../src/assistant/search-log';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { AssistantService as AssistantV1 } from '../../src/gen/discovery/v1/assistant_pb';
@@ -66,6 +67,7 @@ afterAll(async () => {
 });
 
 const threads = () => offline.deps.mongo.db.collection<ThreadDoc>('threads');
+const searches = () => offline.deps.mongo.db.collection<SearchDoc>('searches');
 const post = (gw: RunningGateway, version: 'v1' | 'v2', body: object, k = key, d = domain) =>
   fetch(`${gw.url}/discovery/${version}/assistant/${d}/message`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const v1Body = (text: string, extra: object = {}) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', content: text, parts: [{ type: 'text', text }] }], ...extra });
@@ -88,6 +90,11 @@ describe('v2 UI message stream over the wire', () => {
     for (const t of types) expect(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'source-url', 'finish-step', 'finish']).toContain(t);
     expect(chunks.filter((c: Loose) => c.type === 'source-url')).toHaveLength(5);
     expect(chunks.some((c: Loose) => c.type === 'source-url' && c.url.startsWith('https://docs.npmjs.com/commands/npm-ci'))).toBe(true);
+    // The question's retrieval is in the search log, its searchId in the start event, each source's page path beside it.
+    expect(chunks[0]).toEqual({ type: 'start', messageId: expect.stringMatching(/^msg_/), messageMetadata: { searchId: expect.stringMatching(/^srch_/) } });
+    const search = await searches().findOne({ _id: (chunks[0] as Loose).messageMetadata.searchId });
+    expect(search).toMatchObject({ domain, query: 'How do I do a clean install in CI?', results: 5, via: 'assistant', clicks: [] });
+    expect(chunks.filter((c: Loose) => c.type === 'source-url').map((c: Loose) => c.providerMetadata?.docent?.path)).toContain('commands/npm-ci');
   });
 
   it('puts a model failure after the first byte in the stream as an error chunk', async () => {
@@ -151,7 +158,7 @@ describe('honest answers: below the relevance floor the docs do not cover the qu
 });
 
 describe('v1 data stream over the wire', () => {
-  it('writes f, h, 0, 8, e, d lines with the thread id', async () => {
+  it('writes f, h, 0, 8, e, d lines with the thread id and the searchId', async () => {
     const r = await post(online, 'v1', v1Body('How do I do a clean install in CI?'));
     expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(r.headers.get('x-vercel-ai-data-stream')).toBe('v1');
@@ -165,7 +172,10 @@ describe('v1 data stream over the wire', () => {
         .map((l) => JSON.parse(l.slice(2)))
         .join(''),
     ).toBe('Run `npm ci` for a clean install [1].');
-    expect(lines).toContain(`8:[{"threadId":"${threadId}"}]`);
+    // The annotation carries the searchId of the question's retrieval, for clicks on the sources (their paths are in h:).
+    const annotation = lines.find((l) => l.startsWith('8:'))!;
+    expect(JSON.parse(annotation.slice(2))).toEqual([{ threadId, searchId: expect.stringMatching(/^srch_/) }]);
+    expect(JSON.parse(lines.find((l) => l.startsWith('h:'))!.slice(2))).toMatchObject({ providerMetadata: { docent: { path: 'commands/npm-ci' } } });
     expect(JSON.parse(lines.at(-1)!.slice(2))).toEqual({ finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 3 }, threadId });
   });
 
@@ -303,6 +313,16 @@ describe.each(majors)('AI SDK $aiVersion Chat ($pkg) reading v2', ({ Chat, Defau
     expect(sources).toHaveLength(5);
     const threadId = answer.metadata?.threadId;
     expect(threadId).toMatch(/^thr_/);
+    // The start event's searchId is kept beside the finish event's thread id; the sources keep their page paths.
+    expect(answer.metadata?.searchId).toMatch(/^srch_/);
+    expect(sources.map((p: Loose) => p.providerMetadata?.docent?.path)).toContain('commands/npm-ci');
+    const click = await fetch(`${gw().url}/discovery/v1/search/${domain}/click`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ searchId: answer.metadata.searchId, path: 'commands/npm-ci' }),
+    });
+    expect(click.status).toBe(204);
+    expect((await searches().findOne({ _id: answer.metadata.searchId }))?.clicks.map((c) => c.path)).toEqual(['commands/npm-ci']);
 
     const before = model.requests.length;
     await chat.sendMessage({ text: 'And how is it different from npm install?' }, { body: { threadId } });
@@ -354,6 +374,9 @@ describe('AI SDK 4 (@ai-sdk/ui-utils callChatApi) reading v1', () => {
     expect(sources).toHaveLength(5);
     const threadId = (message.annotations?.[0] as { threadId: string } | undefined)?.threadId;
     expect(threadId).toMatch(/^thr_/);
+    const searchId = (message.annotations?.[0] as { searchId?: string } | undefined)?.searchId;
+    expect(await searches().findOne({ _id: searchId })).toMatchObject({ query: 'How do I do a clean install in CI?', results: 5, via: 'assistant' });
+    expect(sources.map((p) => (p.type === 'source' ? p.source.providerMetadata?.docent?.path : undefined))).toContain('commands/npm-ci');
     const second = await ask(gw(), 'and with workspaces?', { threadId });
     expect((second.message.annotations?.[0] as { threadId: string } | undefined)?.threadId).toBe(threadId);
     expect((await threads().findOne({ _id: threadId }))?.turns).toHaveLength(2);

@@ -25,9 +25,21 @@ describe('UI message stream (v2)', () => {
     expect(frames.at(-1)).toBe('data: [DONE]');
     const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, '')));
     expect(chunks.map((c) => c.type)).toEqual(['start', 'start-step', 'source-url', 'text-start', 'text-delta', 'text-delta', 'text-end', 'finish-step', 'finish']);
-    expect(chunks[2]).toEqual({ type: 'source-url', sourceId: '1', url: 'https://d.example/commands/npm-ci#description', title: 'npm-ci › Description' });
+    expect(chunks[0]).toEqual({ type: 'start', messageId: 'msg_1' });
+    expect(chunks[2]).toEqual({
+      type: 'source-url',
+      sourceId: '1',
+      url: 'https://d.example/commands/npm-ci#description',
+      title: 'npm-ci › Description',
+      providerMetadata: { docent: { path: 'commands/npm-ci' } },
+    });
     expect(chunks.at(-1)).toEqual({ type: 'finish', threadId: 'thr_abc', messageMetadata: { threadId: 'thr_abc' } });
     expect(out).not.toContain('finishReason');
+  });
+
+  it("puts the question's searchId in the start chunk as message metadata", async () => {
+    const out = await collect(encodeUiMessageStream(answer(), { ...ids, searchId: 'srch_1' }));
+    expect(JSON.parse(out.split('\n\n')[0]!.replace(/^data: /, ''))).toEqual({ type: 'start', messageId: 'msg_1', messageMetadata: { searchId: 'srch_1' } });
   });
 
   it('reports a late failure as an error chunk without internal details', async () => {
@@ -56,8 +68,16 @@ describe('data stream (v1)', () => {
     const lines = out.trimEnd().split('\n');
     expect(lines.map((l) => l.slice(0, 2))).toEqual(['f:', 'h:', '0:', '0:', '8:', 'e:', 'd:']);
     expect(lines[0]).toBe('f:{"messageId":"msg_1"}');
-    expect(JSON.parse(lines[1]!.slice(2))).toEqual({ sourceType: 'url', id: '1', url: 'https://d.example/commands/npm-ci#description', title: 'npm-ci › Description' });
+    expect(JSON.parse(lines[1]!.slice(2))).toEqual({
+      sourceType: 'url',
+      id: '1',
+      url: 'https://d.example/commands/npm-ci#description',
+      title: 'npm-ci › Description',
+      providerMetadata: { docent: { path: 'commands/npm-ci' } },
+    });
     expect(lines[4]).toBe('8:[{"threadId":"thr_abc"}]');
+    const annotated = (await collect(encodeDataStream(answer(), { ...ids, searchId: 'srch_1' }))).split('\n')[4];
+    expect(annotated).toBe('8:[{"threadId":"thr_abc","searchId":"srch_1"}]');
     expect(JSON.parse(lines[6]!.slice(2))).toEqual({ finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 3 }, threadId: 'thr_abc' });
   });
 

@@ -1,8 +1,11 @@
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import type { WidgetSettings } from './settings';
 
-/** An answer's finish event carries the thread id as message metadata (src/assistant/ui-message-stream.ts). */
-export type DocsMessage = UIMessage<{ threadId?: string }>;
+/**
+ * An answer's start event carries its searchId and its finish event the thread id, as message metadata; each source
+ * carries its page path in `providerMetadata.docent.path` (src/assistant/ui-message-stream.ts).
+ */
+export type DocsMessage = UIMessage<{ threadId?: string; searchId?: string }>;
 
 interface Saved {
   threadId?: string;
@@ -78,6 +81,23 @@ export class Conversation {
       body: JSON.stringify({ threadId: this.threadId, messageId, rating, ...(comment ? { comment } : {}) }),
     });
     if (!r.ok) throw Object.assign(new Error(await r.text()), { statusCode: r.status, responseBody: '' });
+  }
+
+  /**
+   * Reports that the reader opened a cited source of an answer (search analytics). A beacon cannot carry the key, so
+   * a keepalive fetch: it outlives the page, never delays the navigation, and a failure is only a lost click.
+   */
+  reportClick(m: DocsMessage, sourceId: string): void {
+    const source = m.parts.find((p) => p.type === 'source-url' && p.sourceId === sourceId);
+    const path = source?.type === 'source-url' ? source.providerMetadata?.docent?.path : undefined;
+    const searchId = m.metadata?.searchId;
+    if (typeof path !== 'string' || typeof searchId !== 'string') return;
+    fetch(`${this.s.apiUrl}/discovery/v1/search/${encodeURIComponent(this.s.domain)}/click`, {
+      method: 'POST',
+      keepalive: true,
+      headers: { authorization: `Bearer ${this.s.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ searchId, path }),
+    }).catch(() => undefined);
   }
 
   reset(): void {

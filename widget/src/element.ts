@@ -223,13 +223,20 @@ export class DocentAssistant extends HTMLElement {
     if (sources.length) {
       const list = h('ol', { class: 'sources', 'aria-label': 'Sources' });
       for (const s of sources) {
-        const a = h('a', { target: '_blank', rel: 'noopener noreferrer' }, s.title ?? s.url);
+        const a = h('a', { target: '_blank', rel: 'noopener noreferrer', 'data-source-id': s.sourceId }, s.title ?? s.url);
         if (/^https?:/i.test(s.url)) a.setAttribute('href', s.url);
         list.append(h('li', { value: s.sourceId }, a));
       }
       article.append(list);
     }
     if (!streaming && m.id) article.append(this.feedback(m.id));
+    // A cited source opened by click or middle click (in the text or the list) is reported to the search analytics.
+    const opened = (e: MouseEvent) => {
+      const link = e.button <= 1 ? (e.target as Element).closest<HTMLAnchorElement>('a[href][data-source-id]') : null;
+      if (link?.dataset.sourceId) this.conversation.reportClick(m, link.dataset.sourceId);
+    };
+    article.addEventListener('click', opened);
+    article.addEventListener('auxclick', opened);
     return article;
   }
 

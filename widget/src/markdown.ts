@@ -46,6 +46,7 @@ export function linkCitations(root: ParentNode, citations: Citation[], doc: Docu
       const a = doc.createElement('a');
       a.href = cited.url;
       a.className = 'cite';
+      a.dataset.sourceId = cited.n;
       a.target = '_blank';
       a.rel = 'noopener noreferrer';
       a.title = cited.title;
