@@ -42,11 +42,11 @@ export class SearchLog {
     return this.db.collection<SearchDoc>('searches');
   }
 
-  async record(s: Pick<SearchDoc, 'domain' | 'query' | 'results' | 'via' | 'keyId'>): Promise<string> {
+  /** The search's id at once, its write under way: a streamed answer's first byte does not wait for analytics. */
+  begin(s: Pick<SearchDoc, 'domain' | 'query' | 'results' | 'via' | 'keyId'>): { searchId: string; written: Promise<void> } {
     const query = s.query.slice(0, maxStoredQueryChars);
     const doc: SearchDoc = { ...s, _id: newSearchId(), query, normalized: normalizeQuery(query), createdAt: new Date(), clicks: [] };
-    await this.searches.insertOne(doc);
-    return doc._id;
+    return { searchId: doc._id, written: this.searches.insertOne(doc).then(() => undefined) };
   }
 
   /** Records that a result was opened; a search of another domain is `not_found` like an unknown one. */

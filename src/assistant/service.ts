@@ -120,16 +120,24 @@ export class AssistantService {
     const visible = visibleGroups(caller.groups, input.filter?.groups);
     const ranked = await retrieveChunks(this.retrieval, { domain, query: input.query, pageSize: input.pageSize ?? 10, filter: input.filter, visibleGroups: visible }, opts.signal);
     const passages = relativeScores(ranked).filter((p) => p.score >= (input.scoreThreshold ?? 0));
-    const searchId = opts.via ? await this.recordSearch(caller, domain, input.query, passages.length, opts.via) : undefined;
+    const search = opts.via && this.beginSearch(caller, domain, input.query, passages.length, opts.via);
+    const searchId = search && (await search.written) ? search.searchId : undefined;
     return { passages, headers: admission?.headers ?? {}, ...(searchId && { searchId }) };
   }
 
-  /** Analytics must not cost the reader the results: a search that could not be recorded goes on without a searchId. */
-  private recordSearch(caller: Caller, domain: string, query: string, results: number, via: SearchVia): Promise<string | undefined> {
-    return this.searchLog.record({ domain, query, results, via, keyId: caller.keyId }).catch((err: unknown) => {
-      this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
-      return undefined;
-    });
+  /** Analytics must not cost the reader the results: `written` is false, never a failure, when the search could not be recorded. */
+  private beginSearch(caller: Caller, domain: string, query: string, results: number, via: SearchVia): { searchId: string; written: Promise<boolean> } {
+    const { searchId, written } = this.searchLog.begin({ domain, query, results, via, keyId: caller.keyId });
+    return {
+      searchId,
+      written: written.then(
+        () => true,
+        (err: unknown) => {
+          this.deps.log.warn({ err, domain }, 'could not record a search for analytics');
+          return false;
+        },
+      ),
+    };
   }
 
   /**
@@ -193,7 +201,8 @@ export class AssistantService {
     const answered = retrieved.passages.length > 0 && isAnswerable(retrieved.relevance, this.deps.config.assistant.relevanceFloor);
     const passages = answered ? retrieved.passages : [];
     const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
-    const searchId = req.via ? await this.recordSearch(req.caller, req.domain, q.question, passages.length, req.via) : undefined;
+    // Written beside the answer, not before its first byte: a click comes seconds later, and a failed write only loses analytics.
+    const searchId = req.via ? this.beginSearch(req.caller, req.domain, q.question, passages.length, req.via).searchId : undefined;
     const generation = !answered
       ? notCovered()
       : this.model
