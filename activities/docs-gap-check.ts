@@ -3,11 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { resolveRepository } from '../src/git/repository';
+import { resolveRepository, GitAccessRefused, repositoryAccess, type GitAccessSettings, hardenedGit } from '../src/git/access';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { TurnRecord } from '../src/jobs/turn-record';
 import type { GitHubCredentials } from '../src/github/credentials';
-import { GitAccessRefused, repositoryAccess, type GitAccessSettings } from '../src/git/access';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import type { BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/docs-gap-check-contract';
@@ -15,7 +14,6 @@ import type { BuildDocsIndexResult } from '../workflows/docs-ingest-contract';
 import { previewDomain } from '../workflows/docs-gap-check-contract';
 import { indexDocs } from './docs';
 import { gapCheckComment, gapCommentMarker } from './gap-check-comment';
-import { hardenedGit } from '../src/git/hardening';
 
 export interface GapCheckDeps extends GitAccessSettings {
   ledger: TurnRecord;

@@ -4,8 +4,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { AppError } from '../src/errors';
-import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess } from '../src/git/access';
-import { hardenedGit } from '../src/git/hardening';
+import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess, hardenedGit } from '../src/git/access';
 import type { GitDocsSource } from '../workflows/docs-sync-contract';
 
 /** The git host and its credential, as agent jobs get them (the token, or the App's installation token for the repository). */

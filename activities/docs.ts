@@ -9,7 +9,7 @@ import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, DOCS_INDEX_LAYO
 import type { Embedder } from '../src/search/embedder';
 import { bulkBatch, indexChunks } from './docs-embeddings';
 import { docsRepositoryAccess, type DocsGitDeps } from './docs-repository';
-import { hardenedGit } from '../src/git/hardening';
+import { hardenedGit } from '../src/git/access';
 import type { BuildDocsIndexResult, DocsIngestInput, DocsIngestErrorType, PublishDocsIndexInput, PublishDocsIndexResult } from '../workflows/docs-ingest-contract';
 
 export interface DocsActivityDeps {

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { runCachedSetup } from '../activities/agent-job/cached-setup';
 import { prepareTurnSandbox } from '../activities/agent-job/sandbox-workspace';
 import { SetupCache } from '../activities/agent-job/setup-cache';
-import { hardenedGit } from '../src/git/hardening';
+import { hardenedGit } from '../src/git/access';
 import type { SandboxConfig } from '../src/config';
 import type { ProjectChecks } from '../workflows/agent-job-contract';
 import type { Benchmark } from './lib/bench';

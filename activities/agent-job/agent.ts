@@ -6,27 +6,25 @@ import type { SimpleGit } from 'simple-git';
 import type { SandboxConfig } from '../../src/config';
 import { catalogEntry, type CatalogModel } from '../../src/llm/model-catalog';
 import { SandboxUnavailable } from '../../src/sandbox';
+import type { Redact } from '../../src/secrets/redactor';
 import type { CheckResult, FileChange, RunAgentInput, RunAgentResult } from '../../workflows/agent-job-contract';
 import { CloneFs } from './clone-fs';
 import { jobLanguageModel, modelFailure } from './model-failures';
-import { commandTool } from './command-tool';
-import { applyChanges, checkoutClean, workspacePath, type GitDeps } from './git';
+import { applyChanges, checkoutClean, contextFolder, sandboxHomePath, workspacePath, type GitDeps } from './git';
 import { runCachedSetup } from './cached-setup';
 import { startsAtBaseRef } from './owner-code';
-import { failed, keptOutputBytes, repairPrompt, runChecks, setupFailureNote } from './project-checks';
 import { egressEventSink } from './egress-events';
-import { prepareTurnSandbox, sandboxHomePath, type TurnSandbox } from './sandbox-workspace';
+import { failed, keptOutputBytes, prepareTurnSandbox, redactedRun, runChecks, withheldNote, type TurnSandbox } from './sandbox-workspace';
 import type { SetupCache } from './setup-cache';
 import type { SetupCacheHolders } from './setup-cache-holders';
-import { heldBackNote, noSecrets, redactedRun, redactToolResults, secretFreeChanges, sweepSecretFiles, withheldNote, type TurnSecrets } from './setup-secrets';
+import { noSecrets, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
-import { defaultToolLimits, workspaceTools } from './workspace-tools';
+import { commandTool, defaultToolLimits, redactToolResults, workspaceTools } from './workspace-tools';
 import { linkTool } from './link-tool';
 import { OutboundGuard } from '../../src/net/outbound';
 import { turnSystemPrompt } from './project-instructions';
 import { contextNote, ensureContextClones } from './context-clones';
-import { contextFolder } from './job-paths';
 
 export interface AgentDeps extends GitDeps {
   /** The models this worker may call (DOCENT_MODELS); a job names one of them. */
@@ -54,6 +52,25 @@ Use the tools to inspect and change files; every path is relative to the reposit
 When run_command is available, use it to run the project's tests, linters or builds and fix what fails.
 Make only the changes the instruction asks for. When you are done, answer with a short title for the pull request
 on the first line (under 72 characters), then a blank line, then a summary of what you changed and why.`;
+
+/** A failed command for the agent; the output of one that had the project's secrets is left out, redacted or not. */
+function describe(r: CheckResult, hadSecrets: boolean): string {
+  const why = r.stoppedBy === 'timeout' ? 'was stopped at the time limit' : r.stoppedBy === 'disk' ? 'was stopped for using too much disk' : `exited with ${r.exitCode}`;
+  if (hadSecrets) return `\`${r.command}\` ${why}. Its output is not shown to you because it ran with the project's secrets.`;
+  return `\`${r.command}\` ${why}. The end of its output:\n${r.output}`;
+}
+
+/** What the agent is told when the project's setup failed before it started. */
+function setupFailureNote(setup: CheckResult[], hadSecrets: boolean): string {
+  const bad = failed(setup);
+  return bad.length ? `Note: the project's setup command ${bad.map((r) => describe(r, hadSecrets)).join('\n\n')}` : '';
+}
+
+/** The follow-up message of a repair round. */
+function repairPrompt(checks: CheckResult[], hadSecrets: boolean): string {
+  const told = failed(checks).map((r) => describe(r, hadSecrets));
+  return `The project's checks failed after your change. Fix the code so that they pass, then answer with the title and summary again.\n\n${told.join('\n\n')}`;
+}
 
 function tooLarge(): never {
   throw ApplicationFailure.create({ type: 'AgentLimitExceeded', message: `the agent changed more than ${maxTotalChangeBytes} bytes in one turn`, nonRetryable: true });
@@ -92,6 +109,28 @@ async function collectChanges(git: SimpleGit, files: CloneFs, root: string): Pro
   }
   if (total > maxTotalChangeBytes) tooLarge();
   return changes.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * The changes without any file that holds a secret (a setup step's `.npmrc` with a token): such a file must never
+ * reach the commit, the pull request or the workflow's history. `held` names the ones left out.
+ */
+function secretFreeChanges(changes: FileChange[], redact: Redact, held: Set<string>): FileChange[] {
+  return changes.filter((c) => {
+    const text = c.content === null ? '' : c.encoding === 'base64' ? Buffer.from(c.content, 'base64').toString('latin1') : c.content;
+    if (redact(text) === text) return true;
+    held.add(c.path);
+    return false;
+  });
+}
+
+/** What the pull request says about files left out of it, or removed from HOME after setup, for holding a secret. */
+function heldBackNote(held: Set<string>, swept: string[]): string {
+  const list = (paths: Iterable<string>) => [...paths].map((p) => `\`${p}\``).join(', ');
+  return [
+    held.size ? `\n\nLeft out of this change because they hold a project secret: ${list(held)}.` : '',
+    swept.length ? `\n\nRemoved from HOME after setup because they hold a project secret: ${list(swept.map((p) => `~/${p}`))}.` : '',
+  ].join('');
 }
 
 function splitTitle(text: string, fallback: string): { title: string; summary: string } {

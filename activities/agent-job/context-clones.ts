@@ -2,11 +2,9 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { AppError } from '../../src/errors';
-import { plainRepositoryName } from '../../src/git/repository';
-import { hardenedGit } from '../../src/git/hardening';
+import { plainRepositoryName, hardenedGit } from '../../src/git/access';
 import { MAX_CONTEXT_REPOSITORIES, type ContextRepository } from '../../workflows/agent-job-contract';
-import { accessTo, activityContext, classifyGitError, heartbeating, type GitDeps } from './git';
-import { contextFolder } from './job-paths';
+import { accessTo, activityContext, classifyGitError, contextFolder, heartbeating, type GitDeps } from './git';
 
 /** A context repository cloned on this worker: the name the agent's tools know it by, and where its files are. */
 export interface ContextClone {

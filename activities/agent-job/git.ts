@@ -2,15 +2,20 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
-import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess } from '../../src/git/access';
+import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess, hardenedGit } from '../../src/git/access';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
-import { hardenedGit } from '../../src/git/hardening';
-import { contextFolder, jobFolder } from './job-paths';
-import { sandboxHomePath } from './sandbox-workspace';
 import type { TurnJournal } from './turn-journal';
 import { branchBase, turnDiff } from './turn-diff';
 import type { FileStat } from '../../src/jobs/job-turns';
-import type { AgentErrorType, CommitAndPushInput, CommitAndPushResult, FileChange, PrepareWorkspaceInput, PrepareWorkspaceResult } from '../../workflows/agent-job-contract';
+import {
+  PLAIN_JOB_ID,
+  type AgentErrorType,
+  type CommitAndPushInput,
+  type CommitAndPushResult,
+  type FileChange,
+  type PrepareWorkspaceInput,
+  type PrepareWorkspaceResult,
+} from '../../workflows/agent-job-contract';
 
 export interface GitDeps extends GitAccessSettings {
   workspaceDir: string;
@@ -18,8 +23,27 @@ export interface GitDeps extends GitAccessSettings {
   workspaceQueue?: string;
 }
 
+/**
+ * The folder `<jobId><suffix>` directly inside the workspace folder. Workflow input is not trusted (anyone who can
+ * reach Temporal can start a workflow by hand), so a job id that would name anything else fails the activity for good.
+ */
+export function jobFolder(workspaceDir: string, jobId: unknown, suffix = ''): string {
+  const root = path.resolve(workspaceDir);
+  const dir = typeof jobId === 'string' && PLAIN_JOB_ID.test(jobId) ? path.resolve(root, jobId + suffix) : undefined;
+  if (!dir || path.dirname(dir) !== root) {
+    throw ApplicationFailure.create({ type: 'InvalidJobId', message: 'the job id is not a plain name; refusing to touch the workspace folder', nonRetryable: true });
+  }
+  return dir;
+}
+
 /** The job's working copy; one per job, so concurrent jobs never share a tree. */
 export const workspacePath = (deps: GitDeps, jobId: string) => jobFolder(deps.workspaceDir, jobId);
+
+/** The job's read-only context repositories, `<owner>/<name>` each: beside the clone, never inside it, so nothing there is committed. */
+export const contextFolder = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.context');
+
+/** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
+export const sandboxHomePath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.home');
 
 function fail(type: AgentErrorType | 'GitFailed', message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: type !== 'GitFailed' });

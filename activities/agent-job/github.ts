@@ -1,12 +1,66 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
 import { GitHubAppRefused, statusOf, type GitHubCredentials } from '../../src/github/credentials';
-import { resolveRepository } from '../../src/git/repository';
-import type { OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
-import { checkRunName, checkRunOutput, checksHeadline, passedAll } from './check-report';
-import { pullRequestBody } from './pull-request-body';
+import { resolveRepository } from '../../src/git/access';
+import type { CheckResult, OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
 import type { JobIssue } from '../../src/jobs/job';
 import { answerIssue, closingLine } from './issue-answer';
+
+// What a turn shows on GitHub: its pull request's description and its checks' report.
+
+/** How long a command ran, as a person reads it. */
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+function verdict(c: CheckResult): string {
+  if (c.exitCode === 0) return `passed in ${seconds(c.durationMs)}`;
+  if (c.stoppedBy === 'timeout') return `**stopped at the time limit** after ${seconds(c.durationMs)}`;
+  if (c.stoppedBy === 'disk') return `**stopped for using too much disk** after ${seconds(c.durationMs)}`;
+  return `**failed** (exit ${c.exitCode}) after ${seconds(c.durationMs)}`;
+}
+
+/** A code fence longer than any run of backticks in the text, so command output cannot end it early. */
+function fenced(text: string): string {
+  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}\n${text.trimEnd()}\n${fence}`;
+}
+
+/** The pull request's description: the agent's summary, then every setup and check command it ran, failures with their output. */
+function pullRequestBody(summary: string, checks: CheckResult[] | undefined, draft = true): string {
+  if (!checks?.length) return summary;
+  const bad = checks.filter((c) => c.exitCode !== 0);
+  const lines = checks.map((c) => `- ${c.exitCode === 0 ? '✅' : '❌'} ${c.kind} \`${c.command}\`: ${verdict(c)}`);
+  // A repository without drafts gets a ready pull request titled [checks failing] instead.
+  const marked = draft ? 'so this pull request is a draft' : 'so this pull request is not ready for review';
+  const heading = bad.length ? `### Checks: ${bad.length} of ${checks.length} failed, ${marked}` : `### Checks: all ${checks.length} passed`;
+  const outputs = bad.map(
+    (c) => `<details><summary>Output of <code>${c.command.replace(/[<&]/g, (ch) => (ch === '<' ? '&lt;' : '&amp;'))}</code> (last 4 KiB)</summary>\n\n${fenced(c.output)}\n\n</details>`,
+  );
+  return [summary, '', heading, '', ...lines, ...(outputs.length ? ['', ...outputs] : []), '', '_Run by docent in a sandbox without network unless the project allows it._'].join('\n');
+}
+
+/** GitHub's limit on a check run's `summary` and `text` (docs.github.com/rest/checks/runs). */
+const maxOutputChars = 65_535;
+
+const checkRunName = 'docent';
+
+const passedAll = (checks: CheckResult[]) => checks.every((c) => c.exitCode === 0);
+
+/** One line for a commit status (GitHub keeps 140 characters) or a check run's title. */
+function checksHeadline(checks: CheckResult[]): string {
+  const bad = checks.filter((c) => c.exitCode !== 0).length;
+  return bad ? `${bad} of ${checks.length} checks failed` : `all ${checks.length} checks passed`;
+}
+
+const clip = (text: string) => (text.length <= maxOutputChars ? text : `${text.slice(0, maxOutputChars - 40)}\n\n… (cut at GitHub's size limit)`);
+
+/** A completed check run's output: a line per command, then the tail of each command's output, failures first. */
+export function checkRunOutput(checks: CheckResult[]): { title: string; summary: string; text: string } {
+  const summary = checks.map((c) => `- ${c.exitCode === 0 ? '✅' : '❌'} ${c.kind} \`${c.command}\`: ${verdict(c)}`).join('\n');
+  const ordered = [...checks.filter((c) => c.exitCode !== 0), ...checks.filter((c) => c.exitCode === 0)];
+  const text = ordered.map((c) => `#### \`${c.command}\` (${c.kind}, exit ${c.exitCode})\n\nThe end of its output:\n\n${fenced(c.output || '(no output)')}`).join('\n\n');
+  return { title: checksHeadline(checks), summary: clip(summary), text: clip(text) };
+}
 
 export interface GitHubDeps {
   gitBaseUrl: string;

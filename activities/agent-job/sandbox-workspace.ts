@@ -1,11 +1,14 @@
+// A turn's sandbox, and every command run in it: the project's setup and checks and the model's run_command, each
+// with or without the project's secrets and its output redacted of them.
 import { chmod, lchown, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxConfig } from '../../src/config';
 import { probeSandbox, runInSandbox, type CommandResult, type RunOptions, type SandboxSpec } from '../../src/sandbox';
 import { setUpCgroup, type CgroupSetup } from '../../src/sandbox/cgroup';
 import { requireRelay, startTurnEgress, type EgressSink } from '../../src/sandbox/egress';
+import type { CheckResult } from '../../workflows/agent-job-contract';
 import type { FileOwner } from './clone-fs';
-import { jobFolder } from './job-paths';
+import type { TurnSecrets } from './setup-secrets';
 
 /** One turn's sandbox: the clone writable, a private HOME, and the project's network choice. */
 export interface TurnSandbox {
@@ -33,9 +36,6 @@ export interface TurnMounts {
 // Once per worker process: the auto setting moves the worker itself into a leaf cgroup.
 let cgroupSetup: Promise<CgroupSetup> | undefined;
 const sandboxCgroup = (config: SandboxConfig) => (cgroupSetup ??= setUpCgroup(config.cgroup));
-
-/** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
-export const sandboxHomePath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.home');
 
 /** Hands the worktree (but not .git, which stays the worker's) to the sandbox's user. */
 async function chownWorktree(dir: string, owner: FileOwner, top = true): Promise<void> {
@@ -104,3 +104,57 @@ export async function probeWorkerSandbox(config: SandboxConfig, workspaceDir: st
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Runs a command with the turn's secrets in its environment (or without), its output redacted as it streams out of
+ * the sandbox, before it is cut to head and tail, so a secret printed across the cut is still replaced whole.
+ */
+export function redactedRun(sandbox: TurnSandbox, secrets: TurnSecrets, giveSecrets: boolean) {
+  return async (command: string, opts: RunOptions = {}): Promise<CommandResult> => {
+    const env = giveSecrets && Object.keys(secrets.env).length ? { env: { ...opts.env, ...secrets.env } } : {};
+    const r = await sandbox.run(command, { ...opts, ...env, ...(secrets.stream ? { redact: secrets.stream } : {}) });
+    // Once more on the kept text: a form spread by more whitespace than the stream holds back is still whole here.
+    return { ...r, output: secrets.redact(r.output) };
+  };
+}
+
+/** The line a setup or check result starts with when the turn's secrets were kept from it. */
+export const secretsWithheldLine = "[docent] the project's secrets were withheld: this turn starts from commits the agent made, not from the base ref\n";
+
+/** A run whose results say that the project's secrets were withheld from it (not a failure). */
+export function withheldNote(run: ReturnType<typeof redactedRun>, withheld: boolean): ReturnType<typeof redactedRun> {
+  if (!withheld) return run;
+  return async (command, opts) => {
+    const r = await run(command, opts);
+    return { ...r, output: secretsWithheldLine + r.output };
+  };
+}
+
+type Run = (command: string) => Promise<CommandResult>;
+
+/** Bytes of a command's output kept on the job and shown to the agent: the end, where failures are reported. */
+export const keptOutputBytes = 4096;
+
+async function runOne(kind: CheckResult['kind'], command: string, run: Run): Promise<CheckResult> {
+  const r = await run(command);
+  return { kind, command, exitCode: r.exitCode, durationMs: Math.round(r.durationMs), output: r.output, ...(r.stoppedBy ? { stoppedBy: r.stoppedBy } : {}) };
+}
+
+/** Setup commands in order, stopping at the first that fails: later ones usually depend on it. */
+export async function runSetup(commands: string[], run: Run): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const command of commands) {
+    results.push(await runOne('setup', command, run));
+    if (results.at(-1)!.exitCode !== 0) break;
+  }
+  return results;
+}
+
+/** Every check command, even after one fails, so the agent and the pull request see all that is wrong. */
+export async function runChecks(commands: string[], run: Run): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  for (const command of commands) results.push(await runOne('check', command, run));
+  return results;
+}
+
+export const failed = (results: CheckResult[]) => results.filter((r) => r.exitCode !== 0);

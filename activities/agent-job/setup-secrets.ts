@@ -1,12 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Tool } from 'ai';
 import type { JobLedger } from '../../src/jobs/ledger';
 import { AppError } from '../../src/errors';
-import type { CommandResult, OutputFilter, RunOptions } from '../../src/sandbox';
+import type { OutputFilter } from '../../src/sandbox';
 import type { ProjectSecretStore } from '../../src/secrets/project-secrets';
 import { encodedForms, printedForms } from '../../src/secrets/forms';
-import { redactDeep, secretRedactor, secretStreamRedactor, type Redact } from '../../src/secrets/redactor';
-import type { FileChange } from '../../workflows/agent-job-contract';
+import { secretRedactor, secretStreamRedactor, type Redact } from '../../src/secrets/redactor';
 import type { TurnSandbox } from './sandbox-workspace';
 
 /** A turn's secrets: the variables setup (and, if the project says so, check) commands get, and their redactor. */
@@ -38,62 +36,6 @@ export async function loadTurnSecrets(jobs: Pick<JobLedger['jobs'], 'byId'>, sto
     if (err instanceof AppError) throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: `project ${job.projectId} has setup secrets, but ${err.message}`, nonRetryable: true });
     throw err;
   }
-}
-
-/**
- * Runs a command with the turn's secrets in its environment (or without), its output redacted as it streams out of
- * the sandbox, before it is cut to head and tail, so a secret printed across the cut is still replaced whole.
- */
-export function redactedRun(sandbox: TurnSandbox, secrets: TurnSecrets, giveSecrets: boolean) {
-  return async (command: string, opts: RunOptions = {}): Promise<CommandResult> => {
-    const env = giveSecrets && Object.keys(secrets.env).length ? { env: { ...opts.env, ...secrets.env } } : {};
-    const r = await sandbox.run(command, { ...opts, ...env, ...(secrets.stream ? { redact: secrets.stream } : {}) });
-    // Once more on the kept text: a form spread by more whitespace than the stream holds back is still whole here.
-    return { ...r, output: secrets.redact(r.output) };
-  };
-}
-
-/** The line a setup or check result starts with when the turn's secrets were kept from it. */
-export const secretsWithheldLine = "[docent] the project's secrets were withheld: this turn starts from commits the agent made, not from the base ref\n";
-
-/** A run whose results say that the project's secrets were withheld from it (not a failure). */
-export function withheldNote(run: ReturnType<typeof redactedRun>, withheld: boolean): ReturnType<typeof redactedRun> {
-  if (!withheld) return run;
-  return async (command, opts) => {
-    const r = await run(command, opts);
-    return { ...r, output: secretsWithheldLine + r.output };
-  };
-}
-
-/** The model's tools with every result redacted: a file setup wrote may hold a secret the agent then reads. */
-export function redactToolResults<T extends Record<string, Tool>>(tools: T, redact: Redact): T {
-  const wrapped = Object.entries(tools).map(([name, t]) => {
-    const execute = t.execute;
-    return [name, execute ? { ...t, execute: async (...args: Parameters<typeof execute>) => redactDeep(await execute(...args), redact) } : t];
-  });
-  return Object.fromEntries(wrapped) as T;
-}
-
-/**
- * The changes without any file that holds a secret (a setup step's `.npmrc` with a token): such a file must never
- * reach the commit, the pull request or the workflow's history. `held` names the ones left out.
- */
-export function secretFreeChanges(changes: FileChange[], redact: Redact, held: Set<string>): FileChange[] {
-  return changes.filter((c) => {
-    const text = c.content === null ? '' : c.encoding === 'base64' ? Buffer.from(c.content, 'base64').toString('latin1') : c.content;
-    if (redact(text) === text) return true;
-    held.add(c.path);
-    return false;
-  });
-}
-
-/** What the pull request says about files left out of it, or removed from HOME after setup, for holding a secret. */
-export function heldBackNote(held: Set<string>, swept: string[]): string {
-  const list = (paths: Iterable<string>) => [...paths].map((p) => `\`${p}\``).join(', ');
-  return [
-    held.size ? `\n\nLeft out of this change because they hold a project secret: ${list(held)}.` : '',
-    swept.length ? `\n\nRemoved from HOME after setup because they hold a project secret: ${list(swept.map((p) => `~/${p}`))}.` : '',
-  ].join('');
 }
 
 /** The printed forms of every secret, and those of them that may be wrapped, as variables only the sweep gets. */

@@ -1,5 +1,9 @@
-import { tool } from 'ai';
+// The model's tools in a turn: the file tools on the clone, run_command in the turn's sandbox, and the redaction every
+// result goes through before the model sees it.
+import { tool, type Tool } from 'ai';
 import { z } from 'zod';
+import type { CommandResult } from '../../src/sandbox';
+import { redactDeep, type Redact } from '../../src/secrets/redactor';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import type { ContextClone } from './context-clones';
 
@@ -157,4 +161,30 @@ export function workspaceTools(root: string, limits: ToolLimits = defaultToolLim
       },
     }),
   };
+}
+
+/** The agent's `run_command` tool: a shell command in the turn's sandbox, never on the worker itself. */
+export function commandTool(run: (command: string) => Promise<CommandResult>) {
+  return {
+    run_command: tool({
+      description:
+        'Run a shell command (/bin/sh -c) in the repository root, inside a sandbox: only the repository is writable, there are no ' +
+        'secrets, and there is no network unless the project allows it. Use it to run tests, linters and builds and fix what fails. ' +
+        'Returns the exit code and the beginning and end of the output.',
+      inputSchema: z.object({ command: z.string().min(1).max(8192).describe('the shell command, e.g. "npm test"') }),
+      execute: async ({ command }) => {
+        const r = await run(command);
+        return { exitCode: r.exitCode, output: r.output, ...(r.stoppedBy ? { stoppedBy: r.stoppedBy } : {}) };
+      },
+    }),
+  };
+}
+
+/** The model's tools with every result redacted: a file setup wrote may hold a secret the agent then reads. */
+export function redactToolResults<T extends Record<string, Tool>>(tools: T, redact: Redact): T {
+  const wrapped = Object.entries(tools).map(([name, t]) => {
+    const execute = t.execute;
+    return [name, execute ? { ...t, execute: async (...args: Parameters<typeof execute>) => redactDeep(await execute(...args), redact) } : t];
+  });
+  return Object.fromEntries(wrapped) as T;
 }

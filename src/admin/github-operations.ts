@@ -2,7 +2,7 @@ import type { GitHubSettings } from '../config';
 import { AppError } from '../errors';
 import { repositoryKey } from '../github/deliveries';
 import type { ProjectWebhookSecrets } from '../github/webhook-secrets';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import type { Output, Stores } from './tenancy-operations';
 
 export type GitHubStores = Stores & { githubWebhookSecrets: ProjectWebhookSecrets };

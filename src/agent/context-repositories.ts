@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { plainRepositoryName, resolveRepository } from '../git/repository';
+import { plainRepositoryName, resolveRepository } from '../git/access';
 import type { ContextRepository } from '../../workflows/agent-job-contract';
 
 /**

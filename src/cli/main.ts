@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig, type Config } from '../config';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';

@@ -1,6 +1,6 @@
 import { type Client as TemporalClient, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { type IndexingProgress, runningIndexingProgress } from './ingest-progress';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import { AppError } from '../errors';
 import { docsSyncScheduleId, docsSyncSchedulePrefix, type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
 import { DOCS_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';

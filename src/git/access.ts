@@ -1,8 +1,53 @@
-// How git reaches a repository: which credential it sends and where it may connect. The one place that decides it for
-// the agent job's clone and push, the docs sync and the gap preview; each maps GitAccessRefused to its own failure.
+// How git reaches a repository, the one place that decides it for the agent job's clone and push, the docs sync and
+// the gap preview: where a project's repository is (its clone URL, owner and name), which credential git sends and
+// where it may connect (each caller maps GitAccessRefused to its own failure), and the hardened client git runs as.
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { AppError } from '../errors';
 import { GitHubAppRefused, type GitHubCredentials } from '../github/credentials';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
-import { resolveRepository, type ResolvedRepository } from './repository';
+
+export interface ResolvedRepository {
+  /** What git clones and pushes to; never carries credentials. */
+  cloneUrl: string;
+  /** GitHub owner and name, for the pull request API. */
+  owner: string;
+  name: string;
+}
+
+/** Turns a project's `repository` (owner/name on the configured GitHub, or a git URL) into clone URL and owner/name. */
+export function resolveRepository(repository: string, gitBaseUrl: string): ResolvedRepository {
+  const short = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(\.git)?$/.exec(repository);
+  if (short) {
+    const [, owner, name] = short;
+    return { cloneUrl: `${gitBaseUrl.replace(/\/+$/, '')}/${owner}/${name}.git`, owner: owner!, name: name! };
+  }
+  let url: URL;
+  try {
+    url = new URL(repository);
+  } catch {
+    throw new AppError('invalid_argument', `repository "${repository}" is neither owner/name nor a git URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AppError('invalid_argument', 'repository URL must use http or https');
+  // Credentials belong in DOCENT_GITHUB_TOKEN, never in a stored URL.
+  if (url.username || url.password) throw new AppError('invalid_argument', 'repository URL must not contain credentials');
+  const parts = url.pathname
+    .replace(/\.git$/, '')
+    .split('/')
+    .filter(Boolean);
+  if (parts.length < 2) throw new AppError('invalid_argument', `repository URL "${repository}" has no owner/name path`);
+  return { cloneUrl: url.toString(), owner: parts[parts.length - 2]!, name: parts[parts.length - 1]! };
+}
+
+const plainName = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,100}$/;
+
+/** `owner/name` of a repository whose two parts are plain names, so that they can name folders and a tool's argument. */
+export function plainRepositoryName(repository: string, gitBaseUrl: string): string {
+  const { owner, name } = resolveRepository(repository, gitBaseUrl);
+  if (!plainName.test(owner) || !plainName.test(name)) {
+    throw new AppError('invalid_argument', `repository "${repository}" must end in an owner/name path of letters, digits, ".", "_" and "-"`);
+  }
+  return `${owner}/${name}`;
+}
 
 /** How git reaches the job's repository: the token header only for the configured git host, pinned addresses elsewhere. */
 export interface RemoteAccess {
@@ -97,4 +142,66 @@ export function remoteRefusal(err: unknown): 'missing' | 'denied' | undefined {
 export function gitFailureLine(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
   return text.trim().split('\n').pop()?.slice(0, 200) ?? '';
+}
+const author = { name: 'docent', email: 'docent-agent@users.noreply.github.com' };
+
+// Every git call gets these, whatever the repository, the machine or the user's home says: repository content
+// (hooks, fsmonitor, filters, submodules, other protocols) must never make git run a command on the worker.
+const hardened: Record<string, string> = {
+  'core.hooksPath': '/dev/null',
+  'core.fsmonitor': 'false',
+  'core.attributesFile': '/dev/null',
+  'core.excludesFile': '/dev/null',
+  'credential.helper': '',
+  'protocol.allow': 'never',
+  'protocol.https.allow': 'always',
+  'protocol.http.allow': 'always',
+  'submodule.recurse': 'false',
+  'fetch.recurseSubmodules': 'false',
+  'diff.ignoreSubmodules': 'all',
+  'status.submoduleSummary': 'false',
+  'filter.lfs.process': '',
+  'filter.lfs.smudge': '',
+  'filter.lfs.clean': '',
+  'filter.lfs.required': 'false',
+  'user.name': author.name,
+  'user.email': author.email,
+};
+
+/**
+ * A git client for one folder that reads no system or global config and passes settings through GIT_CONFIG_*
+ * variables (command scope: they win over the repository's own config and never touch argv or .git/config).
+ */
+export function hardenedGit(dir: string, ceiling: string, extra: Record<string, string> = {}, signal?: AbortSignal): SimpleGit {
+  // The sandbox owns the worktree's files when the worker is root; git would otherwise refuse the clone as "dubious".
+  const settings = { ...hardened, 'safe.directory': dir, ...extra };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: '/nonexistent',
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_LFS_SKIP_SMUDGE: '1',
+    // Never climb out of the workspace to find a repository (a clone missing its .git must not become another repo).
+    GIT_CEILING_DIRECTORIES: ceiling,
+    GIT_CONFIG_COUNT: String(Object.keys(settings).length),
+  };
+  for (const [i, [key, value]] of Object.entries(settings).entries()) Object.assign(env, { [`GIT_CONFIG_KEY_${i}`]: key, [`GIT_CONFIG_VALUE_${i}`]: value });
+  return simpleGit({
+    baseDir: dir,
+    abort: signal,
+    allowEnvironment: Object.keys(env).filter((k) => k.startsWith('GIT_')),
+    // simple-git guards these keys because they can run programs; docent sets each of them to its inert value.
+    unsafe: {
+      allowUnsafeConfigEnvCount: true,
+      allowUnsafeConfigPaths: true,
+      allowUnsafeHooksPath: true,
+      allowUnsafeFsMonitor: true,
+      allowUnsafeCredentialHelper: true,
+      allowUnsafeFilter: true,
+      allowUnsafeProtocolOverride: true,
+    },
+  }).env(env);
 }

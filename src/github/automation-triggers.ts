@@ -9,7 +9,7 @@ import type { AutomationStore } from '../automations/automation-store';
 import { type AutomationEvent, eventInstruction, eventKeyOf } from '../automations/event-instruction';
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import type { JobDoc } from '../jobs/job';
 import type { Logger } from '../log';
 import type { ProjectDoc, TenancyStore } from '../tenancy/store';

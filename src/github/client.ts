@@ -1,5 +1,5 @@
 import type { Octokit } from '@octokit/rest';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import type { GitHubCredentials } from './credentials';
 
 /** A client for one repository's API calls, with the repository's owner and name. */

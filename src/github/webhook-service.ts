@@ -6,7 +6,7 @@ import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import type { JobDoc } from '../jobs/job';
-import { resolveRepository } from '../git/repository';
+import { resolveRepository } from '../git/access';
 import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
 import { githubClientFor, type RepositoryClient } from './client';

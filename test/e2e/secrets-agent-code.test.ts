@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { checkRunOutput } from '../../activities/agent-job/check-report';
+import { checkRunOutput } from '../../activities/agent-job/github';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';

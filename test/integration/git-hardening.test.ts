@@ -4,8 +4,7 @@ import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { GitAccessRefused, remoteAccess, repositoryAccess } from '../../src/git/access';
-import { hardenedGit } from '../../src/git/hardening';
+import { GitAccessRefused, remoteAccess, repositoryAccess, hardenedGit } from '../../src/git/access';
 import { startGitServer, type GitServer } from '../support/git-server';
 
 // Real git against a real smart-HTTP remote: what a repository (or a command that wrote into its .git) plants must

@@ -12,7 +12,7 @@ import { simpleGit } from 'simple-git';
 import { runCachedSetup, type CachedSetupOutcome } from '../../activities/agent-job/cached-setup';
 import { prepareTurnSandbox } from '../../activities/agent-job/sandbox-workspace';
 import { archiveRefusal, workerArchive } from '../../activities/agent-job/setup-archive';
-import { hardenedGit } from '../../src/git/hardening';
+import { hardenedGit } from '../../src/git/access';
 import { SetupCache } from '../../activities/agent-job/setup-cache';
 import { setupCacheKey } from '../../activities/agent-job/setup-cache-key';
 import type { SandboxConfig } from '../../src/config';
