@@ -2,7 +2,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig, type Config } from '../config';
-import { resolveRepository } from '../git/access';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
@@ -17,7 +16,7 @@ import { WebhookStore } from '../webhooks/store';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import { deleteSecret, listSecrets, readSecretValue, setSecret, type SecretStores } from '../admin/secret-operations';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
-import { issueWebhookSecret, type GitHubStores } from '../admin/github-operations';
+import type { GitHubStores } from '../admin/github-operations';
 
 const usage = `usage: docent <command> [--json]
 commands:
@@ -123,6 +122,8 @@ function required(values: Record<string, unknown>, name: string): string {
 async function checkAppInstalled(github: Config['github'], repository: string): Promise<void> {
   if (!github.app) return;
   const { GitHubAppRefused, GitHubCredentials, statusOf } = await import('../github/credentials.js');
+  // src/git/access.ts loads the GitHub clients too: only the commands that need it load it.
+  const { resolveRepository } = await import('../git/access.js');
   const { owner, name } = resolveRepository(repository, github.gitUrl);
   try {
     await new GitHubCredentials(github).installation(owner, name);
@@ -203,7 +204,7 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     return {
       out: await viaApi(
         (api) => api.githubWebhookSecret(positionals[0]!),
-        (s) => issueWebhookSecret(s, loadConfig().github, positionals[0]!),
+        async (s) => (await import('../admin/github-operations.js')).issueWebhookSecret(s, loadConfig().github, positionals[0]!),
       ),
       json: !!values.json,
     };
