@@ -55,9 +55,11 @@ export class CloneHolds {
   }
 
   private hold(jobId: string): Hold {
-    let h = this.holds.get(jobId);
-    if (!h) this.holds.set(jobId, (h = { using: 0, lastStart: 0 }));
-    return h;
+    const found = this.holds.get(jobId);
+    if (found) return found;
+    const made = { using: 0, lastStart: 0 };
+    this.holds.set(jobId, made);
+    return made;
   }
 }
 

@@ -36,7 +36,10 @@ export class WorkspaceSweeper {
       if (this.stopped) return;
       this.timer = setTimeout(() => {
         this.pass = this.sweep()
-          .then((removed) => removed.length && report(removed), (err: unknown) => report(err instanceof Error ? err : new Error(String(err))))
+          .then(
+            (removed) => removed.length && report(removed),
+            (err: unknown) => report(err instanceof Error ? err : new Error(String(err))),
+          )
           .finally(next);
       }, everyMs);
       this.timer.unref();
