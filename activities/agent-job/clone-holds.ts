@@ -1,7 +1,9 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Activities } from '../index';
 
-/** The activities that read or write a job's folders on this worker (its clone, context clones and sandbox home). */
-export const CLONE_ACTIVITIES: ReadonlySet<string> = new Set(['prepareWorkspace', 'planChange', 'runAgent', 'commitAndPush', 'removeWorkspace']);
+/** The activities that read or write a job's folders on this worker (its clone, context clones and sandbox home); a rename fails to compile here. */
+const cloneActivityNames = ['prepareWorkspace', 'planChange', 'runAgent', 'commitAndPush', 'removeWorkspace'] as const satisfies ReadonlyArray<keyof Activities>;
+export const CLONE_ACTIVITIES: ReadonlySet<string> = new Set(cloneActivityNames);
 
 interface Hold {
   /** Steps of the job running on this worker now. */
