@@ -54,6 +54,8 @@ const runDir = path.join(repositoryRoot, 'soak-runs', `${new Date().toISOString(
 const token = 'ghs_soaktoken0123456789abcdef';
 const jobsPerProjectHour = 30;
 const heartbeatMs = 10_000;
+// Each worker's sweep of clones whose jobs ended (DOCENT_WORKSPACE_SWEEP_MS); the snapshot waits two of them after the drain.
+const workspaceSweepMs = 10_000;
 
 async function main() {
   mkdirSync(runDir, { recursive: true });
@@ -116,6 +118,7 @@ async function main() {
       DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
       DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: String(heartbeatMs),
       DOCENT_AGENT_CLONE_WAIT_MS: '5000',
+      DOCENT_WORKSPACE_SWEEP_MS: String(workspaceSweepMs),
       DOCENT_LIMIT_JOBS_PER_HOUR: String(jobsPerProjectHour),
       // The 2-core machine runs other work too: dependency checks get more than the 2 s default.
       DOCENT_DEPENDENCY_TIMEOUT_MS: '5000',
@@ -193,6 +196,9 @@ async function main() {
     cleanups.push(() => temporal.connection.close());
     await drain(ctx, mongo.db, temporal, Number(values['drain-minutes']) * 60_000);
     record({ kind: 'meta', at: Date.now(), what: 'drain-end' });
+    // A clone a job's own removal missed goes at a worker's next sweep (docs/reliability.md, invariant 8).
+    say(`waiting two workspace sweeps (${(2 * workspaceSweepMs) / 1000} s) before reading the workspaces`);
+    await sleep(2 * workspaceSweepMs);
     sample();
 
     // What GitHub holds, dumped for the checker.

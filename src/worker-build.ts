@@ -3,7 +3,9 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client as TemporalClient } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInterceptorsFactory, type LogLevel } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { CloneHolds, holdingClones } from '../activities/agent-job/clone-holds';
 import { sweepStaleWorkspaces } from '../activities/agent-job/workspace-sweep';
+import { WorkspaceSweeper } from '../activities/agent-job/workspace-sweeper';
 import { workspaceQueueName } from '../activities/agent-job/workspace-queue';
 import { TASK_QUEUES, taskQueueName } from '../workflows/task-queues';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
@@ -32,7 +34,10 @@ export interface BuildWorkersOptions {
   tracer?: Tracer;
   /** Creates the job reconciler's schedule if it is missing (src/worker.ts; tests run the reconciler themselves). */
   reconcileSchedule?: boolean;
-  /** Removes clones of jobs that are no longer active before polling (src/worker.ts; tests share no workspace folder with it). */
+  /**
+   * Removes clones of jobs that are no longer active before polling, then every DOCENT_WORKSPACE_SWEEP_MS those no
+   * step here is using (src/worker.ts; tests share no workspace folder with it).
+   */
   sweepWorkspaces?: boolean;
   /** More activity interceptors: tests hold an activity to look at what readers see between two steps. */
   activityInterceptors?: ActivityInterceptorsFactory[];
@@ -87,6 +92,14 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     const swept = await sweepStaleWorkspaces(mongo.db, config.agent.workspaceDir);
     if (swept.length) options.log?.info({ jobIds: swept }, 'removed the clones of jobs that are no longer active');
   }
+  // The sweep never removes a clone a step of this worker is using (activities/agent-job/clone-holds.ts).
+  const holds = new CloneHolds();
+  const sweeper = options.sweepWorkspaces ? new WorkspaceSweeper(mongo.db, config.agent.workspaceDir, holds) : undefined;
+  sweeper?.start(config.agent.workspaceSweepMs, (removed) =>
+    removed instanceof Error
+      ? options.log?.warn({ err: removed }, 'the workspace sweep failed; the next one tries again')
+      : options.log?.info({ jobIds: removed }, 'removed the clones of jobs that have ended'),
+  );
   if (options.reconcileSchedule) await ensureReconcileSchedule(temporal, config.temporal.taskQueuePrefix);
   // One bundle serves every queue: bundling is the slow part of a worker's start, so a prebuilt one is taken as is.
   const workflowBundle = config.workflowBundlePath
@@ -100,7 +113,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     dataConverter: temporalDataConverter(config.temporal),
     // A worker short of slots leaves the rest queued in Temporal, which dispatches projects fairly (src/jobs/fairness.ts).
     maxConcurrentActivityTaskExecutions: config.temporal.workerMaxActivities,
-    interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), ...(options.activityInterceptors ?? [])] },
+    interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), holdingClones(holds), ...(options.activityInterceptors ?? [])] },
   };
   // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).
   const QueueWorker = workersSharingOneWorkflowThread();
@@ -117,6 +130,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     },
     async close() {
+      await sweeper?.stop();
       await Promise.allSettled([mongo.client.close(), es.close(), connection.close()]);
     },
   };

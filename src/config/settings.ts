@@ -211,6 +211,11 @@ export const declared = {
     setupCacheMaxBytes: setting('DOCENT_SETUP_CACHE_MAX_BYTES', positiveInt.default(10 * 1024 * 1024 * 1024), 'the most setup results take together before the least recently used go (10 GiB)'),
     maxSteps: setting('DOCENT_AGENT_MAX_STEPS', positiveInt.max(200).default(25), 'the agent’s tool-loop steps per turn'),
     heartbeatTimeoutMs: setting('DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS', millis(1000, 60_000), 'how long a working agent may go without a heartbeat before Temporal retries it'),
+    workspaceSweepMs: setting(
+      'DOCENT_WORKSPACE_SWEEP_MS',
+      millis(100, 60_000),
+      'how often a worker removes the clones of jobs that have ended and that none of its steps is using (a retried, stopped or moved turn can leave one)',
+    ),
     cloneWaitMs: setting('DOCENT_AGENT_CLONE_WAIT_MS', millis(1000, 60_000), 'how long a turn’s step waits for the worker holding its clone (say, restarting) before the turn starts over elsewhere'),
     // Off in tests that spawn workers with a throwaway queue prefix: each would leave a schedule in the shared server.
     reconciler: setting(

@@ -1,0 +1,214 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Config } from '../../src/config';
+import { createLogger } from '../../src/log';
+import { buildWorkers, installTemporalRuntime } from '../../src/worker-build';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
+import { startGitServer, type GitServer } from '../support/git-server';
+import { callApi } from '../support/http';
+import { poll } from '../support/poll';
+import { createWidgetsProject } from '../support/projects';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+
+// Issue 38, invariant 8 (docs/reliability.md, "Found: clones left behind"): the three ways the soak left a clone on a
+// worker after its job ended, each replayed with two real workers in this process, the gateway, Temporal, the
+// database and git; only the model and the GitHub API are doubles. Each worker sweeps every 250 ms here.
+
+const token = 'ghs_clonecleanuptoken0123456789';
+let git: GitServer;
+let github: GitHubDouble;
+let model: ScriptedModel;
+let gw: RunningGateway;
+let key: string;
+let workspaces: string[];
+const stalled = new Set<string>();
+
+const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+
+/** Each job writes its own note; the first call of a `slow` job stalls until its worker goes. */
+function script(req: ChatRequest): ScriptedTurn {
+  const n = /note (\w+)/.exec(lastUser(req))?.[1] ?? 'x';
+  if (req.messages.at(-1)?.role === 'tool') return { text: `Add note ${n}\n\nA note.` };
+  const slow = lastUser(req).includes('slow') && !stalled.has(n);
+  if (slow) stalled.add(n);
+  return { toolCalls: [{ name: 'write_file', args: { path: `notes/${n}.md`, content: `note ${n}\n` } }], firstChunkDelayMs: slow ? 60_000 : 0 };
+}
+
+beforeAll(async () => {
+  git = await startGitServer(token);
+  github = await startGitHubDouble({ token, ...backedBy(git) });
+  model = await startScriptedModel(script);
+  await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
+  gw = await startGateway({
+    DOCENT_MODEL_PROVIDER: 'openai-compatible',
+    DOCENT_MODEL: model.modelId,
+    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    DOCENT_MODEL_API_KEY: model.apiKey,
+    DOCENT_GITHUB_API_URL: github.apiUrl,
+    DOCENT_GITHUB_GIT_URL: git.url,
+    DOCENT_GITHUB_TOKEN: token,
+    DOCENT_SETUP_CACHE: 'off',
+    // A step that stops heartbeating is retried after 1 s; a turn waits 1 s for its clone's worker before it moves.
+    DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '1000',
+    DOCENT_AGENT_CLONE_WAIT_MS: '1000',
+  });
+  key = await createWidgetsProject(gw);
+  installTemporalRuntime(gw.deps.config, createLogger('silent', 'clone-cleanup-worker'));
+  workspaces = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'docent-clone-cleanup-'))));
+});
+
+afterAll(async () => {
+  await Promise.all(running.splice(0).map((w) => w.stop()));
+  await gw?.stop();
+  await Promise.all([git?.close(), github?.close(), model?.close()]);
+  await Promise.all((workspaces ?? []).map((w) => rm(w, { recursive: true, force: true })));
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((w) => w.stop()));
+});
+
+interface TestWorker {
+  /** Starts polling (a worker built but not polling yet is one still starting up). */
+  poll(): void;
+  stop(): Promise<void>;
+}
+const running: TestWorker[] = [];
+
+/** Worker `i` on its own workspace folder, sweeping as src/worker.ts does; built, and polling unless `poll: false`. */
+async function startWorker(i: number, opts: { hold?: ActivityInterceptorsFactory; maxActivities?: number; poll?: boolean } = {}): Promise<TestWorker> {
+  const base = gw.deps.config;
+  const config: Config = {
+    ...base,
+    agent: { ...base.agent, workspaceDir: workspaces[i]!, workspaceSweepMs: 250 },
+    temporal: { ...base.temporal, workerMaxActivities: opts.maxActivities ?? base.temporal.workerMaxActivities },
+  };
+  const set = await buildWorkers(config, { identity: `clone-cleanup-${i}`, sweepWorkspaces: true, activityInterceptors: opts.hold ? [opts.hold] : [] });
+  let runs: Promise<void> | undefined;
+  const worker: TestWorker = {
+    poll: () => {
+      runs ??= set.run();
+    },
+    async stop() {
+      set.shutdown();
+      await runs;
+      await set.close();
+    },
+  };
+  running.push(worker);
+  if (opts.poll !== false) worker.poll();
+  return worker;
+}
+
+/** Holds `activityType` of a job on this worker once `next` has run (its clone is made), until released. */
+function holdAfter(activityType: string, jobId: () => string | undefined) {
+  let reached!: () => void;
+  let release!: () => void;
+  const state = {
+    reached: new Promise<void>((r) => (reached = r)),
+    released: new Promise<void>((r) => (release = r)),
+    release: () => release(),
+    interceptor: ((ctx) => ({
+      inbound: {
+        execute: async (input, next) => {
+          const result = await next(input);
+          if (ctx.info.activityType === activityType && (input.args[0] as { jobId?: string }).jobId === jobId() && ctx.info.attempt === 1) {
+            reached();
+            await state.released;
+          }
+          return result;
+        },
+      },
+    })) as ActivityInterceptorsFactory,
+  };
+  return state;
+}
+
+const api = (method: string, p: string, body?: unknown) => callApi(gw.url, key, method, p, body);
+const jobFolders = async (i: number) => (await readdir(workspaces[i]!)).filter((name) => name.startsWith('job_'));
+
+async function createJob(prompt: string): Promise<string> {
+  const r = await api('POST', '/v2/agent/widgets/job', { prompt });
+  expect(r.status).toBe(201);
+  return (await r.json()).id;
+}
+
+/** The job once it has ended and its workflow is done (it removed the clones it knows of). */
+async function ended(jobId: string): Promise<any> {
+  const job = await poll(
+    'the job',
+    async () => (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json(),
+    (j: any) => j.status !== 'active',
+    60_000,
+  );
+  await gw.deps.temporal.workflow.getHandle(`agent-job-${jobId}`).result();
+  return job;
+}
+
+const noClonesLeft = (i: number) =>
+  poll(
+    `worker-${i}'s clones`,
+    () => jobFolders(i),
+    (names) => names.length === 0,
+    10_000,
+  );
+
+it('a prepare attempt that missed its heartbeat and was retried on the other worker leaves no clone on the first', async () => {
+  let jobId: string | undefined;
+  const hold = holdAfter('prepareWorkspace', () => jobId);
+  // One activity slot: while it holds the timed-out attempt, worker-1 takes no retry, so worker-0 gets it.
+  await startWorker(1, { hold: hold.interceptor, maxActivities: 1 });
+  jobId = await createJob('write note alpha');
+  await hold.reached;
+  expect(await jobFolders(1)).toEqual([jobId]);
+  await startWorker(0);
+
+  const job = await ended(jobId);
+  expect(job.status).toBe('completed');
+  expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
+  // The timed-out attempt finishes its clone only now, after its job ended elsewhere.
+  hold.release();
+  expect(await noClonesLeft(1)).toEqual([]);
+  expect(await noClonesLeft(0)).toEqual([]);
+});
+
+it('a stop that arrives while the first clone is made leaves no clone once that clone is done', async () => {
+  let jobId: string | undefined;
+  const hold = holdAfter('prepareWorkspace', () => jobId);
+  await startWorker(0, { hold: hold.interceptor });
+  jobId = await createJob('write note beta');
+  await hold.reached;
+  expect((await api('POST', `/v2/agent/widgets/job/${jobId}/stop`)).status).toBe(202);
+
+  const job = await ended(jobId);
+  expect({ status: job.status, code: job.error?.code }).toEqual({ status: 'failed', code: 'stopped' });
+  expect(await jobFolders(0)).toEqual([jobId]);
+  // The prepare, asked to cancel but not having heartbeated since, completes its clone after the workflow ended.
+  hold.release();
+  expect(await noClonesLeft(0)).toEqual([]);
+});
+
+it('a worker stopped mid-turn that starts again before its job ends elsewhere, and polls after, leaves no clone', async () => {
+  const w0 = await startWorker(0);
+  const jobId = await createJob('slow note gamma');
+  await poll('the stalled model call', () => stalled.has('gamma'), Boolean);
+  expect(await jobFolders(0)).toContain(jobId);
+  // worker-0 goes with the turn's agent step in flight; the turn starts over on worker-1, held before its push.
+  await w0.stop();
+  const hold = holdAfter('runAgent', () => jobId);
+  await startWorker(1, { hold: hold.interceptor });
+  await hold.reached;
+  // worker-0 is back (its start-up sweep keeps the clone of the job, still active) but not polling yet when the job ends.
+  const back = await startWorker(0, { poll: false });
+  hold.release();
+
+  const job = await ended(jobId);
+  expect(job.status).toBe('completed');
+  expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
+  back.poll();
+  expect(await noClonesLeft(0)).toEqual([]);
+  expect(await noClonesLeft(1)).toEqual([]);
+});
