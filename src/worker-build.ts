@@ -113,6 +113,8 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     dataConverter: temporalDataConverter(config.temporal),
     // A worker short of slots leaves the rest queued in Temporal, which dispatches projects fairly (src/jobs/fairness.ts).
     maxConcurrentActivityTaskExecutions: config.temporal.workerMaxActivities,
+    maxHeartbeatThrottleInterval: config.temporal.heartbeatThrottleMs,
+    stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
     interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), holdingClones(holds), ...(options.activityInterceptors ?? [])] },
   };
   // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).

@@ -111,6 +111,16 @@ export const declared = {
       positiveInt.max(1000).default(100),
       'activities a worker runs at once on each of its task queues (agent steps among them); more wait in Temporal, where projects take turns',
     ),
+    heartbeatThrottleMs: setting(
+      'DOCENT_WORKER_HEARTBEAT_THROTTLE_MS',
+      millis(100, 60_000),
+      'at most this long between a running activity’s heartbeats reaching Temporal, and so between updates of an ingest’s progress (Temporal uses 80 % of the heartbeat timeout when that is shorter)',
+    ),
+    stickyTimeoutMs: setting(
+      'DOCENT_WORKER_STICKY_TIMEOUT_MS',
+      millis(1000, 10_000),
+      'how long a workflow’s next task waits for the worker that ran its last one (and holds it in memory) before any worker takes it: the delay a crashed worker adds to its workflows',
+    ),
     taskQueuePrefix: setting(
       'DOCENT_TASK_QUEUE_PREFIX',
       z

@@ -56,7 +56,12 @@ function script(req: ChatRequest): ScriptedTurn {
   return { text: 'No change needed\n\nThe repository already does what was asked.' };
 }
 
-const workerEnv = () => ({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
+const workerEnv = () => ({
+  ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
+  DOCENT_LOG_LEVEL: 'info',
+  // The durability tests kill a worker: its workflows' next tasks go to another worker after 2 s instead of 10.
+  DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000',
+});
 
 const startWorker = async () => {
   const w = startProcess('src/worker.js', workerEnv());

@@ -59,7 +59,8 @@ const settings = () => ({
 });
 
 const startWorker = async () => {
-  const started = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings() });
+  // The test kills a worker while a plan waits: the update that follows reaches the next one after 2 s instead of 10.
+  const started = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000' });
   await started.waitForLog((l) => l.msg === 'worker polling');
   return started;
 };

@@ -17,7 +17,9 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 
 const token = 'ghs_scaleouttoken0123456789';
 const config = testConfig();
-const jobCount = 12;
+// Enough that the killed worker holds turns of other jobs besides the slow one when it dies (none had finished by
+// then in a timed run of 12, 7.6 s in: each worker opens one pull request every 3 s); 12 took longer for no other case.
+const jobCount = 8;
 let git: GitServer;
 let github: GitHubDouble;
 let model: ScriptedModel;
@@ -61,6 +63,8 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   // A turn waits this long for the worker holding its clone before it starts over on the other one.
   DOCENT_AGENT_CLONE_WAIT_MS: '4000',
+  // The killed worker's workflows go to the other one 2 s after their next task, instead of 10.
+  DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000',
 });
 
 async function startWorker(i: number): Promise<Started> {

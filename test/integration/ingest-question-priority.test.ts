@@ -21,9 +21,11 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, miniDocsFolder, npmDocsFolder, startWorker, type RunningWorker } from '../support/docs';
 import { poll } from '../support/poll';
 
-// Two model threads, batches of 4; no vector cache, so every passage of the large ingest is embedded now.
-const config = testConfig({ DOCENT_EMBEDDING_THREADS: '2', DOCENT_EMBEDDING_BATCH: '4' });
-const copies = 2;
+// Two model threads, batches of 4; no vector cache, so every passage of the large ingest is embedded now. The
+// ingest's progress reaches Temporal each second: at the default (80 % of its 1-minute heartbeat timeout) the first
+// progress with passages embedded came 48 s into the ingest, which therefore had to be larger than that.
+const config = testConfig({ DOCENT_EMBEDDING_THREADS: '2', DOCENT_EMBEDDING_BATCH: '4', DOCENT_WORKER_HEARTBEAT_THROTTLE_MS: '1000' });
+const copies = 1;
 const questions = ['how do I start a new site', 'which Markdown files become pages', 'where does the built site go', 'how do I preview the site locally'];
 let embedder: Embedder;
 let worker: RunningWorker;
@@ -36,7 +38,8 @@ beforeAll(async () => {
   embedder = await load();
   worker = await startWorker(config, { embedder: load });
   connection = await Connection.connect(temporalConnectionOptions(config.temporal));
-  // 182 pages, 2,650 passages: the npm docs twice over, each copy in a folder of its own.
+  // 91 pages, about 1,300 passages: the npm docs in a folder of their own. The property needs the ingest still running
+  // once three questions met a queued batch, a few seconds of it; two copies were there to outlast the 48 s above.
   largeDocs = await mkdtemp(path.join(os.tmpdir(), 'docent-large-docs-'));
   for (let i = 1; i <= copies; i++) await cp(npmDocsFolder, path.join(largeDocs, `copy-${i}`), { recursive: true });
   await runDocsIngest(config, { domain: 'kiln.priority.test', source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);

@@ -2,7 +2,8 @@
 // - typed arrays are the process's own: onnxruntime-node (the embedding model) hands back Float32Arrays made outside
 //   the test's realm, which the sandbox's `instanceof Float32Array` would refuse;
 // - each test file's CPU is recorded for test/support/summary-reporter.js: the jest worker's own, and that of the
-//   processes it started and reaped meanwhile (gateways, workers, `docent` commands, git, sandboxed checks).
+//   processes it started and reaped meanwhile (gateways, workers, `docent` commands, git, sandboxed checks);
+// - with DOCENT_TEST_SLOW_MS set, every hook and test that took longer is printed with its time, to find a file's waits.
 const { appendFileSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 const { TestEnvironment } = require('jest-environment-node');
@@ -20,6 +21,17 @@ class NodeEnvironment extends TestEnvironment {
     this.testPath = context.testPath;
     this.cpuAtStart = cpuSeconds();
     for (const name of ['Float32Array', 'Float64Array', 'Int32Array', 'BigInt64Array', 'Uint16Array', 'Int8Array']) this.global[name] = globalThis[name];
+  }
+
+  handleTestEvent(event) {
+    const slowMs = Number(process.env.DOCENT_TEST_SLOW_MS);
+    if (!slowMs) return;
+    const step = event.hook ?? event.test;
+    if (event.name === 'hook_start' || event.name === 'test_fn_start') this.stepStart = Date.now();
+    if (!/^(hook|test_fn)_(success|failure)$/.test(event.name) || !step) return;
+    const ms = Date.now() - this.stepStart;
+    const name = event.hook ? `${event.hook.type}${event.hook.parent?.name ? ` (${event.hook.parent.name})` : ''}` : event.test.name;
+    if (ms >= slowMs) process.stderr.write(`[slow] ${(ms / 1000).toFixed(1)} s ${path.basename(this.testPath)}: ${name}\n`);
   }
 
   async teardown() {
