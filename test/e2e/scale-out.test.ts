@@ -17,8 +17,9 @@ import { startScriptedModel, type ChatRequest, type ScriptedModel, type Scripted
 
 const token = 'ghs_scaleouttoken0123456789';
 const config = testConfig();
-// Enough that the killed worker holds turns of other jobs besides the slow one when it dies (none had finished by
-// then in a timed run of 12, 7.6 s in: each worker opens one pull request every 3 s); 12 took longer for no other case.
+// Enough that the killed worker holds turns of other jobs besides the slow one when it dies: in a timed run every job
+// was inside a step at the kill, four on each worker. Each worker opens one pull request every 3 s, so more jobs cost
+// 3 s each and add no other case (12 took 13 s longer).
 const jobCount = 8;
 let git: GitServer;
 let github: GitHubDouble;
