@@ -76,8 +76,7 @@ export class ThreadStore {
     if (!threadId) return undefined;
     const found = await this.threads.findOne({ _id: threadId, domain });
     if (!found || !mayContinue(found, groups)) return undefined;
-    if (found.turns.length >= maxThreadTurns)
-      throw new AppError('failed_precondition', `thread ${threadId.slice(0, 200)} has reached ${maxThreadTurns} turns; start a new thread (send no threadId)`);
+    if (found.turns.length >= maxThreadTurns) throw new AppError('failed_precondition', `thread ${threadId.slice(0, 200)} has reached ${maxThreadTurns} turns; start a new thread (send no threadId)`);
     return found;
   }
 
