@@ -25,8 +25,8 @@ const idleMs = 30_000;
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-// A stream silent for 30 s once it has begun (its pace is 100 ms), or without a byte for 3 minutes, has stalled: it
-// fails, and the block says how many did.
+// A stream silent for 30 s once its text has begun (its pace is 100 ms), or without text for 3 minutes, has stalled:
+// it fails, and the block says how many did. (docent's start frame comes before its setup, so it does not count.)
 const firstByteMs = 180_000;
 
 const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);

@@ -43,8 +43,6 @@ function openStream(init: StreamRequest, firstByteMs: number, idleMs: number, tr
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         const at = now();
-        if (!begun) req.setTimeout(idleMs);
-        begun = true;
         if (status !== 200) {
           body += chunk;
           return;
@@ -52,16 +50,20 @@ function openStream(init: StreamRequest, firstByteMs: number, idleMs: number, tr
         const parts = (carry + chunk).split('\n\n');
         carry = parts.pop()!;
         for (const p of parts) {
-          if (p.startsWith('data: {"type":"text-delta"')) times.push(at);
-          else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
+          if (p.startsWith('data: {"type":"text-delta"')) {
+            times.push(at);
+            // The pace applies from the first text on: the frames before it (start, sources) come before the setup.
+            if (!begun) req.setTimeout(idleMs);
+            begun = true;
+          } else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
         }
       });
       res.on('end', () => finish(status === 200 ? { sent, times } : { error: `HTTP ${status}: ${body.slice(0, 200)}`, status, body }));
       res.on('error', (err) => finish({ error: err.message, status, body }));
     });
     abort = () => req.destroy();
-    // A stream silent for idleMs once it has begun, or without a byte for firstByteMs, has stalled: it fails.
-    req.setTimeout(firstByteMs, () => req.destroy(new Error(`stalled: no byte for ${(begun ? idleMs : firstByteMs) / 1000} s`)));
+    // A stream silent for idleMs once its text has begun, or without text for firstByteMs, has stalled: it fails.
+    req.setTimeout(firstByteMs, () => req.destroy(new Error(begun ? `stalled: no byte for ${idleMs / 1000} s after its text began` : `stalled: no text for ${firstByteMs / 1000} s`)));
     req.on('error', (err) => {
       onHeaders(0);
       finish({ error: err.message, status, body });
