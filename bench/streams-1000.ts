@@ -1,13 +1,14 @@
 // streams-1000: 10, 100 and 1,000 concurrent v2 answers streamed slowly (the scripted model paces its tokens) to
 // readers that hold them open, against the bare SSE writer fed by the same model: the p99 inter-token gap each adds,
 // the process's memory per open stream, and what the 1,001st reader gets when the key's stream limit is 1,000.
-import http from 'node:http';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Benchmark } from './lib/bench';
 import { alternate, type Block } from './lib/blocks';
 import { startAssistantBench } from './lib/assistant';
 import { scriptedQuestion } from './lib/model';
+import { startStreamReaders } from './lib/stream-readers-client';
+import type { StreamOutcome } from './lib/stream-readers-protocol';
 import type { Row, ScalePoint } from './lib/report';
 import { fmtMs, fmtRatio, median, medianDifference, medianRatio, percentile } from './lib/stats';
 
@@ -20,67 +21,13 @@ const rounds = 2;
 // Streams arrive at this rate (1,000 over 10 s), as readers do, rather than in one burst of new questions.
 const arrivalsPerSecond = 100;
 const idleMs = 30_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 v8.setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-interface Opened {
-  /** Resolves with the arrival times of the text deltas when the stream ends (the first entry is when it was sent). */
-  done: Promise<number[]>;
-  /** Resolves when the response headers arrive (the stream is open), with the status. */
-  headers: Promise<number>;
-  abort(): void;
-}
-
-// One reader over node:http (fetch's web streams cost the shared process more per chunk, see lib/post-json.ts).
-function openStream(agent: http.Agent, init: { url: string; headers: Record<string, string>; body: string }, open: { now: number; max?: number }, firstByteMs = 180_000): Opened {
-  let abort = () => {};
-  let onHeaders!: (status: number) => void;
-  const headers = new Promise<number>((r) => (onHeaders = r));
-  const done = new Promise<number[]>((resolve, reject) => {
-    const sent = performance.now();
-    const times: number[] = [];
-    let begun = false;
-    const req = http.request(init.url, { method: 'POST', agent, headers: { ...init.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(init.body)) } }, (res) => {
-      onHeaders(res.statusCode ?? 0);
-      open.now++;
-      open.max = Math.max(open.max ?? 0, open.now);
-      res.once('close', () => open.now--);
-      let carry = '';
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const now = performance.now();
-        if (!begun) req.setTimeout(idleMs);
-        begun = true;
-        if (res.statusCode !== 200) {
-          body += chunk;
-          return;
-        }
-        const parts = (carry + chunk).split('\n\n');
-        carry = parts.pop()!;
-        for (const p of parts) {
-          if (p.startsWith('data: {"type":"text-delta"')) times.push(now);
-          else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
-        }
-      });
-      res.on('end', () => (res.statusCode === 200 ? resolve([sent, ...times]) : reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 200)}`), { status: res.statusCode, body }))));
-      res.on('error', reject);
-    });
-    abort = () => req.destroy();
-    // A stream silent for 30 s once it has begun (its pace is 100 ms), or without a byte for 3 minutes, has stalled:
-    // it fails, and the block says how many did.
-    req.setTimeout(firstByteMs, () => req.destroy(new Error(`stalled: no byte for ${(begun ? idleMs : firstByteMs) / 1000} s`)));
-    req.on('error', (err) => {
-      onHeaders(0);
-      reject(err);
-    });
-    req.end(init.body);
-  });
-  done.catch(() => undefined);
-  return { done, headers, abort };
-}
+// A stream silent for 30 s once its text has begun (its pace is 100 ms), or without text for 3 minutes, has stalled:
+// it fails, and the block says how many did. (docent's start frame comes before its setup, so it does not count.)
+const firstByteMs = 180_000;
 
 const gapsOf = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
@@ -110,7 +57,8 @@ export const streams1000: Benchmark = {
   summary: `p99 inter-token gap and memory per stream with ${loads.join(', ')} concurrent v2 streams at ${1000 / paceMs} tokens/s vs the bare SSE writer; the ${limit + 1}st stream at a limit of ${limit}`,
   async run(ctx) {
     const a = await startAssistantBench(ctx, 2_000, { DOCENT_STREAMS_PER_ASSISTANT_KEY: String(limit) });
-    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    // The readers run in a process of their own: this one holds only the gateway and the bare floor being measured.
+    const readers = await startStreamReaders();
     const rows: Row[] = [];
     const points: ScalePoint[] = [];
     const notes: string[] = [];
@@ -123,26 +71,23 @@ export const streams1000: Benchmark = {
         gc();
         const before = process.memoryUsage();
         const t = performance.now();
-        const open = { now: 0, max: 0 };
-        const opened: Opened[] = [];
-        for (let i = 0; i < n; i++) {
-          opened.push(openStream(agent, requestOf(bare, next({ tokens, delayMs: paceMs })), open));
-          if ((i + 1) % 10 === 0 && i + 1 < n) await sleep(10_000 / arrivalsPerSecond);
-        }
+        const requests = Array.from({ length: n }, () => requestOf(bare, next({ tokens, delayMs: paceMs })));
+        const group = readers.open(requests, { arrivals: { every: 10, pauseMs: 10_000 / arrivalsPerSecond }, firstByteMs, idleMs });
         // Memory once every stream has answered its headers, after a collection, so garbage does not count.
-        await Promise.all(opened.map((o) => o.headers));
-        const gcFrom = performance.now();
+        await group.headers;
+        // Epoch milliseconds, the clock the readers' times are in.
+        const gcFrom = performance.timeOrigin + performance.now();
         gc();
         const during = process.memoryUsage();
-        const gcTo = performance.now();
+        const gcTo = performance.timeOrigin + performance.now();
         const heapBytes = during.heapUsed - before.heapUsed;
         const rssBytes = during.rss - before.rss;
-        const settled = await Promise.allSettled(opened.map((o) => o.done));
-        const sentAndTimes = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        const { outcomes, maxOpen } = await group.done;
+        const sentAndTimes = outcomes.flatMap((o) => ('sent' in o ? [[o.sent, ...o.times]] : []));
         const ok = sentAndTimes.map((x) => x.slice(1));
         const firstText = sentAndTimes.filter((x) => x.length > 1).map((x) => x[1]! - x[0]!);
-        const failed = settled.filter((s) => s.status === 'rejected') as PromiseRejectedResult[];
-        if (failed.length) ctx.log(`${failed.length} of ${n} ${bare ? 'bare' : 'docent'} streams failed; first: ${String((failed[0]!.reason as Error).message)}`);
+        const failed = outcomes.filter((o): o is Extract<StreamOutcome, { error: string }> => 'error' in o);
+        if (failed.length) ctx.log(`${failed.length} of ${n} ${bare ? 'bare' : 'docent'} streams failed; first: ${failed[0]!.error}`);
         const seconds = (performance.now() - t) / 1000;
         // Gaps spanning the benchmark's own forced collection are the benchmark's, not the writer's: left out.
         const kept = ok.map((times) => gapsOf(times).filter((_, i) => !(times[i]! < gcTo && times[i + 1]! > gcFrom)));
@@ -156,7 +101,7 @@ export const streams1000: Benchmark = {
           deltas: ok.reduce((s, x) => s + x.length, 0),
           steady: steadyGaps(ok, gcFrom, gcTo),
           firstText,
-          maxOpen: open.max,
+          maxOpen,
         };
       };
       for (const n of loads) {
@@ -190,19 +135,21 @@ export const streams1000: Benchmark = {
       }
 
       // The limit: 1,000 streams held open (the model waits before its first token), then one more.
-      const probeOpen = { now: 0 };
-      const held = Array.from({ length: limit }, () => openStream(agent, a.request('v2', next({ tokens: 1, delayMs: 0, firstMs: 120_000 })), probeOpen, 300_000));
-      const statuses = await Promise.all(held.map((o) => o.headers));
+      const held = readers.open(
+        Array.from({ length: limit }, () => a.request('v2', next({ tokens: 1, delayMs: 0, firstMs: 120_000 }))),
+        { firstByteMs: 300_000, idleMs },
+      );
+      const statuses = await held.headers;
       const openCount = statuses.filter((x) => x === 200).length;
       const t = performance.now();
-      const extra = openStream(agent, a.request('v2', next({ tokens: 5, delayMs: 0 })), probeOpen);
-      const status = await Promise.race([extra.headers, new Promise<number>((r) => setTimeout(() => r(-1), 10_000).unref())]);
+      const extra = readers.open([a.request('v2', next({ tokens: 5, delayMs: 0 }))], { firstByteMs, idleMs });
+      const status = await Promise.race([extra.headers.then(([x]) => x!), new Promise<number>((r) => setTimeout(() => r(-1), 10_000).unref())]);
       const answeredMs = performance.now() - t;
-      const body = await extra.done.then(
-        () => '(a stream)',
-        (err: { body?: string; message: string }) => err.body ?? err.message,
-      );
-      for (const o of [...held, extra]) o.abort();
+      held.abort();
+      extra.abort();
+      const [outcome] = (await extra.done).outcomes;
+      const body = outcome && 'error' in outcome ? outcome.body || outcome.error : '(a stream)';
+      await held.done;
       const clear = status === 429 && /"code"/.test(body);
       const atLimit = openCount === limit;
       rows.push({
@@ -218,13 +165,13 @@ export const streams1000: Benchmark = {
       ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio}: ${body.slice(0, 160)}`);
       const mem = process.memoryUsage();
       notes.push(
-        `Each block opens n streams, ${arrivalsPerSecond} a second (distinct questions, one assistant key, a 2,000-passage corpus): the scripted model (its own process) sends ${tokens} tokens ${paceMs} ms apart, each reader (node:http, no keep-alive) reads them as they come. ` +
+        `Each block opens n streams, ${arrivalsPerSecond} a second (distinct questions, one assistant key, a 2,000-passage corpus): the scripted model (its own process) sends ${tokens} tokens ${paceMs} ms apart, each reader (node:http, no keep-alive, in a process of its own for both sides) reads them as they come. ` +
           `${rounds} pairs of blocks per load, floor first; the floor is the bare SSE writer fed by the same model without retrieval (lib/bare-sse.ts). A gap is the time between two deltas as the client reads them; added = median over pairs of the docent block's p99 gap minus the floor's. ` +
-          "Memory per stream: the growth of the one process (client, gateway and bare writer share it) from before a block to when all its streams have answered their headers, each read after a full collection, divided by n (gaps spanning that collection are left out); the floor's figure is what the client and a bare stream cost, so docent's own share is the difference. " +
+          "Memory per stream: the growth of the measured process (the gateway and the bare writer share it; the readers and the model run in processes of their own) from before a block to when all its streams have answered their headers, each read after a full collection, divided by n (gaps spanning that collection are left out); the floor's figure is what a bare stream costs. " +
           `Process at the end: heap ${mb(mem.heapUsed)}, RSS ${mb(mem.rss)}.`,
       );
     } finally {
-      agent.destroy();
+      await readers.close();
       await a.stop();
     }
     return {

@@ -1,5 +1,5 @@
 // The floor of an assistant answer: a bare HTTP handler that does what docent must do before and while streaming
-// (open a thread, retrieve passages, stream the model through the AI SDK) and writes each text delta as an SSE frame,
+// (open the stream, store a new thread while it retrieves passages, stream the model through the AI SDK) and writes each text delta as an SSE frame,
 // with no auth, limits, validation or encoder in between.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,11 +21,12 @@ export async function startBareSse(deps: { db: Db; es: EsClient; indexPrefix: st
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const { domain, question, retrieve } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { domain: string; question: string; retrieve: boolean };
-    if (retrieve) {
-      await threads.open(domain, 'anonymous', undefined, []);
-      await retrieveChunks(deps, { domain, query: question, pageSize: 5 });
-    }
+    // The stream opens before the setup, as docent's does, so that a reader sees it at once.
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    if (retrieve) {
+      await Promise.all([threads.insert(threads.draft(domain, 'anonymous', [])), retrieveChunks(deps, { domain, query: question, pageSize: 5 })]);
+    }
     // A failed model call ends the stream with an error frame, as docent's does, instead of leaving it open.
     let failure: unknown;
     const result = streamText({

@@ -32,7 +32,7 @@ export const normalizeQuery = (q: string) =>
     .trim();
 
 /** 96 random bits: a search id cannot be guessed, so only its caller can report clicks on it. */
-const newSearchId = () => `srch_${randomBytes(12).toString('base64url')}`;
+export const newSearchId = () => `srch_${randomBytes(12).toString('base64url')}`;
 
 /** Searches readers made on a domain and the results they opened. */
 export class SearchLog {
@@ -42,10 +42,13 @@ export class SearchLog {
     return this.db.collection<SearchDoc>('searches');
   }
 
-  /** The search's id at once, its write under way: a streamed answer's first byte does not wait for analytics. */
-  begin(s: Pick<SearchDoc, 'domain' | 'query' | 'results' | 'via' | 'keyId'>): { searchId: string; written: Promise<void> } {
+  /**
+   * The search's id at once, its write under way: a streamed answer's first byte does not wait for analytics. An
+   * answer passes the id it already sent in its stream's first frame, before its retrieval ran.
+   */
+  begin(s: Pick<SearchDoc, 'domain' | 'query' | 'results' | 'via' | 'keyId'>, searchId = newSearchId()): { searchId: string; written: Promise<void> } {
     const query = s.query.slice(0, maxStoredQueryChars);
-    const doc: SearchDoc = { ...s, _id: newSearchId(), query, normalized: normalizeQuery(query), createdAt: new Date(), clicks: [] };
+    const doc: SearchDoc = { ...s, _id: searchId, query, normalized: normalizeQuery(query), createdAt: new Date(), clicks: [] };
     return { searchId: doc._id, written: this.searches.insertOne(doc).then(() => undefined) };
   }
 

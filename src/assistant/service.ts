@@ -17,8 +17,8 @@ import { trimHistory } from './history-budget';
 import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
-import { SearchLog, type SearchVia } from './search-log';
-import { historyOf, maxThreadTurns, storedContext, ThreadStore, type TurnDoc } from './threads';
+import { newSearchId, SearchLog, type SearchVia } from './search-log';
+import { historyOf, maxThreadTurns, storedContext, ThreadStore, type ThreadDoc, type TurnDoc } from './threads';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -126,8 +126,8 @@ export class AssistantService {
   }
 
   /** Analytics must not cost the reader the results: `written` is false, never a failure, when the search could not be recorded. */
-  private beginSearch(caller: Caller, domain: string, query: string, results: number, via: SearchVia): { searchId: string; written: Promise<boolean> } {
-    const { searchId, written } = this.searchLog.begin({ domain, query, results, via, keyId: caller.keyId });
+  private beginSearch(caller: Caller, domain: string, query: string, results: number, via: SearchVia, id?: string): { searchId: string; written: Promise<boolean> } {
+    const { searchId, written } = this.searchLog.begin({ domain, query, results, via, keyId: caller.keyId }, id);
     return {
       searchId,
       written: written.then(
@@ -177,16 +177,37 @@ export class AssistantService {
   }
 
   /**
-   * Authorizes, counts, opens the thread and retrieves passages, so that every failure so far is a plain HTTP error;
-   * then hands back the events, which generate the answer and store the turn as they are consumed.
+   * Authorizes, counts and finds a continued thread, so that every failure about the request itself is a plain HTTP
+   * error; then hands back the ids (a new thread's and the search's are chosen here, before they are written) and the
+   * events. The slow work (the new thread's insert, embedding and retrieval) runs when the events are first read,
+   * after the stream has opened, so a reader sees it open at once; a failure there ends the stream with an error.
    */
   async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal; via?: SearchVia }): Promise<AnswerSession> {
     const started = performance.now();
     this.authorize(req.caller, req.domain);
     const q = req.question;
     const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
+    const keyGroups = visibleGroups(req.caller.groups, undefined);
+    const continued = await this.threads.find(req.domain, q.threadId, keyGroups);
+    const thread = continued ?? this.threads.draft(req.domain, q.fp, keyGroups);
+    const messageId = `msg_${randomBytes(12).toString('base64url')}`;
+    const searchId = req.via ? newSearchId() : undefined;
+    const setup = () => this.prepare(req, thread, !continued, started, messageId, searchId);
+    return { threadId: thread._id, messageId, ...(searchId && { searchId }), limitHeaders: admission?.headers ?? {}, events: answerEvents(setup, this.deps.log, thread._id, started) };
+  }
 
-    const { thread, isNew } = await this.threads.open(req.domain, q.fp, q.threadId, visibleGroups(req.caller.groups, undefined));
+  /** The answer's slow setup: stores a new thread while its passages are retrieved, then starts the generation. */
+  private async prepare(
+    req: { caller: Caller; domain: string; question: AssistantQuestion; signal?: AbortSignal; via?: SearchVia },
+    thread: ThreadDoc,
+    isNew: boolean,
+    started: number,
+    messageId: string,
+    searchId: string | undefined,
+  ): Promise<Prepared> {
+    const q = req.question;
+    const stored = isNew ? this.threads.insert(thread) : Promise.resolve();
+    stored.catch(() => undefined);
     const history = trimHistory(isNew ? q.clientHistory.slice(-20) : historyOf(thread), this.deps.config.assistant.historyTokens);
     // A short follow-up ("and for workspaces?") is searched together with the previous question, at lower weight.
     const previousQuestion = [...history].reverse().find((t) => t.role === 'user')?.text;
@@ -196,13 +217,14 @@ export class AssistantService {
       { domain: req.domain, query: q.question, pageSize: q.retrievalPageSize, filter: q.filter, visibleGroups: visibleGroups(req.caller.groups, q.filter?.groups), currentPath: q.currentPath, hints },
       req.signal,
     );
+    await stored;
     const retrievalMs = performance.now() - started;
     // Below the relevance floor the nearest passages are about something else: no citations, and no model call.
     const answered = retrieved.passages.length > 0 && isAnswerable(retrieved.relevance, this.deps.config.assistant.relevanceFloor);
     const passages = answered ? retrieved.passages : [];
     const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
-    // Written beside the answer, not before its first byte: a click comes seconds later, and a failed write only loses analytics.
-    const searchId = req.via ? this.beginSearch(req.caller, req.domain, q.question, passages.length, req.via).searchId : undefined;
+    // Written beside the answer under the id the stream already announced: a click comes seconds later, and a failed write only loses analytics.
+    if (req.via && searchId) this.beginSearch(req.caller, req.domain, q.question, passages.length, req.via, searchId);
     const generation = !answered
       ? notCovered()
       : this.model
@@ -212,7 +234,6 @@ export class AssistantService {
             { firstChunkMs: this.deps.config.assistant.modelFirstChunkMs, chunkGapMs: this.deps.config.assistant.modelChunkGapMs },
           )
         : extractiveAnswer({ passages });
-    const messageId = `msg_${randomBytes(12).toString('base64url')}`;
 
     const record = (turn: Omit<TurnDoc, 'userMessage' | 'sources' | 'model' | 'createdAt' | 'context' | 'currentPath' | 'messageId' | 'answered' | 'relevance'>) =>
       this.threads
@@ -230,32 +251,48 @@ export class AssistantService {
         })
         .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
         .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn'));
+    return { sources, generation, retrievalMs, record };
+  }
+}
 
-    const log = this.deps.log;
-    async function* events(): AsyncGenerator<AnswerEvent> {
-      let answer = '';
-      let firstTokenMs: number | undefined;
-      let status: TurnDoc['status'] = 'aborted';
-      let usage: TurnDoc['usage'];
-      try {
-        for (const source of sources) yield { type: 'source', source };
-        for await (const e of generation) {
-          if (e.type === 'text') {
-            firstTokenMs ??= performance.now() - started;
-            answer += e.delta;
-          } else if (e.type === 'finish') usage = e.usage;
-          yield e;
-        }
-        status = 'completed';
-      } catch (err) {
-        status = 'failed';
-        log.error({ err, threadId: thread._id }, 'assistant answer failed while streaming');
-        throw err;
-      } finally {
-        await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
-      }
+/** What the events need once the setup has run. */
+interface Prepared {
+  sources: AnswerSource[];
+  generation: AsyncIterable<AnswerEvent>;
+  retrievalMs: number;
+  record(turn: Pick<TurnDoc, 'answer' | 'status' | 'usage' | 'timings'>): Promise<unknown>;
+}
+
+/** Runs the setup when first read, then streams the sources and the generation, and stores the turn at the end. */
+async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, threadId: string, started: number): AsyncGenerator<AnswerEvent> {
+  let prepared: Prepared;
+  try {
+    prepared = await setup();
+  } catch (err) {
+    log.error({ err, threadId }, 'assistant answer failed before its first token');
+    throw err;
+  }
+  const { sources, generation, retrievalMs, record } = prepared;
+  let answer = '';
+  let firstTokenMs: number | undefined;
+  let status: TurnDoc['status'] = 'aborted';
+  let usage: TurnDoc['usage'];
+  try {
+    for (const source of sources) yield { type: 'source', source };
+    for await (const e of generation) {
+      if (e.type === 'text') {
+        firstTokenMs ??= performance.now() - started;
+        answer += e.delta;
+      } else if (e.type === 'finish') usage = e.usage;
+      yield e;
     }
-    return { threadId: thread._id, messageId, ...(searchId && { searchId }), limitHeaders: admission?.headers ?? {}, events: events() };
+    status = 'completed';
+  } catch (err) {
+    status = 'failed';
+    log.error({ err, threadId }, 'assistant answer failed while streaming');
+    throw err;
+  } finally {
+    await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
   }
 }
 

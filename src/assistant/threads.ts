@@ -69,22 +69,25 @@ export class ThreadStore {
   }
 
   /**
-   * The domain's thread with this id when the caller's `groups` may continue it, else a new thread (with a new id):
-   * a key that learns another key's thread id never reads its turns. A full thread is refused.
+   * The domain's thread with this id when the caller's `groups` may continue it, else undefined (the caller starts a
+   * new thread with a new id): a key that learns another key's thread id never reads its turns. A full thread is refused.
    */
-  async open(domain: string, fp: string, threadId: string | undefined, groups: readonly string[]): Promise<{ thread: ThreadDoc; isNew: boolean }> {
-    if (threadId) {
-      const found = await this.threads.findOne({ _id: threadId, domain });
-      if (found && mayContinue(found, groups)) {
-        if (found.turns.length >= maxThreadTurns)
-          throw new AppError('failed_precondition', `thread ${threadId.slice(0, 200)} has reached ${maxThreadTurns} turns; start a new thread (send no threadId)`);
-        return { thread: found, isNew: false };
-      }
-    }
+  async find(domain: string, threadId: string | undefined, groups: readonly string[]): Promise<ThreadDoc | undefined> {
+    if (!threadId) return undefined;
+    const found = await this.threads.findOne({ _id: threadId, domain });
+    if (!found || !mayContinue(found, groups)) return undefined;
+    if (found.turns.length >= maxThreadTurns) throw new AppError('failed_precondition', `thread ${threadId.slice(0, 200)} has reached ${maxThreadTurns} turns; start a new thread (send no threadId)`);
+    return found;
+  }
+
+  /** A new thread's document, not yet stored: its id can be sent to the reader before `insert` has written it. */
+  draft(domain: string, fp: string, groups: readonly string[]): ThreadDoc {
     const now = new Date();
-    const thread: ThreadDoc = { _id: newThreadId(), domain, fp, groups: [...new Set(groups)].sort(), createdAt: now, updatedAt: now, turns: [] };
+    return { _id: newThreadId(), domain, fp, groups: [...new Set(groups)].sort(), createdAt: now, updatedAt: now, turns: [] };
+  }
+
+  async insert(thread: ThreadDoc): Promise<void> {
     await this.threads.insertOne(thread);
-    return { thread, isNew: true };
   }
 
   /** Appends a turn unless the thread is full (two questions raced past `open`'s check); false when it was not stored. */

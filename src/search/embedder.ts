@@ -93,7 +93,8 @@ export class Embedder {
     return this.threads.close();
   }
 
-  // A text always gets the same vector (one text per inference), so a vector stored under the text's hash is the one it would get.
+  // A text gets the same vector alone (one text per inference), so a vector stored under the text's hash is the one it
+  // would get; only questions embedded together in a burst (model-threads.ts) differ from it, by a cosine under 0.02.
   private async cached(texts: string[], embed: (missing: string[]) => Promise<Float32Array[]>): Promise<Float32Array[]> {
     if (!this.cacheDir) return embed(texts);
     const files = texts.map((t) => path.join(this.cacheDir!, createHash('sha256').update(t).digest('hex')));

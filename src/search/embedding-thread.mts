@@ -17,6 +17,8 @@ interface ThreadData {
 interface BatchRequest {
   id: number;
   texts: string[];
+  /** One run for all texts (questions queued together); otherwise one run per text. */
+  together?: boolean;
 }
 
 const { modelFile, tokenizerFile } = workerData as ThreadData;
@@ -26,29 +28,44 @@ const tokenizer = new Tokenizer(JSON.parse(readFileSync(tokenizerFile, 'utf8')),
 
 // One text per run: the int8 model quantizes activations per run, so a batched run would let neighbours and padding
 // shift a text's vector (cosine 0.99 instead of 1); alone, a text always gets the same vector (the cache relies on it).
-async function infer(text: string): Promise<Float32Array> {
-  let ids: number[] = tokenizer.encode(text).ids;
-  if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
-  const shape = [1, ids.length];
+// Questions queued together are the exception (model-threads.ts): one padded run for all of them, because under a
+// burst of questions the run count, not the few tokens, is what each question waits for.
+async function infer(texts: string[]): Promise<Float32Array[]> {
+  const ids = texts.map((text) => {
+    const all: number[] = tokenizer.encode(text).ids;
+    return all.length > maxTokens ? [...all.slice(0, maxTokens - 1), all[all.length - 1]!] : all;
+  });
+  const width = Math.max(...ids.map((x) => x.length));
+  const shape = [texts.length, width];
+  const inputIds = new BigInt64Array(texts.length * width);
+  const mask = new BigInt64Array(texts.length * width);
+  for (const [row, x] of ids.entries()) {
+    for (const [t, id] of x.entries()) {
+      inputIds[row * width + t] = BigInt(id);
+      mask[row * width + t] = 1n;
+    }
+  }
   const out = await session.run({
-    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), shape),
-    attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
-    token_type_ids: new ort.Tensor('int64', new BigInt64Array(ids.length), shape),
+    input_ids: new ort.Tensor('int64', inputIds, shape),
+    attention_mask: new ort.Tensor('int64', mask, shape),
+    token_type_ids: new ort.Tensor('int64', new BigInt64Array(texts.length * width), shape),
   });
   const hidden = out.last_hidden_state!;
   const data = hidden.data as Float32Array;
   const dims = hidden.dims[2]!;
-  // Mean over the tokens, then unit length: the pooling this model was trained with.
-  const v = new Float32Array(dims);
-  for (let t = 0; t < ids.length; t++) for (let d = 0; d < dims; d++) v[d]! += data[t * dims + d]!;
-  const norm = Math.hypot(...v) || 1;
-  return v.map((x) => x / norm);
+  // Mean over each text's own tokens (padding left out), then unit length: the pooling this model was trained with.
+  return ids.map((x, row) => {
+    const v = new Float32Array(dims);
+    for (let t = 0; t < x.length; t++) for (let d = 0; d < dims; d++) v[d]! += data[(row * width + t) * dims + d]!;
+    const norm = Math.hypot(...v) || 1;
+    return v.map((y) => y / norm);
+  });
 }
 
-parentPort!.on('message', async ({ id, texts }: BatchRequest) => {
+parentPort!.on('message', async ({ id, texts, together }: BatchRequest) => {
   try {
-    const vectors: Float32Array[] = [];
-    for (const t of texts) vectors.push(await infer(t));
+    const vectors: Float32Array[] = together ? await infer(texts) : [];
+    if (!together) for (const t of texts) vectors.push(...(await infer([t])));
     parentPort!.postMessage(
       { id, vectors },
       vectors.map((v) => v.buffer as ArrayBuffer),

@@ -12,14 +12,26 @@ interface Job {
   reject(err: Error): void;
 }
 
+/** What a thread is running: one passage batch, or every question that was waiting (their texts in one run). */
+interface Run {
+  jobs: Job[];
+  lane: Lane;
+  startedAt: number;
+}
+
 interface Slot {
   worker: Worker;
-  job?: Job & { startedAt: number };
+  job?: Run;
 }
+
+/** Texts of waiting questions embedded in one run: a burst of questions costs one inference, not one each. */
+export const maxQuestionTexts = 32;
 
 /** What the queue in front of the model threads did: a question that waited behind a queued passage batch shows here. */
 export interface ModelQueueStats {
   questions: number;
+  /** Inferences the questions took: fewer than `questions` when waiting questions were embedded together. */
+  questionRuns: number;
   /** The longest a question waited for a free thread. */
   questionWaitMaxMs: number;
   passageBatches: number;
@@ -40,7 +52,15 @@ const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-
  */
 export class ModelThreads {
   private readonly queues: Record<Lane, Job[]> = { question: [], passages: [] };
-  private readonly stats: ModelQueueStats = { questions: 0, questionWaitMaxMs: 0, passageBatches: 0, passageBatchMaxMs: 0, passageBatchesAheadOfQuestions: 0, questionsBehindQueuedBatches: 0 };
+  private readonly stats: ModelQueueStats = {
+    questions: 0,
+    questionRuns: 0,
+    questionWaitMaxMs: 0,
+    passageBatches: 0,
+    passageBatchMaxMs: 0,
+    passageBatchesAheadOfQuestions: 0,
+    questionsBehindQueuedBatches: 0,
+  };
   private closed = false;
 
   private constructor(private readonly slots: Slot[]) {
@@ -74,7 +94,7 @@ export class ModelThreads {
     return this.slots.length;
   }
 
-  /** The vectors of `texts`, in order, embedded one after another on one thread. */
+  /** The vectors of `texts`, in order, on one thread: one after another, or with other waiting questions in one run. */
   embed(texts: string[], lane: Lane): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new Error('the embedding model threads are closed'));
     if (lane === 'question' && this.queues.passages.length && this.slots.every((s) => s.job)) this.stats.questionsBehindQueuedBatches++;
@@ -96,36 +116,57 @@ export class ModelThreads {
   private dispatch(): void {
     for (const slot of this.slots) {
       if (slot.job) continue;
-      const job = this.queues.question.shift() ?? this.queues.passages.shift();
-      if (!job) return;
+      const jobs = this.takeQuestions();
+      const first = jobs[0] ?? this.queues.passages.shift();
+      if (!first) return;
       const startedAt = performance.now();
-      if (job.lane === 'question') {
-        this.stats.questions++;
-        this.stats.questionWaitMaxMs = Math.max(this.stats.questionWaitMaxMs, startedAt - job.queuedAt);
+      if (first.lane === 'question') {
+        this.stats.questions += jobs.length;
+        this.stats.questionRuns++;
+        for (const job of jobs) this.stats.questionWaitMaxMs = Math.max(this.stats.questionWaitMaxMs, startedAt - job.queuedAt);
       } else if (this.queues.question.length) this.stats.passageBatchesAheadOfQuestions++;
-      slot.job = { ...job, startedAt };
+      const run = { jobs: jobs.length ? jobs : [first], lane: first.lane, startedAt };
+      slot.job = run;
       slot.worker.ref();
-      slot.worker.postMessage({ id: 0, texts: job.texts });
+      // A lone question keeps one run per text, so its vector is the one it gets alone (and in the vector cache).
+      slot.worker.postMessage({ id: 0, texts: run.jobs.flatMap((j) => j.texts), together: run.jobs.length > 1 });
     }
   }
 
+  /** Every waiting question, in arrival order, up to `maxQuestionTexts` texts (at least the first, whatever its size). */
+  private takeQuestions(): Job[] {
+    const taken: Job[] = [];
+    let texts = 0;
+    while (this.queues.question.length) {
+      const next = this.queues.question[0]!;
+      if (taken.length && texts + next.texts.length > maxQuestionTexts) break;
+      taken.push(this.queues.question.shift()!);
+      texts += next.texts.length;
+    }
+    return taken;
+  }
+
   private finished(slot: Slot, m: { vectors?: Float32Array[]; error?: string }): void {
-    const job = slot.job;
-    if (!job) return;
+    const run = slot.job;
+    if (!run) return;
     slot.job = undefined;
     slot.worker.unref();
-    if (job.lane === 'passages') {
+    if (run.lane === 'passages') {
       this.stats.passageBatches++;
-      this.stats.passageBatchMaxMs = Math.max(this.stats.passageBatchMaxMs, performance.now() - job.startedAt);
+      this.stats.passageBatchMaxMs = Math.max(this.stats.passageBatchMaxMs, performance.now() - run.startedAt);
     }
-    if (m.vectors) job.resolve(m.vectors);
-    else job.reject(new Error(`embedding failed: ${m.error ?? 'unknown error'}`));
+    let at = 0;
+    for (const job of run.jobs) {
+      if (m.vectors) job.resolve(m.vectors.slice(at, at + job.texts.length));
+      else job.reject(new Error(`embedding failed: ${m.error ?? 'unknown error'}`));
+      at += job.texts.length;
+    }
     this.dispatch();
   }
 
   // A thread that died (out of memory, a native fault) fails its batch; the pool goes on with the others.
   private failed(slot: Slot, err: Error): void {
-    slot.job?.reject(err);
+    for (const job of slot.job?.jobs ?? []) job.reject(err);
     slot.job = undefined;
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);

@@ -2,11 +2,12 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, v2Body } from '../support/http';
+import { parseSse } from '../support/sse';
 import { startCuttableLink, type CuttableLink } from '../support/tcp-cut';
 
-// Elasticsearch gone while the gateway runs: search and the assistant answer 503 with Retry-After and the error
-// shape, then serve again once it is back, without a restart. The gateway reaches the shared Elasticsearch through a
-// link this test cuts, so the shared one is never stopped.
+// Elasticsearch gone while the gateway runs: search answers 503 with Retry-After and the error shape, the assistant's
+// open stream ends with an unavailable error frame; both serve again once it is back, without a restart. The gateway
+// reaches the shared Elasticsearch through a link this test cuts (or holds), so the shared one is never stopped.
 
 const config = testConfig();
 const domain = 'docs.es-down.test';
@@ -62,14 +63,54 @@ it('search answers 503 with Retry-After while Elasticsearch is gone, and passage
   expect((await after.json()).results.length).toBeGreaterThan(0);
 });
 
-it('the assistant answers 503 with Retry-After while Elasticsearch is gone, and streams answers again once it is back', async () => {
+it('the assistant opens its stream while Elasticsearch is gone, ends it with an unavailable error frame, and streams answers again once it is back', async () => {
   link.cut();
   try {
-    await expectUnavailable(await ask());
+    const r = await ask();
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = parseSse(await r.text()).map((e) => (e.data === '[DONE]' ? e.data : JSON.parse(e.data)));
+    expect(events[0]).toMatchObject({ type: 'start', messageId: expect.stringMatching(/^msg_/) });
+    expect(events).toContainEqual({ type: 'error', errorText: expect.stringContaining('unavailable') });
+    expect(events.some((e) => e.type === 'text-delta')).toBe(false);
   } finally {
     link.restore();
   }
-  const after = await eventually(ask, (r) => r.status === 200, 'the assistant serving again');
-  expect(after.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  expect(await after.text()).toContain('"type":"finish"');
+  await eventually(
+    async () => (await ask()).text(),
+    (t) => t.includes('"type":"finish"') && !t.includes('"type":"error"'),
+    'the assistant answering again',
+  );
+});
+
+it('a reader sees the stream open (headers and the start frame) while retrieval waits on a paused Elasticsearch; the answer then completes', async () => {
+  link.hold();
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  try {
+    const r = await ask();
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-thread-id')).toMatch(/^thr_/);
+    reader = r.body!.getReader();
+    const decoder = new TextDecoder();
+    let raw = '';
+    while (!raw.includes('\n\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+    }
+    const [first] = parseSse(raw);
+    expect(JSON.parse(first!.data)).toMatchObject({ type: 'start', messageId: expect.stringMatching(/^msg_/), messageMetadata: { searchId: expect.stringMatching(/^srch_/) } });
+    // Retrieval is still held: released now, the same stream goes on to its answer.
+    link.restore();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+    }
+    expect(raw).toContain('"type":"text-delta"');
+    expect(raw).toContain('"type":"finish"');
+  } finally {
+    link.restore();
+    await reader?.cancel().catch(() => undefined);
+  }
 });

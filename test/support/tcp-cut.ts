@@ -10,6 +10,8 @@ export interface CuttableLink {
   address: string;
   /** Drops every open connection and refuses new ones (they are reset on arrival), as a stopped service would. */
   cut(): void;
+  /** Stops forwarding without closing anything, as a paused service would: requests sent meanwhile wait. */
+  hold(): void;
   /** Forwards again, to a new target when given one. */
   restore(target?: Target): void;
   close(): Promise<void>;
@@ -23,7 +25,10 @@ export async function startCuttableLink(initial?: Target): Promise<CuttableLink>
   // Without a target it starts cut: the service is not there yet.
   let target = initial;
   let open = Boolean(initial);
+  let held = false;
   const sockets = new Set<net.Socket>();
+  // The client sides: a held link stops reading them, so nothing they send reaches the target until it is restored.
+  const clients = new Set<net.Socket>();
   const track = (s: net.Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -32,9 +37,12 @@ export async function startCuttableLink(initial?: Target): Promise<CuttableLink>
   const server = net.createServer((client) => {
     track(client);
     if (!open || !target) return void client.resetAndDestroy();
+    clients.add(client);
+    client.once('close', () => clients.delete(client));
     const upstream = net.connect(target.port, target.host);
     track(upstream);
     client.pipe(upstream).pipe(client);
+    if (held) client.pause();
     client.once('close', () => upstream.destroy());
     upstream.once('close', () => client.destroy());
   });
@@ -45,9 +53,15 @@ export async function startCuttableLink(initial?: Target): Promise<CuttableLink>
       open = false;
       for (const s of sockets) s.resetAndDestroy();
     },
+    hold() {
+      held = true;
+      for (const c of clients) c.pause();
+    },
     restore(to) {
       if (to) target = to;
       open = true;
+      held = false;
+      for (const c of clients) c.resume();
     },
     close() {
       for (const s of sockets) s.destroy();
