@@ -94,6 +94,8 @@ function scaleDocument(chunk: DocChunk, vector: Float32Array): Record<string, un
 export async function scaleIndexReady(es: EsClient, index: string, passages: number): Promise<boolean> {
   const m = await es.indices.getMapping({ index }).catch(() => undefined);
   if (!(m?.[index]?.mappings._meta as { complete?: boolean } | undefined)?.complete) return false;
+  // The last run closed it (bench/search-scale.ts); a closed index cannot be counted.
+  await es.indices.open({ index });
   return (await es.count({ index })).count === passages;
 }
 
