@@ -150,6 +150,12 @@ async function prComment(ctx: LoadContext, p: SoakProject) {
   }
 }
 
+/** fetch's "fetch failed" with the socket's own reason (ECONNRESET, "other side closed", …). */
+function transportError(err: Error): string {
+  const cause = err.cause as { code?: string; message?: string } | undefined;
+  return cause ? `${err.message}: ${cause.code ?? cause.message}` : err.message;
+}
+
 /** An assistant answer read frame by frame: to its end, or cut after a few frames; 30 s without a frame is a stall. */
 async function ask(ctx: LoadContext, p: SoakProject) {
   const cutAfter = ctx.rng.chance(0.25) ? ctx.rng.int(2, 8) : Infinity;
@@ -160,7 +166,9 @@ async function ask(ctx: LoadContext, p: SoakProject) {
       headers: { authorization: `Bearer ${p.assistantKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ fp: 'soak', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'how do I start?' }] }] }),
       signal: aborter.signal,
-    });
+    }).catch((err: Error) => err);
+    // The connection itself failed (a killed or paused gateway): the client is told at once and may ask again.
+    if (res instanceof Error) return { ok: false, error: transportError(res), detail: { outcome: 'error', retryable: true, transport: true } };
     if (!res.ok || !res.body) return { ok: false, status: res.status, detail: { outcome: 'error', retryable: res.status === 429 || res.status >= 500 } };
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let raw = '';
