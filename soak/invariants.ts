@@ -159,7 +159,8 @@ export function rateLimitsHeld(h: HistoryEntry[], _s: Snapshot): Verdict {
 export function noTemporariesLeft(_h: HistoryEntry[], s: Snapshot): Verdict {
   return verdict(
     'no workspace, sandbox or setup-cache temporary left',
-    s.leftovers.length,
+    // What was checked is every job's folders on both workers: the count says how many jobs could have left one.
+    s.jobs.length,
     s.leftovers.map((p) => `left behind: ${p}`),
   );
 }
