@@ -10,7 +10,8 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startNpmScript, type Started } from '../support/process';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { noteJobs } from '../support/note-jobs';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 // Two gateways and two workers, each started with `npm run gateway` / `npm run worker` as an operator would, sharing
 // one Temporal, database and git remote. Jobs go to both gateways; one worker is killed mid-turn and stays away.
@@ -31,18 +32,7 @@ let gateways: Started[] = [];
 let workers: Array<Started | undefined> = [];
 let gatewayUrls: string[];
 let adminKey: string;
-const stalledOnce = new Set<string>();
-
-const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-
-/** Each job writes its own note; the first attempt of `slow note` stalls so the test can kill its worker. */
-function script(req: ChatRequest): ScriptedTurn {
-  const n = /note (\d+)/.exec(lastUser(req))?.[1] ?? 'x';
-  if (req.messages.at(-1)?.role === 'tool') return { text: `Add note ${n}\n\nA note.` };
-  const slow = lastUser(req).includes('slow note') && !stalledOnce.has(n);
-  if (slow) stalledOnce.add(n);
-  return { toolCalls: [{ name: 'write_file', args: { path: `notes/${n}.md`, content: `note ${n}\n` } }], firstChunkDelayMs: slow ? 60_000 : 0 };
-}
+const { script, stalled: stalledOnce } = noteJobs();
 
 const sharedEnv = (): Record<string, string> => ({
   DOCENT_HTTP_PORT: '0',

@@ -11,7 +11,8 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { createWidgetsProject } from '../support/projects';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { noteJobs } from '../support/note-jobs';
+import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 // Issue 38, invariant 8 (docs/reliability.md, "Found: clones left behind"): the three ways the soak left a clone on a
 // worker after its job ended, each replayed with two real workers in this process, the gateway, Temporal, the
@@ -24,18 +25,7 @@ let model: ScriptedModel;
 let gw: RunningGateway;
 let key: string;
 let workspaces: string[];
-const stalled = new Set<string>();
-
-const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-
-/** Each job writes its own note; the first call of a `slow` job stalls until its worker goes. */
-function script(req: ChatRequest): ScriptedTurn {
-  const n = /note (\w+)/.exec(lastUser(req))?.[1] ?? 'x';
-  if (req.messages.at(-1)?.role === 'tool') return { text: `Add note ${n}\n\nA note.` };
-  const slow = lastUser(req).includes('slow') && !stalled.has(n);
-  if (slow) stalled.add(n);
-  return { toolCalls: [{ name: 'write_file', args: { path: `notes/${n}.md`, content: `note ${n}\n` } }], firstChunkDelayMs: slow ? 60_000 : 0 };
-}
+const { script, stalled } = noteJobs();
 
 beforeAll(async () => {
   git = await startGitServer(token);
