@@ -18,7 +18,7 @@ import { githubConversation } from '../test/support/github-double-conversation';
 import { backedBy, startGitHubDouble } from '../test/support/github-double';
 import { startGitServer } from '../test/support/git-server';
 import { repositoryRoot } from '../test/support/process';
-import { startScriptedModel } from '../test/support/scripted-model';
+import { startScriptedModel, modelSettings } from '../test/support/scripted-model';
 import { checkRunFolder } from './check';
 import { soakModelReply, startReceivers } from './lib/doubles';
 import { faultKinds, runFaults, type FaultKind } from './lib/faults';
@@ -106,10 +106,7 @@ async function main() {
       DOCENT_ES_INDEX_PREFIX: `soak-${run}`,
       DOCENT_LOG_LEVEL: 'info',
       DOCENT_WORKFLOW_BUNDLE: bundle,
-      DOCENT_MODEL_PROVIDER: 'openai-compatible',
-      DOCENT_MODEL: model.modelId,
-      DOCENT_MODEL_BASE_URL: model.baseUrl,
-      DOCENT_MODEL_API_KEY: model.apiKey,
+      ...modelSettings(model),
       DOCENT_GITHUB_API_URL: github.apiUrl,
       DOCENT_GITHUB_GIT_URL: git.url,
       DOCENT_GITHUB_TOKEN: token,

@@ -1,3 +1,4 @@
+import { modelSettings } from '../../test/support/scripted-model';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -24,7 +25,7 @@ export async function startModelProcess(): Promise<ModelProcess> {
   const m = JSON.parse(line) as { baseUrl: string; apiKey: string; modelId: string };
   return {
     ...m,
-    env: { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: m.modelId, DOCENT_MODEL_BASE_URL: m.baseUrl, DOCENT_MODEL_API_KEY: m.apiKey },
+    env: { ...modelSettings(m) },
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -10,7 +10,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
 
 // Whole agent jobs through the gateway over sockets, a worker process, real Temporal, MongoDB and git over HTTP;
@@ -76,9 +76,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n', 'src/index.js': 'module.exports = 42;\n' });
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   });

@@ -2,7 +2,7 @@ import type { JobDoc } from '../../src/jobs/job';
 import { restRoutes } from '../../src/rest/routes';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { v2Body } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // Every authenticated REST route, with every kind of bad credential: the documented status, the error shape,
 // nothing created and no quota used.
@@ -31,7 +31,7 @@ const bodies: Record<string, unknown> = {
 
 beforeAll(async () => {
   model = await startScriptedModel(() => ({ text: 'never asked' }));
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl });
+  gw = await startGateway({ ...modelSettings(model) });
   const t = gw.deps.tenancy;
   await t.createOrg('acme');
   await t.createProject({ _id: 'proj-a', orgId: 'acme', repository: 'acme/a', ref: 'main', domain: 'docs.a.test' });

@@ -13,7 +13,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
 import { callApi, sseChunks, v2Body } from '../support/http';
 import { poll } from '../support/poll';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // The built-in templates end to end. gaps: readers' questions the docs cannot answer, an unanswered_questions
@@ -75,7 +75,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-autogaps-'));
   await git.createRepo('acme', 'glaze', { 'README.md': '# Glaze\n', ...(await filesOf(miniDocsFolder, 'docs/')), 'docs/links.md': linksPage(siteUrl) });
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'glaze', orgId: 'acme', repository: 'acme/glaze', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;

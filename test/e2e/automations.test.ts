@@ -15,7 +15,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { startReceiver } from '../support/webhook-receiver';
 
 /** The file's polls: up to 90 s, as a job's turn may take under the suite's load. */
@@ -59,9 +59,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_AUTOMATION_RUNS_PER_DAY: '2',
     ...webhookSettings,

@@ -1,7 +1,7 @@
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { runDocent } from '../support/cli';
 import { callApi } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // `docent automation …` as its own process, through the gateway over a real socket, with real Temporal (the schedule
 // automation's Schedule is made there). No worker runs: a triggered job is started and stays active.
@@ -12,7 +12,7 @@ let adminKey: string;
 
 beforeAll(async () => {
   model = await startScriptedModel(() => ({ text: 'No change needed\n\nNothing to do.' }));
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl });
+  gw = await startGateway({ ...modelSettings(model) });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'autos', orgId: 'acme', repository: 'acme/autos', ref: 'main' });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'autos' })).key;

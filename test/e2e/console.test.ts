@@ -15,7 +15,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { startReceiver } from '../support/webhook-receiver';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // The console in Debian's chromium, signed in with an operator key, against the real gateway, a worker process,
@@ -80,7 +80,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   await git.createRepo('acme', 'widgets-docs', widgetDocs);
-  const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+  const modelEnv = { ...modelSettings(model) };
   gw = await startGateway({ ...modelEnv, ...webhookSettings, DOCENT_GITHUB_GIT_URL: git.url });
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
   receiver = await startReceiver(() => (receiverTakes ? 204 : 500));

@@ -12,7 +12,7 @@ import { callApi, type JsonResponse } from '../support/http';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
 // Issue 35 items 2 and 4, end to end: a job reads a read-only context repository beside its own (and cannot write
 // there), and the agent reads the repository's AGENTS.md (.docent/AGENTS.md wins) into its system prompt, bounded.
@@ -76,9 +76,7 @@ beforeAll(async () => {
   await git.createRepo('acme', 'big', { 'AGENTS.md': bigInstructions });
   await git.createRepo('acme', 'linked', { 'README.md': '# Linked\n' }, async (work) => symlink(path.join(outsideDir, 'AGENTS.md'), path.join(work, 'AGENTS.md')));
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
   });
   await gw.deps.tenancy.createOrg('acme');

@@ -14,7 +14,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
 import { callApi, sseChunks, v2Body } from '../support/http';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // The gap loop end to end: a question the fixture docs cannot answer → `POST …/gaps/fix` → an agent job (scripted
@@ -57,7 +57,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-gaps-'));
   await git.createRepo('acme', 'kiln', { 'README.md': '# Kiln\n', ...(await filesOf(miniDocsFolder, 'docs/')) });
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'kiln', orgId: 'acme', repository: 'acme/kiln', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'kiln' })).key;

@@ -16,7 +16,7 @@ import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 /** The file's polls: up to 60 s, as a job's turn may take under the suite's load. */
 const waitFor = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000) => poll(what, read, done, timeoutMs);
@@ -127,9 +127,7 @@ beforeAll(async () => {
   // The gateway answers webhooks with the App too: no personal token anywhere.
   gw = await startGateway(
     {
-      DOCENT_MODEL_PROVIDER: 'openai-compatible',
-      DOCENT_MODEL: model.modelId,
-      DOCENT_MODEL_BASE_URL: model.baseUrl,
+      ...modelSettings(model),
       ...appEnv(),
       DOCENT_GITHUB_WEBHOOK_SECRET: webhookSecret,
       DOCENT_LOG_LEVEL: 'info',

@@ -14,7 +14,7 @@ import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
 import { followDocs, unfollowDocs } from '../../src/docs/sync-schedule';
 
@@ -98,9 +98,7 @@ beforeAll(async () => {
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_GITHUB_API_URL: github.apiUrl,
     DOCENT_GITHUB_TOKEN: token,

@@ -13,7 +13,7 @@ import { runDocent } from '../support/cli';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
 // Issue 35's GitHub triggers end to end: docent as a GitHub App, GitHub's signed deliveries into the gateway over a
 // socket, a worker process, real Temporal, MongoDB and git over HTTP; only the model provider and GitHub's API are
@@ -81,9 +81,7 @@ beforeAll(async () => {
   conversation.setRole('octo-reader', 'read');
   model = await startScriptedModel(script);
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_API_URL: github.apiUrl,
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_GITHUB_APP_ID: app.id,

@@ -13,7 +13,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 import { createWidgetsProject } from '../support/projects';
@@ -51,9 +51,7 @@ function script(req: ChatRequest): ScriptedTurn {
 }
 
 const settings = () => ({
-  DOCENT_MODEL_PROVIDER: 'openai-compatible',
-  DOCENT_MODEL: model.modelId,
-  DOCENT_MODEL_BASE_URL: model.baseUrl,
+  ...modelSettings(model),
   DOCENT_GITHUB_GIT_URL: git.url,
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   DOCENT_SECRET_KEY: secretKey,

@@ -7,7 +7,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body, type JsonResponse } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 import { terminateJobWorkflows } from '../support/workerless-jobs';
 import { clearOfWindowTurn } from '../support/limit-windows';
 
@@ -19,8 +19,6 @@ beforeAll(() => clearOfWindowTurn(60_000));
 
 let model: ScriptedModel;
 const gateways: RunningGateway[] = [];
-
-const modelSettings = () => ({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
 
 async function gateway(overrides: Record<string, string>): Promise<RunningGateway> {
   const gw = await startGateway(overrides);
@@ -85,7 +83,7 @@ describe('agent job limit per project', () => {
   let gw: RunningGateway;
   let keys: Record<string, string>;
   beforeAll(async () => {
-    gw = await gateway({ ...modelSettings(), DOCENT_LIMIT_JOBS_PER_HOUR: '100' });
+    gw = await gateway({ ...modelSettings(model), DOCENT_LIMIT_JOBS_PER_HOUR: '100' });
     keys = await adminKeys(gw, ['busy']);
   });
 
@@ -117,7 +115,7 @@ describe('follow-ups share the project limit with creates', () => {
   let keys: Record<string, string>;
   const connectClient = () => createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
   beforeAll(async () => {
-    gw = await gateway({ ...modelSettings(), DOCENT_LIMIT_JOBS_PER_HOUR: '3' });
+    gw = await gateway({ ...modelSettings(model), DOCENT_LIMIT_JOBS_PER_HOUR: '3' });
     keys = await adminKeys(gw, ['steady', 'elsewhere']);
   });
 
@@ -290,7 +288,7 @@ describe('a request refused by a full window', () => {
   beforeAll(async () => {
     const url = testConfig().mongo.url;
     gw = await gateway({
-      ...modelSettings(),
+      ...modelSettings(model),
       // The driver's command monitoring, turned on in the connection string, reports every command the gateway sends.
       DOCENT_MONGO_URL: url + (url.includes('?') ? '&' : /^mongodb(\+srv)?:\/\/[^/]+\//.test(url) ? '?' : '/?') + 'monitorCommands=true',
       // Long enough that the key and the project are read once during the test: only the limits are observed.

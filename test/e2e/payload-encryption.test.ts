@@ -19,7 +19,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, modelSettings } from '../support/scripted-model';
 import { replayWorkflows } from '../support/workflow-bundle';
 import { createWidgetsProject } from '../support/projects';
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   for (const dir of [base, path.dirname(workspaceDir)]) await chmod(dir, 0o711);
   await writeFile(path.join(base, 'keep.txt'), 'must survive\n');
   const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin, DOCENT_SECRET_KEY: randomBytes(32).toString('base64') };
-  gw = await startGateway({ ...encryption, DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  gw = await startGateway({ ...encryption, ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   adminKey = await createWidgetsProject(gw);
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_LOG_LEVEL: 'info' });
   await worker.waitForLog((l) => l.msg === 'worker polling');

@@ -11,7 +11,7 @@ import { startProcess, type Started } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
 
 // Issue 23 item 2 through the gateway over sockets, worker processes, real Temporal, MongoDB and git over HTTP: a job
@@ -49,9 +49,7 @@ function script(req: ChatRequest): ScriptedTurn {
 }
 
 const settings = () => ({
-  DOCENT_MODEL_PROVIDER: 'openai-compatible',
-  DOCENT_MODEL: model.modelId,
-  DOCENT_MODEL_BASE_URL: model.baseUrl,
+  ...modelSettings(model),
   DOCENT_GITHUB_GIT_URL: git.url,
   DOCENT_SECRET_KEY: secretKey,
   // The test's webhook receiver listens on loopback, which only this setting lets docent call.

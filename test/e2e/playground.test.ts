@@ -14,7 +14,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
 // The playground in Debian's chromium, served from origins other than the API's, against the real gateway, a worker
 // process, Temporal, MongoDB, Elasticsearch and git over HTTP; only the model and the GitHub API are doubles.
@@ -74,7 +74,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n' });
-  const modelEnv = { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+  const modelEnv = { ...modelSettings(model) };
   gw = await startGateway({ ...modelEnv, DOCENT_GITHUB_GIT_URL: git.url });
   const c = gw.deps.config;
   worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));

@@ -13,7 +13,7 @@ import { readEventStream } from '../support/sse';
 import { labInternetAllow } from '../support/lab-internet';
 import { startProcess, type Started } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
 // Hostile repositories and a hostile model against a real worker process, real bubblewrap, real git over HTTP and
 // real Temporal; only the model provider and the GitHub API are doubles. Nothing may land outside the clone, no
@@ -227,7 +227,7 @@ beforeAll(async () => {
     }),
   });
 
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   await project('symlink-out', 'symlink-out');
   await project('gitdir-link', 'gitdir-link');

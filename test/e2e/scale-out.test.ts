@@ -11,7 +11,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startNpmScript, type Started } from '../support/process';
 import { noteJobs } from '../support/note-jobs';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // Two gateways and two workers, each started with `npm run gateway` / `npm run worker` as an operator would, sharing
 // one Temporal, database and git remote. Jobs go to both gateways; one worker is killed mid-turn and stays away.
@@ -43,10 +43,7 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_LOG_LEVEL: 'info',
   // Each run's task-queue prefix would leave a reconciler schedule on the shared dev server (test/e2e/processes.test.ts covers it).
   DOCENT_RECONCILER: 'off',
-  DOCENT_MODEL_PROVIDER: 'openai-compatible',
-  DOCENT_MODEL: model.modelId,
-  DOCENT_MODEL_BASE_URL: model.baseUrl,
-  DOCENT_MODEL_API_KEY: model.apiKey,
+  ...modelSettings(model),
   DOCENT_GITHUB_API_URL: github.apiUrl,
   DOCENT_GITHUB_GIT_URL: git.url,
   DOCENT_GITHUB_TOKEN: token,

@@ -10,7 +10,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // Issue 33, finding 2: a follow-up turn starts from the job's branch, whose commits the model made. Turn 1 commits a
@@ -138,9 +138,7 @@ beforeAll(async () => {
   });
   gw = await startGateway({
     DOCENT_SECRET_KEY: secretKey,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
   });
   await gw.deps.tenancy.createOrg('acme');

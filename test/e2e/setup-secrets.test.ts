@@ -9,7 +9,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // A project secret set through the CLI, used by a real setup step in a real bubblewrap sandbox on a real worker
@@ -89,9 +89,7 @@ beforeAll(async () => {
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nHello wrold\n', '.gitignore': '.env\n' });
   gw = await startGateway({
     DOCENT_SECRET_KEY: secretKey,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
   });
   await gw.deps.tenancy.createOrg('acme');

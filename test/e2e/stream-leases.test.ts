@@ -6,7 +6,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, sseChunks, v2Body } from '../support/http';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // Long streams at the edge: a revoked key ends its running streams within the re-check bound, and one key holds at
 // most its cap of streams at once. Real gateway, real gRPC and HTTP clients, the real database and index.
@@ -43,10 +43,7 @@ beforeAll(async () => {
   model = await startScriptedModel(() => ({ text: Array.from({ length: 200 }, (_, i) => `piece${i} `), chunkDelayMs: 100 }));
   gw = await startGateway(
     sameStack(config, {
-      DOCENT_MODEL_PROVIDER: 'openai-compatible',
-      DOCENT_MODEL: model.modelId,
-      DOCENT_MODEL_BASE_URL: model.baseUrl,
-      DOCENT_MODEL_API_KEY: model.apiKey,
+      ...modelSettings(model),
       DOCENT_STREAM_KEY_RECHECK_MS: String(recheckMs),
       DOCENT_STREAMS_PER_ADMIN_KEY: '2',
       DOCENT_STREAMS_PER_ASSISTANT_KEY: '2',

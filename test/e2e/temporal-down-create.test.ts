@@ -11,7 +11,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startProcess, type Started } from '../support/process';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
 import { agentWorkerEnv } from '../support/worker-env';
 import { createWidgetsProject } from '../support/projects';
@@ -41,9 +41,7 @@ beforeAll(async () => {
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   const settings = {
     DOCENT_TEMPORAL_ADDRESS: temporal.address,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
+    ...modelSettings(model),
     DOCENT_GITHUB_GIT_URL: git.url,
   };
   // Short, so that a create Temporal cannot take answers 503 within the test's patience.

@@ -8,7 +8,7 @@ import { callApi } from '../support/http';
 import { besideBacklog, jobTimeline, workflowClosed } from '../support/job-timeline';
 import { poll } from '../support/poll';
 import { startProcess, type Started } from '../support/process';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-fair-ws-'));
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_GITHUB_GIT_URL: git.url });
+  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   await gw.deps.tenancy.createOrg('acme');
   for (const id of ['hog', 'small', 'heavy', 'light']) {
     await gw.deps.tenancy.createProject({ _id: id, orgId: 'acme', repository: 'acme/widgets', ref: 'main' });

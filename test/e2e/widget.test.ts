@@ -10,7 +10,7 @@ import { launchChromium, PageErrors } from '../support/chromium';
 import { poll } from '../support/poll';
 import { deleteTestIndexes, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
-import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
 // The embeddable assistant (widget.js) in Debian's chromium, on static docs pages served from origins other than the
 // gateway's, against the real gateway, Temporal-ingested docs in Elasticsearch and MongoDB; only the model is a double.
@@ -64,7 +64,7 @@ function script(req: ChatRequest): ScriptedTurn {
 
 beforeAll(async () => {
   model = await startScriptedModel(script);
-  gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
+  gw = await startGateway({ ...modelSettings(model) });
   const c = gw.deps.config;
   docsDir = await mkdtemp(path.join(os.tmpdir(), 'docent-widget-docs-'));
   await mkdir(path.join(docsDir, 'guides'));

@@ -14,7 +14,7 @@ import { deleteTestIndexes, npmDocsFolder, sameStack, startWorker } from '../sup
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { sseChunks, v2Body } from '../support/http';
 import { offTopicQuestions, onTopicQuestions } from '../support/relevance-questions';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 const config = testConfig();
 const domain = 'docs.npm.test';
@@ -55,7 +55,7 @@ beforeAll(async () => {
   // The FAIL questions get the double's 500 on purpose.
   model.expectRefusals(/^script has no turn/);
   offline = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: '' }));
-  online = await startGateway(sameStack(config, { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey }));
+  online = await startGateway(sameStack(config, { ...modelSettings(model) }));
   key = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   otherKey = (await offline.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: 'docs.other.test' })).key;
 });
@@ -430,10 +430,7 @@ describe('a model that stalls', () => {
   beforeAll(async () => {
     stalling = await startGateway(
       sameStack(config, {
-        DOCENT_MODEL_PROVIDER: 'openai-compatible',
-        DOCENT_MODEL: model.modelId,
-        DOCENT_MODEL_BASE_URL: model.baseUrl,
-        DOCENT_MODEL_API_KEY: model.apiKey,
+        ...modelSettings(model),
         DOCENT_ASSISTANT_MODEL_FIRST_CHUNK_MS: '1000',
         DOCENT_ASSISTANT_MODEL_CHUNK_GAP_MS: '1000',
         DOCENT_STREAMS_PER_ASSISTANT_KEY: '1',

@@ -12,7 +12,7 @@ import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { createWidgetsProject } from '../support/projects';
 import { noteJobs } from '../support/note-jobs';
-import { startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // Issue 38, invariant 8 (docs/reliability.md, "Found: clones left behind"): the three ways the soak left a clone on a
 // worker after its job ended, each replayed with two real workers in this process, the gateway, Temporal, the
@@ -33,10 +33,7 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n' });
   gw = await startGateway({
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: model.modelId,
-    DOCENT_MODEL_BASE_URL: model.baseUrl,
-    DOCENT_MODEL_API_KEY: model.apiKey,
+    ...modelSettings(model),
     DOCENT_GITHUB_API_URL: github.apiUrl,
     DOCENT_GITHUB_GIT_URL: git.url,
     DOCENT_GITHUB_TOKEN: token,

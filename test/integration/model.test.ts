@@ -2,7 +2,7 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { createLanguageModel, missingModelSetting } from '../../src/llm/model';
-import { startScriptedModel } from '../support/scripted-model';
+import { startScriptedModel, modelSettings } from '../support/scripted-model';
 
 describe('configured model', () => {
   it('names the missing setting when no model is configured', () => {
@@ -15,7 +15,7 @@ describe('configured model', () => {
   it('streams text and runs tool calls through an OpenAI-compatible endpoint', async () => {
     const scripted = await startScriptedModel([{ toolCalls: [{ name: 'lookup', args: { term: 'docent' } }] }, { text: ['Docent ', 'is ready.'] }, { text: ['Hello', ' there'] }]);
     try {
-      const config = loadConfig({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: scripted.modelId, DOCENT_MODEL_BASE_URL: scripted.baseUrl, DOCENT_MODEL_API_KEY: scripted.apiKey });
+      const config = loadConfig({ ...modelSettings(scripted) });
       const model = createLanguageModel(config.model)!;
       const looked: string[] = [];
       const r = await generateText({

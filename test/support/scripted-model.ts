@@ -36,6 +36,11 @@ export interface ChatRequest {
   [key: string]: unknown;
 }
 
+/** The settings that point docent at a scripted model (its OpenAI-compatible endpoint, model id and key). */
+export function modelSettings(model: Pick<ScriptedModel, 'baseUrl' | 'apiKey' | 'modelId'>): Record<string, string> {
+  return { DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+}
+
 export interface ScriptedModel {
   /** Base URL to configure as DOCENT_MODEL_BASE_URL (OpenAI-compatible). */
   baseUrl: string;

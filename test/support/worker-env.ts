@@ -1,3 +1,4 @@
+import { modelSettings } from './scripted-model';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestApp } from './github-app-double';
@@ -13,10 +14,7 @@ export function agentWorkerEnv(p: { gw: RunningGateway; model: ScriptedModel; gi
     DOCENT_MONGO_DB: c.mongo.db,
     DOCENT_TASK_QUEUE_PREFIX: c.temporal.taskQueuePrefix,
     DOCENT_ES_INDEX_PREFIX: c.elasticsearch.indexPrefix,
-    DOCENT_MODEL_PROVIDER: 'openai-compatible',
-    DOCENT_MODEL: p.model.modelId,
-    DOCENT_MODEL_BASE_URL: p.model.baseUrl,
-    DOCENT_MODEL_API_KEY: p.model.apiKey,
+    ...modelSettings(p.model),
     DOCENT_GITHUB_API_URL: p.github.apiUrl,
     DOCENT_GITHUB_GIT_URL: p.git.url,
     DOCENT_GITHUB_TOKEN: p.token,

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { startGateway, type RunningGateway } from './gateway';
-import { startScriptedModel, type ScriptedModel } from './scripted-model';
+import { startScriptedModel, type ScriptedModel, modelSettings } from './scripted-model';
 import { createWidgetsProject } from './projects';
 
 /** A gateway with a configured model and project `widgets` of org `acme`, and no worker: workflows wait where tests see them. */
 export async function startWorkerlessGateway(): Promise<{ gw: RunningGateway; model: ScriptedModel; key: string }> {
   const model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
-  const gw = await startGateway({ DOCENT_MODEL_PROVIDER: 'openai-compatible', DOCENT_MODEL: model.modelId, DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey });
+  const gw = await startGateway({ ...modelSettings(model) });
   const key = await createWidgetsProject(gw);
   return { gw, model, key };
 }
