@@ -30,6 +30,7 @@ export function createEsClient(es: Config['elasticsearch'], options: { maxRetrie
       const value = Reflect.get(real(), key);
       return typeof value === 'function' ? value.bind(client) : value;
     },
+    set: (_, key, value) => Reflect.set(real(), key, value),
     has: (_, key) => Reflect.has(real(), key),
   });
 }
