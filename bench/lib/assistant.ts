@@ -26,7 +26,10 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000, env
   // The corpus is synthetic text, which no question is close to: without a floor of 0 every answer would be the
   // "not covered" reply, and the model (whose stream these benchmarks measure) would never be called.
   // DOCENT_BENCH_TRACE (lib/trace.ts) times MongoDB commands, which the driver reports only when asked at connection.
-  const trace: Record<string, string> = process.env.DOCENT_BENCH_TRACE && process.env.DOCENT_MONGO_URL ? { DOCENT_MONGO_URL: `${process.env.DOCENT_MONGO_URL}${process.env.DOCENT_MONGO_URL.includes('?') ? '&' : '?'}monitorCommands=true` } : {};
+  const trace: Record<string, string> =
+    process.env.DOCENT_BENCH_TRACE && process.env.DOCENT_MONGO_URL
+      ? { DOCENT_MONGO_URL: `${process.env.DOCENT_MONGO_URL}${process.env.DOCENT_MONGO_URL.includes('?') ? '&' : '?'}monitorCommands=true` }
+      : {};
   const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0', ...trace, ...env }));
   const prefix = gw.deps.config.elasticsearch.indexPrefix;
   await indexCorpus(gw.deps.es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);

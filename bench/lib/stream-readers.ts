@@ -63,7 +63,9 @@ function openStream(init: StreamRequest, firstByteMs: number, idleMs: number, tr
     });
     abort = () => req.destroy();
     // A stream silent for idleMs once its text has begun, or without text for firstByteMs, has stalled: it fails.
-    req.setTimeout(firstByteMs, () => req.destroy(new Error(begun ? `stalled: no byte for ${idleMs / 1000} s after its text began (${times.length} deltas read)` : `stalled: no text for ${firstByteMs / 1000} s`)));
+    req.setTimeout(firstByteMs, () =>
+      req.destroy(new Error(begun ? `stalled: no byte for ${idleMs / 1000} s after its text began (${times.length} deltas read)` : `stalled: no text for ${firstByteMs / 1000} s`)),
+    );
     req.on('error', (err) => {
       onHeaders(0);
       finish({ error: err.message, status, body });
