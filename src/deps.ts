@@ -107,6 +107,11 @@ export function createDeps(config: Config, log: Logger): Deps {
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
+  // Answers whose streams ended before their turns were stored (src/assistant/turn-writes.ts): stored before the
+  // database client closes, within the grace period.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([deps.assistant.turnWrites.drain(), new Promise((r) => (timer = setTimeout(r, deps.config.shutdownGraceMs)))]);
+  clearTimeout(timer);
   await deps.limits.close().catch(() => undefined); // before the database client closes
   await deps.jobLedger.close();
   await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);

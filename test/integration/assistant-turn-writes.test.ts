@@ -122,3 +122,26 @@ it('ends the stream while its turn is still being stored; a follow-up on the thr
     release();
   }
 });
+
+it('stores a turn still queued when the gateway stops, before its database client closes', async () => {
+  const stopping = await startGateway(sameStack(config, { ...modelSettings(model), DOCENT_RELEVANCE_FLOOR: '0' }));
+  holdThreadUpdates(stopping.deps.mongo.db);
+  const release = hold();
+  try {
+    const r = await fetch(`${stopping.url}/discovery/v2/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(v2Body('How do I publish a package?')),
+    });
+    const threadId = r.headers.get('x-thread-id')!;
+    await within(r.text(), 20_000, 'the stream did not end while its turn was being stored');
+    const stopped = stopping.stop({ keepDatabase: true });
+    // A stop that did not wait for the write has closed its database client by now; one that waits is still waiting.
+    await Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]);
+    release();
+    await stopped;
+    expect((await threads.findOne({ _id: threadId }))?.turns.map((t) => t.answer)).toEqual([answer]);
+  } finally {
+    release();
+  }
+});

@@ -12,7 +12,8 @@ export interface RunningGateway {
   url: string;
   /** Base URL of the h2c listener. */
   h2Url: string;
-  stop(): Promise<void>;
+  /** Stops the gateway and drops its database (`keepDatabase`: another gateway or the test still reads it). */
+  stop(options?: { keepDatabase?: boolean }): Promise<void>;
   /** Connections the h2c listener holds open now: a client gone should leave none behind. */
   openH2cConnections(): Promise<number>;
 }
@@ -45,9 +46,9 @@ export async function startGateway(overrides: Record<string, string> = {}, optio
     url: `http://127.0.0.1:${httpPort}`,
     h2Url: `http://127.0.0.1:${grpcPort}`,
     openH2cConnections: () => new Promise<number>((resolve, reject) => gateway.http2.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
-    async stop() {
+    async stop({ keepDatabase = false } = {}) {
       await gateway.close();
-      await deps.mongo.db.dropDatabase().catch(() => undefined);
+      if (!keepDatabase) await deps.mongo.db.dropDatabase().catch(() => undefined);
       await closeDeps(deps);
     },
   };
