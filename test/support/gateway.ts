@@ -1,4 +1,4 @@
-import { createDeps, closeDeps, type Deps } from '../../src/deps';
+import { createDeps, closeDeps, settleWrites, type Deps } from '../../src/deps';
 import { createLogger } from '../../src/log';
 import type { Route } from '../../src/rest/router';
 import { restRoutes } from '../../src/rest/routes';
@@ -48,6 +48,8 @@ export async function startGateway(overrides: Record<string, string> = {}, optio
     openH2cConnections: () => new Promise<number>((resolve, reject) => gateway.http2.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
     async stop({ keepDatabase = false } = {}) {
       await gateway.close();
+      // Writes still running while FerretDB drops their database crash it (SIGBUS in SQLite's WAL): they finish first.
+      await settleWrites(deps);
       if (!keepDatabase) await deps.mongo.db.dropDatabase().catch(() => undefined);
       await closeDeps(deps);
     },
