@@ -8,6 +8,7 @@ import { alternate, type Block } from './lib/blocks';
 import { startAssistantBench } from './lib/assistant';
 import { scriptedQuestion } from './lib/model';
 import { startStreamReaders } from './lib/stream-readers-client';
+import { traceProcess } from './lib/trace';
 import type { StreamOutcome } from './lib/stream-readers-protocol';
 import type { Row, ScalePoint } from './lib/report';
 import { fmtMs, fmtRatio, median, medianDifference, medianRatio, percentile } from './lib/stats';
@@ -59,6 +60,7 @@ export const streams1000: Benchmark = {
     const a = await startAssistantBench(ctx, 2_000, { DOCENT_STREAMS_PER_ASSISTANT_KEY: String(limit) });
     // The readers run in a process of their own: this one holds only the gateway and the bare floor being measured.
     const readers = await startStreamReaders();
+    const stopTrace = traceProcess(a.gw.deps.mongo.client, ctx.log);
     const rows: Row[] = [];
     const points: ScalePoint[] = [];
     const notes: string[] = [];
@@ -87,7 +89,17 @@ export const streams1000: Benchmark = {
         const ok = sentAndTimes.map((x) => x.slice(1));
         const firstText = sentAndTimes.filter((x) => x.length > 1).map((x) => x[1]! - x[0]!);
         const failed = outcomes.filter((o): o is Extract<StreamOutcome, { error: string }> => 'error' in o);
-        if (failed.length) ctx.log(`${failed.length} of ${n} ${bare ? 'bare' : 'docent'} streams failed; first: ${failed[0]!.error}`);
+        if (failed.length) {
+          const kinds = new Map<string, number>();
+          for (const o of failed) {
+            const kind = o.error.replace(/\d+ deltas/, (m) => (m === `${tokens} deltas` ? 'all deltas' : 'some deltas'));
+            kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+          }
+          ctx.log(`${failed.length} of ${n} ${bare ? 'bare' : 'docent'} streams failed: ${[...kinds].map(([k, c]) => `${c}× ${k}`).join('; ')}`);
+        }
+        const tails = outcomes.flatMap((o) => ('ended' in o && o.times.length ? [o.ended - o.times.at(-1)!] : []));
+        if (tails.length)
+          ctx.log(`${bare ? 'bare' : 'docent'} ${n}: last delta to the stream's end p50 ${fmtMs(percentile(tails, 50))}, p99 ${fmtMs(percentile(tails, 99))}, max ${fmtMs(Math.max(...tails))}`);
         const seconds = (performance.now() - t) / 1000;
         // Gaps spanning the benchmark's own forced collection are the benchmark's, not the writer's: left out.
         const kept = ok.map((times) => gapsOf(times).filter((_, i) => !(times[i]! < gcTo && times[i + 1]! > gcFrom)));
@@ -171,8 +183,11 @@ export const streams1000: Benchmark = {
           `Process at the end: heap ${mb(mem.heapUsed)}, RSS ${mb(mem.rss)}.`,
       );
     } finally {
+      stopTrace();
       await readers.close();
+      const stopping = performance.now();
       await a.stop();
+      ctx.log(`the gateway stopped in ${fmtMs(performance.now() - stopping)}`);
     }
     return {
       rows,

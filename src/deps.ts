@@ -106,7 +106,18 @@ export function createDeps(config: Config, log: Logger): Deps {
   return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, automations, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
 }
 
+/**
+ * Waits, within the shutdown grace, for the turns of answers whose streams ended before their writes did
+ * (src/assistant/turn-writes.ts): before the database client closes, or a test drops its database.
+ */
+export async function settleWrites(deps: Deps): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([deps.assistant.turnWrites.drain(), new Promise((r) => (timer = setTimeout(r, deps.config.shutdownGraceMs)))]);
+  clearTimeout(timer);
+}
+
 export async function closeDeps(deps: Deps): Promise<void> {
+  await settleWrites(deps);
   await deps.limits.close().catch(() => undefined); // before the database client closes
   await deps.jobLedger.close();
   await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);

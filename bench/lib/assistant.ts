@@ -25,7 +25,12 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000, env
   const domain = `docs-${run}.bench.test`;
   // The corpus is synthetic text, which no question is close to: without a floor of 0 every answer would be the
   // "not covered" reply, and the model (whose stream these benchmarks measure) would never be called.
-  const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0', ...env }));
+  // DOCENT_BENCH_TRACE (lib/trace.ts) times MongoDB commands, which the driver reports only when asked at connection.
+  const trace: Record<string, string> =
+    process.env.DOCENT_BENCH_TRACE && process.env.DOCENT_MONGO_URL
+      ? { DOCENT_MONGO_URL: `${process.env.DOCENT_MONGO_URL}${process.env.DOCENT_MONGO_URL.includes('?') ? '&' : '?'}monitorCommands=true` }
+      : {};
+  const gw = await startGateway(benchEnv(run, { ...model.env, DOCENT_RELEVANCE_FLOOR: '0', ...trace, ...env }));
   const prefix = gw.deps.config.elasticsearch.indexPrefix;
   await indexCorpus(gw.deps.es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);
   const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
@@ -46,6 +51,10 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000, env
       return { url: bare.url, headers: {}, body: JSON.stringify({ domain, question, retrieve }) };
     },
     async stop() {
+      // Turns queued by the last block (1,000 aborted probe streams: 30–50 s on FerretDB) are written before the
+      // database is dropped: FerretDB crashed (SIGBUS in SQLite's WAL) when it dropped a database under them.
+      const deadline = Date.now() + 180_000;
+      while (gw.deps.assistant.turnWrites.pending > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
       await bare.close();
       await deleteIndexes(gw.deps.es, prefix).catch(() => undefined);
       await gw.stop();

@@ -6,8 +6,8 @@ export interface StreamRequest {
   body: string;
 }
 
-/** A stream read to its end (the time it was sent, then each text delta's arrival), or how it failed. */
-export type StreamOutcome = { sent: number; times: number[] } | { error: string; status: number; body: string };
+/** A stream read to its end (the time it was sent, each text delta's arrival, the end's), or how it failed. */
+export type StreamOutcome = { sent: number; times: number[]; ended: number } | { error: string; status: number; body: string };
 
 export type ReaderCommand =
   | {

@@ -58,12 +58,14 @@ function openStream(init: StreamRequest, firstByteMs: number, idleMs: number, tr
           } else if (p.startsWith('data: {"type":"error"')) req.destroy(new Error(`stream error: ${p.slice(6, 200)}`));
         }
       });
-      res.on('end', () => finish(status === 200 ? { sent, times } : { error: `HTTP ${status}: ${body.slice(0, 200)}`, status, body }));
+      res.on('end', () => finish(status === 200 ? { sent, times, ended: now() } : { error: `HTTP ${status}: ${body.slice(0, 200)}`, status, body }));
       res.on('error', (err) => finish({ error: err.message, status, body }));
     });
     abort = () => req.destroy();
     // A stream silent for idleMs once its text has begun, or without text for firstByteMs, has stalled: it fails.
-    req.setTimeout(firstByteMs, () => req.destroy(new Error(begun ? `stalled: no byte for ${idleMs / 1000} s after its text began` : `stalled: no text for ${firstByteMs / 1000} s`)));
+    req.setTimeout(firstByteMs, () =>
+      req.destroy(new Error(begun ? `stalled: no byte for ${idleMs / 1000} s after its text began (${times.length} deltas read)` : `stalled: no text for ${firstByteMs / 1000} s`)),
+    );
     req.on('error', (err) => {
       onHeaders(0);
       finish({ error: err.message, status, body });

@@ -19,6 +19,7 @@ import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { newSearchId, SearchLog, type SearchVia } from './search-log';
 import { historyOf, maxThreadTurns, storedContext, ThreadStore, type ThreadDoc, type TurnDoc } from './threads';
+import { TurnWrites } from './turn-writes';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -87,8 +88,15 @@ export function relativeScores(passages: Passage[]): Passage[] {
   return passages.map((p) => ({ ...p, score: best > 0 ? Math.round((p.score / best) * 10_000) / 10_000 : 0 }));
 }
 
+/** Turn writes of one process running at once: FerretDB applies one update at a time, and slower when they contend. */
+const turnWriteConcurrency = 4;
+/** The longest an answer's stream waits for its turn to be stored before it ends anyway. */
+const turnWaitMs = 1_000;
+
 export class AssistantService {
   private readonly threads: ThreadStore;
+  /** Turns of answers whose streams have ended, being stored; a follow-up on the thread waits for its thread's. */
+  readonly turnWrites = new TurnWrites(turnWriteConcurrency);
   private readonly model: LanguageModel | null;
   private readonly modelName: string;
   private readonly retrieval: Retrieval;
@@ -167,6 +175,7 @@ export class AssistantService {
    */
   async recordFeedback(caller: Caller, domain: string, input: { threadId: string; messageId?: string; rating: 'up' | 'down'; comment?: string }): Promise<void> {
     this.authorize(caller, domain);
+    await this.turnWrites.settled(input.threadId); // a rating sent as the answer ends is for the turn still being stored
     const stored = await this.threads.setFeedback(domain, input.threadId, visibleGroups(caller.groups, undefined), input.messageId, {
       rating: input.rating,
       ...(input.comment ? { comment: input.comment } : {}),
@@ -188,6 +197,9 @@ export class AssistantService {
     const q = req.question;
     const admission = await this.deps.countAssistantRequest?.({ caller: req.caller, domain: req.domain, fp: q.fp, remoteAddress: req.remoteAddress });
     const keyGroups = visibleGroups(req.caller.groups, undefined);
+    // The previous answer's stream may have ended before its turn was stored (turnWaitMs): a follow-up sent to this
+    // process reads the thread once it is; one sent to another process then may read it without that turn.
+    if (q.threadId) await this.turnWrites.settled(q.threadId);
     const continued = await this.threads.find(req.domain, q.threadId, keyGroups);
     const thread = continued ?? this.threads.draft(req.domain, q.fp, keyGroups);
     const messageId = `msg_${randomBytes(12).toString('base64url')}`;
@@ -236,21 +248,23 @@ export class AssistantService {
         : extractiveAnswer({ passages });
 
     const record = (turn: Omit<TurnDoc, 'userMessage' | 'sources' | 'model' | 'createdAt' | 'context' | 'currentPath' | 'messageId' | 'answered' | 'relevance'>) =>
-      this.threads
-        .appendTurn(thread._id, {
-          userMessage: q.question,
-          ...(q.context.length ? { context: storedContext(q.context) } : {}),
-          ...(q.currentPath ? { currentPath: q.currentPath } : {}),
-          sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
-          model: answered ? this.modelName : 'not-covered',
-          messageId,
-          answered,
-          ...(retrieved.relevance.cosine === undefined ? {} : { relevance: retrieved.relevance.cosine }),
-          createdAt: new Date(),
-          ...turn,
-        })
-        .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
-        .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn'));
+      this.turnWrites.add(thread._id, () =>
+        this.threads
+          .appendTurn(thread._id, {
+            userMessage: q.question,
+            ...(q.context.length ? { context: storedContext(q.context) } : {}),
+            ...(q.currentPath ? { currentPath: q.currentPath } : {}),
+            sources: passages.map((p, i) => ({ id: String(i + 1), path: p.path, url: p.url, title: passageTitle(p), score: p.score })),
+            model: answered ? this.modelName : 'not-covered',
+            messageId,
+            answered,
+            ...(retrieved.relevance.cosine === undefined ? {} : { relevance: retrieved.relevance.cosine }),
+            createdAt: new Date(),
+            ...turn,
+          })
+          .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
+          .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn')),
+      );
     return { sources, generation, retrievalMs, record };
   }
 }
@@ -260,10 +274,11 @@ interface Prepared {
   sources: AnswerSource[];
   generation: AsyncIterable<AnswerEvent>;
   retrievalMs: number;
+  /** Queues the turn's write (turnWrites); settles, never rejects, once it has run. */
   record(turn: Pick<TurnDoc, 'answer' | 'status' | 'usage' | 'timings'>): Promise<unknown>;
 }
 
-/** Runs the setup when first read, then streams the sources and the generation, and stores the turn at the end. */
+/** Runs the setup when first read, then streams the sources and the generation, and stores the turn at the end (waiting at most turnWaitMs). */
 async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, threadId: string, started: number): AsyncGenerator<AnswerEvent> {
   let prepared: Prepared;
   try {
@@ -292,7 +307,13 @@ async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, thread
     log.error({ err, threadId }, 'assistant answer failed while streaming');
     throw err;
   } finally {
-    await record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
+    // The stream ends once the turn is stored, as a follow-up to any process expects, but not later than turnWaitMs: under
+    // a burst of answers ending together the writes queue on the database for tens of seconds, and the reader would wait
+    // that long for the end of an answer it already has (a follow-up to this process still waits for the write).
+    const written = record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([written, new Promise((r) => (timer = setTimeout(r, turnWaitMs)))]);
+    clearTimeout(timer);
   }
 }
 

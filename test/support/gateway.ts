@@ -1,4 +1,4 @@
-import { createDeps, closeDeps, type Deps } from '../../src/deps';
+import { createDeps, closeDeps, settleWrites, type Deps } from '../../src/deps';
 import { createLogger } from '../../src/log';
 import type { Route } from '../../src/rest/router';
 import { restRoutes } from '../../src/rest/routes';
@@ -12,7 +12,8 @@ export interface RunningGateway {
   url: string;
   /** Base URL of the h2c listener. */
   h2Url: string;
-  stop(): Promise<void>;
+  /** Stops the gateway and drops its database (`keepDatabase`: another gateway or the test still reads it). */
+  stop(options?: { keepDatabase?: boolean }): Promise<void>;
   /** Connections the h2c listener holds open now: a client gone should leave none behind. */
   openH2cConnections(): Promise<number>;
 }
@@ -45,9 +46,11 @@ export async function startGateway(overrides: Record<string, string> = {}, optio
     url: `http://127.0.0.1:${httpPort}`,
     h2Url: `http://127.0.0.1:${grpcPort}`,
     openH2cConnections: () => new Promise<number>((resolve, reject) => gateway.http2.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
-    async stop() {
+    async stop({ keepDatabase = false } = {}) {
       await gateway.close();
-      await deps.mongo.db.dropDatabase().catch(() => undefined);
+      // Writes still running while FerretDB drops their database crash it (SIGBUS in SQLite's WAL): they finish first.
+      await settleWrites(deps);
+      if (!keepDatabase) await deps.mongo.db.dropDatabase().catch(() => undefined);
       await closeDeps(deps);
     },
   };
