@@ -16,6 +16,7 @@ import type { Benchmark } from './lib/bench';
 import { chartFileName, scaleChartSvg } from './lib/charts';
 import { machineFacts } from './lib/machine';
 import { startModelProcess, type ModelProcess } from './lib/model';
+import { dropEarlierBenchDatabases } from './lib/stack';
 import { markdownNotes, markdownTable, type BenchResult } from './lib/report';
 import { sandboxOverhead } from './sandbox-overhead';
 import { searchScale } from './search-scale';
@@ -64,6 +65,9 @@ async function main(names: string[]): Promise<number> {
       .map(([k, v]) => `${k}: ${v}`)
       .join('\n'),
   );
+
+  const dropped = await dropEarlierBenchDatabases(config.mongo.url);
+  if (dropped.length) console.log(`dropped ${dropped.length} database(s) of earlier runs`);
 
   let model: Promise<ModelProcess> | undefined;
   const results: BenchResult[] = [];

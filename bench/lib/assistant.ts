@@ -53,7 +53,9 @@ export async function startAssistantBench(ctx: BenchContext, chunks = 2_000, env
     async stop() {
       await bare.close();
       await deleteIndexes(gw.deps.es, prefix).catch(() => undefined);
-      await gw.stop();
+      // The database stays: the setups of streams the probe aborted may still write to it, and FerretDB crashed (SIGBUS
+      // in SQLite's WAL) when it dropped a database under them. The next `npm run bench` drops it (bench/lib/stack.ts).
+      await gw.stop({ keepDatabase: true });
     },
   };
 }

@@ -1,9 +1,23 @@
 // Set-up and clean-up against the shared local stack: fresh names for everything, removed afterwards.
 import { randomBytes } from 'node:crypto';
 import type { Client as TemporalClient } from '@temporalio/client';
+import { MongoClient } from 'mongodb';
 
 /** A short random id for this run's databases, indexes, task queues and projects. */
 export const runId = () => randomBytes(4).toString('hex');
+
+/** Drops the databases earlier runs left (a benchmark whose gateway may still have had writes in flight keeps its own). */
+export async function dropEarlierBenchDatabases(mongoUrl: string): Promise<string[]> {
+  const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000 });
+  try {
+    const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
+    const earlier = databases.map((d) => d.name).filter((name) => name.startsWith('docent_bench_'));
+    for (const name of earlier) await client.db(name).dropDatabase();
+    return earlier;
+  } finally {
+    await client.close();
+  }
+}
 
 /** The settings every benchmark gateway starts from: its own names, quiet logs, limits out of the way unless a benchmark says otherwise. */
 export function benchEnv(run: string, extra: Record<string, string> = {}): Record<string, string> {
