@@ -160,8 +160,12 @@ export const streams1000: Benchmark = {
       // Held means past its setup: each answer's new thread is stored before its model is called, so the count says
       // how many wait on the model. Memory is read then, after a collection, so each held stream's whole state counts.
       const settled = performance.now() + 100_000;
-      let waiting = 0;
-      while ((waiting = (await threads.estimatedDocumentCount()) - threadsBefore) < openCount && performance.now() < settled) await new Promise((r) => setTimeout(r, 1_000));
+      const pastSetup = async () => (await threads.estimatedDocumentCount()) - threadsBefore;
+      let waiting = await pastSetup();
+      while (waiting < openCount && performance.now() < settled) {
+        await new Promise((r) => setTimeout(r, 1_000));
+        waiting = await pastSetup();
+      }
       gc();
       const heldDuring = process.memoryUsage();
       const heldRow = `${openCount} streams open at once, ${waiting} of them past their setup and waiting on the model: heap +${kb((heldDuring.heapUsed - heldBefore.heapUsed) / openCount)}, RSS +${kb((heldDuring.rss - heldBefore.rss) / openCount)} per stream`;
