@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 /** A short random id for this run's databases, indexes, task queues and projects. */
 export const runId = () => randomBytes(4).toString('hex');
 
-/** Drops the databases earlier runs left (a benchmark whose gateway may still have had writes in flight keeps its own). */
+/** Drops the databases earlier runs left (a benchmark whose gateway may still have had writes in flight keeps its own); one `npm run bench` at a time, as on the shared stack. */
 export async function dropEarlierBenchDatabases(mongoUrl: string): Promise<string[]> {
   const client = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000 });
   try {
