@@ -5,6 +5,7 @@ import { AutomationRunner } from './automations/automation-runner';
 import { AutomationService } from './automations/automation-service';
 import { AutomationStore } from './automations/automation-store';
 import { AssistantService } from './assistant/service';
+import { settledWithin } from './assistant/turn-writes';
 import { LlmsTxtService } from './docs/llms-service';
 import { GapService } from './gaps/gap-service';
 import { ApiKeyStore } from './auth/api-keys';
@@ -111,9 +112,7 @@ export function createDeps(config: Config, log: Logger): Deps {
  * (src/assistant/turn-writes.ts): before the database client closes, or a test drops its database.
  */
 export async function settleWrites(deps: Deps): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([deps.assistant.turnWrites.drain(), new Promise((r) => (timer = setTimeout(r, deps.config.shutdownGraceMs)))]);
-  clearTimeout(timer);
+  await settledWithin(deps.assistant.turnWrites.drain(), deps.config.shutdownGraceMs);
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -19,7 +19,7 @@ import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { newSearchId, SearchLog, type SearchVia } from './search-log';
 import { historyOf, maxThreadTurns, storedContext, ThreadStore, type ThreadDoc, type TurnDoc } from './threads';
-import { TurnWrites } from './turn-writes';
+import { settledWithin, TurnWrites } from './turn-writes';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
 export interface CountedAssistantRequest {
@@ -310,10 +310,7 @@ async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, thread
     // The stream ends once the turn is stored, as a follow-up to any process expects, but not later than turnWaitMs: under
     // a burst of answers ending together the writes queue on the database for tens of seconds, and the reader would wait
     // that long for the end of an answer it already has (a follow-up to this process still waits for the write).
-    const written = record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([written, new Promise((r) => (timer = setTimeout(r, turnWaitMs)))]);
-    clearTimeout(timer);
+    await settledWithin(record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } }), turnWaitMs);
   }
 }
 

@@ -55,3 +55,10 @@ export class TurnWrites {
     }
   }
 }
+
+/** Resolves once `p` settles or `ms` have passed, whichever is first: the caps on waiting for turn writes. */
+export async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}

@@ -48,9 +48,11 @@ export async function startGateway(overrides: Record<string, string> = {}, optio
     openH2cConnections: () => new Promise<number>((resolve, reject) => gateway.http2.getConnections((err, n) => (err ? reject(err) : resolve(n)))),
     async stop({ keepDatabase = false } = {}) {
       await gateway.close();
-      // Writes still running while FerretDB drops their database crash it (SIGBUS in SQLite's WAL): they finish first.
-      await settleWrites(deps);
-      if (!keepDatabase) await deps.mongo.db.dropDatabase().catch(() => undefined);
+      if (!keepDatabase) {
+        // Writes still running while FerretDB drops their database crash it (SIGBUS in SQLite's WAL): they finish first.
+        await settleWrites(deps);
+        await deps.mongo.db.dropDatabase().catch(() => undefined);
+      }
       await closeDeps(deps);
     },
   };
