@@ -235,8 +235,8 @@ export class AssistantService {
     const answered = retrieved.passages.length > 0 && isAnswerable(retrieved.relevance, this.deps.config.assistant.relevanceFloor);
     const passages = answered ? retrieved.passages : [];
     const sources: AnswerSource[] = passages.map((p, i) => ({ id: String(i + 1), url: p.url, title: passageTitle(p), path: p.path }));
-    // Written beside the answer under the id the stream already announced: a click comes seconds later, and a failed write only loses analytics.
-    if (req.via && searchId) this.beginSearch(req.caller, req.domain, q.question, passages.length, req.via, searchId);
+    // Written beside the answer under the id the stream already announced; the stream's end waits for it (answerEvents), and a failed write only loses analytics.
+    const searchWritten = req.via && searchId ? this.beginSearch(req.caller, req.domain, q.question, passages.length, req.via, searchId).written : Promise.resolve(false);
     const generation = !answered
       ? notCovered()
       : this.model
@@ -265,7 +265,7 @@ export class AssistantService {
           .then((stored) => stored || this.deps.log.warn({ threadId: thread._id }, `the thread reached ${maxThreadTurns} turns while this answer streamed; the turn is not stored`))
           .catch((err: unknown) => this.deps.log.error({ err, threadId: thread._id }, 'could not store the assistant turn')),
       );
-    return { sources, generation, retrievalMs, record };
+    return { sources, generation, retrievalMs, record, searchWritten };
   }
 }
 
@@ -276,6 +276,8 @@ interface Prepared {
   retrievalMs: number;
   /** Queues the turn's write (turnWrites); settles, never rejects, once it has run. */
   record(turn: Pick<TurnDoc, 'answer' | 'status' | 'usage' | 'timings'>): Promise<unknown>;
+  /** The search record under the announced id; settles, never rejects. */
+  searchWritten: Promise<boolean>;
 }
 
 /** Runs the setup when first read, then streams the sources and the generation, and stores the turn at the end (waiting at most turnWaitMs). */
@@ -287,7 +289,7 @@ async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, thread
     log.error({ err, threadId }, 'assistant answer failed before its first token');
     throw err;
   }
-  const { sources, generation, retrievalMs, record } = prepared;
+  const { sources, generation, retrievalMs, record, searchWritten } = prepared;
   let answer = '';
   let firstTokenMs: number | undefined;
   let status: TurnDoc['status'] = 'aborted';
@@ -307,10 +309,12 @@ async function* answerEvents(setup: () => Promise<Prepared>, log: Logger, thread
     log.error({ err, threadId }, 'assistant answer failed while streaming');
     throw err;
   } finally {
-    // The stream ends once the turn is stored, as a follow-up to any process expects, but not later than turnWaitMs: under
-    // a burst of answers ending together the writes queue on the database for tens of seconds, and the reader would wait
-    // that long for the end of an answer it already has (a follow-up to this process still waits for the write).
-    await settledWithin(record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } }), turnWaitMs);
+    // The stream ends once the turn and the search are stored, as a follow-up or a click on a source sent to any process
+    // expects, but not later than turnWaitMs: under a burst of answers ending together the writes queue on the database
+    // for tens of seconds, and the reader would wait that long for the end of an answer it already has (a follow-up to
+    // this process still waits for the write).
+    const turn = record({ answer, status, usage, timings: { retrievalMs, firstTokenMs, totalMs: performance.now() - started } });
+    await settledWithin(Promise.all([turn, searchWritten]), turnWaitMs);
   }
 }
 

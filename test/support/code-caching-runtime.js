@@ -13,6 +13,7 @@ const path = require('node:path');
 const vm = require('node:vm');
 const Runtime = require('jest-runtime').default;
 const { mayImportDynamically } = require('./dynamic-import');
+const { shareRegistries } = require('./shared-modules');
 
 // It replaces jest-runtime's private executor.compile, which no release promises to keep: package.json pins jest, and
 // another jest-runtime stops the run here instead of compiling modules some other way.
@@ -70,6 +71,7 @@ function writePack(entries) {
 class CodeCachingRuntime extends Runtime {
   constructor(...args) {
     super(...args);
+    shareRegistries(this.registries);
     readNewPacks();
     /** Scripts compiled without usable cache, serialised once the file is done (by then with what its tests ran). */
     const uncached = [];

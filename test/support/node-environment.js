@@ -7,6 +7,9 @@
 const { appendFileSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 const { TestEnvironment } = require('jest-environment-node');
+const sharedModules = require('./shared-modules');
+
+let sharedRealm;
 
 /** CPU seconds of this process and of its reaped children so far, from /proc (utime+stime, cutime+cstime). */
 function cpuSeconds() {
@@ -21,6 +24,9 @@ class NodeEnvironment extends TestEnvironment {
     this.testPath = context.testPath;
     this.cpuAtStart = cpuSeconds();
     for (const name of ['Float32Array', 'Float64Array', 'Int32Array', 'BigInt64Array', 'Uint16Array', 'Int8Array']) this.global[name] = globalThis[name];
+    if (!sharedModules.enabled) return;
+    if (!sharedRealm) sharedRealm = { context: this.context, global: this.global, moduleMocker: this.moduleMocker, fakeTimers: this.fakeTimers, fakeTimersModern: this.fakeTimersModern };
+    Object.assign(this, sharedRealm);
   }
 
   handleTestEvent(event) {
@@ -35,7 +41,7 @@ class NodeEnvironment extends TestEnvironment {
   }
 
   async teardown() {
-    await super.teardown();
+    if (!sharedModules.enabled) await super.teardown();
     const runDir = process.env.DOCENT_TEST_RUN_DIR;
     if (!runDir) return;
     const now = cpuSeconds();
