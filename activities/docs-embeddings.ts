@@ -1,5 +1,5 @@
 import type { Client as EsClient, estypes } from '@elastic/elasticsearch';
-import { heartbeat } from '@temporalio/activity';
+import { cancellationSignal, heartbeat } from '@temporalio/activity';
 import type { DocChunk } from '../src/docs/chunk';
 import { indexingProgress } from '../src/docs/ingest-progress';
 import { embeddingKey } from '../src/search/docs-index';
@@ -48,6 +48,8 @@ export async function indexChunks<C extends DocChunk>(args: {
         embedded = before + done;
         heartbeat(progress.update(indexed, embedded));
       },
+      // A cancelled ingest stops at the batches in flight instead of embedding every passage left.
+      cancellationSignal(),
     );
     for (const [j, i] of missing.entries()) vectors[i - start] = fresh[j];
     return vectors;

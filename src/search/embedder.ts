@@ -60,14 +60,16 @@ export class Embedder {
   /**
    * Vectors of many texts, in their order, in batches over every model thread; `onProgress` reports how many are done
    * (for activity heartbeats). At most one batch per thread and one more wait at a time, so memory stays bounded and
-   * a question arriving meanwhile finds at most one batch ahead of it on each thread.
+   * a question arriving meanwhile finds at most one batch ahead of it on each thread. An aborted `signal` (a cancelled
+   * ingest, a worker shutting down) starts no further batch.
    */
-  async embedMany(texts: string[], onProgress?: (done: number) => void): Promise<Float32Array[]> {
+  async embedMany(texts: string[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<Float32Array[]> {
     const out = new Array<Float32Array>(texts.length);
     let next = 0;
     let done = 0;
     const lane = async () => {
       while (next < texts.length) {
+        signal?.throwIfAborted();
         const start = next;
         next = Math.min(texts.length, next + this.batch);
         const vectors = await this.cached(texts.slice(start, next), (missing) => this.threads.embed(missing, 'passages'));
