@@ -3,6 +3,7 @@
 //   the test's realm, which the sandbox's `instanceof Float32Array` would refuse;
 // - each test file's CPU is recorded for test/support/summary-reporter.js: the jest worker's own, and that of the
 //   processes it started and reaped meanwhile (gateways, workers, `docent` commands, git, sandboxed checks);
+// - every file of a jest worker runs in one realm, where the packages they share were evaluated (shared-modules.js);
 // - with DOCENT_TEST_SLOW_MS set, every hook and test that took longer is printed with its time, to find a file's waits.
 const { appendFileSync, readFileSync } = require('node:fs');
 const path = require('node:path');
@@ -25,6 +26,7 @@ class NodeEnvironment extends TestEnvironment {
     this.cpuAtStart = cpuSeconds();
     for (const name of ['Float32Array', 'Float64Array', 'Int32Array', 'BigInt64Array', 'Uint16Array', 'Int8Array']) this.global[name] = globalThis[name];
     if (!sharedModules.enabled) return;
+    // Every file of this worker runs in the first file's realm, where the shared packages were evaluated.
     if (!sharedRealm) sharedRealm = { context: this.context, global: this.global, moduleMocker: this.moduleMocker, fakeTimers: this.fakeTimers, fakeTimersModern: this.fakeTimersModern };
     Object.assign(this, sharedRealm);
   }
@@ -41,6 +43,7 @@ class NodeEnvironment extends TestEnvironment {
   }
 
   async teardown() {
+    // The shared realm outlives the file: only a realm of its own is torn down.
     if (!sharedModules.enabled) await super.teardown();
     const runDir = process.env.DOCENT_TEST_RUN_DIR;
     if (!runDir) return;

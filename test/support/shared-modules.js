@@ -1,4 +1,6 @@
-// Packages evaluated once per jest worker instead of once per test file (prototype; see jest.config.js).
+// Packages under node_modules evaluated once per jest worker instead of once per test file; docent's own modules stay
+// per file. The realm is shared too (node-environment.js), so a shared package's objects are the test's own kind
+// (docs/decisions/2026-11-27-shared-modules.md). DOCENT_TEST_SHARED_MODULES=0 turns it off.
 const shared = { cjs: new Map(), esm: new Map() };
 const enabled = process.env.DOCENT_TEST_SHARED_MODULES !== '0';
 const isShared = (key) => typeof key === 'string' && key.includes('/node_modules/');
@@ -25,6 +27,7 @@ class SplitRegistry extends Map {
   }
 }
 
+/** Routes a jest-runtime ModuleRegistries' CommonJS and ES registries through the worker's shared maps. */
 function shareRegistries(registries) {
   if (!enabled) return;
   registries.moduleRegistry = new SplitRegistry(shared.cjs);
