@@ -4,6 +4,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { sseChunks, v2Body } from '../support/http';
+import { poll } from '../support/poll';
 import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // An answer's stream does not wait for the database to store its turn once that takes long (1,000 answers ending
@@ -63,15 +64,6 @@ async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   }
 }
 
-/** Polls until `check` holds, or fails after `ms`. */
-async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);
   model = await startScriptedModel(() => ({ text: ['Publish ', 'with npm publish ', '[1].'] }));
@@ -107,7 +99,12 @@ it('ends the stream while its turn is still being stored; a follow-up on the thr
     // The follow-up takes its stream slot, then waits for the first turn's write before it reads the thread.
     const asked = model.requests.length;
     const followUp = post(v2Body('And how do I unpublish it?', { threadId }));
-    await eventually(() => gw.deps.streams.openStreams(key.id) === 1);
+    await poll(
+      'the follow-up holding its stream slot',
+      () => gw.deps.streams.openStreams(key.id),
+      (n) => n === 1,
+      10_000,
+    );
     release();
     const second = await followUp;
     expect(second.headers.get('x-thread-id')).toBe(threadId);
