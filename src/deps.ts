@@ -15,7 +15,7 @@ import { RateLimits } from './limits/rate-limits';
 import type { Logger } from './log';
 import { createMetrics, type Metrics } from './metrics';
 import type { Tracer } from '@opentelemetry/api';
-import { embedderLoader, type Embedder } from './search/embedder';
+import { embedderLoader, type EmbedderLoader } from './search/embedder';
 import { createEsClient } from './search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from './temporal/connection';
 import { createMongo, type Mongo } from './store/mongo';
@@ -55,7 +55,7 @@ export interface Deps {
   /** Per-key caps and revocation checks of open streams. */
   streams: StreamLeases;
   /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
-  embedder?: () => Promise<Embedder>;
+  embedder?: EmbedderLoader;
   metrics: Metrics;
   /** Set by main when DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT is; undefined means tracing is off. */
   tracer?: Tracer;
@@ -119,5 +119,5 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await settleWrites(deps);
   await deps.limits.close().catch(() => undefined); // before the database client closes
   await deps.jobLedger.close();
-  await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close()]);
+  await Promise.allSettled([deps.mongo.client.close(), deps.es.close(), deps.temporalConnection.close(), deps.embedder?.close()]);
 }

@@ -1,18 +1,29 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, register } from 'prom-client';
 import type { Db } from 'mongodb';
 
 /** Prometheus metrics of one gateway; a registry per gateway so that tests can run several in one process. */
 export interface Metrics {
+  /** The gateway's own metrics; `scrape()` adds the process's. */
   registry: Registry;
+  /** The text a scrape returns: this gateway's metrics and its process's (GC, event loop, memory). */
+  scrape(): Promise<string>;
   requests: Counter<'method' | 'route' | 'status'>;
   requestSeconds: Histogram<'method' | 'route' | 'status'>;
   streamSeconds: Histogram<'route'>;
   rateLimited: Counter<'route'>;
 }
 
+// Process metrics are the process's, however many gateways it runs: prom-client's GC observer and event-loop monitor
+// cannot be stopped, so a set per gateway would outlive each stopped one and keep it in memory. They go once to
+// prom-client's own registry, which is the process's even where this module is loaded more than once.
+function processMetrics(): Registry {
+  if (!register.getSingleMetric('docent_process_cpu_seconds_total')) collectDefaultMetrics({ register, prefix: 'docent_' });
+  return register;
+}
+
 export function createMetrics(db: Db, timeoutMs: number): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'docent_' });
+  const shared = processMetrics();
   const labelNames = ['method', 'route', 'status'] as const;
   new Gauge({
     name: 'docent_agent_jobs',
@@ -64,6 +75,7 @@ export function createMetrics(db: Db, timeoutMs: number): Metrics {
   });
   return {
     registry,
+    scrape: () => Registry.merge([shared, registry]).metrics(),
     requests: new Counter({ name: 'docent_http_requests_total', help: 'Requests by method, route template and status', labelNames, registers: [registry] }),
     requestSeconds: new Histogram({
       name: 'docent_http_request_duration_seconds',

@@ -79,13 +79,15 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
   const es = createEsClient(config.elasticsearch, { maxRetries: 0, requestTimeout: 30_000 });
   // Activities start webhook deliveries over the worker's own connection.
   const temporal = new TemporalClient({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
+  // A model the caller passed in is the caller's to close.
+  const ownEmbedder = options.embedder ? undefined : embedderLoader(config.embeddingModelDir, { threads: config.embeddingThreads, batch: config.embeddingBatch, cacheDir: config.embeddingCacheDir });
   const activities = createActivities({
     config,
     db: mongo.db,
     es,
     workerIdentity: identity,
     log: options.log,
-    embedder: options.embedder ?? embedderLoader(config.embeddingModelDir, { threads: config.embeddingThreads, batch: config.embeddingBatch, cacheDir: config.embeddingCacheDir }),
+    embedder: options.embedder ?? ownEmbedder,
     temporal,
   });
   if (options.sweepWorkspaces) {
@@ -133,7 +135,7 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     },
     async close() {
       await sweeper?.stop();
-      await Promise.allSettled([mongo.client.close(), es.close(), connection.close()]);
+      await Promise.allSettled([mongo.client.close(), es.close(), connection.close(), ownEmbedder?.close()]);
     },
   };
 }

@@ -43,7 +43,7 @@ function healthRoutes(deps: Deps): Route[] {
       auth: 'metrics',
       responses: { 200: { description: 'Prometheus text format', streamed: 'text/plain' } },
       handler: async () => {
-        const text = await deps.metrics.registry.metrics();
+        const text = await deps.metrics.scrape();
         return {
           status: 200,
           headers: { 'content-type': deps.metrics.registry.contentType },

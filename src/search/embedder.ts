@@ -124,19 +124,32 @@ export function embeddingText(c: Pick<DocChunk, 'title' | 'description' | 'headi
   return `${page}${section} ${c.text}`;
 }
 
+/** The model on first use, shared; `close()` ends its threads if it was loaded. */
+export interface EmbedderLoader {
+  (): Promise<Embedder>;
+  close(): Promise<void>;
+}
+
 /**
  * Loads the model on first use and shares it; undefined when embeddings are off. A missing model folder is reported
  * at once, so a gateway or worker without its model fails at start instead of on the first question.
  */
-export function embedderLoader(dir: string | undefined, options: EmbedderOptions = { threads: 1 }): (() => Promise<Embedder>) | undefined {
+export function embedderLoader(dir: string | undefined, options: EmbedderOptions = { threads: 1 }): EmbedderLoader | undefined {
   if (!dir) return undefined;
   assertModelFiles(dir);
   let loading: Promise<Embedder> | undefined;
-  return () =>
+  const load = () =>
     (loading ??= Embedder.load(dir, options).catch((err: unknown) => {
       loading = undefined;
       throw err;
     }));
+  // A stopped gateway or worker in a process that goes on (tests, `docent` commands) would keep the model's threads.
+  const close = async () => {
+    const loaded = await loading?.catch(() => undefined);
+    loading = undefined;
+    await loaded?.close();
+  };
+  return Object.assign(load, { close });
 }
 
 function assertModelFiles(dir: string): void {

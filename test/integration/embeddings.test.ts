@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { loadConfig } from '../../src/config';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
 import { type Embedder, EmbeddingModelMissingError, embedderLoader, embeddingText } from '../../src/search/embedder';
 import { testConfig } from '../support/config';
+import { poll } from '../support/poll';
 
 // The real model the stack installs (infra/stack.sh install model), run in this process.
 const config = testConfig();
@@ -14,6 +16,7 @@ let embedder: Embedder;
 beforeAll(async () => {
   embedder = await embedderLoader(config.embeddingModelDir)!();
 });
+afterAll(() => embedder.close());
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
@@ -35,6 +38,23 @@ describe('the embedding model', () => {
     const [v] = await embedder.embedMany(['word '.repeat(2000)]);
     expect(v).toHaveLength(embedder.dims);
     expect(v!.every(Number.isFinite)).toBe(true);
+  });
+
+  // A gateway or worker stopped in a process that goes on (tests, `docent` commands) closes its loader: the model's
+  // threads must end with it, or each stopped one keeps its threads and their memory.
+  it('ends the model threads of a closed loader, and loads the model again on the next call', async () => {
+    const threads = () => readdirSync('/proc/self/task').length;
+    const load = embedderLoader(config.embeddingModelDir, { threads: 2 })!;
+    const before = threads();
+    const first = await load();
+    expect(threads()).toBeGreaterThanOrEqual(before + 2);
+    await load.close();
+    await poll('the model threads ending', threads, (n) => n <= before, 10_000);
+    const second = await load();
+    expect(second).not.toBe(first);
+    expect(await second.embedQuery('clean install')).toHaveLength(second.dims);
+    await load.close();
+    await expect(embedderLoader(config.embeddingModelDir)!.close()).resolves.toBeUndefined(); // never loaded: nothing to end
   });
 
   it('names the fix when the model folder is missing, and is skipped when embeddings are off', async () => {

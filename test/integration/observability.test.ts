@@ -60,6 +60,26 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('two gateways in one process', () => {
+  // The process's metrics are registered once for the process: per gateway, prom-client's GC observer and event-loop
+  // monitor would outlive every stopped gateway, and two sets of one name would fail the scrape.
+  it('each shows the process metrics once, also after another one stopped', async () => {
+    const other = await startGateway();
+    await other.stop();
+    const second = await startGateway();
+    try {
+      for (const url of [gw.url, second.url]) {
+        const text = await (await fetch(`${url}/metrics`, { headers: asMetricsScraper })).text();
+        expect(text.split('\n').filter((l) => l.startsWith('# TYPE docent_process_cpu_seconds_total '))).toHaveLength(1);
+        expect(text.split('\n').filter((l) => l.startsWith('# TYPE docent_nodejs_gc_duration_seconds '))).toHaveLength(1);
+        expect(text).toContain('# TYPE docent_http_requests_total counter');
+      }
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
 describe('who may read /metrics', () => {
   // Every project's usage and cost is in there: a scraper needs DOCENT_METRICS_TOKEN, and nobody else gets in.
   it('answers 401 without the token or with a wrong one, 403 to an API key, and leaks nothing', async () => {
