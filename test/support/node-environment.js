@@ -23,7 +23,8 @@ function cpuSeconds() {
  * Drops the functions of a finished file's hooks and tests. jest-circus runs each of them inside an AsyncLocalStorage
  * store that holds the hook or test; a socket or timer made meanwhile in a shared package (fetch's connection pool, a
  * driver's pool) keeps that store, and through the function's closure the file's whole module graph, past the file.
- * In a realm shared by every file of a worker that kept each file's graph alive: the heap grew about 30 MB a file.
+ * In a realm shared by every file of a worker that kept each file's graph alive: the heap grew about 15 MB a file
+ * (docs/decisions/2026-11-27-jest-worker-memory.md).
  */
 function releaseFileClosures(block) {
   for (const hook of block.hooks ?? []) Object.assign(hook, { fn: undefined, asyncError: undefined });
