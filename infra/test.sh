@@ -6,15 +6,19 @@ echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^
 # The suite runs its workflows on a Temporal dev server of its own, in memory (test/support/global-setup.js): the CLI
 # is installed, the stack's own Temporal is neither needed nor filled with test jobs.
 bash infra/stack.sh install temporal
+# Before the stack starts beside the checks: both may need apt-get, which takes one lock.
+bash infra/ensure-chromium.sh
 # An Elasticsearch node this run starts compiles with C1 only: a cold node's C2 compiling cost more CPU during the
 # suite than its faster code saved (docs/decisions/2026-11-24-test-suite-time.md, "Elasticsearch on C1 for `npm test`"). A node already running is kept as it is.
-DOCENT_ES_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS--XX:TieredStopAtLevel=1}" bash infra/stack.sh start ferretdb elasticsearch model
-bash infra/ensure-chromium.sh
+# The stack starts while the checks below run: a stopped Elasticsearch takes about 9 s to answer, the checks about 7 s.
+DOCENT_ES_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS--XX:TieredStopAtLevel=1}" bash infra/stack.sh start ferretdb elasticsearch model &
+stack=$!
 tsc -p tsconfig.json --noEmit
 tsc -p playground/tsconfig.json
 tsc -p widget/tsconfig.json
 buf lint
 npm run lint
+wait "$stack" || { echo "[test] the local stack did not start (above: which part and its log)" >&2; exit 1; }
 # Jest 30 on Node 24 loads ESM-only packages (ai, @octokit/rest) through require(esm) with vm modules on.
 export NODE_OPTIONS="--experimental-vm-modules --disable-warning=ExperimentalWarning ${NODE_OPTIONS:-}"
 exec jest "$@"
