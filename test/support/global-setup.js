@@ -38,6 +38,22 @@ function stackCredentials() {
   }
 }
 
+// A folder of the machine's cache (DOCENT_CACHE, outside the checkout like the stack's binaries), made if missing.
+function machineCache(name) {
+  const folder = path.join(process.env.DOCENT_CACHE || path.join(os.homedir(), '.cache/docent'), name);
+  mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
+// Entries of `folder` other than `keep` go once unused for a day: not at once, as a run of another checkout may be
+// using one.
+function dropOthersUnusedForADay(folder, keep) {
+  for (const name of readdirSync(folder)) {
+    const entry = path.join(folder, name);
+    if (entry !== keep && Date.now() - statSync(entry).mtimeMs > 86_400_000) rmSync(entry, { recursive: true, force: true });
+  }
+}
+
 // The workflow bundle, kept in the machine's cache under a hash of every source it may take in and of the installed
 // packages: bundling cost the run's start about 2.7 s of CPU before any test file could begin.
 async function workflowBundle() {
@@ -51,8 +67,7 @@ async function workflowBundle() {
     for (const file of files) hash.update(path.relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   for (const file of ['package-lock.json', 'tsconfig.json', __filename]) hash.update(readFileSync(path.resolve(root, file)));
-  const cache = path.join(process.env.DOCENT_CACHE || path.join(os.homedir(), '.cache/docent'), 'test-workflow-bundles');
-  mkdirSync(cache, { recursive: true });
+  const cache = machineCache('test-workflow-bundles');
   const bundle = path.join(cache, `${hash.digest('hex').slice(0, 16)}.js`);
   try {
     // Touched: a bundle in use is never the one a day old.
@@ -66,28 +81,20 @@ async function workflowBundle() {
   const partial = `${bundle}.${process.pid}`;
   writeFileSync(partial, code);
   renameSync(partial, bundle);
-  // Bundles of other sources go once a day unused (not at once: a run of another checkout may be using one).
-  for (const old of readdirSync(cache)) {
-    const file = path.join(cache, old);
-    if (file !== bundle && Date.now() - statSync(file).mtimeMs > 86_400_000) rmSync(file, { force: true });
-  }
+  dropOthersUnusedForADay(cache, bundle);
   return bundle;
 }
 
-// Outside the checkout, like the stack's binaries (infra/stack.sh), under a hash of the embedder's code: a change to
-// tokenizing or pooling starts an empty cache, and the model's own id is a folder below (src/search/embedder.ts).
-// test/integration/embeddings.test.ts loads the model without it, so the model itself runs in every run.
+// In the machine's cache under a hash of the embedder's code: a change to tokenizing or pooling starts an empty cache,
+// and the model's own id is a folder below (src/search/embedder.ts). test/integration/embeddings.test.ts loads the
+// model without it, so the model itself runs in every run.
 function embeddingCache() {
-  const root = path.join(process.env.DOCENT_CACHE || path.join(os.homedir(), '.cache/docent'), 'test-embeddings');
+  const root = machineCache('test-embeddings');
   const version = createHash('sha256')
     .update(readFileSync(path.resolve(__dirname, '../../src/search/embedder.ts')))
     .digest('hex')
     .slice(0, 16);
-  mkdirSync(root, { recursive: true });
-  // Other versions' folders go once a day old (not at once: a run of another checkout may be using one).
-  for (const old of readdirSync(root)) {
-    const folder = path.join(root, old);
-    if (old !== version && Date.now() - statSync(folder).mtimeMs > 86_400_000) rmSync(folder, { recursive: true, force: true });
-  }
-  return path.join(root, version);
+  const folder = path.join(root, version);
+  dropOthersUnusedForADay(root, folder);
+  return folder;
 }
