@@ -13,7 +13,7 @@ const path = require('node:path');
 const vm = require('node:vm');
 const Runtime = require('jest-runtime').default;
 const { mayImportDynamically } = require('./dynamic-import');
-const { shareRegistries } = require('./shared-modules');
+const { enabled: sharing, shareRegistries } = require('./shared-modules');
 
 // It replaces jest-runtime's private executor.compile, which no release promises to keep: package.json pins jest, and
 // another jest-runtime stops the run here instead of compiling modules some other way.
@@ -30,6 +30,8 @@ const memory = new Map();
 const lastCompiled = new Map();
 const packsRead = new Set();
 let packsWritten = 0;
+/** The runtime of the file this jest worker runs now. */
+let live;
 
 // One pack file per test file's new entries: a file per module cost ~0.8 ms to create on this disk, 2,300 of them.
 // A pack is records of a 20-byte key, a 4-byte length and V8's data.
@@ -72,6 +74,13 @@ class CodeCachingRuntime extends Runtime {
   constructor(...args) {
     super(...args);
     shareRegistries(this.registries);
+    live = this;
+    // A shared package keeps the `require` and `import()` of the file that first loaded it (shared-modules.js). Once
+    // that file is done, its runtime refuses them ("after the Jest environment has been torn down"): they go to the
+    // runtime of the file running now, which finds shared packages in the same registry.
+    const runtime = this;
+    const ownDynamicImport = this.esmLoader.dynamicImport;
+    this.esmLoader.dynamicImport = (...a) => (runtime.isDone() ? live.esmLoader.dynamicImport(...a) : ownDynamicImport(...a));
     readNewPacks();
     /** Scripts compiled without usable cache, serialised once the file is done (by then with what its tests ran). */
     const uncached = [];
@@ -93,12 +102,21 @@ class CodeCachingRuntime extends Runtime {
         columnOffset: -head.length,
         cachedData,
         importModuleDynamically: mayImportDynamically(scriptSource)
-          ? (specifier, _script, importAttributes, phase) => this.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
+          ? (specifier, _script, importAttributes, phase) => (runtime.isDone() ? live : runtime).executor.dynamicImport(specifier, scriptFilename, vmContext, importAttributes, phase)
           : vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
       });
       if (!cachedData || script.cachedDataRejected) uncached.push({ key, script });
       return script.runInContext(vmContext)['Object.<anonymous>'];
     };
+  }
+
+  /** Torn down, with another file's runtime running in this worker. */
+  isDone() {
+    return sharing && this !== live && this.testState.isTornDown();
+  }
+
+  requireModuleOrMock(from, moduleName) {
+    return this.isDone() ? live.requireModuleOrMock(from, moduleName) : super.requireModuleOrMock(from, moduleName);
   }
 
   teardown() {

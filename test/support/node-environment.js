@@ -4,13 +4,17 @@
 // - each test file's CPU is recorded for test/support/summary-reporter.js: the jest worker's own, and that of the
 //   processes it started and reaped meanwhile (gateways, workers, `docent` commands, git, sandboxed checks);
 // - every file of a jest worker runs in one realm, where the packages they share were evaluated (shared-modules.js);
-// - with DOCENT_TEST_SLOW_MS set, every hook and test that took longer is printed with its time, to find a file's waits.
+// - with DOCENT_TEST_SLOW_MS set, every hook and test that took longer is printed with its time and CPU, to find a
+//   file's waits and its costly steps (a process's CPU counts in the step that reaped it: a worker's in `afterAll`).
 const { appendFileSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 const { TestEnvironment } = require('jest-environment-node');
 const sharedModules = require('./shared-modules');
 
 let sharedRealm;
+// jest-circus keeps its event handlers on the realm's global (`retain`): each file adds its adapter's and its
+// environment's, so in a shared realm every earlier file's handlers heard the next files' events.
+const EVENT_HANDLERS = Symbol.for('EVENT_HANDLERS');
 
 /** CPU seconds of this process and of its reaped children so far, from /proc (utime+stime, cutime+cstime). */
 function cpuSeconds() {
@@ -46,22 +50,36 @@ class NodeEnvironment extends TestEnvironment {
     Object.assign(this, sharedRealm);
   }
 
+  async setup() {
+    await super.setup();
+    // The handlers before this file's: circus makes its own two when the realm has none yet.
+    this.handlersBefore = this.global[EVENT_HANDLERS]?.length ?? 2;
+  }
+
   handleTestEvent(event, state) {
     if (event.name === 'teardown') this.circusState = state;
     const slowMs = Number(process.env.DOCENT_TEST_SLOW_MS);
     if (!slowMs) return;
     const step = event.hook ?? event.test;
-    if (event.name === 'hook_start' || event.name === 'test_fn_start') this.stepStart = Date.now();
+    if (event.name === 'hook_start' || event.name === 'test_fn_start') {
+      this.stepStart = Date.now();
+      this.stepCpu = cpuSeconds();
+    }
     if (!/^(hook|test_fn)_(success|failure)$/.test(event.name) || !step) return;
     const ms = Date.now() - this.stepStart;
+    const cpu = cpuSeconds();
+    const cpuText = `${(cpu.own - this.stepCpu.own).toFixed(2)} s CPU, ${(cpu.children - this.stepCpu.children).toFixed(2)} s in reaped processes`;
     const name = event.hook ? `${event.hook.type}${event.hook.parent?.name ? ` (${event.hook.parent.name})` : ''}` : event.test.name;
-    if (ms >= slowMs) process.stderr.write(`[slow] ${(ms / 1000).toFixed(1)} s ${path.basename(this.testPath)}: ${name}\n`);
+    if (ms >= slowMs) process.stderr.write(`[slow] ${(ms / 1000).toFixed(1)} s (${cpuText}) ${path.basename(this.testPath)}: ${name}\n`);
   }
 
   async teardown() {
     // The shared realm outlives the file: only a realm of its own is torn down.
     if (!sharedModules.enabled) await super.teardown();
-    else if (this.circusState) releaseFileClosures(this.circusState.rootDescribeBlock);
+    else {
+      if (this.circusState) releaseFileClosures(this.circusState.rootDescribeBlock);
+      this.global[EVENT_HANDLERS]?.splice(this.handlersBefore);
+    }
     const runDir = process.env.DOCENT_TEST_RUN_DIR;
     if (!runDir) return;
     const now = cpuSeconds();
