@@ -114,7 +114,7 @@ async function exists(p: string): Promise<boolean> {
  * (`--filter=blob:none`): history without file contents, which git fetches for the commits checked out. So the git
  * returned keeps the remote's access settings: any later step may fetch contents the clone left out.
  */
-async function ensureClone(deps: GitDeps, jobId: string, repository: string): Promise<Clone> {
+async function ensureClone(deps: GitDeps, jobId: string, repository: string, commit?: string): Promise<Clone> {
   const access = await accessTo(deps, repository);
   const dir = workspacePath(deps, jobId);
   const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
@@ -122,6 +122,8 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string): Pr
   const bare = (signal?: AbortSignal) => hardenedGit(path.join(dir, '.git'), deps.workspaceDir, access.config, signal);
   const clone = (): Clone => ({ git: remote(), remote, bare });
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
+    // A step that needs one commit the clone already has (this turn's prepare fetched it) needs no fetch.
+    if (commit && (await revParse(remote(), commit)) === commit) return clone();
     try {
       await heartbeating('fetching', async (signal) => remote(signal).fetch(['origin', '--prune', '--force']));
       return clone();
@@ -142,9 +144,12 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string): Pr
   return clone();
 }
 
-/** Puts the working tree exactly at `commit`, whatever an earlier attempt left there. */
-async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<Clone> {
-  const clone = await ensureClone(deps, jobId, repository);
+/**
+ * Puts the working tree exactly at `commit`, whatever an earlier attempt left there. `fetch: 'always'` also brings the
+ * remote's branches up to date, for a step that reads them; otherwise a clone that has the commit is not fetched.
+ */
+async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string, fetch: 'always' | 'if-missing'): Promise<Clone> {
+  const clone = await ensureClone(deps, jobId, repository, fetch === 'if-missing' ? commit : undefined);
   // The checkout downloads the commit's file contents: a network step like the clone.
   await heartbeating('checking out', async (signal) => clone.remote(signal).raw(['checkout', '--force', '--detach', commit]));
   await clone.git.raw(['reset', '--hard', commit]);
@@ -155,7 +160,7 @@ async function checkout(deps: GitDeps, jobId: string, repository: string, commit
 
 /** Git in the job's clone with its working tree exactly at `commit`. */
 export async function checkoutClean(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<SimpleGit> {
-  return (await checkout(deps, jobId, repository, commit)).git;
+  return (await checkout(deps, jobId, repository, commit, 'if-missing')).git;
 }
 
 async function revParse(git: SimpleGit, ref: string): Promise<string | null> {
@@ -217,7 +222,8 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
 
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */
     async commitAndPush(input: CommitAndPushInput): Promise<CommitAndPushResult> {
-      const clone = await checkout(deps, input.jobId, input.repository, input.startCommit);
+      // The branch's remote head tells a retry whether its push already happened: fetched every time.
+      const clone = await checkout(deps, input.jobId, input.repository, input.startCommit, 'always');
       const { git } = clone;
       const marker = turnMarker(input.jobId, input.turn);
       const remoteHead = await revParse(git, `refs/remotes/origin/${input.branch}`);

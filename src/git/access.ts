@@ -164,6 +164,9 @@ const hardened: Record<string, string> = {
   'filter.lfs.smudge': '',
   'filter.lfs.clean': '',
   'filter.lfs.required': 'false',
+  // Clones here live for one job or one sync: git's housekeeping after each fetch (a process each time) gains nothing.
+  'maintenance.auto': 'false',
+  'gc.auto': '0',
   'user.name': author.name,
   'user.email': author.email,
 };

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +51,29 @@ describe('hardened git', () => {
     await g.raw(['commit', '--quiet', '-m', 'x']);
     expect(existsSync(marker)).toBe(false);
     expect((await g.raw(['log', '--format=%an <%ae>'])).trim()).toBe('docent <docent-agent@users.noreply.github.com>');
+  });
+
+  it('packs nothing after a commit, even in a repository that asks for housekeeping at once, where plain git does', async () => {
+    /** The packs after a commit in a repository whose config has git pack loose objects in the foreground after each. */
+    const packsAfterCommit = async (name: string, commit: (repo: string) => Promise<unknown>) => {
+      const repo = path.join(dir, name);
+      await run('git', ['init', '--quiet', repo]);
+      await appendFile(path.join(repo, '.git', 'config'), '[maintenance]\n\tautoDetach = false\n[maintenance "loose-objects"]\n\tenabled = true\n\tauto = 1\n');
+      for (const f of ['a', 'b', 'c']) await writeFile(path.join(repo, `${f}.txt`), `${f}\n`);
+      await commit(repo);
+      return (await readdir(path.join(repo, '.git', 'objects', 'pack'))).filter((f) => f.endsWith('.pack'));
+    };
+    const author = ['-c', 'user.name=t', '-c', 'user.email=t@example.com'];
+    const plain = await packsAfterCommit('housekeeping-plain', async (repo) => {
+      await run('git', ['-C', repo, 'add', '--all']);
+      await run('git', ['-C', repo, ...author, 'commit', '--quiet', '-m', 'x']);
+    });
+    expect(plain).toHaveLength(1);
+    const hardened = await packsAfterCommit('housekeeping-hardened', async (repo) => {
+      await hardenedGit(repo, dir).raw(['add', '--all']);
+      await hardenedGit(repo, dir).raw(['commit', '--quiet', '-m', 'x']);
+    });
+    expect(hardened).toEqual([]);
   });
 
   it('reads no global config from HOME', async () => {

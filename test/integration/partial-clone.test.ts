@@ -46,3 +46,20 @@ it('clones history without old file contents, and fetches them with the token wh
   expect(server.authHeaders.length).toBeGreaterThan(authBefore);
   expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain(server.token);
 });
+
+it('checks out a commit the clone already has without asking the server, and fetches one it lacks', async () => {
+  const head = (await server.git('acme', 'history', 'rev-parse', 'main')).trim();
+  const dir = workspacePath(deps, 'job_known');
+  await checkoutClean(deps, 'job_known', 'acme/history', head);
+  await writeFile(path.join(dir, 'left-by-a-command.txt'), 'stray');
+
+  const requestsBefore = server.authHeaders.length;
+  await checkoutClean(deps, 'job_known', 'acme/history', head);
+  expect(server.authHeaders.length).toBe(requestsBefore);
+  await expect(readFile(path.join(dir, 'left-by-a-command.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
+
+  const next = await server.commitFiles('acme', 'history', { 'NEXT.md': 'next\n' });
+  await checkoutClean(deps, 'job_known', 'acme/history', next);
+  expect(server.authHeaders.length).toBeGreaterThan(requestsBefore);
+  expect(await readFile(path.join(dir, 'NEXT.md'), 'utf8')).toBe('next\n');
+});
