@@ -12,8 +12,8 @@ const { TestEnvironment } = require('jest-environment-node');
 const sharedModules = require('./shared-modules');
 
 let sharedRealm;
-// jest-circus keeps its event handlers on the realm's global (`retain`): each file adds its adapter's and its
-// environment's, so in a shared realm every earlier file's handlers heard the next files' events.
+// jest-circus keeps its event handlers on the realm's global (`retain`), and each file adds five (its adapter's, its
+// environment's, its reporters', its unhandled-rejection handler): left in a shared realm, they hear every later file.
 const EVENT_HANDLERS = Symbol.for('EVENT_HANDLERS');
 
 /** CPU seconds of this process and of its reaped children so far, from /proc (utime+stime, cutime+cstime). */
