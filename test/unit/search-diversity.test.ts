@@ -19,6 +19,10 @@ describe('compact vectors', () => {
     expect(cosine(ca, expandVector(compactVector(b)))).toBeCloseTo(cosine(a, b), 2);
   });
 
+  it('keep the encoding that indexes already store', () => {
+    expect(compactVector(Float32Array.from([0.3, -0.1, 0.05, 0.9, -0.45, 0]))).toBe('KvIHf8EA');
+  });
+
   it('give a cosine of 0 for an all-zero vector', () => {
     expect(cosine(expandVector(compactVector([0, 0, 0])), [1, 0, 0])).toBe(0);
   });
