@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DocChunk } from '../docs/chunk';
-import { ModelThreads, type ModelQueueStats } from './model-threads';
+import { emptyQueueStats, ModelThreads, type ModelQueueStats } from './model-threads';
 
 /** The model files the installer (infra/stack.sh install model) puts in a model folder. */
 export const modelFiles = { model: 'model.onnx', tokenizer: 'tokenizer.json' } as const;
@@ -28,23 +28,43 @@ export interface EmbedderOptions {
  * sessions run in worker threads (model-threads.ts), so the event loop keeps serving sockets while passages embed.
  */
 export class Embedder {
+  /** The model threads, once asked for; `running` once they answered, `closed` refuses a start after close(). */
+  private threads?: Promise<ModelThreads>;
+  private running?: ModelThreads;
+  private closed = false;
+
   private constructor(
-    private readonly threads: ModelThreads,
+    private readonly start: () => Promise<ModelThreads>,
     /** Names the model and its version; indexes record it so that a different model rebuilds them. */
     readonly modelId: string,
     readonly dims: number,
     private readonly batch: number,
+    /** Model threads when started: the pool's size, and the lanes `embedMany` keeps busy. */
+    readonly threadCount: number,
     private readonly cacheDir?: string,
-  ) {}
+    started?: ModelThreads,
+  ) {
+    if (started) [this.running, this.threads] = [started, Promise.resolve(started)];
+  }
 
-  /** `threads` 1 suits a gateway embedding small questions under load; 0 (all cores) suits bulk ingestion. */
+  /**
+   * `threads` 1 suits a gateway embedding small questions under load; 0 (all cores) suits bulk ingestion. With a vector
+   * cache that already knows the model's width, the model threads start on the first text the cache misses: a process
+   * whose texts are all cached never loads the model (about 0.3 s of CPU per thread).
+   */
   static async load(dir: string, options: EmbedderOptions = {}): Promise<Embedder> {
     assertModelFiles(dir);
     const count = options.threads || os.availableParallelism();
-    const threads = await ModelThreads.start(path.join(dir, modelFiles.model), path.join(dir, modelFiles.tokenizer), count);
+    const start = () => ModelThreads.start(path.join(dir, modelFiles.model), path.join(dir, modelFiles.tokenizer), count);
     const modelId = path.basename(realpathSync(dir));
+    const batch = Math.max(1, options.batch ?? 4);
+    const cacheDir = options.cacheDir && path.join(options.cacheDir, modelId);
+    const knownDims = cacheDir ? await readDims(cacheDir) : undefined;
+    if (knownDims) return new Embedder(start, modelId, knownDims, batch, count, cacheDir);
+    const threads = await start();
     const [probe] = await threads.embed(['docent'], 'question');
-    return new Embedder(threads, modelId, probe!.length, Math.max(1, options.batch ?? 4), options.cacheDir && path.join(options.cacheDir, modelId));
+    if (cacheDir) await writeDims(cacheDir, probe!.length);
+    return new Embedder(start, modelId, probe!.length, batch, count, cacheDir, threads);
   }
 
   /** The vector of a search question (this model embeds questions and passages alike), ahead of any passage batch. */
@@ -54,7 +74,7 @@ export class Embedder {
 
   /** A question and its hints, in one turn ahead of any passage batch. */
   embedQueries(texts: string[]): Promise<Float32Array[]> {
-    return this.cached(texts, (missing) => this.threads.embed(missing, 'question'));
+    return this.cached(texts, async (missing) => (await this.model()).embed(missing, 'question'));
   }
 
   /**
@@ -72,27 +92,37 @@ export class Embedder {
         signal?.throwIfAborted();
         const start = next;
         next = Math.min(texts.length, next + this.batch);
-        const vectors = await this.cached(texts.slice(start, next), (missing) => this.threads.embed(missing, 'passages'));
+        const vectors = await this.cached(texts.slice(start, next), async (missing) => (await this.model()).embed(missing, 'passages'));
         for (const [j, v] of vectors.entries()) out[start + j] = v;
         done += vectors.length;
         onProgress?.(done);
       }
     };
-    await Promise.all(Array.from({ length: this.threads.size + 1 }, lane));
+    await Promise.all(Array.from({ length: this.threadCount + 1 }, lane));
     return out;
   }
 
-  get threadCount(): number {
-    return this.threads.size;
-  }
-
-  /** The queue in front of the model threads (whether questions kept their priority). */
+  /** The queue in front of the model threads (whether questions kept their priority); all zero before they start. */
   queueStats(): ModelQueueStats {
-    return this.threads.queueStats();
+    return this.running?.queueStats() ?? emptyQueueStats();
   }
 
-  close(): Promise<void> {
-    return this.threads.close();
+  async close(): Promise<void> {
+    this.closed = true;
+    await (await this.threads?.catch(() => undefined))?.close();
+  }
+
+  /** The model threads, started by the first text the cache misses; a start that failed is tried again by the next. */
+  private model(): Promise<ModelThreads> {
+    if (this.closed) return Promise.reject(new Error('the embedding model threads are closed'));
+    this.threads ??= this.start().then(
+      (threads) => (this.running = threads),
+      (err: unknown) => {
+        this.threads = undefined;
+        throw err;
+      },
+    );
+    return this.threads;
   }
 
   // A text gets the same vector alone (one text per inference), so a vector stored under the text's hash is the one it
@@ -155,4 +185,19 @@ export function embedderLoader(dir: string | undefined, options: EmbedderOptions
 function assertModelFiles(dir: string): void {
   if (existsSync(path.join(dir, modelFiles.model)) && existsSync(path.join(dir, modelFiles.tokenizer))) return;
   throw new EmbeddingModelMissingError(`no embedding model in ${dir}: run \`npm run stack -- install model\`, set DOCENT_EMBEDDING_MODEL_DIR, or set DOCENT_EMBEDDINGS=off`);
+}
+
+// The model's width, kept beside its vectors: an Embedder that finds it needs no model thread until a text misses.
+const dimsFile = (cacheDir: string) => path.join(cacheDir, 'dims');
+
+async function readDims(cacheDir: string): Promise<number | undefined> {
+  const n = Number((await readFile(dimsFile(cacheDir), 'utf8').catch(() => '')).trim());
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+async function writeDims(cacheDir: string, dims: number): Promise<void> {
+  await mkdir(cacheDir, { recursive: true });
+  const partial = `${dimsFile(cacheDir)}.${randomBytes(4).toString('hex')}`;
+  await writeFile(partial, `${dims}\n`);
+  await rename(partial, dimsFile(cacheDir));
 }

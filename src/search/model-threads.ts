@@ -43,6 +43,19 @@ export interface ModelQueueStats {
   questionsBehindQueuedBatches: number;
 }
 
+/** The stats of a queue that has seen nothing yet. */
+export function emptyQueueStats(): ModelQueueStats {
+  return {
+    questions: 0,
+    questionRuns: 0,
+    questionWaitMaxMs: 0,
+    passageBatches: 0,
+    passageBatchMaxMs: 0,
+    passageBatchesAheadOfQuestions: 0,
+    questionsBehindQueuedBatches: 0,
+  };
+}
+
 // From src/ (tests, node strips the types) the thread is the .mts file; from dist/ its compiled .mjs.
 const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-thread.mts' : 'embedding-thread.mjs');
 
@@ -52,15 +65,7 @@ const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-
  */
 export class ModelThreads {
   private readonly queues: Record<Lane, Job[]> = { question: [], passages: [] };
-  private readonly stats: ModelQueueStats = {
-    questions: 0,
-    questionRuns: 0,
-    questionWaitMaxMs: 0,
-    passageBatches: 0,
-    passageBatchMaxMs: 0,
-    passageBatchesAheadOfQuestions: 0,
-    questionsBehindQueuedBatches: 0,
-  };
+  private readonly stats = emptyQueueStats();
   private closed = false;
 
   private constructor(private readonly slots: Slot[]) {

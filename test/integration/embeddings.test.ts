@@ -6,7 +6,7 @@ import { createEsClient } from '../../src/search/es-client';
 import { chunkPage } from '../../src/docs/chunk';
 import { loadConfig } from '../../src/config';
 import { chunkDocument, docsAlias, docsIndexBody, docsIndexName, retrieveChunks } from '../../src/search/docs-index';
-import { type Embedder, EmbeddingModelMissingError, embedderLoader, embeddingText } from '../../src/search/embedder';
+import { Embedder, EmbeddingModelMissingError, embedderLoader, embeddingText } from '../../src/search/embedder';
 import { testConfig } from '../support/config';
 import { poll } from '../support/poll';
 
@@ -54,6 +54,35 @@ describe('the embedding model', () => {
     expect(await second.embedQuery('clean install')).toHaveLength(second.dims);
     await load.close();
     await expect(embedderLoader(config.embeddingModelDir)!.close()).resolves.toBeUndefined(); // never loaded: nothing to end
+  });
+
+  // A test run, or a worker re-ingesting pages it has embedded before, finds every text in the vector cache: loading the
+  // model there only costs CPU, so its threads start on the first text the cache misses.
+  it('with a vector cache that knows the model, starts no model thread until a text misses the cache', async () => {
+    const threads = () => readdirSync('/proc/self/task').length;
+    const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'docent-vector-cache-'));
+    try {
+      const first = await Embedder.load(config.embeddingModelDir!, { threads: 2, cacheDir });
+      const cached = await first.embedQuery('clean install');
+      await first.close();
+
+      const before = threads();
+      const again = await Embedder.load(config.embeddingModelDir!, { threads: 2, cacheDir });
+      expect(again.dims).toBe(first.dims);
+      expect(Array.from(await again.embedQuery('clean install'))).toEqual(Array.from(cached));
+      expect(threads()).toBe(before);
+      expect(again.queueStats().questions).toBe(0);
+
+      const missed = await again.embedQuery('a sentence this cache has never seen');
+      expect(missed).toHaveLength(again.dims);
+      expect(threads()).toBe(before + 2);
+      expect(again.queueStats().questions).toBe(1);
+      await again.close();
+      await poll('the two model threads ending', threads, (n) => n <= before, 10_000);
+      await expect(again.embedQuery('after close')).rejects.toThrow(/closed/);
+    } finally {
+      await rm(cacheDir, { recursive: true, force: true });
+    }
   });
 
   it('names the fix when the model folder is missing, and is skipped when embeddings are off', async () => {
