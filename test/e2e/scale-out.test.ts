@@ -11,6 +11,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { startNpmScript, type Started } from '../support/process';
 import { noteJobs } from '../support/note-jobs';
+import { poll } from '../support/poll';
 import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
 // Two gateways and two workers, each started with `npm run gateway` / `npm run worker` as an operator would, sharing
@@ -53,6 +54,9 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_AGENT_CLONE_WAIT_MS: '4000',
   // The killed worker's workflows go to the other one 2 s after their next task, instead of 10.
   DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000',
+  // A step attempt that timed out under load may still write its clone after the workflow removed it; each worker's
+  // sweep removes such a clone of an ended job within one period (docs/decisions/2026-11-27-clone-cleanup.md).
+  DOCENT_WORKSPACE_SWEEP_MS: '500',
 });
 
 async function startWorker(i: number): Promise<Started> {
@@ -141,7 +145,8 @@ describe('two gateways and two workers started with npm run', () => {
     // The workflows end after removing their clones; then the killed worker comes back and sweeps what it left.
     await Promise.all(created.map((c) => temporal.workflow.getHandle(`agent-job-${c.id}`).result()));
     workers[index] = await startWorker(index);
-    for (const dir of workspaces) expect((await readdir(dir)).filter((name) => name.startsWith('job_'))).toEqual([]);
+    const clones = async () => (await Promise.all(workspaces.map((dir) => readdir(dir)))).flat().filter((name) => name.startsWith('job_'));
+    expect(await poll('the clones of ended jobs', clones, (left) => left.length === 0, 10_000)).toEqual([]);
     for (const [i, job] of jobs.entries()) {
       const pulls = github.pulls.filter((p) => p.head === `docent/${job.id}`);
       expect({ status: job.status, pulls: pulls.length }).toEqual({ status: 'completed', pulls: 1 });
