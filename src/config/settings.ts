@@ -84,7 +84,7 @@ export const declared = {
   embeddingCacheDir: setting(
     'DOCENT_EMBEDDING_CACHE_DIR',
     z.string().optional(),
-    'a folder where workers keep each passage’s vector by text hash, so the same pages ingested into another index or domain on this host are embedded once',
+    'a folder where workers keep each passage’s vector by text hash, so the same pages ingested into another index or domain on this host are embedded once; a process whose texts are all there never loads the model',
   ),
   embeddingThreads: setting(
     'DOCENT_EMBEDDING_THREADS',
