@@ -150,9 +150,9 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string, com
  */
 async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string, fetch: 'always' | 'if-missing'): Promise<Clone> {
   const clone = await ensureClone(deps, jobId, repository, fetch === 'if-missing' ? commit : undefined);
-  // The checkout downloads the commit's file contents: a network step like the clone.
+  // The checkout downloads the commit's file contents: a network step like the clone. Forced, it also sets the index
+  // and tracked files to the commit (a staged, changed or deleted file included), as `reset --hard` would.
   await heartbeating('checking out', async (signal) => clone.remote(signal).raw(['checkout', '--force', '--detach', commit]));
-  await clone.git.raw(['reset', '--hard', commit]);
   // -ff: also nested repositories a sandboxed command may have created.
   await clone.git.raw(['clean', '-ffdx']);
   return clone;

@@ -63,3 +63,22 @@ it('checks out a commit the clone already has without asking the server, and fet
   expect(server.authHeaders.length).toBeGreaterThan(requestsBefore);
   expect(await readFile(path.join(dir, 'NEXT.md'), 'utf8')).toBe('next\n');
 });
+
+it('puts the tree back at the commit after a step that died between `git add` and its commit', async () => {
+  const head = await server.commitFiles('acme', 'history', { 'KEEP.md': 'keep\n' });
+  const dir = workspacePath(deps, 'job_staged');
+  await checkoutClean(deps, 'job_staged', 'acme/history', head);
+  // What an attempt of commitAndPush leaves when its worker dies after `git add --all`: a new, a changed and a
+  // deleted file, all staged.
+  await writeFile(path.join(dir, 'staged-new.txt'), 'new');
+  await writeFile(path.join(dir, 'README.md'), '# changed\n');
+  await rm(path.join(dir, 'KEEP.md'));
+  await run('git', ['-C', dir, 'add', '--all']);
+
+  await checkoutClean(deps, 'job_staged', 'acme/history', head);
+  expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe('# now\n');
+  expect(await readFile(path.join(dir, 'KEEP.md'), 'utf8')).toBe('keep\n');
+  await expect(readFile(path.join(dir, 'staged-new.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
+  expect((await run('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=all'])).stdout).toBe('');
+  expect((await run('git', ['-C', dir, 'rev-parse', 'HEAD'])).stdout.trim()).toBe(head);
+});
