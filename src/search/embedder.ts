@@ -138,10 +138,7 @@ export class Embedder {
     await mkdir(this.cacheDir, { recursive: true });
     for (const [j, i] of missing.entries()) {
       out[i] = fresh[j]!;
-      // Written aside, then renamed: a reader in another process sees the whole vector or none.
-      const partial = `${files[i]}.${randomBytes(4).toString('hex')}`;
-      await writeFile(partial, Buffer.from(fresh[j]!.buffer, fresh[j]!.byteOffset, fresh[j]!.byteLength));
-      await rename(partial, files[i]!);
+      await writeWhole(files[i]!, Buffer.from(fresh[j]!.buffer, fresh[j]!.byteOffset, fresh[j]!.byteLength));
     }
     return out as Float32Array[];
   }
@@ -197,7 +194,12 @@ async function readDims(cacheDir: string): Promise<number | undefined> {
 
 async function writeDims(cacheDir: string, dims: number): Promise<void> {
   await mkdir(cacheDir, { recursive: true });
-  const partial = `${dimsFile(cacheDir)}.${randomBytes(4).toString('hex')}`;
-  await writeFile(partial, `${dims}\n`);
-  await rename(partial, dimsFile(cacheDir));
+  await writeWhole(dimsFile(cacheDir), `${dims}\n`);
+}
+
+/** Written aside, then renamed: a reader in another process sees the whole file or none. */
+async function writeWhole(file: string, data: string | Buffer): Promise<void> {
+  const partial = `${file}.${randomBytes(4).toString('hex')}`;
+  await writeFile(partial, data);
+  await rename(partial, file);
 }
