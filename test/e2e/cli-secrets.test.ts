@@ -1,24 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // `docent project secret …` as its own process, the value always on standard input.
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 const secretKey = randomBytes(32).toString('base64');
 let gw: RunningGateway;
 
-function docent(args: string[], stdin = '', env: Record<string, string | undefined> = { DOCENT_SECRET_KEY: secretKey }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const merged: Record<string, string | undefined> = { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: undefined, ...env };
-    const child = spawn(process.execPath, [cli, ...args], { env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv });
-    let [stdout, stderr] = ['', ''];
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+/** The compiled `docent` command on the gateway's database, with no secret key unless `env` gives one. */
+const docent = (args: string[], stdin = '', env: Record<string, string | undefined> = { DOCENT_SECRET_KEY: secretKey }) =>
+  runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: undefined, ...env }, stdin);
 
 beforeAll(async () => {
   gw = await startGateway();

@@ -1,36 +1,14 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { TenancyStore } from '../../src/tenancy/store';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
-// The compiled `docent` command, run as its own process the way an operator runs it.
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 let gw: RunningGateway;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 const secretKey = randomBytes(32).toString('base64');
 let extraEnv: Record<string, string> = {};
 
-function docent(...args: string[]): Promise<Run> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` (npm test does)`);
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, ...extraEnv }, timeout: 30_000 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+/** The compiled `docent` command, run as its own process the way an operator runs it, on the gateway's database. */
+const docent = (...args: string[]) => runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, ...extraEnv });
 
 beforeAll(async () => {
   gw = await startGateway(); // the CLI writes to the gateway's database, so its effects are seen through the API

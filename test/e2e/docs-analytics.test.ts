@@ -1,16 +1,14 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import type { AnalyticsReport } from '../../src/analytics/docs-analytics';
 import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { kilnDocsProjects } from '../support/docs-projects';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { v2Body } from '../support/http';
 
 // Analytics of a docs domain: what readers asked, grouped by meaning, through the admin REST endpoint and the CLI.
 const config = testConfig();
 const domain = 'docs.kiln.test';
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 let gw: RunningGateway;
 let asst: string;
 let admin: string;
@@ -72,12 +70,7 @@ describe('docs analytics', () => {
   });
 
   it('`docent analytics --domain D --since 7d --json` prints the same report, and text without --json', async () => {
-    const run = (...args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(process.execPath, [cli, 'analytics', ...args], { env: { ...process.env, DOCENT_MONGO_DB: config.mongo.db }, timeout: 60_000 }, (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        ),
-      );
+    const run = (...args: string[]) => runDocent(['analytics', ...args], { DOCENT_MONGO_DB: config.mongo.db });
     const json = await run('--domain', domain, '--since', '7d', '--json');
     expect(json.stderr).toBe('');
     expect(json.code).toBe(0);

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { createTestApp, type TestApp } from '../support/github-app-double';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -25,7 +25,6 @@ const waitFor = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => bo
 // issued: a real worker process, the gateway taking GitHub's signed webhooks over a socket, real git over HTTP, real
 // Temporal and the bubblewrap sandbox for the checks.
 
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 const sandboxUid = 61007;
 const webhookSecret = 'whsec-app-test-0123456789abcdef';
 let app: TestApp;
@@ -57,13 +56,7 @@ function script(req: ChatRequest): ScriptedTurn {
   return { toolCalls: edits[word]! };
 }
 
-function docent(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, ...env }, timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const docent = (env: Record<string, string>, ...args: string[]) => runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, ...env });
 
 /** The settings of an App-mode docent: no personal token anywhere. */
 const appEnv = (): Record<string, string> => ({

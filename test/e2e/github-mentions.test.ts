@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { Octokit } from '@octokit/rest';
 import path from 'node:path';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
@@ -28,7 +28,6 @@ const waitFor = <T>(what: string, read: () => T | Promise<T>, done: (v: T) => bo
 const token = 'ghs_docentmentionstoken0123456789';
 const globalSecret = 'whsec-mentions-test-0123456789abcdef';
 const secretKey = randomBytes(32).toString('base64');
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 /** widgets' own webhook secret (the one GitHub signs acme/widgets' deliveries with), and other projects'. */
 let secret: string;
 let otherSecret: string;
@@ -44,16 +43,7 @@ let adminKey: string;
 let otherKey: string;
 
 /** The compiled `docent` command against the gateway's database, as cli.test.ts runs it. */
-function docent(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_TOKEN: token }, timeout: 30_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const docent = (...args: string[]) => runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_TOKEN: token });
 
 async function webhookSecretOf(projectId: string): Promise<string> {
   const r = await docent('project', 'webhook-secret', projectId);

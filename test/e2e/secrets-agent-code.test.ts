@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { checkRunOutput } from '../../activities/agent-job/github';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -19,7 +19,6 @@ import { agentWorkerEnv } from '../support/worker-env';
 // postinstall: it gets no secret. With the operator's override (turn 3) it does, and no form reaches the model, the job
 // events, Temporal's history, the pull request or the check run.
 
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 const token = 'ghs_agentcodetesttoken0123456789';
 const secretKey = randomBytes(32).toString('base64');
 const value = `dpl_${randomBytes(16).toString('hex')}`;
@@ -69,16 +68,8 @@ function script(req: ChatRequest): ScriptedTurn {
   };
 }
 
-function docent(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey } });
-    let [stdout, stderr] = ['', ''];
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(`${value}\n`);
-  });
-}
+/** The compiled `docent` command on the gateway's database; a command that reads a secret reads `value`. */
+const docent = (args: string[]) => runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey }, `${value}\n`);
 
 async function job(id: string): Promise<any> {
   return (await callApi(gw.url, adminKey, 'GET', `/v2/agent/hostile/job/${id}`)).json();

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -16,7 +16,6 @@ import { agentWorkerEnv } from '../support/worker-env';
 // process: the step gets the value; the agent's run_command, the model, the job record, its events and turns, the pull
 // request, Temporal's history and the worker's log never see it, raw or in base64.
 
-const cli = path.resolve(__dirname, '../../dist/src/cli/main.js');
 const token = 'ghs_secretstesttoken0123456789';
 const secretKey = randomBytes(32).toString('base64');
 const value = `dpl_${randomBytes(12).toString('hex')}`;
@@ -49,16 +48,7 @@ function script(req: ChatRequest): ScriptedTurn {
   };
 }
 
-function docent(args: string[], stdin: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, ...env } });
-    let [stdout, stderr] = ['', ''];
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const docent = (args: string[], stdin: string, env: Record<string, string> = {}) => runDocent(args, { DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, ...env }, stdin);
 
 async function runJob(prompt: string): Promise<any> {
   const r = await callApi(gw.url, adminKey, 'POST', '/v2/agent/secretive/job', { prompt });
