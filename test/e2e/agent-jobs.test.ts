@@ -8,7 +8,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
@@ -63,11 +63,7 @@ const workerEnv = () => ({
   DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000',
 });
 
-const startWorker = async () => {
-  const w = startProcess('src/worker.js', workerEnv());
-  await w.waitForLog((l) => l.msg === 'worker polling');
-  return w;
-};
+const startWorker = () => startWorkerProcess(workerEnv());
 
 beforeAll(async () => {
   git = await startGitServer(token);

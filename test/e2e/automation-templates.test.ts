@@ -10,7 +10,7 @@ import { deleteTestIndexes, filesOf, miniDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { callApi, sseChunks, v2Body } from '../support/http';
 import { poll } from '../support/poll';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
@@ -81,8 +81,7 @@ beforeAll(async () => {
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;
   asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
   // The worker may ask the test's own HTTP server, as an operator allows a private docs host.
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
   await runDocsIngest(gw.deps.config, { domain, source: miniDocsFolder, baseUrl: 'https://glaze.example' }, () => undefined);
 });
 afterAll(async () => {

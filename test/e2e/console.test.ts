@@ -13,7 +13,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { startProcess, type Started, isWorkerPolling } from '../support/process';
 import { startReceiver } from '../support/webhook-receiver';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
@@ -84,7 +84,7 @@ beforeAll(async () => {
   gw = await startGateway({ ...modelEnv, ...webhookSettings, DOCENT_GITHUB_GIT_URL: git.url });
   worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...webhookSettings });
   receiver = await startReceiver(() => (receiverTakes ? 204 : 500));
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  await worker.waitForLog(isWorkerPolling);
   await runDocsIngest(gw.deps.config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
   docsSite = await serveDocsSite();
   await gw.deps.tenancy.createOrg('acme');

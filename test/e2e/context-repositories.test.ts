@@ -10,7 +10,7 @@ import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/githu
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
@@ -84,8 +84,7 @@ beforeAll(async () => {
     await gw.deps.tenancy.createProject({ _id: name, orgId: 'acme', repository: `acme/${name}`, ref: 'main' });
     keys[name] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: name })).key;
   }
-  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
 });
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { deleteTestIndexes, filesOf, miniDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { callApi, sseChunks, v2Body } from '../support/http';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
@@ -62,8 +62,7 @@ beforeAll(async () => {
   await gw.deps.tenancy.createProject({ _id: 'kiln', orgId: 'acme', repository: 'acme/kiln', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'kiln' })).key;
   asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info' });
   // The live docs: the same pages as the repository's docs/ folder, ingested as an operator would.
   await runDocsIngest(gw.deps.config, { domain, source: miniDocsFolder, baseUrl: 'https://kiln.example' }, () => undefined);
 });

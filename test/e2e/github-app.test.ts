@@ -14,7 +14,7 @@ import { deliver, issueCommentCreated, signedDelivery, type Delivery } from '../
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedTurn, type ScriptedModel, modelSettings } from '../support/scripted-model';
 
@@ -137,8 +137,7 @@ beforeAll(async () => {
     DOCENT_SANDBOX_USER: `${sandboxUid}:${sandboxUid}`,
     DOCENT_SANDBOX_TIMEOUT_MS: '10000',
   };
-  worker = startProcess('src/worker.js', env);
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(env);
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { deliver, issueCommentCreated, issueLabeled, pullRequestClosed, reviewCo
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
@@ -110,8 +110,7 @@ beforeAll(async () => {
   conversation.setRole('octo-owner', 'admin');
   conversation.setRole('octo-reader', 'read');
   conversation.setRole('octo-triager', 'triage');
-  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
 });
 
 afterAll(async () => {

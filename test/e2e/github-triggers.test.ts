@@ -11,7 +11,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { runDocent } from '../support/cli';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
@@ -93,8 +93,7 @@ beforeAll(async () => {
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'docs' })).key;
 
   const env = { ...(await appWorkerEnv({ gw, model, github, git, workspaceDir, app, secretsDir })), DOCENT_EMBEDDINGS: 'off' };
-  worker = startProcess('src/worker.js', env);
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(env);
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { createWidgetsProject } from '../support/projects';
@@ -104,14 +104,13 @@ beforeAll(async () => {
   const models = { DOCENT_MODELS: JSON.stringify(catalog()), DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
   gw = await startGateway({ ...models, DOCENT_GITHUB_GIT_URL: git.url });
   adminKey = await createWidgetsProject(gw);
-  worker = startProcess('src/worker.js', {
+  worker = await startWorkerProcess({
     ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
     DOCENT_MODEL_PROVIDER: '',
     DOCENT_MODEL: '',
     DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
     ...models,
   });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { readEventStream } from '../support/sse';
@@ -68,8 +68,7 @@ beforeAll(async () => {
   await git.createRepo('acme', 'widgets', { 'README.md': '# Widgets\n\nline one\nline two\n' });
   gw = await startGateway(settings());
   adminKey = await createWidgetsProject(gw);
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_LOG_LEVEL: 'info' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_LOG_LEVEL: 'info' });
 });
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, sseChunks, v2Body } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
@@ -88,8 +88,7 @@ async function startStack(provider: 'openai' | 'anthropic' | 'openai-compatible'
   for (const projectId of ['widgets', 'capped']) keys[projectId] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId })).key;
   if (docs) await ingestMiniDocs(gw.deps.config, domain);
   const assistantKey = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  const worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...modelSettings, DOCENT_LOG_LEVEL: 'info' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  const worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...modelSettings, DOCENT_LOG_LEVEL: 'info' });
   return {
     gw,
     assistantKey,

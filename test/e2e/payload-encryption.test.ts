@@ -17,7 +17,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, modelSettings } from '../support/scripted-model';
 import { replayWorkflows } from '../support/workflow-bundle';
@@ -62,8 +62,7 @@ beforeAll(async () => {
   const encryption = { DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_CODEC_TOKEN: codecToken, DOCENT_TEMPORAL_UI_URL: uiOrigin, DOCENT_SECRET_KEY: randomBytes(32).toString('base64') };
   gw = await startGateway({ ...encryption, ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
   adminKey = await createWidgetsProject(gw);
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_LOG_LEVEL: 'info' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_PAYLOAD_KEYS: payloadKeys, DOCENT_LOG_LEVEL: 'info' });
 });
 
 afterAll(async () => {

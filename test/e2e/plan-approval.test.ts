@@ -7,7 +7,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { readEventStream } from '../support/sse';
 import { startReceiver } from '../support/webhook-receiver';
 import { agentWorkerEnv } from '../support/worker-env';
@@ -56,12 +56,8 @@ const settings = () => ({
   DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
 });
 
-const startWorker = async () => {
-  // The test kills a worker while a plan waits: the update that follows reaches the next one after 2 s instead of 10.
-  const started = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000' });
-  await started.waitForLog((l) => l.msg === 'worker polling');
-  return started;
-};
+// The test kills a worker while a plan waits: the update that follows reaches the next one after 2 s instead of 10.
+const startWorker = () => startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), ...settings(), DOCENT_WORKER_STICKY_TIMEOUT_MS: '2000' });
 
 beforeAll(async () => {
   git = await startGitServer(token);

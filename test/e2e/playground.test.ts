@@ -12,7 +12,7 @@ import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
@@ -77,8 +77,7 @@ beforeAll(async () => {
   const modelEnv = { ...modelSettings(model) };
   gw = await startGateway({ ...modelEnv, DOCENT_GITHUB_GIT_URL: git.url });
   const c = gw.deps.config;
-  worker = startProcess('src/worker.js', agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
   await runDocsIngest(c, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
 
   allowedPage = await servePlayground(c.playgroundDir);

@@ -6,7 +6,7 @@ import { runWorkerSelfCheck } from '../../src/cli/self-check';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { testConfig } from '../support/config';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { startProcess, type Started, isWorkerPolling } from '../support/process';
 import { reconcileScheduleId } from '../../workflows/reconcile-jobs-contract';
 
 // The gateway and the worker as `npm start` runs them: compiled, in their own processes, configured by environment.
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const listening = await gateway.waitForLog((l) => typeof l.httpPort === 'number');
   httpUrl = `http://127.0.0.1:${listening.httpPort}`;
   grpcUrl = `http://127.0.0.1:${listening.grpcPort}`;
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  await worker.waitForLog(isWorkerPolling);
 });
 /** The reconciler's schedule, which the worker process creates at start. */
 async function withSchedule<T>(use: (handle: ReturnType<Client['schedule']['getHandle']>) => Promise<T>): Promise<T> {

@@ -11,7 +11,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { readEventStream } from '../support/sse';
 import { labInternetAllow } from '../support/lab-internet';
-import { startProcess, type Started } from '../support/process';
+import { startProcess, type Started, startWorkerProcess, isWorkerPolling } from '../support/process';
 import { agentWorkerEnv } from '../support/worker-env';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 
@@ -262,8 +262,7 @@ beforeAll(async () => {
   });
   // Not the configured git host: a loopback address reached by another name.
   await project('elsewhere', 'widgets', undefined, `${git.url.replace('127.0.0.1', 'localhost')}/acme/widgets.git`);
-  worker = startProcess('src/worker.js', workerEnv());
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess(workerEnv());
 });
 
 afterAll(async () => {
@@ -385,7 +384,7 @@ describe('cached setup', () => {
     const otherDir = await mkdtemp(path.join(os.tmpdir(), 'docent-ws-other-'));
     const other = startProcess('src/worker.js', { ...workerEnv(), DOCENT_WORKSPACE_DIR: otherDir });
     try {
-      await other.waitForLog((l) => l.msg === 'worker polling');
+      await other.waitForLog(isWorkerPolling);
       // Without the preference each job lands on either worker; five hits in a row by chance is 1 in 32.
       const jobs = [];
       for (let i = 1; i <= 5; i++) jobs.push(await runJob('cached', `fix-typo with two workers ${i}`));

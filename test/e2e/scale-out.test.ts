@@ -9,7 +9,7 @@ import { testConfig } from '../support/config';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
-import { startNpmScript, type Started } from '../support/process';
+import { startNpmScript, type Started, isWorkerPolling } from '../support/process';
 import { noteJobs } from '../support/note-jobs';
 import { poll } from '../support/poll';
 import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
@@ -61,7 +61,7 @@ const sharedEnv = (): Record<string, string> => ({
 
 async function startWorker(i: number): Promise<Started> {
   const w = startNpmScript('worker', { ...sharedEnv(), DOCENT_WORKSPACE_DIR: workspaces[i]! });
-  await w.waitForLog((l) => l.msg === 'worker polling');
+  await w.waitForLog(isWorkerPolling);
   return w;
 }
 

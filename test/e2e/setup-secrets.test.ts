@@ -8,7 +8,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
@@ -92,14 +92,13 @@ beforeAll(async () => {
     check: ['test -f "$HOME/token-ok"', 'echo "check sees [$DEPLOY_TOKEN]"; cat .env; exit 1'],
   });
   adminKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'secretive' })).key;
-  worker = startProcess('src/worker.js', {
+  worker = await startWorkerProcess({
     ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
     DOCENT_SECRET_KEY: secretKey,
     DOCENT_EMBEDDINGS: 'off',
     DOCENT_SANDBOX_USER: '61002:61002',
     DOCENT_AGENT_REPAIR_ROUNDS: '1',
   });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
 import { agentWorkerEnv } from '../support/worker-env';
@@ -47,8 +47,7 @@ beforeAll(async () => {
   // Short, so that a create Temporal cannot take answers 503 within the test's patience.
   gw = await startGateway({ ...settings, DOCENT_TEMPORAL_START_TIMEOUT_MS: String(startTimeoutMs) });
   adminKey = await createWidgetsProject(gw);
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_TEMPORAL_ADDRESS: temporal.address, DOCENT_LOG_LEVEL: 'info' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_TEMPORAL_ADDRESS: temporal.address, DOCENT_LOG_LEVEL: 'info' });
 }, 60_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { besideBacklog, jobTimeline, workflowClosed } from '../support/job-timeline';
 import { poll } from '../support/poll';
-import { startProcess, type Started } from '../support/process';
+import { type Started, startWorkerProcess } from '../support/process';
 import { startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn, modelSettings } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
@@ -42,8 +42,7 @@ beforeAll(async () => {
     keys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
   }
   // One activity at a time per queue: jobs beyond the first wait in Temporal, where the fairness keys apply.
-  worker = startProcess('src/worker.js', { ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_WORKER_MAX_ACTIVITIES: '1' });
-  await worker.waitForLog((l) => l.msg === 'worker polling');
+  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_WORKER_MAX_ACTIVITIES: '1' });
 });
 
 afterAll(async () => {

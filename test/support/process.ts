@@ -48,6 +48,21 @@ export function startProcess(entry: string, env: Record<string, string>): Starte
   return watch(spawn(process.execPath, [file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), false);
 }
 
+/** The log line a worker prints once it polls its task queues: ready for work. */
+export const isWorkerPolling = (line: Record<string, unknown>) => line.msg === 'worker polling';
+
+/** Starts a worker process (dist/src/worker.js) and resolves once it polls; one that never does is stopped, not left behind. */
+export async function startWorkerProcess(env: Record<string, string>, timeoutMs?: number): Promise<Started> {
+  const worker = startProcess('src/worker.js', env);
+  try {
+    await worker.waitForLog(isWorkerPolling, timeoutMs);
+    return worker;
+  } catch (err) {
+    await worker.stop('SIGKILL');
+    throw err;
+  }
+}
+
 /**
  * Runs `npm run <script>` as an operator would, in a process group of its own so that a signal reaches npm, its shell
  * and the node process it starts alike.
