@@ -52,10 +52,10 @@ export function startProcess(entry: string, env: Record<string, string>): Starte
 export const isWorkerPolling = (line: Record<string, unknown>) => line.msg === 'worker polling';
 
 /** Starts a worker process (dist/src/worker.js) and resolves once it polls; one that never does is stopped, not left behind. */
-export async function startWorkerProcess(env: Record<string, string>, timeoutMs?: number): Promise<Started> {
+export async function startWorkerProcess(env: Record<string, string>): Promise<Started> {
   const worker = startProcess('src/worker.js', env);
   try {
-    await worker.waitForLog(isWorkerPolling, timeoutMs);
+    await worker.waitForLog(isWorkerPolling);
     return worker;
   } catch (err) {
     await worker.stop('SIGKILL');
