@@ -10,7 +10,7 @@ import { startGateway, type RunningGateway } from '../test/support/gateway';
 import { backedBy, startGitHubDouble } from '../test/support/github-double';
 import { startGitServer } from '../test/support/git-server';
 import { besideBacklog, jobTimeline, workflowClosed, type JobTimeline } from '../test/support/job-timeline';
-import { startProcess, type Started } from '../test/support/process';
+import { isWorkerPolling, startProcess, type Started } from '../test/support/process';
 import { startTemporalDevServer, type TemporalDevServer } from '../test/support/temporal-server';
 import type { Benchmark } from './lib/bench';
 import { benchEnv, runId } from './lib/stack';
@@ -89,7 +89,7 @@ export const tenantFairness: Benchmark = {
           DOCENT_LOG_LEVEL: 'info',
         });
         side.worker = worker;
-        await worker.waitForLog((l) => l.msg === 'worker polling', 120_000);
+        await worker.waitForLog(isWorkerPolling, 120_000);
         sides.push(side as Side);
         return side as Side;
       } catch (err) {

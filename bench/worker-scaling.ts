@@ -9,7 +9,7 @@ import { PROJECT_SEARCH_ATTRIBUTE } from '../workflows/task-queues';
 import { startGateway } from '../test/support/gateway';
 import { backedBy, startGitHubDouble } from '../test/support/github-double';
 import { startGitServer } from '../test/support/git-server';
-import { startProcess, type Started } from '../test/support/process';
+import { isWorkerPolling, startProcess, type Started } from '../test/support/process';
 import type { Benchmark } from './lib/bench';
 import { benchEnv, runId, terminateWorkflows } from './lib/stack';
 import { fmtRatio, median, medianRatio } from './lib/stats';
@@ -114,7 +114,7 @@ export const workerScaling: Benchmark = {
       const w = { name, started, workspaceDir };
       workers.push(w);
       const t = performance.now();
-      await started.waitForLog((l) => l.msg === 'worker polling', 120_000);
+      await started.waitForLog(isWorkerPolling, 120_000);
       ctx.log(`worker ${name} (pid ${started.child.pid}) polling after ${((performance.now() - t) / 1000).toFixed(1)} s`);
       return w;
     };

@@ -2,7 +2,7 @@
 // restartable after a kill, with its output kept in the run folder.
 import { createWriteStream, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startProcess, type Started } from '../../test/support/process';
+import { isWorkerPolling, startProcess, type Started } from '../../test/support/process';
 
 export interface Member {
   name: string;
@@ -42,7 +42,7 @@ export function member(runDir: string, name: string, role: Member['role'], env: 
         const l = await p.waitForLog((x) => typeof x.httpPort === 'number', 180_000);
         m.url = `http://127.0.0.1:${l.httpPort}`;
         await untilReady(m.url);
-      } else await p.waitForLog((x) => x.msg === 'worker polling', 300_000);
+      } else await p.waitForLog(isWorkerPolling, 300_000);
     },
     async signal(sig) {
       const p = m.current;
