@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { ConfigError, loadConfig } from '../../src/config';
+import { settingsReference } from '../../src/config/reference';
 
 describe('loadConfig', () => {
   it('gives the documented defaults when nothing is set', () => {
@@ -204,5 +205,12 @@ describe('the model catalog', () => {
     expect(() => loadConfig({ DOCENT_MODELS: '[{"name":"a","provider":"gemini"}]' })).toThrow(/DOCENT_MODELS/);
     expect(() => loadConfig({ DOCENT_MODELS: '[{"name":"a","provider":"openai-compatible"}]' })).toThrow(/needs a baseUrl/);
     expect(() => loadConfig({ ...legacy, DOCENT_MODELS: '[{"name":"a","provider":"openai"}]' })).toThrow(/not both/);
+  });
+});
+
+describe('the settings reference', () => {
+  // Read from the sources, not dist/: an edit to a setting without `npm run settings:reference` fails here at once.
+  it('docs/configuration.md is the page generated from the declarations in src/config/settings.ts', async () => {
+    expect(await readFile(path.resolve(__dirname, '../../docs/configuration.md'), 'utf8')).toBe(settingsReference());
   });
 });
