@@ -4,7 +4,10 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { settingsReference } from './reference';
 
-const page = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../../docs/configuration.md' : '../../docs/configuration.md');
+// Run from dist/src/config after a build (npm run lint), or from src/config.
+const above = path.resolve(__dirname, '../..');
+const dist = path.basename(above) === 'dist' ? above : undefined;
+const page = path.join(dist ? path.dirname(dist) : above, 'docs/configuration.md');
 const wanted = settingsReference();
 const current = (() => {
   try {
@@ -15,9 +18,7 @@ const current = (() => {
 })();
 
 /** A source of this check edited after its build (dist/): the check would read the declarations as they were before. */
-function editedSinceBuild(): string | undefined {
-  const dist = path.resolve(__dirname, '../..');
-  if (path.basename(dist) !== 'dist') return undefined;
+function editedSinceBuild(dist: string): string | undefined {
   for (const compiled of Object.keys(require.cache).filter((f) => f.startsWith(dist + path.sep))) {
     const source = path.join(path.dirname(dist), path.relative(dist, compiled)).replace(/\.js$/, '.ts');
     if (existsSync(source) && statSync(source).mtimeMs > statSync(compiled).mtimeMs) return path.relative(process.cwd(), source);
@@ -26,7 +27,7 @@ function editedSinceBuild(): string | undefined {
 }
 
 if (process.argv.includes('--check')) {
-  const edited = editedSinceBuild();
+  const edited = dist && editedSinceBuild(dist);
   if (edited) {
     console.error(`${edited} changed after the last build, so the settings reference cannot be checked: run \`npm run settings:reference\` (it builds first)`);
     process.exit(1);
