@@ -6,7 +6,7 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { resolveRepository, GitAccessRefused, repositoryAccess, type GitAccessSettings, hardenedGit } from '../src/git/access';
 import { isAnswerable } from '../src/assistant/relevance';
 import type { TurnRecord } from '../src/jobs/turn-record';
-import type { GitHubCredentials } from '../src/github/credentials';
+import type { ForgeRegistry } from '../src/forges/forge-registry';
 import { docsAlias, retrieveRanked, versionedIndexPattern, type Retrieval } from '../src/search/docs-index';
 import type { Embedder } from '../src/search/embedder';
 import type { BuildPreviewIndexInput, GapAnswer, GapCheckResult, ReAskInput } from '../workflows/docs-gap-check-contract';
@@ -21,16 +21,17 @@ export interface GapCheckDeps extends GitAccessSettings {
   esIndexPrefix: string;
   embedder?: () => Promise<Embedder>;
   relevanceFloor: number;
-  credentials: GitHubCredentials;
+  /** The forge connections whose credentials reach the job's repository (src/forges/). */
+  forges: ForgeRegistry;
 }
 
 export function createGapCheckActivities(deps: GapCheckDeps) {
   const retrieval: Retrieval = { es: deps.es, indexPrefix: deps.esIndexPrefix, embedder: deps.embedder };
 
   /** How git reaches the pushed commit; a URL it may not reach fails the check for good, a refused credential is retried. */
-  const previewAccess = async (repository: string) => {
+  const previewAccess = async (repository: string, forgeId: string | undefined) => {
     try {
-      return await repositoryAccess(repository, deps);
+      return await repositoryAccess(repository, await deps.forges.gitAccess(forgeId, deps));
     } catch (err) {
       if (err instanceof GitAccessRefused && err.reason === 'address')
         throw ApplicationFailure.create({ type: 'InvalidDocsSource', message: `the repository URL is refused: ${err.message}`, nonRetryable: true });
@@ -51,7 +52,7 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
       const parent = await mkdtemp(path.join(os.tmpdir(), 'docent-preview-'));
       const dir = path.join(parent, 'repo');
       try {
-        const access = await previewAccess(input.repository);
+        const access = await previewAccess(input.repository, input.forgeId);
         heartbeat({ phase: 'cloning' });
         await hardenedGit(parent, parent, access.config).clone(access.cloneUrl, dir, ['--no-checkout']);
         await hardenedGit(dir, parent).raw(['checkout', '--force', '--detach', input.commit]);
@@ -99,11 +100,11 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
     },
 
     /** Comments the result on the pull request, once per job turn. */
-    async commentOnPullRequest(input: { repository: string; pullRequest: number; jobId: string; result: GapCheckResult }): Promise<void> {
+    async commentOnPullRequest(input: { repository: string; forgeId?: string; pullRequest: number; jobId: string; result: GapCheckResult }): Promise<void> {
       const { owner, name: repo } = resolveRepository(input.repository, deps.gitBaseUrl);
       const marker = gapCommentMarker(input.jobId, input.result.turn);
       try {
-        const { octokit } = await deps.credentials.access(owner, repo);
+        const { octokit } = await (await deps.forges.githubOf(input.forgeId)).access(owner, repo);
         const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.pullRequest, per_page: 100 });
         if (comments.some((c) => c.body?.startsWith(marker))) return;
         await octokit.rest.issues.createComment({ owner, repo, issue_number: input.pullRequest, body: gapCheckComment(input.jobId, input.result) });

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { ForgeRegistry } from '../src/forges/forge-registry';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -8,7 +9,8 @@ import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type
 import type { GitDocsSource } from '../workflows/docs-sync-contract';
 
 /** The git host and its credential, as agent jobs get them (the token, or the App's installation token for the repository). */
-export type DocsGitDeps = GitAccessSettings;
+/** How docs clones reach git: the connection a followed source resolved through (src/forges/), else the deployment's. */
+export type DocsGitDeps = GitAccessSettings & { forges?: ForgeRegistry };
 
 /** A docs page in the followed commit: its file under the docs folder and the blob that holds it. */
 export interface DocsFile {
@@ -35,9 +37,9 @@ function fail(type: 'DocsSourceNotFound' | 'InvalidDocsSource' | 'RepositoryUrlR
  * The credentials a docs clone gets: the same as an agent job's clone of that repository (the token, scoped to the
  * configured git host; pinned, checked addresses elsewhere). The one place that maps their refusals for docs.
  */
-export async function docsRepositoryAccess(repository: string, deps: DocsGitDeps): Promise<RepositoryAccess> {
+export async function docsRepositoryAccess(repository: string, deps: DocsGitDeps, forgeId?: string): Promise<RepositoryAccess> {
   try {
-    return await repositoryAccess(repository, deps);
+    return await repositoryAccess(repository, deps.forges ? await deps.forges.gitAccess(forgeId, deps) : deps);
   } catch (err) {
     if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the docs repository URL is refused: ${err.message}`);
     if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
@@ -90,7 +92,7 @@ function docsFiles(listing: string, docsPath: string): DocsFile[] {
  * from git's objects by blob, so repository content never becomes files on the worker.
  */
 export async function checkoutDocs(input: GitDocsSource, deps: DocsGitDeps): Promise<DocsCheckout> {
-  const access = await docsRepositoryAccess(input.repository, deps).catch((err: unknown) => {
+  const access = await docsRepositoryAccess(input.repository, deps, input.forgeId).catch((err: unknown) => {
     if (err instanceof AppError) fail('InvalidDocsSource', err.message);
     throw err;
   });

@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../src/config';
 import { JobLedger } from '../src/jobs/ledger';
 import type { Logger } from '../src/log';
-import { GitHubCredentials } from '../src/github/credentials';
+import { createForges } from '../src/forges';
 import { OutboundGuard } from '../src/net/outbound';
 import type { Embedder } from '../src/search/embedder';
 import { SecretBox } from '../src/crypto/secret-box';
@@ -46,11 +46,11 @@ export interface ActivityDeps {
 /** The activity factory: the worker passes its clients once, and every activity closes over them. */
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
-  // One per worker: installation tokens are cached in its memory.
-  const credentials = new GitHubCredentials(config.github, deps.log);
+  // One per worker: each connection's installation tokens are cached in its memory.
+  const { registry: forges } = createForges(deps.db, config, deps.log);
   const git = {
     gitBaseUrl: config.github.gitUrl,
-    credentials,
+    forges,
     workspaceDir: config.agent.workspaceDir,
     allowPrivateNetworks: config.allowPrivateNetworks,
     workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
@@ -78,8 +78,8 @@ export function createActivities(deps: ActivityDeps) {
     }),
     ...createPlannerActivities({ ...git, models: config.models, journal, images: { images: ledger.images, guard } }),
     ...createSetupCacheActivities({ holders: setupHolders }),
-    ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, credentials, issueOfBranch: (branch) => issueOfBranch(ledger, config.agent.branchPrefix, branch) }),
-    ...createPullRequestAnswerActivities({ credentials, gitUrl: config.github.gitUrl }),
+    ...createGitHubActivities({ gitBaseUrl: config.github.gitUrl, forges, issueOfBranch: (branch) => issueOfBranch(ledger, config.agent.branchPrefix, branch) }),
+    ...createPullRequestAnswerActivities({ forges, gitUrl: config.github.gitUrl }),
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
@@ -89,14 +89,14 @@ export function createActivities(deps: ActivityDeps) {
       esIndexPrefix: config.elasticsearch.indexPrefix,
       esReplicas: config.elasticsearch.replicas,
       embedder: deps.embedder,
-      git: { gitBaseUrl: config.github.gitUrl, credentials, allowPrivateNetworks: config.allowPrivateNetworks },
+      git: { gitBaseUrl: config.github.gitUrl, forges, allowPrivateNetworks: config.allowPrivateNetworks },
     }),
     ...createDocsSyncActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,
       esReplicas: config.elasticsearch.replicas,
       embedder: deps.embedder,
-      git: { gitBaseUrl: config.github.gitUrl, credentials, allowPrivateNetworks: config.allowPrivateNetworks },
+      git: { gitBaseUrl: config.github.gitUrl, forges, allowPrivateNetworks: config.allowPrivateNetworks },
       guard,
       crawlLimits: { ...config.crawl, timeoutMs: 20_000 },
     }),
@@ -107,7 +107,7 @@ export function createActivities(deps: ActivityDeps) {
       embedder: deps.embedder,
       relevanceFloor: config.assistant.relevanceFloor,
       gitBaseUrl: config.github.gitUrl,
-      credentials,
+      forges,
       allowPrivateNetworks: config.allowPrivateNetworks,
     }),
   };

@@ -26,6 +26,7 @@ import { SecretBox } from './crypto/secret-box';
 import type { JobAdmission } from './jobs/admission';
 import { JobLedger } from './jobs/ledger';
 import { WebhookStore } from './webhooks/store';
+import { createForges } from './forges';
 
 /** Every client the gateway uses, built once from the config; tests build the same from a test config. */
 export interface Deps {
@@ -57,6 +58,8 @@ export interface Deps {
   /** The embedding model of hybrid retrieval, loaded on first use; undefined when DOCENT_EMBEDDINGS=off. */
   embedder?: EmbedderLoader;
   metrics: Metrics;
+  /** Forge connections and the one gate every repository a tenant names goes through (src/forges/). */
+  forges: ReturnType<typeof createForges>;
   /** Set by main when DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT is; undefined means tracing is off. */
   tracer?: Tracer;
 }
@@ -69,6 +72,7 @@ export function createDeps(config: Config, log: Logger): Deps {
   const temporal = new TemporalClient({ connection: temporalConnection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
   const keys = new ApiKeyStore(mongo.db, { cacheMs: config.lookupCacheMs });
   const tenancy = new TenancyStore(mongo.db, { cacheMs: config.lookupCacheMs });
+  const forges = createForges(mongo.db, config, log);
   const limits = new RateLimits(mongo.db, config.limits);
   const webhooks = new WebhookStore(mongo.db, config.secretKey && new SecretBox(config.secretKey), new OutboundGuard(config.allowPrivateNetworks));
   const notifier: Notifier = { webhooks, temporal, taskQueuePrefix: config.temporal.taskQueuePrefix };
@@ -77,6 +81,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     config,
     log,
     tenancy,
+    gate: forges.gate,
     ledger: jobLedger,
     temporal,
     quota: limits,
@@ -102,9 +107,10 @@ export function createDeps(config: Config, log: Logger): Deps {
     store: automationStore,
     runner: new AutomationRunner({ store: automationStore, tenancy, starter: agentJobs.starter, log, caps: config.automations, notifier }),
     schedules: { temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
+    gate: forges.gate,
   });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, automations, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics };
+  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, automations, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics, forges };
 }
 
 /**

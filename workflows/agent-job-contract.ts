@@ -35,6 +35,8 @@ export interface Instruction {
 export interface PullRequestReply {
   /** The job's repository, as the project has it. */
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   pullNumber: number;
   /** The pull request's page; a pushed commit is linked under it. */
   pullRequestUrl: string;
@@ -122,6 +124,8 @@ export const MAX_CONTEXT_REPOSITORIES = 10;
 export interface ContextRepository {
   /** owner/name or a git URL, under the same rules as a project's repository. */
   repo: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   /** The branch or tag cloned; absent: the repository's default branch. */
   ref?: string;
 }
@@ -131,6 +135,8 @@ export interface AgentJobInput {
   projectId: string;
   /** owner/name or git URL, as the project has it. */
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   /** The ref the job's branch starts from. */
   baseRef: string;
   /** The job's own branch, `docent/<jobId>`. */
@@ -234,6 +240,8 @@ export interface FileChange {
 export interface PrepareWorkspaceInput {
   jobId: string;
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   baseRef: string;
   branch: string;
   /** The turn about to run: a branch head that is this turn's own commit (pushed by an attempt that died) is started before. */
@@ -249,6 +257,8 @@ export interface PrepareWorkspaceResult {
 export interface RunAgentInput {
   jobId: string;
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   startCommit: string;
   instruction: Instruction;
   model: string;
@@ -273,6 +283,8 @@ export interface RunAgentResult {
 export interface CommitAndPushInput {
   jobId: string;
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   branch: string;
   startCommit: string;
   changes: FileChange[];
@@ -286,6 +298,8 @@ export interface CommitAndPushResult {
 
 export interface OpenPullRequestInput {
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   branch: string;
   baseRef: string;
   title: string;
@@ -305,6 +319,8 @@ export interface OpenPullRequestResult {
 /** The project's checks of one pushed commit, shown on GitHub: a check run (App) or a commit status (token). */
 export interface ReportChecksInput {
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   /** The pushed head commit the checks ran on. */
   commit: string;
   checks: CheckResult[];

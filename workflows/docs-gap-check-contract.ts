@@ -16,6 +16,8 @@ export interface DocsGapCheckInput {
   jobId: string;
   turn: number;
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   branch: string;
   /** The commit that was pushed. */
   commit: string;
@@ -49,6 +51,8 @@ export interface BuildPreviewIndexInput {
   /** The live domain, whose passage vectors the preview reuses where the text is unchanged. */
   domain: string;
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   commit: string;
   docsPath?: string;
   baseUrl: string;

@@ -27,6 +27,7 @@ async function checkAgainstPreview(input: DocsGapCheckInput, preview: string, re
     jobId: input.jobId,
     domain: input.spec.domain,
     repository: input.repository,
+    forgeId: input.forgeId,
     commit: input.commit,
     docsPath: input.spec.docsPath,
     baseUrl: input.spec.baseUrl,
@@ -42,7 +43,7 @@ async function checkAgainstPreview(input: DocsGapCheckInput, preview: string, re
     fixed: questions.filter((q) => !q.before.answered && q.after.answered).length,
   };
   await recordGapCheck({ jobId: input.jobId, result });
-  await commentOnPullRequest({ repository: input.repository, pullRequest: input.pullRequest.number, jobId: input.jobId, result });
+  await commentOnPullRequest({ repository: input.repository, forgeId: input.forgeId, pullRequest: input.pullRequest.number, jobId: input.jobId, result });
   // Added after the first checks ran: the preview has served its purpose once the result is recorded.
   if (!removedInFinally && patched('remove-preview-after-check')) await removePreviewIndex({ domain: preview });
   return result;

@@ -16,6 +16,8 @@ export interface GitDocsSource {
   domain: string;
   /** `owner/name` on the configured git host, or an http(s) git URL. */
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/); absent in older histories: the deployment's. */
+  forgeId?: string;
   /** The branch or tag followed. */
   ref: string;
   /** The folder inside the repository that holds the docs; empty for the whole repository. */

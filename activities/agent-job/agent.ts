@@ -175,7 +175,7 @@ export function createAgentActivities(deps: AgentDeps) {
       if (!deps.sandbox && runsCommands) {
         throw ApplicationFailure.create({ type: 'SandboxUnavailable', message: 'the project has setup or check commands, but this worker runs with DOCENT_SANDBOX=off', nonRetryable: true });
       }
-      const git = await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
+      const git = await checkoutClean(deps, input.jobId, input, input.startCommit);
       // Only code the project's owners wrote may be trusted with what only they should see (secrets, the shared cache),
       // which only setup and check commands are given: a project without them needs no answer.
       const ownerCode = runsCommands && (await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit));

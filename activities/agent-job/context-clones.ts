@@ -38,7 +38,7 @@ async function shallowClone(deps: GitDeps, repo: ContextRepository, dir: string)
   )
     return;
   // Only read: with a GitHub App, a token that can read the one repository and nothing more.
-  const access = await accessTo(deps, repo.repo, { readOnly: true });
+  const access = await accessTo(deps, repo.repo, { readOnly: true, forgeId: repo.forgeId });
   await rm(dir, { recursive: true, force: true });
   await mkdir(path.dirname(dir), { recursive: true, mode: 0o755 });
   const branch = repo.ref ? ['--branch', repo.ref] : [];

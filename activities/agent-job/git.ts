@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SimpleGit } from 'simple-git';
 import { GitAccessRefused, gitFailureLine, remoteRefusal, repositoryAccess, type GitAccessSettings, type RepositoryAccess, hardenedGit } from '../../src/git/access';
+import type { ForgeRegistry } from '../../src/forges/forge-registry';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import type { TurnJournal } from './turn-journal';
 import { branchBase, turnDiff } from './turn-diff';
@@ -17,7 +18,15 @@ import {
   type PrepareWorkspaceResult,
 } from '../../workflows/agent-job-contract';
 
+/** A repository and the forge connection it resolved through (absent: the deployment's). */
+export interface RepositoryRef {
+  repository: string;
+  forgeId?: string;
+}
+
 export interface GitDeps extends GitAccessSettings {
+  /** The forge connections whose credentials reach each repository (src/forges/); without it, the deployment's only. */
+  forges?: ForgeRegistry;
   workspaceDir: string;
   /** This worker's own task queue (activities/agent-job/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
   workspaceQueue?: string;
@@ -58,9 +67,9 @@ export function classifyGitError(err: unknown, what: string): never {
 }
 
 /** How git reaches the repository (the token, or pinned addresses), decided once per step: the only calls that get credentials. */
-export async function accessTo(deps: GitDeps, repository: string, opts: { readOnly?: boolean } = {}): Promise<RepositoryAccess> {
+export async function accessTo(deps: GitDeps, repository: string, opts: { readOnly?: boolean; forgeId?: string } = {}): Promise<RepositoryAccess> {
   try {
-    return await repositoryAccess(repository, deps, opts);
+    return await repositoryAccess(repository, deps.forges ? await deps.forges.gitAccess(opts.forgeId, deps) : deps, opts);
   } catch (err) {
     if (err instanceof GitAccessRefused && err.reason === 'address') fail('RepositoryUrlRefused', `the repository URL is refused: ${err.message}`);
     if (err instanceof GitAccessRefused) fail('RepositoryAccessDenied', err.message);
@@ -114,8 +123,8 @@ async function exists(p: string): Promise<boolean> {
  * (`--filter=blob:none`): history without file contents, which git fetches for the commits checked out. So the git
  * returned keeps the remote's access settings: any later step may fetch contents the clone left out.
  */
-async function ensureClone(deps: GitDeps, jobId: string, repository: string, commit?: string): Promise<Clone> {
-  const access = await accessTo(deps, repository);
+async function ensureClone(deps: GitDeps, jobId: string, repo: RepositoryRef, commit?: string): Promise<Clone> {
+  const access = await accessTo(deps, repo.repository, { forgeId: repo.forgeId });
   const dir = workspacePath(deps, jobId);
   const remote = (signal?: AbortSignal) => hardenedGit(dir, deps.workspaceDir, access.config, signal);
   // Built once the folder exists: simple-git refuses a missing one.
@@ -148,8 +157,8 @@ async function ensureClone(deps: GitDeps, jobId: string, repository: string, com
  * Puts the working tree exactly at `commit`, whatever an earlier attempt left there. `fetch: 'always'` also brings the
  * remote's branches up to date, for a step that reads them; otherwise a clone that has the commit is not fetched.
  */
-async function checkout(deps: GitDeps, jobId: string, repository: string, commit: string, fetch: 'always' | 'if-missing'): Promise<Clone> {
-  const clone = await ensureClone(deps, jobId, repository, fetch === 'if-missing' ? commit : undefined);
+async function checkout(deps: GitDeps, jobId: string, repo: RepositoryRef, commit: string, fetch: 'always' | 'if-missing'): Promise<Clone> {
+  const clone = await ensureClone(deps, jobId, repo, fetch === 'if-missing' ? commit : undefined);
   // The checkout downloads the commit's file contents: a network step like the clone. Forced, it also sets the index
   // and tracked files to the commit (a staged, changed or deleted file included), as `reset --hard` would.
   await heartbeating('checking out', async (signal) => clone.remote(signal).raw(['checkout', '--force', '--detach', commit]));
@@ -159,8 +168,8 @@ async function checkout(deps: GitDeps, jobId: string, repository: string, commit
 }
 
 /** Git in the job's clone with its working tree exactly at `commit`. */
-export async function checkoutClean(deps: GitDeps, jobId: string, repository: string, commit: string): Promise<SimpleGit> {
-  return (await checkout(deps, jobId, repository, commit, 'if-missing')).git;
+export async function checkoutClean(deps: GitDeps, jobId: string, repo: RepositoryRef, commit: string): Promise<SimpleGit> {
+  return (await checkout(deps, jobId, repo, commit, 'if-missing')).git;
 }
 
 async function revParse(git: SimpleGit, ref: string): Promise<string | null> {
@@ -201,7 +210,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
     /** Clones (or refreshes) the job's workspace and says where the agent starts: the job branch if pushed before, else the base ref. */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PrepareWorkspaceResult> {
       Context.current().heartbeat('cloning');
-      const { git } = await ensureClone(deps, input.jobId, input.repository);
+      const { git } = await ensureClone(deps, input.jobId, input);
       const head = await revParse(git, `refs/remotes/origin/${input.branch}`);
       let startCommit = head ?? (await revParse(git, `refs/remotes/origin/${input.baseRef}`)) ?? (await revParse(git, input.baseRef));
       if (!startCommit) fail('RefNotFound', `the base ref "${input.baseRef}" does not exist in the repository`);
@@ -223,7 +232,7 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */
     async commitAndPush(input: CommitAndPushInput): Promise<CommitAndPushResult> {
       // The branch's remote head tells a retry whether its push already happened: fetched every time.
-      const clone = await checkout(deps, input.jobId, input.repository, input.startCommit, 'always');
+      const clone = await checkout(deps, input.jobId, input, input.startCommit, 'always');
       const { git } = clone;
       const marker = turnMarker(input.jobId, input.turn);
       const remoteHead = await revParse(git, `refs/remotes/origin/${input.branch}`);

@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
-import { GitHubAppRefused, statusOf, type GitHubCredentials } from '../../src/github/credentials';
-import { resolveRepository } from '../../src/git/access';
+import { GitHubAppRefused, statusOf } from '../../src/github/credentials';
+import type { ForgeRegistry } from '../../src/forges/forge-registry';
+import { GitAccessRefused, resolveRepository } from '../../src/git/access';
 import type { CheckResult, OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';
 import type { JobIssue } from '../../src/jobs/job';
 import { answerIssue, closingLine } from './issue-answer';
@@ -64,7 +65,8 @@ export function checkRunOutput(checks: CheckResult[]): { title: string; summary:
 
 export interface GitHubDeps {
   gitBaseUrl: string;
-  credentials: GitHubCredentials;
+  /** The forge connections whose credentials reach each job's repository (src/forges/). */
+  forges: ForgeRegistry;
   /** The job a branch names (`<prefix><jobId>`) and the issue it answers, if any (an `issue` automation's job). */
   issueOfBranch?(branch: string): Promise<{ jobId: string; issue: JobIssue } | null>;
 }
@@ -103,9 +105,13 @@ function unavailable(err: unknown, what: string): never {
 }
 
 export function createGitHubActivities(deps: GitHubDeps) {
-  async function clientFor(repository: string) {
+  async function clientFor(repository: string, forgeId: string | undefined) {
     const { owner, name: repo } = resolveRepository(repository, deps.gitBaseUrl);
-    return { owner, repo, ...(await deps.credentials.access(owner, repo, attemptDeadline)) };
+    const credentials = await deps.forges.githubOf(forgeId).catch((err: unknown) => {
+      if (err instanceof GitAccessRefused) throw ApplicationFailure.create({ type: 'RepositoryAccessDenied', message: err.message, nonRetryable: true });
+      throw err;
+    });
+    return { owner, repo, ...(await credentials.access(owner, repo, attemptDeadline)) };
   }
 
   /** The open pull request of the branch, read page by page (GitHub ignores a `head` filter it cannot parse). */
@@ -120,7 +126,7 @@ export function createGitHubActivities(deps: GitHubDeps) {
   async function openOnly(input: OpenPullRequestInput, issue: JobIssue | null): Promise<OpenPullRequestResult> {
     let client: Awaited<ReturnType<typeof clientFor>> | undefined;
     try {
-      client = await clientFor(input.repository);
+      client = await clientFor(input.repository, input.forgeId);
       const { octokit, owner, repo } = client;
       const existing = await findOpen(octokit, owner, repo, input.branch);
       if (existing) return existing;
@@ -155,7 +161,7 @@ export function createGitHubActivities(deps: GitHubDeps) {
       // An issue's job: the pull request closes the issue, and the issue is told where it is (once; a retry finds the answer).
       const answering = (await deps.issueOfBranch?.(input.branch)) ?? null;
       const opened = await openOnly(input, answering?.issue ?? null);
-      if (answering) await answerIssue(await clientFor(answering.issue.repository), answering.issue, answering.jobId, opened.url);
+      if (answering) await answerIssue(await clientFor(answering.issue.repository, input.forgeId), answering.issue, answering.jobId, opened.url);
       return opened;
     },
 
@@ -166,7 +172,7 @@ export function createGitHubActivities(deps: GitHubDeps) {
     async reportChecks(input: ReportChecksInput): Promise<ReportChecksResult> {
       const conclusion = passedAll(input.checks) ? 'success' : 'failure';
       try {
-        const { octokit, owner, repo, mode } = await clientFor(input.repository);
+        const { octokit, owner, repo, mode } = await clientFor(input.repository, input.forgeId);
         if (mode === 'token') {
           await octokit.rest.repos.createCommitStatus({ owner, repo, sha: input.commit, state: conclusion, context: checkRunName, description: checksHeadline(input.checks).slice(0, 140) });
           return { reported: 'commit-status' };

@@ -50,7 +50,7 @@ export function createPlannerActivities(deps: PlannerDeps) {
     async planChange(input: PlanChangeInput): Promise<PlanChangeResult> {
       const ctx = Context.current();
       const model = jobLanguageModel(deps.models, input.model);
-      await checkoutClean(deps, input.jobId, input.repository, input.startCommit);
+      await checkoutClean(deps, input.jobId, input, input.startCommit);
       const root = workspacePath(deps, input.jobId);
       const context = await ensureContextClones(deps, input.jobId, input.contextRepositories);
       const { list_files, read_file, search_files } = workspaceTools(root, defaultToolLimits, undefined, context);

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { githubClientFor } from '../../src/github/client';
-import type { GitHubCredentials } from '../../src/github/credentials';
+import type { ForgeRegistry } from '../../src/forges/forge-registry';
 import { answerMarker, withoutMentions } from '../../src/github/mentions';
 import type { AnswerPullRequestInput, TurnEnding } from '../../workflows/agent-job-contract';
 
@@ -23,11 +23,11 @@ function describeEnding(ending: TurnEnding, pullRequestUrl: string): string {
 
 const statusOf = (err: unknown) => (typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : undefined);
 
-export function createPullRequestAnswerActivities(deps: { credentials: GitHubCredentials; gitUrl: string }) {
+export function createPullRequestAnswerActivities(deps: { forges: ForgeRegistry; gitUrl: string }) {
   return {
     /** Comments the turn's answer on its pull request, once: a retry finds the answer an earlier attempt posted. */
     async answerPullRequestComment(input: AnswerPullRequestInput): Promise<{ commentId: number }> {
-      const { octokit, owner, repo } = await githubClientFor(deps.credentials, deps.gitUrl, input.reply.repository);
+      const { octokit, owner, repo } = await githubClientFor(await deps.forges.githubOf(input.reply.forgeId), deps.gitUrl, input.reply.repository);
       const marker = answerMarker(input.jobId, input.turn, input.attempt);
       try {
         const earlier = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.reply.pullNumber, per_page: 100 });

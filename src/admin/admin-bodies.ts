@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { forgeKinds } from '../forges/forge-connection';
 import { WEBHOOK_EVENTS } from '../webhooks/store';
 
 // The bodies of the operator API's operations, checked alike whether they come as REST JSON or as Connect messages.
@@ -46,4 +47,17 @@ export const followBody = z.strictObject({
   sitemap: z.string().max(2000).optional(),
   every: z.string().max(10).optional(),
   firstNow: z.boolean().optional(),
+});
+
+/** A forge connection of an organization: a token, or an installation of the deployment's GitHub App (exactly one; src/admin/forge-operations.ts checks). */
+export const addForgeBody = z.strictObject({
+  kind: z.enum(forgeKinds),
+  apiUrl: z.string().min(1).max(2000).optional(),
+  gitUrl: z.string().min(1).max(2000).optional(),
+  // Never echoed: a refusal names the field and the rule only.
+  token: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,1000}$/, 'must be the token as GitHub gave it (1-1000 printable characters, no spaces)')
+    .optional(),
+  appInstallationId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
 });

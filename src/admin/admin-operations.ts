@@ -7,6 +7,8 @@ import type { Deps } from '../deps';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { issueWebhookSecret } from './github-operations';
 import { ProjectSecretStore } from '../secrets/project-secrets';
+import type { RepositoryGate } from '../forges/repository-gate';
+import type { ForgeStore } from '../forges/forge-store';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
 import { followInput } from '../docs/follow-input';
@@ -15,6 +17,7 @@ import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
 import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from './access';
 import type { createKeyBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from './admin-bodies';
 import { setSecret, listSecrets } from './secret-operations';
+import { type AddForgeBody, addForge, type ForgeSettings, listForges, removeForge, rotateForgeWebhookSecret } from './forge-operations';
 import { clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhook-operations';
 
@@ -27,6 +30,12 @@ export interface AdminStores {
   schedules: DocsSyncSchedules;
   githubWebhookSecrets: ProjectWebhookSecrets;
   github: GitHubSettings;
+  /** Whether an organization may name a repository, and through which forge connection. */
+  gate: RepositoryGate;
+  /** The organizations' forge connections (src/forges/forge-store.ts). */
+  forges: ForgeStore;
+  /** Their webhook URLs' start and the networks their URLs may lead into. */
+  forgeSettings: ForgeSettings;
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
@@ -34,7 +43,8 @@ export function adminStores(deps: Deps): AdminStores {
   const secrets = new ProjectSecretStore(deps.mongo.db, deps.config.secretKey ? new SecretBox(deps.config.secretKey) : undefined);
   const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
   const githubWebhookSecrets = new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey);
-  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github };
+  const forgeSettings = { publicUrl: deps.config.publicUrl ?? deps.config.api.url, allowPrivateNetworks: deps.config.allowPrivateNetworks };
+  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github, gate: deps.forges.gate, forges: deps.forges.store, forgeSettings };
 }
 
 const listLimit = 500;
@@ -138,11 +148,14 @@ export class AdminOperations {
 
   /** Follows a docs repository or a site (the CLI's `docs follow` and `docs ingest --sitemap`), checked as the CLI checks it. */
   async followDocs(who: AdminCaller, domain: string, b: z.infer<typeof followBody>) {
-    await visibleDomain(this.s.tenancy, who, domain);
+    const project = await visibleDomain(this.s.tenancy, who, domain);
     const { repository, sitemap, every, firstNow, ...git } = b;
     if ((repository === undefined) === (sitemap === undefined)) throw new AppError('invalid_argument', 'give either repository (a docs repository) or sitemap (a published site)');
     if (sitemap !== undefined && Object.values(git).some((v) => v !== undefined)) throw new AppError('invalid_argument', 'ref, docsPath and baseUrl go with repository, not sitemap');
-    const { input, everyMs } = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
+    const followed = followInput(sitemap !== undefined ? { domain, sitemap, every } : { domain, repository: repository!, every, ...git });
+    const { everyMs } = followed;
+    // A domain of no project (the deployment operator's own) reads through the deployment's connection.
+    const input = 'repository' in followed.input && project ? { ...followed.input, forgeId: (await this.s.gate.resolve(project.orgId, followed.input.repository, 'read')).forgeId } : followed.input;
     await followDocs(this.s.schedules, input, everyMs, { firstNow: firstNow ?? true });
     return { domain, source: input, everyMs, firstSyncStarted: firstNow ?? true };
   }
@@ -157,5 +170,27 @@ export class AdminOperations {
   async syncDocs(who: AdminCaller, domain: string): Promise<DocsSyncResult> {
     await visibleDomain(this.s.tenancy, who, domain);
     return syncDocsNow(this.s.schedules, domain);
+  }
+
+  /** Adds a forge connection of the organization, tested against the forge first; the answer is the only time its webhook secret is shown. */
+  async addForge(who: AdminCaller, orgId: string, b: AddForgeBody): Promise<Json> {
+    requireOrg(who, orgId);
+    return jsonOf(addForge(this.s, orgId, b));
+  }
+
+  async listForges(who: AdminCaller, orgId: string): Promise<Json[]> {
+    requireOrg(who, orgId);
+    return (await jsonOf(listForges(this.s, orgId))) as unknown as Json[];
+  }
+
+  async removeForge(who: AdminCaller, orgId: string, forgeId: string): Promise<Json> {
+    requireOrg(who, orgId);
+    return jsonOf(removeForge(this.s, orgId, forgeId));
+  }
+
+  /** A new webhook secret for one of the organization's forge connections, shown only in this answer. */
+  async rotateForgeWebhookSecret(who: AdminCaller, orgId: string, forgeId: string): Promise<Json> {
+    requireOrg(who, orgId);
+    return jsonOf(rotateForgeWebhookSecret(this.s, orgId, forgeId));
   }
 }

@@ -1,5 +1,6 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
+import type { RepositoryGate } from '../forges/repository-gate';
 import { projectCaps, type ProjectChecksUpdate, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 
 /** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
@@ -12,8 +13,11 @@ export interface Output {
 export interface Stores {
   tenancy: TenancyStore;
   keys: ApiKeyStore;
-  /** Refuses a repository URL the worker would refuse to clone (private address, plain http), with the reason. */
-  checkRepository?(repository: string): Promise<void>;
+}
+
+/** Creating a project also asks which forge connection of the organization reaches its repository (src/forges/repository-gate.ts). */
+export interface ProjectStores extends Stores {
+  gate: RepositoryGate;
 }
 
 export async function createOrg(s: Stores, orgId: string): Promise<Output> {
@@ -21,13 +25,14 @@ export async function createOrg(s: Stores, orgId: string): Promise<Output> {
   return { text: `created organization ${org._id}`, json: { id: org._id, createdAt: org.createdAt } };
 }
 
-export async function createProject(s: Stores, p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] }): Promise<Output> {
-  await s.checkRepository?.(p.repository);
-  const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
+export async function createProject(s: ProjectStores, p: { projectId: string; orgId: string; repository: string; ref: string; domain: string; allowedOrigins: string[] }): Promise<Output> {
+  if (!(await s.tenancy.hasOrg(p.orgId))) throw new AppError('not_found', `organization ${p.orgId} not found`);
+  const { forgeId } = await s.gate.resolve(p.orgId, p.repository, 'write');
+  const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, forgeId, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
   const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (only pages the gateway serves itself, such as /playground/, can call the assistant from a browser)';
   return {
     text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}`,
-    json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },
+    json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, forgeId: doc.forgeId, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },
   };
 }
 

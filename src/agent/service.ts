@@ -1,4 +1,5 @@
 import type { Client as TemporalClient } from '@temporalio/client';
+import type { RepositoryGate } from '../forges/repository-gate';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
@@ -39,6 +40,8 @@ export interface AgentJobServiceDeps {
   tenancy: TenancyStore;
   temporal: TemporalClient;
   quota?: JobQuota;
+  /** Decides through which connection each repository a job names is reached (src/forges/repository-gate.ts). */
+  gate?: RepositoryGate;
 }
 
 /** Agent job operations, shared by the REST routes and the Connect handlers. */

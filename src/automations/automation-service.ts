@@ -1,7 +1,8 @@
 import type { Caller } from '../auth/api-keys';
 import { adminProject } from '../auth/admin-project';
 import { AppError } from '../errors';
-import type { TenancyStore } from '../tenancy/store';
+import type { RepositoryGate } from '../forges/repository-gate';
+import type { ProjectDoc, TenancyStore } from '../tenancy/store';
 import { type AutomationDoc, type AutomationRunDoc, type AutomationSpec, originOfTrigger } from './automation';
 import type { UpdateAutomation } from './automation-body';
 import type { AutomationRunner } from './automation-runner';
@@ -15,6 +16,8 @@ export interface AutomationServiceDeps {
   store: AutomationStore;
   runner: AutomationRunner;
   schedules: AutomationSchedules;
+  /** Whether the project's organization may name the repositories a trigger or its context names (src/forges/repository-gate.ts). */
+  gate?: RepositoryGate;
 }
 
 /**
@@ -29,6 +32,18 @@ export class AutomationService {
     return { store: this.d.store, runner: this.d.runner };
   }
 
+  /** A trigger's repository and the context repositories must each be readable through a connection of the project's organization. */
+  private async checkRepositories(project: ProjectDoc, spec: Pick<Partial<AutomationSpec>, 'trigger' | 'contextRepositories'>): Promise<void> {
+    if (!this.d.gate) return;
+    const trigger = spec.trigger as { repo?: string } | undefined;
+    const named = [...(trigger?.repo ? [{ at: 'trigger.repo', repo: trigger.repo }] : []), ...(spec.contextRepositories ?? []).map((r, i) => ({ at: `contextRepositories[${i}].repo`, repo: r.repo }))];
+    for (const { at, repo } of named) {
+      await this.d.gate.resolve(project.orgId, repo, 'read').catch((err: unknown) => {
+        throw err instanceof AppError ? new AppError(err.code, `${at}: ${err.message}`) : err;
+      });
+    }
+  }
+
   private async mustGet(projectId: string, id: string): Promise<AutomationDoc> {
     const found = idShape.test(id) ? await this.d.store.get(projectId, id) : null;
     if (!found) throw new AppError('not_found', 'automation not found');
@@ -36,7 +51,7 @@ export class AutomationService {
   }
 
   async create(caller: Caller, projectId: string, spec: AutomationSpec): Promise<AutomationDoc> {
-    await adminProject(this.d.tenancy, caller, projectId);
+    await this.checkRepositories(await adminProject(this.d.tenancy, caller, projectId), spec);
     const doc = newAutomation(projectId, spec);
     await syncAutomationSchedule(this.d.schedules, doc);
     try {
@@ -73,8 +88,9 @@ export class AutomationService {
   }
 
   private async change(caller: Caller, projectId: string, id: string, set: UpdateAutomation & { paused?: boolean }): Promise<AutomationDoc> {
-    await adminProject(this.d.tenancy, caller, projectId);
+    const project = await adminProject(this.d.tenancy, caller, projectId);
     const current = await this.mustGet(projectId, id);
+    await this.checkRepositories(project, set);
     await syncAutomationSchedule(this.d.schedules, { ...current, ...set });
     const updated = await this.d.store.update(projectId, id, set);
     if (!updated) throw new AppError('not_found', 'automation not found');

@@ -121,6 +121,41 @@ export class AdminApi {
     return { text: list.length ? list.map(line).join('\n') : `webhook ${webhookId} has no deliveries yet`, json: list };
   }
 
+  /** `docent forge …` (src/cli/forge-commands.ts): an organization's forge connections; `json` is the REST answer as it came. */
+  forges(orgId: string) {
+    const at = `/v2/admin/orgs/${encodeURIComponent(orgId)}/forges`;
+    const one = (forgeId: string) => `${at}/${encodeURIComponent(forgeId)}`;
+    return {
+      add: async (body: Record<string, unknown>): Promise<Output> => {
+        const made = await this.call('POST', at, body);
+        const how = made.credential === 'app' ? `installation ${made.installationId} of the deployment's GitHub App` : 'a token';
+        return {
+          text: String(made.webhookSecret),
+          note: `added forge connection ${made.id} of organization ${orgId} (${made.apiUrl}, ${how}): point the forge's webhooks at ${made.webhookUrl} (content type application/json) with the secret printed above; it is shown only once, store it now`,
+          json: made,
+        };
+      },
+      list: async (): Promise<Output> => {
+        const answer = await this.call('GET', at);
+        const list = answer.forges as Json[];
+        const line = (v: Json) => `${v.id}  ${v.kind}  ${v.credential === 'app' ? `app installation ${v.installationId}` : v.credential}  ${v.apiUrl}  ${v.gitUrl}  ${v.webhookUrl}`;
+        return { text: list.length ? list.map(line).join('\n') : `organization ${orgId} has no forge connections`, json: answer };
+      },
+      remove: async (forgeId: string): Promise<Output> => {
+        const r = await this.call('DELETE', one(forgeId));
+        return { text: `removed forge connection ${forgeId} of organization ${orgId}: projects that named their repository through it can no longer reach it`, json: r };
+      },
+      rotateSecret: async (forgeId: string): Promise<Output> => {
+        const r = await this.call('POST', `${one(forgeId)}/webhook-secret`);
+        return {
+          text: String(r.webhookSecret),
+          note: `made a new webhook secret for forge connection ${forgeId}: set it as the secret of the forge's webhooks to ${r.webhookUrl}; it is shown only once, and the previous one no longer verifies`,
+          json: r,
+        };
+      },
+    };
+  }
+
   async githubWebhookSecret(projectId: string): Promise<Output> {
     const r = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/github/webhook-secret`);
     return {

@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
-import { loadConfig, type Config } from '../config';
+import { loadConfig } from '../config';
 import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
-import { OutboundGuard, OutboundRefused } from '../net/outbound';
-import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output } from '../admin/tenancy-operations';
+import { OutboundGuard } from '../net/outbound';
+import { createForges } from '../forges';
+import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type ProjectStores } from '../admin/tenancy-operations';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
 import { createOperatorKey, ensureOperatorKey } from './operator-commands';
-import { docsIngestUsage, docsSyncUsage } from './usage-texts';
+import { docsIngestUsage, docsSyncUsage, forgeUsage } from './usage-texts';
 import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from '../admin/webhook-operations';
 import { SecretBox } from '../crypto/secret-box';
 import { WebhookStore } from '../webhooks/store';
@@ -68,7 +69,8 @@ commands:
   operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
                                                 0600); what npm start runs. The operator commands are bootstrap:
                                                 they talk to the database (DOCENT_MONGO_*)
-With DOCENT_OPERATOR_KEY set, org create, project create|update|cache clear|webhook-secret|secret set|list,
+${forgeUsage}
+With DOCENT_OPERATOR_KEY set, org create, forge add|list|remove|rotate-secret, project create|update|cache clear|webhook-secret|secret set|list,
 key create|revoke|list, webhook create|list|delete|deliveries, docs follow|sync|unfollow|status|ingest --sitemap and
 automation … call the operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings;
 the other commands are bootstrap and talk to the database (DOCENT_MONGO_*) or Temporal directly (docs/operator-api.md
@@ -118,48 +120,26 @@ function required(values: Record<string, unknown>, name: string): string {
   return v;
 }
 
-/** With a GitHub App, a project's repository must have the App installed: found now, so the admin learns it before a job fails. */
-async function checkAppInstalled(github: Config['github'], repository: string): Promise<void> {
-  if (!github.app) return;
-  const { GitHubAppRefused, GitHubCredentials, statusOf } = await import('../github/credentials.js');
-  // src/git/access.ts loads the GitHub clients too: only the commands that need it load it.
-  const { resolveRepository } = await import('../git/access.js');
-  const { owner, name } = resolveRepository(repository, github.gitUrl);
-  try {
-    await new GitHubCredentials(github).installation(owner, name);
-  } catch (err) {
-    if (err instanceof GitHubAppRefused) throw new AppError('failed_precondition', err.message);
-    throw new AppError('unavailable', `could not ask GitHub whether the App is installed on ${owner}/${name} (${statusOf(err) ?? 'network error'})`);
-  }
-}
-
 /** Connects to MongoDB for one command and closes the client afterwards. */
-async function withStores(run: (s: WebhookStores & SecretStores & GitHubStores) => Promise<Output>): Promise<Output> {
+async function withStores(run: (s: WebhookStores & SecretStores & GitHubStores & ProjectStores) => Promise<Output>): Promise<Output> {
   const config = loadConfig();
   const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
   try {
     await ensureIndexes(mongo.db);
     const guard = new OutboundGuard(config.allowPrivateNetworks);
-    // The worker checks again at every clone (and may resolve names this machine cannot); this answers the admin now.
-    const checkRepository = async (repository: string) => {
-      if (!/^https?:\/\//.test(repository) || new URL(repository).origin === new URL(config.github.gitUrl).origin) return checkAppInstalled(config.github, repository);
-      await guard.check(new URL(repository)).catch((err: unknown) => {
-        if (err instanceof OutboundRefused && err.unresolved) return;
-        throw err instanceof OutboundRefused ? new AppError('invalid_argument', `repository ${repository} is refused: ${err.message}`) : err;
-      });
-    };
+    const { gate } = createForges(mongo.db, config);
     const box = config.secretKey && new SecretBox(config.secretKey);
     const webhooks = new WebhookStore(mongo.db, box, guard);
     const secrets = new ProjectSecretStore(mongo.db, box);
     const githubWebhookSecrets = new ProjectWebhookSecrets(mongo.db, config.secretKey);
-    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), checkRepository, webhooks, secrets, githubWebhookSecrets });
+    return await run({ tenancy: new TenancyStore(mongo.db), keys: new ApiKeyStore(mongo.db), gate, webhooks, secrets, githubWebhookSecrets });
   } finally {
     await mongo.client.close();
   }
 }
 
 /** With DOCENT_OPERATOR_KEY: the operator API (DOCENT_API_URL), no database; without it: the database, as bootstrap. */
-function viaApi(call: (api: AdminApi) => Promise<Output>, direct: (s: WebhookStores & SecretStores & GitHubStores) => Promise<Output>): Promise<Output> {
+function viaApi(call: (api: AdminApi) => Promise<Output>, direct: (s: WebhookStores & SecretStores & GitHubStores & ProjectStores) => Promise<Output>): Promise<Output> {
   const key = operatorKeyFromEnv();
   return key ? call(new AdminApi(key)) : withStores(direct);
 }
@@ -455,6 +435,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
   if (command === 'automation') return (await import('./automation-commands.js')).automationCommand(argv.slice(1));
+  if (command === 'forge') return (await import('./forge-commands.js')).forgeCommand(argv.slice(1));
   if (command === 'check') {
     const config = loadConfig();
     const r = await (await import('./self-check.js')).runWorkerSelfCheck(config);

@@ -63,10 +63,12 @@ export interface GitHubSettings {
   token?: string;
   /** When set, jobs use installation tokens of this App instead of `token` (src/github/credentials.ts). */
   app?: { id: string; privateKey: HiddenText };
+  /** The organizations (names or `*`-patterns) that may use the deployment's token or App (src/forges/deployment-forge.ts). */
+  sharedOrgs: string[];
 }
 
 function gitHub(github: Settings['github']): GitHubSettings {
-  return { apiUrl: github.apiUrl, gitUrl: github.gitUrl, token: github.token, app: githubApp(github) };
+  return { apiUrl: github.apiUrl, gitUrl: github.gitUrl, token: github.token, app: githubApp(github), sharedOrgs: github.sharedOrgs };
 }
 
 /** The App's id and private key (inline PEM or a file), checked to be an RSA private key now rather than at the first job. */

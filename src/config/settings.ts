@@ -189,6 +189,11 @@ export const declared = {
     ),
     appPrivateKey: setting('DOCENT_GITHUB_APP_PRIVATE_KEY', z.string().optional(), 'the App’s private key, the PEM text (`\\n` for line breaks is fine)', { secret: true }),
     appPrivateKeyFile: setting('DOCENT_GITHUB_APP_PRIVATE_KEY_FILE', z.string().optional(), 'or a file holding it; one of the two with DOCENT_GITHUB_APP_ID'),
+    sharedOrgs: setting(
+      'DOCENT_GITHUB_SHARED_ORGS',
+      commaList.refine((list) => list.every((p) => /^[A-Za-z0-9_.*-]{1,64}$/.test(p)), 'must be a comma-separated list of organization names or *-patterns').default(['local']),
+      'the organizations that may use the token or App above (the deployment connection, docs/forges.md): each reaches every repository it can; others bring their own forge connection',
+    ),
   },
   githubWebhooks: {
     secret: setting(
@@ -361,6 +366,9 @@ export const declared = {
   }),
   consoleDir: setting('DOCENT_CONSOLE_DIR', z.string().default(path.join(packageRoot(), 'console')), "the console's page (HTML, CSS, ES modules) served at `/console/`", { shownDefault: 'console' }),
   widgetDir: setting('DOCENT_WIDGET_DIR', z.string().default(path.join(packageRoot(), 'dist', 'widget')), 'the built widget served at `/widget.js` and `/widget.mjs`', { shownDefault: 'dist/widget' }),
+  publicUrl: setting('DOCENT_PUBLIC_URL', z.url().optional(), 'the gateway’s address as forges reach it: each forge connection’s webhook URL starts with it', {
+    shownDefault: 'DOCENT_API_URL',
+  }),
   api: {
     url: setting('DOCENT_API_URL', z.url().default('http://127.0.0.1:8080'), 'where the `docent` CLI reaches a running gateway (`docent jobs watch`)'),
     key: setting('DOCENT_API_KEY', z.string().optional(), 'the admin key the CLI sends there', { secret: true }),

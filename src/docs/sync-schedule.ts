@@ -17,6 +17,8 @@ export interface DocsSyncSchedules {
 interface FollowMemo {
   cloneUrl?: string;
   ref?: string;
+  /** The forge connection the repository resolved through; absent: the deployment's. Only its webhooks' pushes sync it. */
+  forgeId?: string;
 }
 
 // A sync runs far below this; a stuck one must not hold the schedule (runs never overlap) for ever.
@@ -31,7 +33,7 @@ export function parseEvery(every: string): number {
 }
 
 function memoOf(input: DocsSyncInput, gitBaseUrl: string): FollowMemo {
-  return isSiteSource(input) ? {} : { cloneUrl: resolveRepository(input.repository, gitBaseUrl).cloneUrl, ref: input.ref };
+  return isSiteSource(input) ? {} : { cloneUrl: resolveRepository(input.repository, gitBaseUrl).cloneUrl, ref: input.ref, ...(input.forgeId ? { forgeId: input.forgeId } : {}) };
 }
 
 function scheduleParts(s: DocsSyncSchedules, input: DocsSyncInput, everyMs: number) {
@@ -245,7 +247,7 @@ export async function docsSyncStatus(s: DocsSyncSchedules, domain: string): Prom
  * delivery while a sync waits adds nothing (one buffered run per schedule); after it, the sync finds nothing changed.
  * Returns the domains whose sync was started.
  */
-export async function syncOnPush(s: DocsSyncSchedules, repository: string, ref: string): Promise<string[]> {
+export async function syncOnPush(s: DocsSyncSchedules, repository: string, ref: string, forgeId = 'deployment'): Promise<string[]> {
   let cloneUrl: string;
   try {
     cloneUrl = resolveRepository(repository, s.gitBaseUrl).cloneUrl;
@@ -258,7 +260,8 @@ export async function syncOnPush(s: DocsSyncSchedules, repository: string, ref: 
   for await (const summary of s.temporal.schedule.list()) {
     if (!summary.scheduleId.startsWith(prefix)) continue;
     const memo = summary.memo as Partial<FollowMemo> | undefined;
-    if (memo?.cloneUrl !== cloneUrl || memo.ref !== branch) continue;
+    // A push another connection's webhook reports is no news of this source, whatever repository it names.
+    if (memo?.cloneUrl !== cloneUrl || memo.ref !== branch || (memo.forgeId ?? 'deployment') !== forgeId) continue;
     await s.temporal.schedule.getHandle(summary.scheduleId).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
     triggered.push(summary.scheduleId.slice(prefix.length));
   }

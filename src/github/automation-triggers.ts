@@ -15,7 +15,7 @@ import type { Logger } from '../log';
 import type { ProjectDoc, TenancyStore } from '../tenancy/store';
 import { githubClientFor, type RepositoryClient } from './client';
 import { canPush, type CollaboratorPermissions } from './collaborator-permissions';
-import type { GitHubCredentials } from './credentials';
+import { projectInScope, type DeliveryScope } from './delivery-scope';
 import type { DeliveryAutomationRun, GitHubDeliveryDoc } from './deliveries';
 import { commentPrompt, isDocentAnswer, mentions, noticeMarker } from './mentions';
 import type { issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent } from './payloads';
@@ -27,7 +27,6 @@ const defaultIssueInstruction = 'Resolve this issue in the documentation: make t
 export interface AutomationTriggerDeps {
   config: Config;
   log: Logger;
-  credentials: GitHubCredentials;
   tenancy: TenancyStore;
   store: AutomationStore;
   runner: AutomationRunner;
@@ -69,11 +68,11 @@ function outcomeOf(runs: DeliveryAutomationRun[], nothing: string): TriggerOutco
 export class AutomationTriggers {
   constructor(private readonly d: AutomationTriggerDeps) {}
 
-  /** The projects whose own repository is `fullName` (only `onlyProject`, when named). */
-  private async projectsOf(fullName: string, onlyProject?: string): Promise<ProjectDoc[]> {
+  /** The projects whose own repository is `fullName`, of those the delivery's connection may act on. */
+  private async projectsOf(fullName: string, scope: DeliveryScope): Promise<ProjectDoc[]> {
     const found = await this.d.tenancy.projectsNamingRepository(fullName);
     return found.filter((p) => {
-      if (onlyProject !== undefined && p._id !== onlyProject) return false;
+      if (!projectInScope(p, scope)) return false;
       try {
         const { owner, name } = resolveRepository(p.repository, this.d.config.github.gitUrl);
         return lower(`${owner}/${name}`) === lower(fullName);
@@ -104,8 +103,8 @@ export class AutomationTriggers {
   // ---- issues ----------------------------------------------------------------------------------------------------
 
   /** The issue automations of the projects on this repository; with `makeDefault`, a project with none gets its default one. */
-  private async issueAutomations(repository: string, onlyProject: string | undefined, makeDefault: boolean): Promise<AutomationDoc[]> {
-    const projects = await this.projectsOf(repository, onlyProject);
+  private async issueAutomations(repository: string, scope: DeliveryScope, makeDefault: boolean): Promise<AutomationDoc[]> {
+    const projects = await this.projectsOf(repository, scope);
     if (projects.length === 0) return [];
     const found = await this.d.store.withTrigger(
       'issue',
@@ -134,7 +133,7 @@ export class AutomationTriggers {
   }
 
   /** `issues` labeled with an automation's label, or assigned to docent, starts that automation's run. */
-  async onIssue(p: z.infer<typeof issuesEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+  async onIssue(p: z.infer<typeof issuesEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number };
     if (p.issue.pull_request) return { ...about, outcome: 'ignored', reason: 'a pull request, not an issue' };
     if (p.action !== 'labeled' && p.action !== 'assigned') return { ...about, outcome: 'ignored', reason: `issue ${p.action}: only labeled and assigned start runs` };
@@ -144,12 +143,12 @@ export class AutomationTriggers {
     if (p.action === 'assigned' && assignee !== handle && assignee !== `${handle}[bot]`)
       return { ...about, outcome: 'ignored', reason: `assigned to ${p.assignee?.login ?? 'nobody'}, not to ${handle}` };
     // The default automation is made only for an event it would answer: its label, or an assignment.
-    const all = await this.issueAutomations(p.repository.full_name, onlyProject, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
+    const all = await this.issueAutomations(p.repository.full_name, scope, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
     const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
     const runs = await this.startIssueRuns(listening, p.repository.full_name, p.issue);
     if (runs.some((r) => r.status === 'started'))
-      await this.react(p.repository.full_name, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
+      await this.react(scope, p.repository.full_name, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
     return { ...about, ...outcomeOf(runs, `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}`) };
   }
 
@@ -157,7 +156,7 @@ export class AutomationTriggers {
    * An `@docent` comment on an issue: by someone who may push, it continues the issue's job as a follow-up turn, or
    * starts the issue automations' runs when the issue has none. Anyone else's starts nothing, and the record says why.
    */
-  async onIssueComment(p: z.infer<typeof issueCommentEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+  async onIssueComment(p: z.infer<typeof issueCommentEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number, author: p.comment.user.login };
     const body = p.comment.body ?? '';
     if (isDocentAnswer(body)) return { ...about, outcome: 'ignored', reason: "docent's own answer" };
@@ -165,12 +164,12 @@ export class AutomationTriggers {
     const handle = this.d.config.githubWebhooks.mention;
     if (!mentions(body, handle)) return { ...about, outcome: 'ignored', reason: `no mention of @${handle}` };
     const repository = p.repository.full_name;
-    if ((await this.projectsOf(repository, onlyProject)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
-    const client = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository);
+    if ((await this.projectsOf(repository, scope)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
+    const client = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository);
     const access = await this.d.permissions.of(client, p.comment.user.login);
     if (!canPush(access))
       return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
-    const all = await this.issueAutomations(repository, onlyProject, true);
+    const all = await this.issueAutomations(repository, scope, true);
     const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
     const earlier = await this.d.store.startedRunOf(
@@ -189,8 +188,13 @@ export class AutomationTriggers {
       const prompt = commentPrompt(body);
       if (prompt === null) return refuse('the comment is longer than an instruction may be (32 KiB)');
       try {
-        const next = await this.d.agentJobs.continueFromPullRequest(job, prompt, { repository: job.source.repository, pullNumber: p.issue.number, pullRequestUrl: job.prLink ?? p.issue.html_url });
-        await this.react(repository, react);
+        const next = await this.d.agentJobs.continueFromPullRequest(job, prompt, {
+          repository: job.source.repository,
+          ...(job.forgeId ? { forgeId: job.forgeId } : {}),
+          pullNumber: p.issue.number,
+          pullRequestUrl: job.prLink ?? p.issue.html_url,
+        });
+        await this.react(scope, repository, react);
         return { ...onJob, turn: next.turn, outcome: 'turn_started' };
       } catch (err) {
         if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return refuse(err.message);
@@ -198,7 +202,7 @@ export class AutomationTriggers {
       }
     }
     const runs = await this.startIssueRuns(all, repository, issue);
-    if (runs.some((r) => r.status === 'started')) await this.react(repository, react);
+    if (runs.some((r) => r.status === 'started')) await this.react(scope, repository, react);
     return { ...about, ...outcomeOf(runs, 'no issue automation answers it') };
   }
 
@@ -217,9 +221,9 @@ export class AutomationTriggers {
   }
 
   /** A reaction shows the event was acted on; one GitHub refuses is logged, never fatal. */
-  private async react(repository: string, call: (c: RepositoryClient) => Promise<unknown>): Promise<void> {
+  private async react(scope: DeliveryScope, repository: string, call: (c: RepositoryClient) => Promise<unknown>): Promise<void> {
     try {
-      await call(await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository));
+      await call(await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository));
     } catch (err) {
       this.d.log.warn({ err, repository }, 'could not react on the issue');
     }
@@ -228,9 +232,9 @@ export class AutomationTriggers {
   // ---- merged pull requests and pushes ---------------------------------------------------------------------------
 
   /** A merged pull request starts the automations listening to its repository, each with its title, body and diff. */
-  async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>, onlyProject?: string): Promise<TriggerOutcome> {
+  async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const repository = p.repository.full_name;
-    const listening = (await this.d.store.withTrigger('merged_pull_request', onlyProject === undefined ? undefined : [onlyProject])).filter(
+    const listening = (await this.d.store.withTrigger('merged_pull_request', scope.projectId === undefined ? undefined : [scope.projectId])).filter(
       (a) => a.trigger.type === 'merged_pull_request' && lower(a.trigger.repo) === lower(repository),
     );
     if (listening.length === 0) return { outcome: 'ignored', reason: `no automation listens for merged pull requests in ${repository}` };
@@ -243,16 +247,16 @@ export class AutomationTriggers {
       body: pr.body ?? '',
       url: pr.html_url ?? '',
       mergeSha: pr.merge_commit_sha ?? pr.head.sha ?? '',
-      diff: await this.diffOf(repository, pr.number),
+      diff: await this.diffOf(scope, repository, pr.number),
     };
-    const runs = await this.runListening(listening, event, 'merged_pull_request', pr.base?.ref);
+    const runs = await this.runListening(scope, listening, event, 'merged_pull_request', pr.base?.ref);
     return outcomeOf(runs, 'no automation answers it');
   }
 
   /** The pull request's diff as GitHub serves it (`application/vnd.github.diff`); one GitHub will not serve is named instead. */
-  private async diffOf(repository: string, number: number): Promise<string> {
+  private async diffOf(scope: DeliveryScope, repository: string, number: number): Promise<string> {
     try {
-      const { octokit, owner, repo } = await githubClientFor(this.d.credentials, this.d.config.github.gitUrl, repository);
+      const { octokit, owner, repo } = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository);
       const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number, mediaType: { format: 'diff' } });
       return String(data);
     } catch (err) {
@@ -262,18 +266,18 @@ export class AutomationTriggers {
   }
 
   /** A push to a branch starts the automations listening to it, with the pushed commits. docent's own job branches start nothing. */
-  async onPush(p: z.infer<typeof pushEvent>, onlyProject?: string): Promise<TriggerOutcome | null> {
+  async onPush(p: z.infer<typeof pushEvent>, scope: DeliveryScope): Promise<TriggerOutcome | null> {
     const repository = p.repository.full_name;
     if (!p.ref.startsWith('refs/heads/') || p.deleted || !p.after || /^0+$/.test(p.after)) return null;
     const branch = p.ref.slice('refs/heads/'.length);
     if (branch.startsWith(this.d.config.agent.branchPrefix)) return { outcome: 'ignored', reason: "a push to a docent job's branch starts no automation" };
-    const ownProjects = new Set((await this.projectsOf(repository, onlyProject)).map((x) => x._id));
-    const listening = (await this.d.store.withTrigger('push', onlyProject === undefined ? undefined : [onlyProject])).filter(
+    const ownProjects = new Set((await this.projectsOf(repository, scope)).map((x) => x._id));
+    const listening = (await this.d.store.withTrigger('push', scope.projectId === undefined ? undefined : [scope.projectId])).filter(
       (a) => a.trigger.type === 'push' && a.trigger.branch === branch && (a.trigger.repo ? lower(a.trigger.repo) === lower(repository) : ownProjects.has(a.projectId)),
     );
     if (listening.length === 0) return null;
     const event: AutomationEvent = { kind: 'push', repository, branch, after: p.after, commits: (p.commits ?? []).map((c) => ({ id: c.id, message: c.message })) };
-    const runs = await this.runListening(listening, event, 'push', branch);
+    const runs = await this.runListening(scope, listening, event, 'push', branch);
     return outcomeOf(runs, 'no automation answers it');
   }
 
@@ -281,11 +285,20 @@ export class AutomationTriggers {
    * Runs each automation listening to another repository's event, if its project may listen there; that repository,
    * when it is not the project's own, joins the job's context at `ref`.
    */
-  private runListening(listening: AutomationDoc[], event: AutomationEvent & { kind: 'merged_pull_request' | 'push' }, origin: 'merged_pull_request' | 'push', ref: string | undefined) {
+  private async runListening(
+    scope: DeliveryScope,
+    listening: AutomationDoc[],
+    event: AutomationEvent & { kind: 'merged_pull_request' | 'push' },
+    origin: 'merged_pull_request' | 'push',
+    ref: string | undefined,
+  ) {
     const { repository } = event;
+    // Another organization's automations, or those on another connection, never hear of this delivery.
+    const projects = new Map(await Promise.all(listening.map(async (a) => [a._id, await this.d.tenancy.getProject(a.projectId)] as const)));
+    const ours = listening.filter((a) => { const p = projects.get(a._id); return p !== null && p !== undefined && projectInScope(p, scope); });
     return Promise.all(
-      listening.map(async (a): Promise<DeliveryAutomationRun> => {
-        const project = await this.d.tenancy.getProject(a.projectId);
+      ours.map(async (a): Promise<DeliveryAutomationRun> => {
+        const project = projects.get(a._id) ?? null;
         const refused = this.subscriptionRefusal(project, repository);
         if (refused) return { projectId: a.projectId, automationId: a._id, status: 'refused', reason: refused };
         const context = this.isOwnRepository(project!, repository) ? {} : { contextRepositories: [{ repo: repository, ...(ref ? { ref } : {}) }] };

@@ -57,6 +57,15 @@ interface CachedToken {
   expiresAt: number;
 }
 
+/**
+ * One connection's way to GitHub: the deployment's settings, or an organization's connection (src/forges/): a token,
+ * or the deployment's App pinned to the one installation that organization claimed.
+ */
+export type GitHubConnectionSettings = Pick<GitHubSettings, 'apiUrl' | 'gitUrl' | 'token' | 'app'> & {
+  /** Only this installation of the App may serve: a repository of any other installation is refused as not installed. */
+  installationId?: number;
+};
+
 export class GitHubCredentials {
   readonly mode: 'app' | 'token';
   private readonly app?: Throttled;
@@ -67,7 +76,7 @@ export class GitHubCredentials {
   private installUrl?: string;
 
   constructor(
-    private readonly settings: GitHubSettings,
+    private readonly settings: GitHubConnectionSettings,
     private readonly log?: Logger,
   ) {
     this.mode = settings.app ? 'app' : 'token';
@@ -84,6 +93,25 @@ export class GitHubCredentials {
     if (this.mode === 'token') return { octokit: this.client(retryWindow, { auth: this.settings.token }), gitToken: this.settings.token, mode: 'token' };
     const token = await this.installationToken(owner, name);
     return { octokit: this.client(retryWindow, { authStrategy: this.installationAuth(owner, name) }), gitToken: token, mode: 'app' };
+  }
+
+  /**
+   * What this connection may do on `owner/name`, as GitHub answers `GET /repos/{owner}/{repo}` to its credential: null
+   * when GitHub will not show it the repository (404 to a token that cannot see a private one); where to install the
+   * App when it is not installed there.
+   */
+  async reach(owner: string, name: string): Promise<{ push: boolean } | { installUrl: string } | null> {
+    try {
+      const { octokit } = await this.access(owner, name);
+      const { data } = await octokit.rest.repos.get({ owner, repo: name });
+      // An installation token answers without `permissions`; it was asked for contents write (installationPermissions).
+      return { push: data.permissions ? data.permissions.push === true : this.mode === 'app' };
+    } catch (err) {
+      if (err instanceof GitHubAppNotInstalled) return { installUrl: err.installUrl };
+      const status = statusOf(err);
+      if (status === 404 || status === 403 || status === 401) return null;
+      throw err;
+    }
   }
 
   /** A git password that only reads `owner/name`: in App mode an installation token for it with contents read alone; else the token. */
@@ -130,6 +158,8 @@ export class GitHubCredentials {
     if (known !== undefined && !fresh) return known;
     try {
       const { data } = await this.app!.rest.apps.getRepoInstallation({ owner, repo: name });
+      // Another organization's installation of the same App: to this connection the repository is not installed.
+      if (this.settings.installationId !== undefined && data.id !== this.settings.installationId) throw new GitHubAppNotInstalled(`${owner}/${name}`, await this.appInstallUrl());
       this.installations.set(key, data.id);
       return data.id;
     } catch (err) {

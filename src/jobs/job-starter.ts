@@ -2,6 +2,8 @@
 // the gateway (a manual trigger) or in the worker (a schedule's run, activities/automation-run.ts). It checks the
 // model, counts the job against the project's limit, records it and starts its workflow.
 import { randomBytes } from 'node:crypto';
+import { anonymousForgeId } from '../forges/forge-connection';
+import type { RepositoryGate } from '../forges/repository-gate';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
@@ -37,6 +39,8 @@ export interface JobStarterDeps {
   ledger: JobAdmission;
   temporal: TemporalClient;
   quota?: JobQuota;
+  /** Whether the project's organization may still use the connection its repository resolved through (src/forges/). */
+  gate?: RepositoryGate;
 }
 
 /** What a new job is: its instruction and options, and where it came from. Images are checked by the caller. */
@@ -94,6 +98,8 @@ export class JobStarter {
         return { job: existing, created: false, limitHeaders: {} };
       }
     }
+    const forgeId = await this.forgeOf(project);
+    const contextRepositories = await this.gatedContext(project, input.contextRepositories ?? []);
     const admission = (await this.d.quota?.consumeAgentJob(project._id)) ?? unlimited;
     const imageRefs = await this.d.ledger.storeImages(input.images ?? []).catch(async (err: unknown) => {
       await admission.release();
@@ -124,8 +130,9 @@ export class JobStarter {
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.gap ? { gap: input.gap } : {}),
       ...(input.requirePlanApproval ? { requirePlanApproval: true } : {}),
-      ...(input.contextRepositories?.length ? { contextRepositories: input.contextRepositories } : {}),
+      ...(contextRepositories.length ? { contextRepositories } : {}),
       ...(input.issue ? { issue: input.issue } : {}),
+      ...(forgeId ? { forgeId } : {}),
     };
     const inserted = await this.d.ledger.create(doc);
     if (!inserted.created) {
@@ -267,7 +274,28 @@ export class JobStarter {
       ...(job.gap ? { gapCheck: { domain: job.gap.domain, docsPath: job.gap.docsPath, baseUrl: job.gap.baseUrl, questions: job.gap.questions } } : {}),
       ...(job.requirePlanApproval ? { requirePlanApproval: true } : {}),
       ...(job.contextRepositories?.length ? { contextRepositories: job.contextRepositories } : {}),
+      ...(job.forgeId ? { forgeId: job.forgeId } : {}),
     };
+  }
+
+  /** Each context repository with the connection of the project's organization that may read it (an API call's or an automation's); none may: 403. */
+  private async gatedContext(project: ProjectDoc, repos: ContextRepository[]): Promise<ContextRepository[]> {
+    const gate = this.d.gate;
+    if (!gate) return repos;
+    return Promise.all(
+      repos.map(async (r, i) => {
+        const { forgeId } = await gate.resolve(project.orgId, r.repo, 'read').catch((err: unknown) => {
+          throw err instanceof AppError ? new AppError(err.code, `contextRepositories[${i}].repo: ${err.message}`) : err;
+        });
+        return { ...r, forgeId };
+      }),
+    );
+  }
+
+  /** The connection a new job of the project uses: refused (403) when its organization may no longer use it. */
+  private async forgeOf(project: ProjectDoc): Promise<string | undefined> {
+    if (!this.d.gate || project.forgeId === anonymousForgeId) return project.forgeId;
+    return (await this.d.gate.connectionOf(project.orgId, project.forgeId)).id;
   }
 
   startOptions(job: JobDoc, project: ProjectDoc) {

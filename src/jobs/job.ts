@@ -57,6 +57,8 @@ export interface JobDoc {
   automationId?: string;
   /** Read-only repositories the agent may list, read and search beside the job's own (at most 10). */
   contextRepositories?: ContextRepository[];
+  /** The forge connection whose credential the job's clones, pushes and pull requests use (src/forges/); absent: the deployment's. */
+  forgeId?: string;
   /** The GitHub issue the job answers (an `issue` automation): its pull request closes it, and the issue hears of it. */
   issue?: JobIssue;
 }
@@ -67,6 +69,9 @@ export interface JobIssue {
   number: number;
   url: string;
 }
+
+/** A context repository as a job shows it: what the caller named (the connection it resolved through is the job's business). */
+const shownContext = (r: ContextRepository) => (r.ref ? { repo: r.repo, ref: r.ref } : { repo: r.repo });
 
 /** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
 export const originOf = (doc: Pick<JobDoc, 'origin'>): JobOrigin => doc.origin ?? 'api';
@@ -110,7 +115,8 @@ export function jobToJson(doc: JobDoc) {
     ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
     ...(doc.gapCheck ? { gapCheck: doc.gapCheck } : {}),
     ...(doc.requirePlanApproval ? { requirePlanApproval: true, awaitingApproval: awaitsApproval(doc), plan: doc.plan ?? null, planRevision: doc.planRevision ?? 0 } : {}),
-    ...(doc.contextRepositories?.length ? { contextRepositories: doc.contextRepositories } : {}),
+    ...(doc.contextRepositories?.length ? { contextRepositories: doc.contextRepositories.map(shownContext) } : {}),
+    forgeId: doc.forgeId ?? 'deployment',
   };
 }
 
@@ -186,6 +192,6 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     planRevision: doc.planRevision ?? 0,
     origin: originOf(doc),
     automationId: doc.automationId,
-    contextRepositories: doc.contextRepositories ?? [],
+    contextRepositories: (doc.contextRepositories ?? []).map(shownContext),
   });
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
+import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
 import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
 import { AdminOperations, adminStores } from '../admin/admin-operations';
 import { AdminAuditLog } from '../admin/audit';
@@ -131,6 +131,45 @@ export function adminRoutes(deps: Deps): Route[] {
       responses: ok('The organizations', schemas.orgListBody),
       auth: 'none',
       handler: async (req) => ({ status: 200, body: { orgs: await ops.listOrgs(await caller(req)) } }),
+    }),
+    // An organization's forge connections (docs/forges.md): its operator key, or one for all organizations.
+    route({
+      method: 'POST',
+      path: '/v2/admin/orgs/{org}/forges',
+      summary:
+        'Add a forge connection (`kind: github`, `apiUrl` and `gitUrl` for GitHub Enterprise, and `token` or `appInstallationId`), tested against the forge first; the answer is the only time its webhook secret is shown',
+      security: operatorKey,
+      responses: created('The connection and its webhook secret, shown only here', schemas.addedForgeBody),
+      auth: 'none',
+      body: addForgeBody,
+      handler: async (req) => ({ status: 201, body: await ops.addForge(await caller(req), req.params.org!, req.body) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/orgs/{org}/forges',
+      summary: "The organization's forge connections, oldest first (never a token or a webhook secret)",
+      security: operatorKey,
+      responses: ok('The connections', schemas.forgeListBody),
+      auth: 'none',
+      handler: async (req) => ({ status: 200, body: { forges: await ops.listForges(await caller(req), req.params.org!) } }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v2/admin/orgs/{org}/forges/{forgeId}',
+      summary: 'Remove a forge connection; repositories named through it can no longer be reached',
+      security: operatorKey,
+      responses: ok('Removed', deletedBody),
+      auth: 'none',
+      handler: async (req) => ({ status: 200, body: await ops.removeForge(await caller(req), req.params.org!, req.params.forgeId!) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/v2/admin/orgs/{org}/forges/{forgeId}/webhook-secret',
+      summary: "Make a new secret for the forge connection's webhooks: shown once, the previous one stops verifying",
+      security: operatorKey,
+      responses: ok('The new secret, shown only here', schemas.rotatedForgeSecretBody),
+      auth: 'none',
+      handler: async (req) => ({ status: 200, body: await ops.rotateForgeWebhookSecret(await caller(req), req.params.org!, req.params.forgeId!) }),
     }),
     route({
       method: 'GET',

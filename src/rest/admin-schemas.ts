@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { forgeKinds } from '../forges/forge-connection';
 import { documentedSchemas } from './response-schemas';
 
 // Response bodies of the operator API (/v2/admin): /openapi.json describes them and each answer is encoded through
@@ -106,3 +107,20 @@ export const githubWebhookSecretBody = z.object({
   repository: z.string().describe('owner/name, whose webhook to <gateway>/github/webhook takes the secret'),
   secret: z.string().describe('Shown only in this answer; the previous one no longer verifies'),
 });
+
+const forgeFields = {
+  id: z.string(),
+  kind: z.enum(forgeKinds),
+  orgId: z.string(),
+  apiUrl: z.string().describe("The forge's REST API"),
+  gitUrl: z.string().describe('Where owner/name repositories are cloned from: the only host the credential is sent to'),
+  credential: z.enum(['token', 'app']).describe("A token (never shown again), or an installation of the deployment's GitHub App"),
+  installationId: z.number().int().optional().describe("The App installation, for credential 'app'"),
+  webhookUrl: z.string().describe("Where the forge sends this connection's webhooks"),
+  createdAt: at,
+};
+const webhookSecret = z.string().describe('Verifies the webhooks the forge sends to webhookUrl: shown only in this answer');
+export const forgeBody = z.object(forgeFields).describe('A forge connection, never its token or its webhook secret').register(documentedSchemas, { id: 'AdminForge' });
+export const addedForgeBody = z.object({ ...forgeFields, webhookSecret }).register(documentedSchemas, { id: 'AdminAddedForge' });
+export const forgeListBody = z.object({ forges: z.array(forgeBody) });
+export const rotatedForgeSecretBody = z.object({ id: z.string(), webhookUrl: z.string(), webhookSecret: webhookSecret.describe('Shown only in this answer; the previous one no longer verifies') });

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Deps } from '../deps';
 import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
 import { syncOnPush } from '../docs/sync-schedule';
-import { GitHubCredentials } from '../github/credentials';
 import { GitHubWebhookService } from '../github/webhook-service';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { projectOrigins } from '../edge/cors';
@@ -42,8 +41,9 @@ export function githubRoutes(deps: Deps): Route[] {
   const service = new GitHubWebhookService({
     config: deps.config,
     log: deps.log,
-    credentials: new GitHubCredentials(deps.config.github, deps.log),
-    syncDocsOnPush: (repository, ref) => syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref),
+    forges: deps.forges.registry,
+    syncDocsOnPush: (repository, ref, forgeId) =>
+      syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref, forgeId),
     agentJobs: deps.agentJobs,
     jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
     deliveries: new GitHubDeliveryStore(deps.mongo.db),
@@ -62,6 +62,16 @@ export function githubRoutes(deps: Deps): Route[] {
       rawBody: true,
       responses: { 200: { description: 'What was done with the delivery (a delivery, or its comment or pull request, seen before: duplicate, nothing done)', json: receivedBody } },
       handler: async (req) => ({ status: 200, body: await service.receive(req.headers, req.rawBody) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/forges/{forgeId}/webhook',
+      summary:
+        "A forge connection's webhooks (the same events as /github/webhook), verified with X-Hub-Signature-256 under that connection's own secret; each acts only on the projects, jobs and automations of the connection's organization whose repositories resolve through it",
+      auth: 'none',
+      rawBody: true,
+      responses: { 200: { description: 'What was done with the delivery; another organization\'s job or project is ignored, with the reason', json: receivedBody } },
+      handler: async (req) => ({ status: 200, body: await service.receiveForConnection(req.params.forgeId!, req.headers, req.rawBody) }),
     }),
     route({
       method: 'GET',

@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { type AdminCaller, adminCaller, requireAllOrgs } from '../admin/access';
-import { createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, secretBody } from '../admin/admin-bodies';
+import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, secretBody } from '../admin/admin-bodies';
 import { AdminOperations, adminStores } from '../admin/admin-operations';
 import { AdminAuditLog } from '../admin/audit';
 import type { Deps } from '../deps';
@@ -13,6 +13,7 @@ import {
   type DocsSource,
   DocsSourceSchema,
   DocsSyncResultSchema,
+  ForgeSchema,
   type Project,
   ProjectKeySchema,
   ProjectSchema,
@@ -46,6 +47,10 @@ export const adminMethodAuth: MethodAuth<typeof AdminService> = {
   unfollowDocs: 'none',
   syncDocs: 'none',
   listAuditEntries: 'none',
+  addForge: 'none',
+  listForges: 'none',
+  removeForge: 'none',
+  rotateForgeWebhookSecret: 'none',
 };
 
 type Json = Record<string, unknown>;
@@ -70,6 +75,20 @@ function projectMessage(p: Json): Project {
 const keyMessage = (k: Json) =>
   create(ProjectKeySchema, { id: String(k.id), kind: String(k.kind), domain: str(k.domain), groups: (k.groups as string[] | undefined) ?? [], createdAt: ts(k.createdAt), revokedAt: ts(k.revokedAt) });
 
+/** A forge connection as REST lists it (src/forges/forge-connection.ts's view): never its token or webhook secret. */
+const forgeMessage = (f: Json) =>
+  create(ForgeSchema, {
+    id: String(f.id),
+    orgId: String(f.orgId),
+    kind: String(f.kind),
+    apiUrl: String(f.apiUrl),
+    gitUrl: String(f.gitUrl),
+    credential: String(f.credential),
+    installationId: typeof f.installationId === 'number' ? BigInt(f.installationId) : undefined,
+    webhookUrl: String(f.webhookUrl),
+    createdAt: ts(f.createdAt),
+  });
+
 const webhookMessage = (w: Json) => create(WebhookSchema, { id: String(w.id), url: String(w.url), events: (w.events as string[] | undefined) ?? [], createdAt: ts(w.createdAt) });
 
 function sourceMessage(input: DocsSyncInput): DocsSource {
@@ -93,7 +112,7 @@ const resultMessage = (r: DocsSyncResult) =>
 const present = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 // The ids a request names, for its audit entry; never a value (a secret's) or a key.
-const targetFields = ['projectId', 'orgId', 'id', 'name', 'kind', 'keyId', 'webhookId', 'domain'];
+const targetFields = ['projectId', 'orgId', 'id', 'name', 'kind', 'keyId', 'webhookId', 'domain', 'forgeId'];
 
 /**
  * Connect handlers of admin.v1.AdminService over the operations REST's /v2/admin routes call (src/admin/admin-operations.ts),
@@ -215,6 +234,21 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
         entries: page.entries.map((e) => create(AuditEntrySchema, { ...e, at: ts(e.at) })),
         nextCursor: page.next,
       };
+    }),
+    addForge: audited(async (who, req) => {
+      const installationId = req.appInstallationId === undefined ? undefined : Number(req.appInstallationId);
+      const body = parseInput(addForgeBody, present({ kind: req.kind, apiUrl: req.apiUrl, gitUrl: req.gitUrl, token: req.token, appInstallationId: installationId }));
+      const made = await ops.addForge(who, req.orgId, body);
+      return { forge: forgeMessage(made), webhookSecret: String(made.webhookSecret) };
+    }),
+    listForges: audited(async (who, req) => ({ forges: (await ops.listForges(who, req.orgId)).map(forgeMessage) })),
+    removeForge: audited(async (who, req) => {
+      await ops.removeForge(who, req.orgId, req.forgeId);
+      return {};
+    }),
+    rotateForgeWebhookSecret: audited(async (who, req) => {
+      const r = await ops.rotateForgeWebhookSecret(who, req.orgId, req.forgeId);
+      return { id: String(r.id), webhookUrl: String(r.webhookUrl), webhookSecret: String(r.webhookSecret) };
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { ensureGitHubDeliveryIndexes } from '../github/deliveries';
+import { ensureForgeIndexes } from '../forges/forge-store';
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { ensureJobEventIndexes } from '../jobs/job-events';
 import { ensureJobIndexes } from '../jobs/job-store';
@@ -84,4 +85,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureSearchIndexes(db);
   await ensureAuditIndexes(db);
   await ensureConsoleSessionIndexes(db);
+  await ensureForgeIndexes(db);
 }

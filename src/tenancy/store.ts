@@ -15,8 +15,10 @@ export interface OrgDoc {
 export interface ProjectDoc {
   _id: string;
   orgId: string;
-  /** A git URL, or owner/name on the configured GitHub. */
+  /** A git URL, or owner/name on the forge of `forgeId`. */
   repository: string;
+  /** The forge connection the repository resolved through (src/forges/repository-gate.ts); absent: named before connections, the deployment's. */
+  forgeId?: string;
   /** The base ref jobs start from. */
   ref: string;
   /** The documentation domain, unique across projects. */

@@ -60,6 +60,7 @@ const docent = (env: Record<string, string>, ...args: string[]) => runDocent(arg
 
 /** The settings of an App-mode docent: no personal token anywhere. */
 const appEnv = (): Record<string, string> => ({
+  DOCENT_GITHUB_SHARED_ORGS: '*',
   DOCENT_GITHUB_API_URL: github.apiUrl,
   DOCENT_GITHUB_GIT_URL: git.url,
   DOCENT_GITHUB_APP_ID: app.id,
@@ -155,7 +156,8 @@ describe('docent as a GitHub App', () => {
     const refused = await docent(appEnv(), 'project', 'create', 'tools', '--org', 'acme', '--repo', 'acme/private-tools', '--ref', 'main', '--domain', 'tools.example.com');
     expect(refused.code).toBe(1);
     expect(github.rejected).toEqual(['404 Not Found']);
-    expect(refused.stderr).toContain(`the GitHub App is not installed on acme/private-tools: install it at https://github.test/apps/${app.slug}/installations/new`);
+    expect(refused.stderr).toContain(`no forge connection of organization acme can read the repository acme/private-tools`);
+    expect(refused.stderr).toContain(`install the GitHub App on it at https://github.test/apps/${app.slug}/installations/new`);
     expect(await gw.deps.tenancy.getProject('tools')).toBeNull();
 
     const created = await docent(appEnv(), 'project', 'create', 'widgets', '--org', 'acme', '--repo', 'acme/widgets', '--ref', 'main', '--domain', 'widgets.example.com');

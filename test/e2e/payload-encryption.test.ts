@@ -288,7 +288,7 @@ describe('activity input is not trusted either', () => {
     const before = (await readdir(base)).sort();
     const deps = { gitBaseUrl: git.url, token: git.token, workspaceDir, allowPrivateNetworks: [] };
     await expect(createGitActivities(deps).removeWorkspace({ jobId: hostile })).rejects.toMatchObject({ type: 'InvalidJobId', nonRetryable: true });
-    await expect(checkoutClean(deps, hostile, 'acme/widgets', 'main')).rejects.toMatchObject({ type: 'InvalidJobId' });
+    await expect(checkoutClean(deps, hostile, { repository: 'acme/widgets' }, 'main')).rejects.toMatchObject({ type: 'InvalidJobId' });
     expect((await readdir(base)).sort()).toEqual(before);
     expect(await readFile(path.join(base, 'keep.txt'), 'utf8')).toBe('must survive\n');
   });

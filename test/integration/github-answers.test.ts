@@ -3,6 +3,7 @@ import { createGitHubActivities } from '../../activities/agent-job/github';
 import { createGapCheckActivities, type GapCheckDeps } from '../../activities/docs-gap-check';
 import { gapCheckComment } from '../../activities/gap-check-comment';
 import type { GapCheckResult } from '../../workflows/docs-gap-check-contract';
+import { ForgeRegistry } from '../../src/forges/forge-registry';
 import { GitHubAppNotInstalled, GitHubAppRefused, GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import type { CheckResult } from '../../workflows/agent-job-contract';
@@ -38,7 +39,7 @@ afterAll(async () => {
   await Promise.all([git.close(), tokenGitHub.close(), appGitHub.close()]);
 });
 
-const withToken = () => createGitHubActivities({ gitBaseUrl: git.url, credentials: new GitHubCredentials({ apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token }) });
+const withToken = () => createGitHubActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token }) });
 const appCredentials = () => new GitHubCredentials({ apiUrl: appGitHub.apiUrl, gitUrl: git.url, app: { id: app.id, privateKey: new HiddenText(app.privateKeyPem) } });
 
 describe('with a personal token', () => {
@@ -71,7 +72,6 @@ describe('with a personal token', () => {
   });
 
   it('lists are read page by page: a gap-check comment already on the third page is not posted twice', async () => {
-    const credentials = new GitHubCredentials({ apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token });
     // Reviewers' comments, posted by another client.
     const octokit = new Octokit({ auth: token, baseUrl: tokenGitHub.apiUrl });
     const pr = await withToken().openPullRequest({ repository: 'acme/widgets', branch: 'docent/paged', baseRef: 'main', title: 'Docs', body: 'Docs.', draft: false });
@@ -80,7 +80,7 @@ describe('with a personal token', () => {
       await octokit.rest.issues.createComment({ owner: 'acme', repo: 'widgets', issue_number: pr.number, body });
     tokenGitHub.setMaxPerPage(1);
     // Only what this call uses: the gap check's other activities need Elasticsearch and the job ledger.
-    const gapCheck = createGapCheckActivities({ gitBaseUrl: git.url, credentials } as Pick<GapCheckDeps, 'gitBaseUrl' | 'credentials'> as GapCheckDeps);
+    const gapCheck = createGapCheckActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token }) } as Pick<GapCheckDeps, 'gitBaseUrl' | 'forges'> as GapCheckDeps);
     await gapCheck.commentOnPullRequest({ repository: 'acme/widgets', pullRequest: pr.number, jobId: 'job_paged', result });
     tokenGitHub.setMaxPerPage(100);
     expect(tokenGitHub.comments.filter((c) => c.issue === pr.number)).toHaveLength(3);
@@ -132,7 +132,7 @@ describe('as a GitHub App', () => {
   });
 
   it('a check run already completed for the commit (an activity retried after it finished) is not reported twice', async () => {
-    const activities = createGitHubActivities({ gitBaseUrl: git.url, credentials: appCredentials() });
+    const activities = createGitHubActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: appGitHub.apiUrl, gitUrl: git.url, app: { id: app.id, privateKey: new HiddenText(app.privateKeyPem) } }) });
     const sha = (await git.git('acme', 'widgets', 'rev-parse', 'main')).trim();
     await activities.reportChecks({ repository: 'acme/widgets', commit: sha, checks });
     await activities.reportChecks({ repository: 'acme/widgets', commit: sha, checks });

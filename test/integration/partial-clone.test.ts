@@ -34,14 +34,14 @@ it('clones history without old file contents, and fetches them with the token wh
   const oldBlob = (await server.git('acme', 'history', 'rev-parse', 'main~1:old.bin')).trim();
   const dir = workspacePath(deps, 'job_partial');
 
-  await checkoutClean(deps, 'job_partial', 'acme/history', head);
+  await checkoutClean(deps, 'job_partial', { repository: 'acme/history' }, head);
   expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe('# now\n');
   // `--missing=print` lists objects the clone lacks without fetching them.
   const { stdout } = await run('git', ['-C', dir, 'rev-list', '--objects', '--missing=print', '--all']);
   expect(stdout.split('\n')).toContain(`?${oldBlob}`);
 
   const authBefore = server.authHeaders.length;
-  await checkoutClean(deps, 'job_partial', 'acme/history', `${head}~1`);
+  await checkoutClean(deps, 'job_partial', { repository: 'acme/history' }, `${head}~1`);
   expect(await readFile(path.join(dir, 'old.bin'), 'utf8')).toBe(oldContent);
   expect(server.authHeaders.length).toBeGreaterThan(authBefore);
   expect(await readFile(path.join(dir, '.git', 'config'), 'utf8')).not.toContain(server.token);
@@ -50,16 +50,16 @@ it('clones history without old file contents, and fetches them with the token wh
 it('checks out a commit the clone already has without asking the server, and fetches one it lacks', async () => {
   const head = (await server.git('acme', 'history', 'rev-parse', 'main')).trim();
   const dir = workspacePath(deps, 'job_known');
-  await checkoutClean(deps, 'job_known', 'acme/history', head);
+  await checkoutClean(deps, 'job_known', { repository: 'acme/history' }, head);
   await writeFile(path.join(dir, 'left-by-a-command.txt'), 'stray');
 
   const requestsBefore = server.authHeaders.length;
-  await checkoutClean(deps, 'job_known', 'acme/history', head);
+  await checkoutClean(deps, 'job_known', { repository: 'acme/history' }, head);
   expect(server.authHeaders.length).toBe(requestsBefore);
   await expect(readFile(path.join(dir, 'left-by-a-command.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
 
   const next = await server.commitFiles('acme', 'history', { 'NEXT.md': 'next\n' });
-  await checkoutClean(deps, 'job_known', 'acme/history', next);
+  await checkoutClean(deps, 'job_known', { repository: 'acme/history' }, next);
   expect(server.authHeaders.length).toBeGreaterThan(requestsBefore);
   expect(await readFile(path.join(dir, 'NEXT.md'), 'utf8')).toBe('next\n');
 });
@@ -67,7 +67,7 @@ it('checks out a commit the clone already has without asking the server, and fet
 it('puts the tree back at the commit after a step that died between `git add` and its commit', async () => {
   const head = await server.commitFiles('acme', 'history', { 'KEEP.md': 'keep\n' });
   const dir = workspacePath(deps, 'job_staged');
-  await checkoutClean(deps, 'job_staged', 'acme/history', head);
+  await checkoutClean(deps, 'job_staged', { repository: 'acme/history' }, head);
   // What an attempt of commitAndPush leaves when its worker dies after `git add --all`: a new, a changed and a
   // deleted file, all staged.
   await writeFile(path.join(dir, 'staged-new.txt'), 'new');
@@ -75,7 +75,7 @@ it('puts the tree back at the commit after a step that died between `git add` an
   await rm(path.join(dir, 'KEEP.md'));
   await run('git', ['-C', dir, 'add', '--all']);
 
-  await checkoutClean(deps, 'job_staged', 'acme/history', head);
+  await checkoutClean(deps, 'job_staged', { repository: 'acme/history' }, head);
   expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe('# now\n');
   expect(await readFile(path.join(dir, 'KEEP.md'), 'utf8')).toBe('keep\n');
   await expect(readFile(path.join(dir, 'staged-new.txt'), 'utf8')).rejects.toThrow(/ENOENT/);

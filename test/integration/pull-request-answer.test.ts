@@ -1,6 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import { createPullRequestAnswerActivities } from '../../activities/agent-job/pull-request-answer';
-import { GitHubCredentials } from '../../src/github/credentials';
+import { ForgeRegistry } from '../../src/forges/forge-registry';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
 
@@ -24,7 +24,7 @@ afterAll(async () => {
   await Promise.all([git?.close(), github?.close()]);
 });
 
-const settings = () => ({ credentials: new GitHubCredentials({ apiUrl: github.apiUrl, gitUrl: git.url, token }), gitUrl: git.url });
+const settings = () => ({ forges: new ForgeRegistry(undefined, { apiUrl: github.apiUrl, gitUrl: git.url, token }), gitUrl: git.url });
 const reply = () => ({ repository: 'acme/widgets', pullNumber: pull.number, pullRequestUrl: pull.html_url });
 
 describe('answering on the pull request', () => {

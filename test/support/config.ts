@@ -21,6 +21,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     DOCENT_GRPC_PORT: '0',
     DOCENT_LOG_LEVEL: 'silent',
     DOCENT_METRICS_TOKEN: testMetricsToken,
+    // Tests of other features use the deployment's token for every organization they make; test/e2e/forge-isolation.test.ts does not.
+    DOCENT_GITHUB_SHARED_ORGS: '*',
     ...overrides,
   });
 }

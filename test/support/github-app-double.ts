@@ -78,6 +78,18 @@ export function tokenRequestProblem(body: TokenRequest, installed: string[], gra
   return null;
 }
 
+/** A repository's `permissions` (GET /repos/{owner}/{repo}) for a token with these grants: contents write pushes. */
+export function repositoryPermissions(permissions: Record<string, string>): { admin: boolean; maintain: boolean; push: boolean; triage: boolean; pull: boolean } {
+  const push = permissions.contents === 'write';
+  return {
+    admin: false,
+    maintain: false,
+    push,
+    triage: push || permissions.issues === 'write' || permissions.pull_requests === 'write',
+    pull: permissions.contents === 'read' || push,
+  };
+}
+
 /** GitHub's installation tokens last an hour. */
 export const tokenLifetimeMs = 3600_000;
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GitServer } from './git-server';
-import { appGrants, issueToken, jwtProblem, tokenRequestProblem, type IssuedToken, type TestApp, type TokenRequest } from './github-app-double';
+import { appGrants, issueToken, jwtProblem, repositoryPermissions, tokenRequestProblem, type IssuedToken, type TestApp, type TokenRequest } from './github-app-double';
 
 export interface PullRequest {
   number: number;
@@ -46,6 +46,13 @@ export interface ApiCall {
   credential: 'jwt' | 'installation' | 'token';
   /** For an installation token: the `owner/name`s it was issued for. */
   scope?: string[];
+  /**
+   * Which credential it was, never the token itself: `pat:*` for the `token` option, `pat:<owners joined by ,>` for one
+   * of `tokens` (owners as given), `installation:<installation id>` for an installation token; absent for a JWT.
+   * Not enumerable, so that `toEqual` on calls keeps comparing method, path, credential and scope only: read it as
+   * `call.credentialId` or match it with `toMatchObject`.
+   */
+  credentialId?: string;
 }
 
 export interface RateLimitAnswer {
@@ -117,15 +124,33 @@ export interface GitHubDouble {
   expireTokens(): void;
   /** App mode: what the App is granted on installations from now on (GitHub: the App's settings, accepted by the owner). */
   setGrants(grants: Record<string, 'read' | 'write'>): void;
-  /** App mode: whether git may use `token` for the repository (contents read, or write for a push). For GitServer.acceptTokens. */
+  /** App mode: the installation id on `owner` (case-insensitive), while the App is installed there. */
+  installationOf(owner: string): number | undefined;
+  /**
+   * Whether git may use `token` for the repository, for GitServer.acceptTokens: an installation token covering it with
+   * contents read (write for a push); the `token` option for any repository, one of `tokens` for its owners'
+   * repositories (a push needs `tokenPermissions` write, the default).
+   */
   gitAllows(token: string, owner: string, name: string, push: boolean): boolean;
   close(): Promise<void>;
 }
 
 export interface GitHubDoubleOptions {
-  /** Token mode: the one token accepted. */
+  /** Token mode: a personal token reaching every repository (GET /user: `docent-bot`). */
   token?: string;
-  /** App mode: only the App's JWTs and installation tokens it issued are accepted. */
+  /**
+   * Personal tokens reaching only their owners' repositories, as a fine-grained PAT or a user's token: token -> the
+   * owners (case-insensitive). Another owner's repository is 404 to it on every /repos/{owner}/{repo} route, as GitHub
+   * answers for a private repository a token cannot see. GET /user: the first owner. May be given with `token`
+   * (which wins if the same string is in both) and with `app`.
+   */
+  tokens?: Record<string, string[]>;
+  /**
+   * What a personal token (`token` or one of `tokens`) may do on the repositories it reaches, by token; default 'write'.
+   * 'read': no push (git and GET /repos/{owner}/{repo} permissions), and 403 on the API's writes.
+   */
+  tokenPermissions?: Record<string, 'read' | 'write'>;
+  /** App mode: the App's JWTs and installation tokens it issued are accepted (and personal tokens only if given too). */
   app?: TestApp;
   /** App mode: how long the tokens it issues last (GitHub: an hour). */
   tokenLifetimeMs?: number;
@@ -178,14 +203,44 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   const statuses: CommitStatus[] = [];
   const rateLimits: RateLimitRecord[] = [];
   const armedLimits: Array<{ method: string; path: RegExp; answer: RateLimitAnswer }> = [];
-  // Installation ids by owner: one installation per account, as on GitHub; its repositories `owner/name`.
-  const installations = new Map<string, { id: number; repositories: string[] }>();
+  // Installation ids by owner: one installation per account, as on GitHub; the account's login as first installed, and
+  // its repositories `owner/name`.
+  const installations = new Map<string, { id: number; login: string; repositories: string[] }>();
   let installationsMade = 0;
   let grants: Record<string, 'read' | 'write'> = { ...appGrants };
   let nextNumber = 1;
   let refuseCreate = false;
   let draftsRefused = false;
   let maxPerPage = 100;
+  // Stable ids for repositories and users, by lower-case name, as GitHub's are.
+  const ids = new Map<string, number>();
+  const idOf = (kind: 'repo' | 'user', name: string) => {
+    const key = `${kind}:${name.toLowerCase()}`;
+    if (!ids.has(key)) ids.set(key, (kind === 'repo' ? 600_000 : 700_000) + ids.size);
+    return ids.get(key)!;
+  };
+
+  /** A personal token the double accepts (`token`, `tokens`): the owners it reaches ('*': every one), its user, its access. */
+  interface PersonalToken {
+    owners: string[] | '*';
+    login: string;
+    write: boolean;
+    credentialId: string;
+  }
+  const personal = (auth: string | undefined): PersonalToken | undefined => {
+    if (!auth) return undefined;
+    const write = (opts.tokenPermissions && Object.hasOwn(opts.tokenPermissions, auth) ? opts.tokenPermissions[auth] : 'write') === 'write';
+    if (opts.token && auth === opts.token) return { owners: '*', login: 'docent-bot', write, credentialId: 'pat:*' };
+    const owners = opts.tokens && Object.hasOwn(opts.tokens, auth) ? opts.tokens[auth] : undefined;
+    if (!owners) return undefined;
+    return { owners: owners.map((o) => o.toLowerCase()), login: owners[0] ?? 'docent-bot', write, credentialId: `pat:${owners.join(',')}` };
+  };
+  const reaches = (p: PersonalToken, owner: string) => p.owners === '*' || p.owners.includes(owner.toLowerCase());
+  /** `calls` gets the entry, with `credentialId` not enumerable (ApiCall says why). */
+  const record = (call: ApiCall, credentialId?: string) => {
+    if (credentialId !== undefined) Object.defineProperty(call, 'credentialId', { value: credentialId, enumerable: false });
+    calls.push(call);
+  };
 
   const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-media-type': 'github.v3; format=json', ...headers });
@@ -391,6 +446,20 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
       if (!installation?.repositories.includes(`${inst[1]}/${inst[2]}`.toLowerCase())) return refuse(res, 404, 'Not Found');
       return json(res, 200, { id: installation.id, app_id: Number(app.id), app_slug: app.slug, account: { login: inst[1] }, repository_selection: 'selected', permissions: {} });
     }
+    const byId = /^\/app\/installations\/(\d+)$/.exec(url.pathname);
+    if (req.method === 'GET' && byId) {
+      const installation = [...installations.values()].find((i) => i.id === Number(byId[1]));
+      if (!installation) return refuse(res, 404, 'Not Found');
+      return json(res, 200, {
+        id: installation.id,
+        account: { login: installation.login },
+        app_id: Number(app.id),
+        app_slug: app.slug,
+        target_type: 'Organization',
+        permissions: { ...grants },
+        repository_selection: 'selected',
+      });
+    }
     const tok = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
     if (req.method === 'POST' && tok) {
       const installation = [...installations.values()].find((i) => i.id === Number(tok[1]));
@@ -415,6 +484,19 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     }
     return refuse(res, 404, 'Not Found');
   }
+
+  // docs.github.com/rest/repos/repos#get-a-repository: every repository here is private.
+  const repoToApi = (owner: string, repo: string, permissions: ReturnType<typeof repositoryPermissions>) => ({
+    id: idOf('repo', `${owner}/${repo}`),
+    name: repo,
+    full_name: `${owner}/${repo}`,
+    owner: { login: owner },
+    private: true,
+    default_branch: 'main',
+    html_url: `https://github.test/${owner}/${repo}`,
+    clone_url: `https://github.test/${owner}/${repo}.git`,
+    permissions,
+  });
 
   const tokenCovers = (t: IssuedToken, owner: string, repo: string) => t.expiresAt > Date.now() && t.repositories.includes(`${owner}/${repo}`.toLowerCase());
   const tokenGrants = (t: IssuedToken, [name, level]: [string, 'read' | 'write']) => t.permissions[name] === 'write' || (level === 'read' && t.permissions[name] === 'read');
@@ -466,24 +548,40 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     const auth = /^(?:token|bearer) (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (url.pathname === '/app' || url.pathname.startsWith('/app/') || /^\/repos\/[^/]+\/[^/]+\/installation$/.test(url.pathname)) return appRoute(req, res, url, auth, raw);
 
-    // Everything else: the personal token (token mode) or an installation token this double issued (App mode).
+    // Everything else: an installation token this double issued (App mode) or a personal token (`token`, `tokens`).
     let token: IssuedToken | undefined;
     if (opts.app) {
       token = issued.find((t) => t.token === auth);
-      if (!token || token.expiresAt <= Date.now()) return refuse(res, 401, 'Bad credentials');
-    } else if (!auth || auth !== opts.token) return refuse(res, 401, 'Bad credentials');
+      if (token && token.expiresAt <= Date.now()) return refuse(res, 401, 'Bad credentials');
+    }
+    const pat = token ? undefined : personal(auth);
+    if (!token && !pat) {
+      // Without credentials a private repository is not there; GET /user needs them.
+      if (!auth && req.method === 'GET' && /^\/repos\/[^/]+\/[^/]+$/.test(url.pathname)) return refuse(res, 404, 'Not Found');
+      if (!auth && req.method === 'GET' && url.pathname === '/user') return refuse(res, 401, 'Requires authentication');
+      return refuse(res, 401, 'Bad credentials');
+    }
+    const credentialId = token ? `installation:${token.installationId}` : pat!.credentialId;
     if (rateLimited(req, res, url.pathname)) return;
 
-    const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/.*)$/.exec(url.pathname);
-    if (!repoPath) return refuse(res, 404, 'Not Found');
-    const [, owner, repo, rest] = repoPath as unknown as [string, string, string, string];
-    // An installation token sees only its repositories: any other is "Not Found", as on GitHub.
+    // docs.github.com/rest/users/users#get-the-authenticated-user: a user's token; an installation has no user.
+    if (req.method === 'GET' && url.pathname === '/user') {
+      record({ method: req.method, path: url.pathname, credential: token ? 'installation' : 'token', ...(token ? { scope: token.repositories } : {}) }, credentialId);
+      if (!pat) return refuse(res, 403, 'Resource not accessible by integration');
+      return json(res, 200, { login: pat.login, id: idOf('user', pat.login), type: 'User' });
+    }
+    const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    if (!repoPath || (repoPath[3] === undefined && req.method !== 'GET')) return refuse(res, 404, 'Not Found');
+    const [, owner, repo] = repoPath as unknown as [string, string, string];
+    const rest = repoPath[3] ?? '';
+    // A token sees only its repositories (an installation's, a personal token's owners'): any other is "Not Found", as on GitHub.
     if (token && !tokenCovers(token, owner, repo)) return refuse(res, 404, 'Not Found');
+    if (pat && !reaches(pat, owner)) return refuse(res, 404, 'Not Found');
     if (!(await opts.repoExists(owner, repo))) return refuse(res, 404, 'Not Found');
-    calls.push({ method: req.method!, path: url.pathname, credential: token ? 'installation' : 'token', ...(token ? { scope: token.repositories } : {}) });
+    record({ method: req.method!, path: url.pathname, credential: token ? 'installation' : 'token', ...(token ? { scope: token.repositories } : {}) }, credentialId);
     const needs = (permission: [string, 'read' | 'write']) => {
-      if (!token || tokenGrants(token, permission)) return true;
-      refuse(res, 403, 'Resource not accessible by integration');
+      if (token ? tokenGrants(token, permission) : pat!.write || permission[1] === 'read') return true;
+      refuse(res, 403, token ? 'Resource not accessible by integration' : 'Resource not accessible by personal access token');
       return false;
     };
     const write = req.method !== 'GET';
@@ -501,6 +599,10 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
         json: (status, body, headers) => json(res, status, body, headers),
         refuse: (status, message, errors) => refuse(res, status, message, errors),
       });
+    }
+    if (rest === '' && req.method === 'GET') {
+      const permissions = token ? repositoryPermissions(token.permissions) : { admin: false, maintain: false, push: pat!.write, triage: pat!.write, pull: true };
+      return json(res, 200, repoToApi(owner, repo, permissions));
     }
     const issue = /^\/issues\/(\d+)\/comments$/.exec(rest);
     if (issue && (req.method === 'GET' || req.method === 'POST')) {
@@ -559,7 +661,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     },
     install: (owner, name) => {
       const key = owner.toLowerCase();
-      const installation = installations.get(key) ?? { id: 40_000 + installationsMade++, repositories: [] };
+      const installation = installations.get(key) ?? { id: 40_000 + installationsMade++, login: owner, repositories: [] };
       installation.repositories.push(`${owner}/${name}`.toLowerCase());
       installations.set(key, installation);
     },
@@ -578,9 +680,12 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     setGrants: (next) => {
       grants = { ...next };
     },
+    installationOf: (owner) => installations.get(owner.toLowerCase())?.id,
     gitAllows: (token, owner, name, push) => {
       const t = issued.find((x) => x.token === token);
-      return !!t && tokenCovers(t, owner, name) && tokenGrants(t, ['contents', push ? 'write' : 'read']);
+      if (t) return tokenCovers(t, owner, name) && tokenGrants(t, ['contents', push ? 'write' : 'read']);
+      const p = personal(token);
+      return !!p && reaches(p, owner) && (!push || p.write);
     },
     close: () =>
       new Promise<void>((r) => {

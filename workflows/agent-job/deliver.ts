@@ -17,7 +17,7 @@ export function editedEnding({ commit, edit }: Edited): TurnEnding {
  */
 export async function deliverTurn(job: Job, turn: number, { commit, edit }: Edited, stage: Stage): Promise<void> {
   const { input, github, status } = job;
-  const { jobId, repository, branch } = input;
+  const { jobId, repository, forgeId, branch } = input;
   const verified = { checks: edit.checks, checksPassed: edit.checksPassed };
   if (commit === null) {
     // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
@@ -25,10 +25,11 @@ export async function deliverTurn(job: Job, turn: number, { commit, edit }: Edit
     return;
   }
   // Added with check runs: histories recorded before replay without the step.
-  if (edit.checks?.length && patched(AGENT_JOB_PATCHES.reportChecksOnGitHub)) await reportChecks(github, { repository, commit, checks: edit.checks });
+  if (edit.checks?.length && patched(AGENT_JOB_PATCHES.reportChecksOnGitHub)) await reportChecks(github, { repository, forgeId, commit, checks: edit.checks });
   stage('opening-pull-request');
   const pr = await github.openPullRequest({
     repository,
+    forgeId,
     branch,
     baseRef: input.baseRef,
     title: edit.title,
@@ -40,7 +41,7 @@ export async function deliverTurn(job: Job, turn: number, { commit, edit }: Edit
   // Gap-loop jobs only: the job completes with the proof that its push answers the questions.
   if (input.gapCheck) {
     deprecatePatch(AGENT_JOB_PATCHES.gapCheckAfterPush);
-    await checkGaps({ jobId, turn, repository, branch, commit, pullRequest: pr, spec: input.gapCheck });
+    await checkGaps({ jobId, turn, repository, forgeId, branch, commit, pullRequest: pr, spec: input.gapCheck });
   }
   await status.recordJobStatus({ jobId, turn, status: 'completed', prLink: pr.url, ...verified });
 }

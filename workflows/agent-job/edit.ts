@@ -22,7 +22,7 @@ export interface Edited {
  */
 export async function editTurn(job: Job, route: CloneRoute, instruction: Instruction, stage: Stage): Promise<Edited> {
   const { input } = job;
-  const { jobId, repository, branch } = input;
+  const { jobId, repository, forgeId, branch } = input;
   const { turn } = instruction;
   let approvedPlan: string | undefined;
   // A plan job's first turn: the edit follows the plan a person approved.
@@ -37,7 +37,7 @@ export async function editTurn(job: Job, route: CloneRoute, instruction: Instruc
       editAndPush(job, planned, stage, move > 1 ? move : undefined, {
         prepare: async () => {
           const preferred = move === 1 ? await setupCacheWorker(job, route, planned) : undefined;
-          const prepared = await route.preferring(preferred, setupCacheWorkerWaitMs, job.gitOptions, (on) => on.prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch, turn }));
+          const prepared = await route.preferring(preferred, setupCacheWorkerWaitMs, job.gitOptions, (on) => on.prepareWorkspace({ jobId, repository, forgeId, baseRef: input.baseRef, branch, turn }));
           route.settle(prepared.workspaceQueue);
           return prepared;
         },
@@ -50,9 +50,9 @@ export async function editTurn(job: Job, route: CloneRoute, instruction: Instruc
 
 /** The edit of a turn as workflows started before CloneRoute ran it: each step on whichever worker takes it. Kept for their histories. */
 export function editTurnAnywhere(job: Job, instruction: Instruction, stage: Stage): Promise<Edited> {
-  const { jobId, repository, baseRef, branch } = job.input;
+  const { jobId, repository, forgeId, baseRef, branch } = job.input;
   return editAndPush(job, instruction, stage, undefined, {
-    prepare: () => job.git.prepareWorkspace({ jobId, repository, baseRef, branch, turn: instruction.turn }),
+    prepare: () => job.git.prepareWorkspace({ jobId, repository, forgeId, baseRef, branch, turn: instruction.turn }),
     agent: () => job.agent,
     git: () => job.git,
   });
@@ -67,14 +67,14 @@ interface EditSteps {
 
 /** Prepare the clone, let the agent edit it, commit and push. `move`: the worker this is on since the clone's was lost. */
 async function editAndPush(job: Job, instruction: Instruction, stage: Stage, move: number | undefined, steps: EditSteps): Promise<Edited> {
-  const { jobId, repository, branch, model, maxSteps } = job.input;
+  const { jobId, repository, forgeId, branch, model, maxSteps } = job.input;
   stage('preparing');
   const { startCommit } = await steps.prepare();
   stage('editing');
   const context = contextOf(job);
-  const edit = await steps.agent().runAgent({ jobId, repository, startCommit, instruction, model, maxSteps, ...(move ? { move } : {}), ...context });
+  const edit = await steps.agent().runAgent({ jobId, repository, forgeId, startCommit, instruction, model, maxSteps, ...(move ? { move } : {}), ...context });
   stage('pushing');
-  const { commit } = await steps.git().commitAndPush({ jobId, repository, branch, startCommit, changes: edit.changes, title: edit.title, turn: instruction.turn });
+  const { commit } = await steps.git().commitAndPush({ jobId, repository, forgeId, branch, startCommit, changes: edit.changes, title: edit.title, turn: instruction.turn });
   return { commit, edit };
 }
 

@@ -6,16 +6,16 @@ import type { Job, Stage } from './job';
 /** Writes a plan with read-only tools on the clone's worker, shows it, and waits (for days if need be) for approval or feedback. */
 export async function planUntilApproved(job: Job, route: CloneRoute, instruction: Instruction, stage: Stage): Promise<string> {
   const { input, state, status } = job;
-  const { jobId, repository, branch } = input;
+  const { jobId, repository, forgeId, branch } = input;
   const { turn } = instruction;
   const revisions: Array<{ plan: string; feedback: string }> = [];
   const writePlan = (revision: number) =>
     onOneWorker(route, async () => {
       stage('preparing');
-      const { startCommit, workspaceQueue } = await route.on(job.gitOptions).prepareWorkspace({ jobId, repository, baseRef: input.baseRef, branch, turn });
+      const { startCommit, workspaceQueue } = await route.on(job.gitOptions).prepareWorkspace({ jobId, repository, forgeId, baseRef: input.baseRef, branch, turn });
       route.settle(workspaceQueue);
       stage('planning');
-      return route.on(job.agentOptions).planChange({ jobId, repository, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions, ...contextOf(job) });
+      return route.on(job.agentOptions).planChange({ jobId, repository, forgeId, startCommit, instruction, model: input.model, maxSteps: input.maxSteps, revision, revisions, ...contextOf(job) });
     });
   for (let revision = (instruction.planRevisionBase ?? 0) + 1; ; revision++) {
     const { plan } = await writePlan(revision);
