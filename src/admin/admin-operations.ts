@@ -9,6 +9,7 @@ import { issueWebhookSecret } from './github-operations';
 import { ProjectSecretStore } from '../secrets/project-secrets';
 import type { RepositoryGate } from '../forges/repository-gate';
 import type { ForgeStore } from '../forges/forge-store';
+import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
 import { followInput } from '../docs/follow-input';
@@ -36,6 +37,7 @@ export interface AdminStores {
   forges: ForgeStore;
   /** Their webhook URLs' start and the networks their URLs may lead into. */
   forgeSettings: ForgeSettings;
+  githubDeliveries: GitHubDeliveryStore;
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
@@ -44,7 +46,7 @@ export function adminStores(deps: Deps): AdminStores {
   const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
   const githubWebhookSecrets = new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey);
   const forgeSettings = { publicUrl: deps.config.publicUrl ?? deps.config.api.url, allowPrivateNetworks: deps.config.allowPrivateNetworks };
-  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github, gate: deps.forges.gate, forges: deps.forges.store, forgeSettings };
+  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github, gate: deps.forges.gate, forges: deps.forges.store, forgeSettings, githubDeliveries: new GitHubDeliveryStore(deps.mongo.db) };
 }
 
 const listLimit = 500;
@@ -186,6 +188,14 @@ export class AdminOperations {
   async removeForge(who: AdminCaller, orgId: string, forgeId: string): Promise<Json> {
     requireOrg(who, orgId);
     return jsonOf(removeForge(this.s, orgId, forgeId));
+  }
+
+  /** What one of the organization's connections' webhook received, and what was done or why not (another organization's job: ignored). */
+  async forgeDeliveries(who: AdminCaller, orgId: string, forgeId: string): Promise<Json[]> {
+    requireOrg(who, orgId);
+    const connection = await this.s.forges.get(forgeId);
+    if (!connection || connection.orgId !== orgId) throw new AppError('not_found', `organization ${orgId} has no forge connection ${forgeId}`);
+    return (await this.s.githubDeliveries.ofConnection(forgeId)).map(deliveryToJson);
   }
 
   /** A new webhook secret for one of the organization's forge connections, shown only in this answer. */

@@ -102,10 +102,11 @@ export class GitHubCredentials {
    */
   async reach(owner: string, name: string): Promise<{ push: boolean } | { installUrl: string } | null> {
     try {
+      // An App installed on the repository reaches it with what the App was granted (it asks for contents write): no token minted.
+      if (this.mode === 'app') return (await this.installation(owner, name, true)) ? { push: true } : null;
       const { octokit } = await this.access(owner, name);
       const { data } = await octokit.rest.repos.get({ owner, repo: name });
-      // An installation token answers without `permissions`; it was asked for contents write (installationPermissions).
-      return { push: data.permissions ? data.permissions.push === true : this.mode === 'app' };
+      return { push: data.permissions?.push === true };
     } catch (err) {
       if (err instanceof GitHubAppNotInstalled) return { installUrl: err.installUrl };
       const status = statusOf(err);

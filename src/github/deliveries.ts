@@ -28,6 +28,9 @@ export interface GitHubDeliveryDoc {
   projectId?: string;
   /** Token mode: the project whose own webhook secret signed it; only that project's admins see it. */
   verifiedFor?: string;
+  /** The organization's forge connection whose webhook received it (absent: the deployment's): only that organization sees it. */
+  forgeId?: string;
+  orgId?: string;
   /** A push: the docs domains whose sync it started; each project sees only its own. */
   docsDomains?: string[];
   /** The automations the delivery's event started (or that refused it), in any project: each project sees its own. */
@@ -57,6 +60,7 @@ interface DeliverySubjectDoc {
 export async function ensureGitHubDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection('github_deliveries');
   await deliveries.createIndex({ repository: 1, receivedAt: -1 });
+  await deliveries.createIndex({ forgeId: 1, receivedAt: -1 }, { sparse: true });
   // FerretDB may not expire documents; the list reads only unexpired ones either way.
   await deliveries.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 }).catch(() => deliveries.createIndex({ expiresAt: 1 }));
   const subjects = db.collection('github_delivery_subjects');
@@ -106,6 +110,11 @@ export class GitHubDeliveryStore {
     await this.deliveries.updateOne({ _id: id }, { $set: record });
   }
 
+  /** What one forge connection's webhook received, newest first: its organization's whole log, whatever repository each names. */
+  ofConnection(forgeId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
+    return this.deliveries.find({ expiresAt: { $gt: now }, forgeId }).sort({ receivedAt: -1 }).limit(deliveryListCap).toArray();
+  }
+
   /** Forgets a delivery whose handling failed, so GitHub's redelivery is acted on. */
   async release(id: string): Promise<void> {
     await this.deliveries.deleteOne({ _id: id, outcome: 'processing' });
@@ -116,10 +125,12 @@ export class GitHubDeliveryStore {
    * A repository's deliveries that neither another project's job owns nor another project's secret signed, and those
    * of other repositories (a code repository's merged pull request) that ran one of the project's automations, newest first.
    */
-  list(repository: string, projectId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
+  list(repository: string, projectId: string, forgeId: string | undefined, now = new Date()): Promise<GitHubDeliveryDoc[]> {
     const ours = (field: 'projectId' | 'verifiedFor') => ({ $or: [{ [field]: projectId }, { [field]: { $exists: false } }] });
+    // Only deliveries of the connection the project's repository resolved through: another tenant's may name the same repository.
+    const connection = forgeId && forgeId !== 'deployment' ? { forgeId } : { forgeId: { $exists: false } };
     return this.deliveries
-      .find({ expiresAt: { $gt: now }, $or: [{ repository, $and: [ours('projectId'), ours('verifiedFor')] }, { 'automationRuns.projectId': projectId }] })
+      .find({ expiresAt: { $gt: now }, $or: [{ repository, ...connection, $and: [ours('projectId'), ours('verifiedFor')] }, { 'automationRuns.projectId': projectId }] })
       .sort({ receivedAt: -1 })
       .limit(deliveryListCap)
       .toArray();
@@ -128,7 +139,8 @@ export class GitHubDeliveryStore {
 
 export function deliveryToJson(d: GitHubDeliveryDoc) {
   return {
-    id: d._id,
+    // A connection's deliveries are stored under `<forgeId>:<X-GitHub-Delivery>`.
+    id: d.forgeId && d._id.startsWith(`${d.forgeId}:`) ? d._id.slice(d.forgeId.length + 1) : d._id,
     event: d.event,
     action: d.action ?? null,
     repository: d.repository ?? null,

@@ -196,7 +196,7 @@ export class GitHubWebhookService {
   async deliveries(caller: Caller, projectId: string): Promise<GitHubDeliveryDoc[]> {
     const project = await adminProject(this.d.tenancy, caller, projectId);
     const { owner, name } = resolveRepository(project.repository, this.d.config.github.gitUrl);
-    const listed = await this.d.deliveries.list(repositoryKey(owner, name), project._id);
+    const listed = await this.d.deliveries.list(repositoryKey(owner, name), project._id, project.forgeId);
     return listed.map((d) => automationRunsFor(d.docsDomains ? { ...d, ...docsSyncFor(d.docsDomains, project.domain) } : d, project._id));
   }
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { githubDeliveriesBody } from './github-routes';
 import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
 import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
 import { AdminOperations, adminStores } from '../admin/admin-operations';
@@ -161,6 +162,15 @@ export function adminRoutes(deps: Deps): Route[] {
       responses: ok('Removed', deletedBody),
       auth: 'none',
       handler: async (req) => ({ status: 200, body: await ops.removeForge(await caller(req), req.params.org!, req.params.forgeId!) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v2/admin/orgs/{org}/forges/{forgeId}/deliveries',
+      summary: "The webhook deliveries the connection received, newest first, with what was done or why not (last 30 days, at most 100)",
+      security: operatorKey,
+      responses: ok('The deliveries', githubDeliveriesBody),
+      auth: 'none',
+      handler: async (req) => ({ status: 200, body: { deliveries: await ops.forgeDeliveries(await caller(req), req.params.org!, req.params.forgeId!) } }),
     }),
     route({
       method: 'POST',

@@ -15,7 +15,7 @@ const receivedBody = z.object({
   reason: z.string().optional().describe('Why it was ignored or refused'),
 });
 
-const githubDeliveriesBody = z.object({
+export const githubDeliveriesBody = z.object({
   deliveries: z.array(
     z.object({
       id: z.string().describe('X-GitHub-Delivery'),

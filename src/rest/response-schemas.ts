@@ -80,6 +80,7 @@ export const agentJobBody = z
       .array(z.object({ repo: z.string(), ref: z.string().optional() }))
       .optional()
       .describe('Read-only repositories the agent may list, read and search beside its own; absent when none'),
+    forgeId: z.string().describe("The forge connection whose credential the job's clones, pushes and pull request use (`deployment`: the deployment's own)"),
   })
   .register(documentedSchemas, { id: 'AgentJob' });
 
