@@ -110,7 +110,29 @@ export function createDeps(config: Config, log: Logger): Deps {
     gate: forges.gate,
   });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
-  return { config, log, mongo, es, temporalConnection, temporal, keys, tenancy, agentJobs, automations, jobLedger, webhooks, notifier, limits, assistant, llms, gaps, streams, embedder, metrics, forges };
+  return {
+    config,
+    log,
+    mongo,
+    es,
+    temporalConnection,
+    temporal,
+    keys,
+    tenancy,
+    agentJobs,
+    automations,
+    jobLedger,
+    webhooks,
+    notifier,
+    limits,
+    assistant,
+    llms,
+    gaps,
+    streams,
+    embedder,
+    metrics,
+    forges,
+  };
 }
 
 /**

@@ -14,6 +14,15 @@ async function main(): Promise<void> {
   ensureIndexes(deps.mongo.db).catch((err) => log.warn({ err }, 'could not create MongoDB indexes yet; will retry at next start'));
   const gateway = await build(deps);
   const { httpPort, grpcPort } = await gateway.listen();
+  const github = config.github;
+  const lends = github.app ? 'GitHub App' : github.token ? 'GitHub token' : undefined;
+  // Who may borrow the deployment's credential is the operator's choice, said once where every operator looks.
+  log.info(
+    { sharedOrgs: lends ? github.sharedOrgs : '*' },
+    lends
+      ? `the deployment's ${lends} serves the organizations ${github.sharedOrgs.join(', ')} (DOCENT_GITHUB_SHARED_ORGS); others reach code through their own forge connections`
+      : 'no deployment GitHub credential: organizations reach private code through their own forge connections',
+  );
   log.info({ httpPort, grpcPort }, `gateway listening: http://${config.host}:${httpPort} (REST, Connect, gRPC-web), h2c ${config.host}:${grpcPort} (gRPC)`);
 
   let stopping = false;

@@ -46,7 +46,19 @@ export function adminStores(deps: Deps): AdminStores {
   const schedules = { temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl };
   const githubWebhookSecrets = new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey);
   const forgeSettings = { publicUrl: deps.config.publicUrl ?? deps.config.api.url, allowPrivateNetworks: deps.config.allowPrivateNetworks };
-  return { tenancy: deps.tenancy, keys: deps.keys, webhooks: deps.webhooks, secrets, schedules, githubWebhookSecrets, github: deps.config.github, gate: deps.forges.gate, forges: deps.forges.store, forgeSettings, githubDeliveries: new GitHubDeliveryStore(deps.mongo.db) };
+  return {
+    tenancy: deps.tenancy,
+    keys: deps.keys,
+    webhooks: deps.webhooks,
+    secrets,
+    schedules,
+    githubWebhookSecrets,
+    github: deps.config.github,
+    gate: deps.forges.gate,
+    forges: deps.forges.store,
+    forgeSettings,
+    githubDeliveries: new GitHubDeliveryStore(deps.mongo.db),
+  };
 }
 
 const listLimit = 500;

@@ -63,7 +63,10 @@ export class RepositoryGate {
     }
     // Where to install the App says nothing of the repository: the same link is given for any name.
     const install = installUrl ? `, or install the GitHub App on it at ${installUrl}` : '';
-    throw new AppError('permission_denied', `no forge connection of organization ${orgId} can read the repository ${repository}: add one that can (docent forge add --org ${orgId}, docs/forges.md)${install}`);
+    throw new AppError(
+      'permission_denied',
+      `no forge connection of organization ${orgId} can read the repository ${repository}: add one that can (docent forge add --org ${orgId}, docs/forges.md)${install}`,
+    );
   }
 
   /** The organization's connection a stored record names, or permission_denied: a removed connection no longer reaches anything. */

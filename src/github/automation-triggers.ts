@@ -295,7 +295,10 @@ export class AutomationTriggers {
     const { repository } = event;
     // Another organization's automations, or those on another connection, never hear of this delivery.
     const projects = new Map(await Promise.all(listening.map(async (a) => [a._id, await this.d.tenancy.getProject(a.projectId)] as const)));
-    const ours = listening.filter((a) => { const p = projects.get(a._id); return p !== null && p !== undefined && projectInScope(p, scope); });
+    const ours = listening.filter((a) => {
+      const p = projects.get(a._id);
+      return p !== null && p !== undefined && projectInScope(p, scope);
+    });
     return Promise.all(
       ours.map(async (a): Promise<DeliveryAutomationRun> => {
         const project = projects.get(a._id) ?? null;

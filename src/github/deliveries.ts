@@ -112,7 +112,11 @@ export class GitHubDeliveryStore {
 
   /** What one forge connection's webhook received, newest first: its organization's whole log, whatever repository each names. */
   ofConnection(forgeId: string, now = new Date()): Promise<GitHubDeliveryDoc[]> {
-    return this.deliveries.find({ expiresAt: { $gt: now }, forgeId }).sort({ receivedAt: -1 }).limit(deliveryListCap).toArray();
+    return this.deliveries
+      .find({ expiresAt: { $gt: now }, forgeId })
+      .sort({ receivedAt: -1 })
+      .limit(deliveryListCap)
+      .toArray();
   }
 
   /** Forgets a delivery whose handling failed, so GitHub's redelivery is acted on. */

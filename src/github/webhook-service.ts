@@ -130,7 +130,8 @@ export class GitHubWebhookService {
     if ('verifiedFor' in signer) {
       // A project's own secret speaks for that project only, and only while it is on the deployment's connection.
       const project = await this.d.tenancy.getProject(signer.verifiedFor);
-      if (!project || (project.forgeId ?? deploymentForgeId) !== deploymentForgeId) throw new AppError('unauthenticated', 'X-Hub-Signature-256: the project of this secret now reaches its repository through a forge connection: use its webhook URL');
+      if (!project || (project.forgeId ?? deploymentForgeId) !== deploymentForgeId)
+        throw new AppError('unauthenticated', 'X-Hub-Signature-256: the project of this secret now reaches its repository through a forge connection: use its webhook URL');
       scope = { ...scope, orgId: project.orgId, projectId: project._id };
     }
     return this.accept(headers, body, scope, 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {});
@@ -144,7 +145,8 @@ export class GitHubWebhookService {
     const signature = header(headers, 'x-hub-signature-256');
     if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
     const body = rawBody ?? '';
-    if (!(await signatureMatches(connection.webhookSecret, body, signature))) throw new AppError('unauthenticated', 'X-Hub-Signature-256 does not match the body with this connection\'s webhook secret');
+    if (!(await signatureMatches(connection.webhookSecret, body, signature)))
+      throw new AppError('unauthenticated', "X-Hub-Signature-256 does not match the body with this connection's webhook secret");
     return this.accept(headers, body, { forgeId: connection.id, orgId: connection.orgId, credentials: this.d.forges.credentials(connection) }, {});
   }
 
@@ -257,7 +259,12 @@ export class GitHubWebhookService {
     const prompt = commentPrompt(c.body, c.location);
     if (prompt === null) return this.refuse(client, c.pullNumber, onJob, 'the comment is longer than an instruction may be (32 KiB)');
     try {
-      const started = await this.d.agentJobs.continueFromPullRequest(job, prompt, { repository: job.source.repository, ...(job.forgeId ? { forgeId: job.forgeId } : {}), pullNumber: c.pullNumber, pullRequestUrl: pr.url });
+      const started = await this.d.agentJobs.continueFromPullRequest(job, prompt, {
+        repository: job.source.repository,
+        ...(job.forgeId ? { forgeId: job.forgeId } : {}),
+        pullNumber: c.pullNumber,
+        pullRequestUrl: pr.url,
+      });
       return { ...onJob, turn: started.turn, outcome: 'turn_started' };
     } catch (err) {
       if (err instanceof AppError && (err.code === 'failed_precondition' || err.code === 'resource_exhausted')) return this.refuse(client, c.pullNumber, onJob, err.message);

@@ -166,7 +166,7 @@ export function adminRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/v2/admin/orgs/{org}/forges/{forgeId}/deliveries',
-      summary: "The webhook deliveries the connection received, newest first, with what was done or why not (last 30 days, at most 100)",
+      summary: 'The webhook deliveries the connection received, newest first, with what was done or why not (last 30 days, at most 100)',
       security: operatorKey,
       responses: ok('The deliveries', githubDeliveriesBody),
       auth: 'none',

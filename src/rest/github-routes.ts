@@ -70,7 +70,7 @@ export function githubRoutes(deps: Deps): Route[] {
         "A forge connection's webhooks (the same events as /github/webhook), verified with X-Hub-Signature-256 under that connection's own secret; each acts only on the projects, jobs and automations of the connection's organization whose repositories resolve through it",
       auth: 'none',
       rawBody: true,
-      responses: { 200: { description: 'What was done with the delivery; another organization\'s job or project is ignored, with the reason', json: receivedBody } },
+      responses: { 200: { description: "What was done with the delivery; another organization's job or project is ignored, with the reason", json: receivedBody } },
       handler: async (req) => ({ status: 200, body: await service.receiveForConnection(req.params.forgeId!, req.headers, req.rawBody) }),
     }),
     route({

@@ -305,7 +305,11 @@ describe('pull-request comments steer the agent', () => {
       reason: "the author's role on acme/widgets is none: only people with write, maintain or admin may steer a job",
     });
     expect(listed.find((d) => d.id === chatter.delivery.id)).toMatchObject({ outcome: 'ignored', reason: 'no mention of @docent' });
-    expect(listed.find((d) => d.id === elsewhere.delivery.id)).toMatchObject({ outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization", pullNumber: theirs.number });
+    expect(listed.find((d) => d.id === elsewhere.delivery.id)).toMatchObject({
+      outcome: 'ignored',
+      reason: "not the pull request of a docent job of this connection's organization",
+      pullNumber: theirs.number,
+    });
     expect(listed.find((d) => d.id === starred.id)).toMatchObject({ event: 'star', outcome: 'ignored', reason: 'event star is not handled' });
     expect(listed.find((d) => d.id === odd.id)).toMatchObject({ event: 'constructor', outcome: 'ignored', reason: 'event constructor is not handled' });
     const otherSees = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries.map((d: { id: string }) => d.id);

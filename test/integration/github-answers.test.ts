@@ -80,7 +80,10 @@ describe('with a personal token', () => {
       await octokit.rest.issues.createComment({ owner: 'acme', repo: 'widgets', issue_number: pr.number, body });
     tokenGitHub.setMaxPerPage(1);
     // Only what this call uses: the gap check's other activities need Elasticsearch and the job ledger.
-    const gapCheck = createGapCheckActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token }) } as Pick<GapCheckDeps, 'gitBaseUrl' | 'forges'> as GapCheckDeps);
+    const gapCheck = createGapCheckActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: tokenGitHub.apiUrl, gitUrl: git.url, token }) } as Pick<
+      GapCheckDeps,
+      'gitBaseUrl' | 'forges'
+    > as GapCheckDeps);
     await gapCheck.commentOnPullRequest({ repository: 'acme/widgets', pullRequest: pr.number, jobId: 'job_paged', result });
     tokenGitHub.setMaxPerPage(100);
     expect(tokenGitHub.comments.filter((c) => c.issue === pr.number)).toHaveLength(3);
@@ -132,7 +135,10 @@ describe('as a GitHub App', () => {
   });
 
   it('a check run already completed for the commit (an activity retried after it finished) is not reported twice', async () => {
-    const activities = createGitHubActivities({ gitBaseUrl: git.url, forges: new ForgeRegistry(undefined, { apiUrl: appGitHub.apiUrl, gitUrl: git.url, app: { id: app.id, privateKey: new HiddenText(app.privateKeyPem) } }) });
+    const activities = createGitHubActivities({
+      gitBaseUrl: git.url,
+      forges: new ForgeRegistry(undefined, { apiUrl: appGitHub.apiUrl, gitUrl: git.url, app: { id: app.id, privateKey: new HiddenText(app.privateKeyPem) } }),
+    });
     const sha = (await git.git('acme', 'widgets', 'rev-parse', 'main')).trim();
     await activities.reportChecks({ repository: 'acme/widgets', commit: sha, checks });
     await activities.reportChecks({ repository: 'acme/widgets', commit: sha, checks });
