@@ -4,6 +4,7 @@ import { AppError } from '../errors';
 import { resolveRepository } from '../git/access';
 import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from '../github/credentials';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
+import { checkRepositoryShape } from '../tenancy/store';
 import { anonymousForgeId, deploymentForgeId, type ForgeConnection } from './forge-connection';
 import type { ForgeRegistry } from './forge-registry';
 
@@ -38,6 +39,7 @@ export class RepositoryGate {
    * nothing else, when none may: whether it exists elsewhere is not this tenant's to learn.
    */
   async resolve(orgId: string, repository: string, use: RepositoryUse): Promise<GatedRepository> {
+    checkRepositoryShape(repository);
     const connections = await this.forges.ofOrg(orgId);
     const isUrl = /^https?:\/\//i.test(repository);
     let candidates: ForgeConnection[] = connections;

@@ -96,8 +96,13 @@ export function normalizeOrigin(origin: string): string {
   return url.origin;
 }
 
+/** A repository as a project, a job or a follow may name it: an http(s) git URL or owner/name, nothing else. */
+export function checkRepositoryShape(repository: string): void {
+  if (!repositoryShape.test(repository)) throw new AppError('invalid_argument', `repository "${repository}" must be an https git URL or owner/name`);
+}
+
 function checkProject(p: { repository: string; ref: string; domain?: string }): void {
-  if (!repositoryShape.test(p.repository)) throw new AppError('invalid_argument', `repository "${p.repository}" must be an https git URL or owner/name`);
+  checkRepositoryShape(p.repository);
   if (!refShape.test(p.ref)) throw new AppError('invalid_argument', `ref "${p.ref}" is not a valid branch name`);
   if (p.domain !== undefined && !domainShape.test(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" must be a lowercase host name such as docs.acme.dev`);
   if (p.domain !== undefined && isPreviewDomain(p.domain)) throw new AppError('invalid_argument', `domain "${p.domain}" is reserved for gap-check previews`);

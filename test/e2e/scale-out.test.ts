@@ -48,6 +48,8 @@ const sharedEnv = (): Record<string, string> => ({
   DOCENT_GITHUB_API_URL: github.apiUrl,
   DOCENT_GITHUB_GIT_URL: git.url,
   DOCENT_GITHUB_TOKEN: token,
+  // The test's organization uses the deployment's token (test/support/config.ts says why).
+  DOCENT_GITHUB_SHARED_ORGS: '*',
   // A killed worker's turn is handed to the other one within seconds.
   DOCENT_AGENT_HEARTBEAT_TIMEOUT_MS: '3000',
   // A turn waits this long for the worker holding its clone before it starts over on the other one.

@@ -92,6 +92,8 @@ describe('REST', () => {
       turns: [],
       // Stored before origins were: every such job came from an API call.
       origin: 'api',
+      // Stored before forge connections were: the deployment's credential.
+      forgeId: 'deployment',
     });
   });
 
