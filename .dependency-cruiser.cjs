@@ -64,11 +64,35 @@ module.exports = {
       from: { pathNot: `${edge}|${entryPoints}` },
       to: { path: edge },
     },
+    {
+      name: 'forge-credentials-in-forges',
+      comment:
+        'One place decides whether a tenant may name a repository (src/forges/repository-gate.ts): only src/forges/ builds forge credentials, every other module takes them from a connection (docs/decisions/2026-12-01-forge-connections.md).',
+      severity: 'error',
+      from: { pathNot: '^src/(forges/|github/credentials\\.ts$)' },
+      to: { path: '^src/github/credentials\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'forge-clients-in-forge-modules',
+      comment: "A forge's API client is made by its credentials module (and the connection check) alone, never beside the gate.",
+      severity: 'error',
+      from: { pathNot: '^src/(github/credentials|forges/connection-check)\\.ts$' },
+      to: { path: '(^|node_modules/)@octokit/(rest|core|auth-app|plugin-throttling)(/|$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'clones-through-git-access',
+      comment: 'git runs only as src/git/access.ts builds it: hardened, with the credential of the connection a repository resolved through.',
+      severity: 'error',
+      from: { pathNot: '^src/git/access\\.ts$' },
+      to: { path: 'node_modules/simple-git/', dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     parser: 'swc',
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
+    // ESM-only packages (@octokit/rest) resolve through their `import` condition, so a type-only import of one is seen as such.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
     exclude: { path: '^(src/gen|dist)/' },
   },
 };

@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
-import { GitHubAppRefused, statusOf } from '../../src/github/credentials';
+import { GitHubAppRefused, statusOf } from '../../src/github/github-errors';
 import type { ForgeRegistry } from '../../src/forges/forge-registry';
 import { GitAccessRefused, resolveRepository } from '../../src/git/access';
 import type { CheckResult, OpenPullRequestInput, OpenPullRequestResult, ReportChecksInput, ReportChecksResult } from '../../workflows/agent-job-contract';

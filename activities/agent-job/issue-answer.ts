@@ -3,7 +3,7 @@
 import type { JobLedger } from '../../src/jobs/ledger';
 import type { JobIssue } from '../../src/jobs/job';
 import type { RepositoryClient } from '../../src/github/client';
-import { statusOf } from '../../src/github/credentials';
+import { statusOf } from '../../src/github/github-errors';
 
 const issueAnswerMarker = (jobId: string) => `<!-- docent:answer job=${jobId} issue -->`;
 

@@ -4,7 +4,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
 import { AppError } from '../errors';
-import { statusOf } from '../github/credentials';
+import { statusOf } from '../github/github-errors';
 
 /** How long the forge has to answer the check. */
 const checkTimeoutMs = 15_000;

@@ -2,7 +2,7 @@
 // automations, the docs sync, context repositories) asks here, and stores the connection it answers with.
 import { AppError } from '../errors';
 import { resolveRepository } from '../git/access';
-import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from '../github/credentials';
+import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from '../github/github-errors';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import { checkRepositoryShape } from '../tenancy/store';
 import { anonymousForgeId, deploymentForgeId, type ForgeConnection } from './forge-connection';

@@ -3,7 +3,8 @@
 // where it may connect (each caller maps GitAccessRefused to its own failure), and the hardened client git runs as.
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { AppError } from '../errors';
-import { GitHubAppRefused, type GitHubCredentials } from '../github/credentials';
+import { GitHubAppRefused } from '../github/github-errors';
+import type { GitHubCredentials } from '../github/credentials';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 
 export interface ResolvedRepository {

@@ -1,4 +1,4 @@
-import { statusOf } from './credentials';
+import { statusOf } from './github-errors';
 import type { RepositoryClient } from './client';
 
 /** A user's permission on a repository as GitHub reports it now. */

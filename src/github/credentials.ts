@@ -3,6 +3,10 @@ import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
 import type { Logger } from '../log';
+import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from './github-errors';
+
+// The errors live apart so that any module may read them, while only src/forges/ builds credentials (.dependency-cruiser.cjs).
+export { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from './github-errors';
 
 /**
  * How docent reaches one repository on GitHub: the only place that holds GitHub credentials.
@@ -25,22 +29,6 @@ export const installationPermissions = { contents: 'write', pull_requests: 'writ
 /** What a token that only reads a repository asks for (a job's context repositories). */
 export const readOnlyPermissions = { contents: 'read' } as const;
 type Permissions = typeof installationPermissions | typeof readOnlyPermissions;
-
-/** GitHub will not let the App reach a repository; the message says what the operator must do. */
-export class GitHubAppRefused extends Error {
-  override name = 'GitHubAppRefused';
-}
-
-/** The App is not installed on the repository (or cannot see it); `installUrl` is where an owner installs it. */
-export class GitHubAppNotInstalled extends GitHubAppRefused {
-  override name = 'GitHubAppNotInstalled';
-  constructor(
-    readonly repository: string,
-    readonly installUrl: string,
-  ) {
-    super(`the GitHub App is not installed on ${repository}: install it at ${installUrl} and grant it this repository`);
-  }
-}
 
 /** When a call GitHub rate-limited may still be retried: by this epoch millisecond (an activity's deadline), else not at all. */
 export type RetryWindow = () => number;
@@ -229,8 +217,4 @@ export class GitHubCredentials {
       ...extra,
     });
   }
-}
-
-export function statusOf(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : undefined;
 }
