@@ -179,21 +179,26 @@ describe('forge connections', () => {
     expect(await call(operator, 'GET', '/v2/admin/orgs/no-such-org/forges')).toMatchObject({ status: 404 });
   });
 
-  it("adds an installation of the deployment's GitHub App, once: a second claim, by another organization too, is 409", async () => {
-    const added = await call(acmeOperator, 'POST', '/v2/admin/orgs/acme/forges', { kind: 'github', appInstallationId: 4242 });
+  it("adds an installation of the deployment's GitHub App, once, by the deployment's operator: a second claim, for another organization too, is 409", async () => {
+    // An organization's own key cannot claim one: installation ids are numbers, another account's is easily guessed.
+    expect(await call(acmeOperator, 'POST', '/v2/admin/orgs/acme/forges', { kind: 'github', appInstallationId: 4242 })).toMatchObject({
+      status: 403,
+      body: { code: 'permission_denied', error: expect.stringContaining('operator key for all organizations') },
+    });
+    const added = await call(operator, 'POST', '/v2/admin/orgs/acme/forges', { kind: 'github', appInstallationId: 4242 });
     expect(added).toMatchObject({ status: 201, body: { orgId: 'acme', credential: 'app', installationId: 4242, apiUrl: githubUrl, gitUrl: githubUrl, webhookSecret: expect.any(String) } });
     expect(asked.filter((a) => a.path === '/app/installations/4242')).toEqual([expect.objectContaining({ jwtProblem: null })]);
-    expect(await call(globexOperator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', appInstallationId: 4242 })).toMatchObject({
+    expect(await call(operator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', appInstallationId: 4242 })).toMatchObject({
       status: 409,
       body: { code: 'already_exists', error: expect.stringContaining('4242') },
     });
-    expect(await call(acmeOperator, 'POST', '/v2/admin/orgs/acme/forges', { kind: 'github', appInstallationId: 4242 })).toMatchObject({ status: 409 });
-    expect(await call(globexOperator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', appInstallationId: 9999 })).toMatchObject({
+    expect(await call(operator, 'POST', '/v2/admin/orgs/acme/forges', { kind: 'github', appInstallationId: 4242 })).toMatchObject({ status: 409 });
+    expect(await call(operator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', appInstallationId: 9999 })).toMatchObject({
       status: 400,
       body: { code: 'invalid_argument', error: expect.stringContaining('installation 9999') },
     });
     expect(
-      await call(globexOperator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', apiUrl: 'https://ghe.example.test/api/v3', gitUrl: 'https://ghe.example.test', appInstallationId: 4444 }),
+      await call(operator, 'POST', '/v2/admin/orgs/globex/forges', { kind: 'github', apiUrl: 'https://ghe.example.test/api/v3', gitUrl: 'https://ghe.example.test', appInstallationId: 4444 }),
     ).toMatchObject({
       status: 400,
       body: { error: expect.stringContaining("the deployment's GitHub App is on") },
@@ -239,7 +244,7 @@ describe('forge connections', () => {
     expect(JSON.parse(direct.stdout)).toEqual(JSON.parse(listed.stdout));
 
     // In text mode the secret is stdout's only line; what to do with it goes to stderr.
-    const installation = await docent(['forge', 'add', '--org', 'acme', '--kind', 'github', '--app-installation', '4343']);
+    const installation = await runDocentIn(['forge', 'add', '--org', 'acme', '--kind', 'github', '--app-installation', '4343'], { ...env, DOCENT_OPERATOR_KEY: operator });
     expect(installation).toMatchObject({ code: 0, stdout: expect.stringMatching(/^[A-Za-z0-9_-]{32}\n$/), stderr: expect.stringContaining('installation 4343') });
     expect((await docent(['forge', 'list', '--org', 'acme'])).stdout).toContain(`${made.id}  github  token  ${apiUrl}  ${gitUrl}  ${made.webhookUrl}`);
     const rotated = await docent(['forge', 'rotate-secret', '--org', 'acme', String(made.id), '--json']);
@@ -291,7 +296,7 @@ describe('forge connections', () => {
     expect(bad.code).toBe(Code.InvalidArgument);
     expect(bad.rawMessage).toContain('GitHub refused the token (HTTP 401)');
     expect(bad.rawMessage).not.toContain(badToken);
-    expect((await refusal(admin.addForge({ orgId: 'acme', kind: 'github', appInstallationId: 4242n }))).code).toBe(Code.AlreadyExists);
+    expect((await refusal(admin.addForge({ orgId: 'acme', kind: 'github', appInstallationId: 4242n }))).code).toBe(Code.PermissionDenied);
     expect((await refusal(admin.removeForge({ orgId: 'globex', forgeId: made.forge!.id }))).code).toBe(Code.NotFound);
     expect((await refusal(admin.removeForge({ orgId: 'acme', forgeId: made.forge!.id }))).code).toBe(Code.NotFound);
     const projectKey = createDocentClient({ baseUrl: gw.url, apiKey: projectAdmin }).admin;
