@@ -5,6 +5,9 @@ import { loadConfig, type Config } from '../config';
 import { followInput, type FollowRequest } from '../docs/follow-input';
 import { docsSyncStatus, followDocs, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
+import { createForges } from '../forges';
+import { createMongo } from '../store/mongo';
+import { TenancyStore } from '../tenancy/store';
 import { docsSyncUsage } from './usage-texts';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
 import { type DocsSyncResult, type GitDocsSource, isSiteSource, type SiteDocsSource } from '../../workflows/docs-sync-contract';
@@ -81,6 +84,21 @@ async function withSchedules<T>(config: Config, run: (s: DocsSyncSchedules) => P
   }
 }
 
+/**
+ * The forge connection a followed repository resolves through, when the domain is a project's: the same gate as the
+ * operator API's follow (src/forges/repository-gate.ts). A domain of no project is the deployment operator's own.
+ */
+async function connectionOfFollow(config: Config, input: GitDocsSource): Promise<{ forgeId?: string }> {
+  const mongo = createMongo(config.mongo.url, config.mongo.db, config.dependencyTimeoutMs, config.mongo);
+  try {
+    const project = await new TenancyStore(mongo.db).getProjectByDomain(input.domain);
+    if (!project) return {};
+    return { forgeId: (await createForges(mongo.db, config).gate.resolve(project.orgId, input.repository, 'read')).forgeId };
+  } finally {
+    await mongo.client.close();
+  }
+}
+
 /** What the docs commands do, through Temporal (bootstrap) or through the operator API (DOCENT_OPERATOR_KEY). */
 interface DocsActions {
   follow(r: FollowRequest, firstNow: boolean): Promise<void>;
@@ -93,7 +111,8 @@ function throughTemporal(config: Config): DocsActions {
   return {
     follow: async (r, firstNow) => {
       const { input, everyMs } = followInput(r);
-      await withSchedules(config, (s) => followDocs(s, input, everyMs, { firstNow }));
+      const gated = isSiteSource(input) ? input : { ...input, ...(await connectionOfFollow(config, input)) };
+      await withSchedules(config, (s) => followDocs(s, gated, everyMs, { firstNow }));
     },
     sync: (domain) => withSchedules(config, (s) => syncDocsNow(s, domain)),
     unfollow: (domain) => withSchedules(config, (s) => unfollowDocs(s, domain)),
