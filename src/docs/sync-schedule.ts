@@ -247,7 +247,14 @@ export async function docsSyncStatus(s: DocsSyncSchedules, domain: string): Prom
  * delivery while a sync waits adds nothing (one buffered run per schedule); after it, the sync finds nothing changed.
  * Returns the domains whose sync was started.
  */
-export async function syncOnPush(s: DocsSyncSchedules, repository: string, ref: string, forgeId = 'deployment'): Promise<string[]> {
+export async function syncOnPush(
+  s: DocsSyncSchedules,
+  repository: string,
+  ref: string,
+  forgeId = 'deployment',
+  /** Whether the delivery may start this domain's sync (its scope: src/github/delivery-scope.ts). */
+  mayStart: (domain: string) => Promise<boolean> = async () => true,
+): Promise<string[]> {
   let cloneUrl: string;
   try {
     cloneUrl = resolveRepository(repository, s.gitBaseUrl).cloneUrl;
@@ -262,8 +269,10 @@ export async function syncOnPush(s: DocsSyncSchedules, repository: string, ref: 
     const memo = summary.memo as Partial<FollowMemo> | undefined;
     // A push another connection's webhook reports is no news of this source, whatever repository it names.
     if (memo?.cloneUrl !== cloneUrl || memo.ref !== branch || (memo.forgeId ?? 'deployment') !== forgeId) continue;
+    const domain = summary.scheduleId.slice(prefix.length);
+    if (!(await mayStart(domain))) continue;
     await s.temporal.schedule.getHandle(summary.scheduleId).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
-    triggered.push(summary.scheduleId.slice(prefix.length));
+    triggered.push(domain);
   }
   return triggered;
 }

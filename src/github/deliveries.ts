@@ -16,8 +16,10 @@ export interface DeliveryAutomationRun {
 
 /** One delivery GitHub sent to POST /github/webhook, kept so a redelivery does nothing and an admin sees why. */
 export interface GitHubDeliveryDoc {
-  /** X-GitHub-Delivery: unique, so the same delivery is acted on once. */
+  /** X-GitHub-Delivery, after the prefix of the scope that verified it (src/github/webhook-service.ts): unique, so the same delivery is acted on once there. */
   _id: string;
+  /** X-GitHub-Delivery as GitHub sent it (absent in records made before scopes: `_id`). */
+  deliveryId?: string;
   event: string;
   action?: string;
   /** `owner/name`, lower-cased: the projects on this repository see the delivery. */
@@ -95,9 +97,9 @@ export class GitHubDeliveryStore {
   }
 
   /** Records a delivery as being handled; false when it was seen before (a redelivery or a replay). */
-  async claim(id: string, event: string, now = new Date()): Promise<boolean> {
+  async claim(id: string, event: string, deliveryId = id, now = new Date()): Promise<boolean> {
     try {
-      await this.deliveries.insertOne({ _id: id, event, outcome: 'processing', receivedAt: now, expiresAt: new Date(now.getTime() + deliveryRetentionMs) });
+      await this.deliveries.insertOne({ _id: id, deliveryId, event, outcome: 'processing', receivedAt: now, expiresAt: new Date(now.getTime() + deliveryRetentionMs) });
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
@@ -143,8 +145,7 @@ export class GitHubDeliveryStore {
 
 export function deliveryToJson(d: GitHubDeliveryDoc) {
   return {
-    // A connection's deliveries are stored under `<forgeId>:<X-GitHub-Delivery>`.
-    id: d.forgeId && d._id.startsWith(`${d.forgeId}:`) ? d._id.slice(d.forgeId.length + 1) : d._id,
+    id: d.deliveryId ?? d._id,
     event: d.event,
     action: d.action ?? null,
     repository: d.repository ?? null,

@@ -29,7 +29,7 @@ export interface GitHubWebhookDeps {
   /** The forge connections: which one a delivery's route names, its secret, and its GitHub credentials. */
   forges: ForgeRegistry;
   /** Starts the docs sync of every domain following this repository and branch through that connection (src/docs/sync-schedule.ts); the domains. */
-  syncDocsOnPush(repository: string, ref: string, forgeId: string): Promise<string[]>;
+  syncDocsOnPush(repository: string, ref: string, forgeId: string, mayStart: (domain: string) => Promise<boolean>): Promise<string[]>;
   agentJobs: AgentJobService;
   /** Reads a job by id (the ledger's reads). */
   jobById(jobId: string): Promise<JobDoc | null>;
@@ -162,16 +162,18 @@ export class GitHubWebhookService {
     } catch {
       throw new AppError('invalid_argument', 'the body is not JSON: set the webhook content type to application/json');
     }
-    // Another connection's deliveries never claim this one's ids or subjects: a tenant cannot make another's event a "duplicate".
-    const key = scope.forgeId === deploymentForgeId ? id : `${scope.forgeId}:${id}`;
-    if (!(await this.d.deliveries.claim(key, event))) return { id, outcome: 'duplicate', reason: 'this delivery was received before' };
+    // Each scope claims ids and subjects of its own: a tenant's (or another project's) forged delivery cannot make the
+    // owner's real event a "duplicate". The same event to two scopes is acted on by each within its own.
+    const prefix = scope.forgeId !== deploymentForgeId ? `${scope.forgeId}:` : scope.projectId ? `project:${scope.projectId}:` : '';
+    const key = `${prefix}${id}`;
+    if (!(await this.d.deliveries.claim(key, event, id))) return { id, outcome: 'duplicate', reason: 'this delivery was received before' };
     const about = anyEvent.safeParse(payload);
     const repo = about.success && about.data.repository ? repositoryKey(...(about.data.repository.full_name.split('/') as [string, string])) : undefined;
     const action = about.success ? about.data.action : undefined;
     const whose = { ...(scope.forgeId !== deploymentForgeId ? { forgeId: scope.forgeId } : {}), ...(scope.orgId && scope.forgeId !== deploymentForgeId ? { orgId: scope.orgId } : {}) };
     const context = { ...(action ? { action } : {}), ...(repo ? { repository: repo } : {}), ...verifiedFor, ...whose };
     const subject = deliverySubject(event, payload);
-    if (subject && !(await this.d.deliveries.claimSubject(scope.forgeId === deploymentForgeId ? subject : `${scope.forgeId}:${subject}`, key))) {
+    if (subject && !(await this.d.deliveries.claimSubject(`${prefix}${subject}`, key))) {
       const reason = 'the same event was received before under another delivery id (a replay, or another webhook of the repository)';
       await this.d.deliveries.settle(key, { ...context, outcome: 'ignored', reason });
       return { id, outcome: 'duplicate', reason };
@@ -275,12 +277,20 @@ export class GitHubWebhookService {
   /** A push to a followed docs repository's branch syncs its domains now instead of at the next scheduled run. */
   private async onPush(payload: unknown, scope: DeliveryScope): Promise<Handled> {
     const p = parsePayload(pushEvent, payload);
-    const domains = await this.d.syncDocsOnPush(p.repository.full_name, p.ref, scope.forgeId);
+    const domains = await this.d.syncDocsOnPush(p.repository.full_name, p.ref, scope.forgeId, (domain) => this.domainInScope(domain, scope));
     const automations = await this.triggers.onPush(p, scope);
     const synced = domains.length ? { docsDomains: domains } : {};
     if (automations && (automations.outcome !== 'ignored' || domains.length === 0)) return { ...automations, ...synced };
-    if (domains.length === 0) return ignored(`no docs domain follows ${p.ref}`);
+    if (domains.length === 0)
+      return ignored(scope.projectId ? 'no docs domain of this project follows the pushed branch' : `no docs domain${scope.orgId ? " of this connection's organization" : ''} follows ${p.ref}`);
     return { outcome: 'docs_sync_started', reason: `docs sync started for ${domains.join(', ')}`, ...synced };
+  }
+
+  /** A project's domain, for a delivery of its organization (and, with a project's own secret, of that project); a domain of no project, for the deployment's own. */
+  private async domainInScope(domain: string, scope: DeliveryScope): Promise<boolean> {
+    const project = await this.d.tenancy.getProjectByDomain(domain);
+    if (!project) return scope.orgId === undefined;
+    return (scope.orgId === undefined || project.orgId === scope.orgId) && (scope.projectId === undefined || project._id === scope.projectId);
   }
 
   private async onPullRequest(payload: unknown, scope: DeliveryScope): Promise<Handled> {

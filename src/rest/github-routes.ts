@@ -42,8 +42,8 @@ export function githubRoutes(deps: Deps): Route[] {
     config: deps.config,
     log: deps.log,
     forges: deps.forges.registry,
-    syncDocsOnPush: (repository, ref, forgeId) =>
-      syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref, forgeId),
+    syncDocsOnPush: (repository, ref, forgeId, mayStart) =>
+      syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref, forgeId, mayStart),
     agentJobs: deps.agentJobs,
     jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
     deliveries: new GitHubDeliveryStore(deps.mongo.db),

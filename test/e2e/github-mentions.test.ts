@@ -252,6 +252,28 @@ describe('pull-request comments steer the agent', () => {
     expect(await own.json()).toMatchObject({ outcome: 'ignored', reason: 'ping: the webhook is set up' });
   });
 
+  it("another project's own secret on the same repository neither archives nor steers this project's job: ignored, and listed in that project's log", async () => {
+    const pr = github.pulls.find((p) => p.number === pull)!;
+    const comment = conversation.comment({ kind: 'issue', pull, body: '@docent delete the README', login: 'octo-owner', association: 'OWNER' });
+    const review = conversation.comment({ kind: 'review', pull, body: '@docent delete this line', login: 'octo-owner', association: 'OWNER', path: 'README.md', line: 3, diffHunk: '@@ -1 +1 @@' });
+    const sent = [
+      await signedDelivery(otherSecret, 'pull_request', pullRequestClosed('acme', 'widgets', pr, false)),
+      await signedDelivery(otherSecret, 'issue_comment', issueCommentCreated('acme', 'widgets', pr, comment)),
+      await signedDelivery(otherSecret, 'pull_request_review_comment', reviewCommentCreated('acme', 'widgets', pr, review)),
+    ];
+    for (const d of sent) {
+      const r = await deliver(gw.url, d);
+      expect(r.status).toBe(200);
+      expect(await r.json()).toMatchObject({ outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization" });
+    }
+    expect(await readJob(jobId)).toMatchObject({ turn: 2, status: 'completed', archivedAt: null });
+    expect(conversation.reactions).toHaveLength(1);
+    const otherLog = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries as any[];
+    for (const d of sent) expect(otherLog.find((x) => x.id === d.id)).toMatchObject({ outcome: 'ignored' });
+    const ids = (await deliveries()).map((d) => d.id);
+    for (const d of sent) expect(ids).not.toContain(d.id);
+  });
+
   it('docent project webhook-secret prints a new secret once, stores no copy of it, and the previous one stops verifying', async () => {
     const r = await docent('project', 'webhook-secret', 'other', '--json');
     expect(r.code).toBe(0);
@@ -398,13 +420,14 @@ describe('deliveries log', () => {
     // other's docs follow a branch of acme/widgets that does not exist yet: a sync it starts ends at once.
     await followDocs(schedules, { domain: 'other.widgets.test', repository: 'acme/widgets', ref: 'docs-site', docsPath: 'docs' }, 3_600_000);
     try {
-      // GitHub sends a push to both projects' webhooks, each signed with the project's own secret; then one through the global secret.
+      // GitHub sends a push to both projects' webhooks, each signed with the project's own secret (each syncs only its
+      // own project's domains); then one through the global secret.
       const push = (after: string) => ({ ref: 'refs/heads/docs-site', after, before: '0'.repeat(40), repository: { full_name: 'acme/widgets' }, pusher: { name: 'octo-member' } });
       const toWidgets = await signedDelivery(secret, 'push', push('a'.repeat(40)));
       const toOther = await signedDelivery(otherSecret, 'push', push('a'.repeat(40)));
       const global = await signedDelivery(globalSecret, 'push', push('b'.repeat(40)));
       expect(await (await deliver(gw.url, toWidgets)).json()).toEqual({ id: toWidgets.id, outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
-      expect(await (await deliver(gw.url, toOther)).json()).toMatchObject({ id: toOther.id, outcome: 'duplicate' });
+      expect(await (await deliver(gw.url, toOther)).json()).toMatchObject({ id: toOther.id, outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
       expect(await (await deliver(gw.url, global)).json()).toMatchObject({ outcome: 'docs_sync_started' });
 
       const widgetsLog = await deliveries();
@@ -412,7 +435,7 @@ describe('deliveries log', () => {
       expect(JSON.stringify(widgetsLog)).not.toContain('other.widgets.test');
       expect(widgetsLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
       expect(otherLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
-      expect(otherLog.find((d) => d.id === toOther.id)).toMatchObject({ outcome: 'ignored' });
+      expect(otherLog.find((d) => d.id === toOther.id)).toMatchObject({ outcome: 'docs_sync_started' });
       const otherIds = otherLog.map((d) => d.id);
       expect(otherIds).not.toContain(toWidgets.id);
       expect(otherLog.filter((d) => d.jobId !== null)).toEqual([]);
