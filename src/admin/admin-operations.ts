@@ -191,7 +191,10 @@ export class AdminOperations {
     requireOrg(who, orgId);
     // An installation is named by a number anyone can guess: the deployment's operator, who can see whose it is, claims it.
     if (b.appInstallationId !== undefined && b.token === undefined && !(who.kind === 'operator' && who.orgId === undefined)) {
-      throw new AppError('permission_denied', "claiming an installation of the deployment's GitHub App takes an operator key for all organizations: ask the deployment's operator, or connect with a token");
+      throw new AppError(
+        'permission_denied',
+        "claiming an installation of the deployment's GitHub App takes an operator key for all organizations: ask the deployment's operator, or connect with a token",
+      );
     }
     return jsonOf(addForge(this.s, orgId, b));
   }

@@ -4,11 +4,9 @@ import { parseArgs } from 'node:util';
 import type { Output } from '../admin/tenancy-operations';
 import type { ForgeStores } from '../admin/forge-operations';
 import { loadConfig } from '../config';
-import { AppError } from '../errors';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
+import { printed, UsageError } from './print-output';
 import { forgeUsage } from './usage-texts';
-
-class UsageError extends Error {}
 
 const options = {
   org: { type: 'string' },
@@ -105,24 +103,6 @@ async function run(args: string[]): Promise<{ out: Output; json: boolean }> {
 }
 
 /** Runs one `docent forge` command; its exit code: 2 for wrong words or options, 1 for a command that ran and failed. */
-export async function forgeCommand(args: string[]): Promise<number> {
-  try {
-    const { out, json } = await run(args);
-    if (json) console.log(JSON.stringify(out.json, null, 2));
-    else {
-      console.log(out.text);
-      if (out.note) console.error(out.note);
-    }
-    return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`docent: ${err.message}\nusage:\n${forgeUsage}`);
-      return 2;
-    }
-    if (err instanceof AppError) {
-      console.error(`docent: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  }
+export function forgeCommand(args: string[]): Promise<number> {
+  return printed(() => run(args), `usage:\n${forgeUsage}`);
 }

@@ -2,13 +2,13 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ApiKeyStore, type KeyKind } from '../auth/api-keys';
 import { loadConfig } from '../config';
-import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { OutboundGuard } from '../net/outbound';
 import { createForges } from '../forges';
 import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type ProjectStores } from '../admin/tenancy-operations';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
+import { printed, UsageError } from './print-output';
 import { createOperatorKey, ensureOperatorKey } from './operator-commands';
 import { docsIngestUsage, docsSyncUsage, forgeUsage } from './usage-texts';
 import { createWebhook, deleteWebhook, listWebhooks, parseEvents, webhookDeliveries, type WebhookStores } from '../admin/webhook-operations';
@@ -96,7 +96,6 @@ options:
 settings come from DOCENT_* environment variables (DOCENT_MONGO_URL, DOCENT_MONGO_DB, ...)`;
 
 /** Wrong words or options: exit code 2, as opposed to 1 for a command that ran and failed. */
-class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -443,25 +442,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(`worker ${r.workerIdentity} on ${r.taskQueue}: mongodb ${show(r.mongodb.ok)}, elasticsearch ${show(r.elasticsearch.ok)}`);
     return r.mongodb.ok && r.elasticsearch.ok ? 0 : 1;
   }
-  try {
-    const { out, json } = await tenancyCommand(argv.slice(0, 2), argv.slice(2));
-    if (json) console.log(JSON.stringify(out.json, null, 2));
-    else {
-      console.log(out.text);
-      if (out.note) console.error(out.note);
-    }
-    return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`docent: ${err.message}\n${usage}`);
-      return 2;
-    }
-    if (err instanceof AppError) {
-      console.error(`docent: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  }
+  return printed(() => tenancyCommand(argv.slice(0, 2), argv.slice(2)), usage);
 }
 
 main(process.argv.slice(2)).then(

@@ -11,7 +11,8 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { type Started, startWorkerProcess } from '../support/process';
-import { modelSettings, startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { recordGitPasswords, writesContributingGuide, type GitPasswordUse } from '../support/forge-jobs';
+import { modelSettings, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
 
 // Two tenants on one docent, each with its own forge connection: a personal token that reaches only its own owner's
@@ -32,20 +33,13 @@ let gw: RunningGateway;
 let worker: Started;
 let workspaceDir: string;
 /** Every password git was given, with the repository and whether it pushed. */
-const gitUses: Array<{ token: string; repo: string; push: boolean }> = [];
+let gitUses: GitPasswordUse[];
 let alphaOperator: string;
 let betaOperator: string;
 let alphaForge: { id: string; webhookSecret: string };
 let betaForge: { id: string; webhookSecret: string };
 let alphaAdmin: string;
 let betaAdmin: string;
-
-function script(req: ChatRequest): ScriptedTurn {
-  const done = req.messages.at(-1)?.role === 'tool';
-  return done
-    ? { text: 'Add CONTRIBUTING.md\n\nExplains how to send changes.' }
-    : { toolCalls: [{ name: 'write_file', args: { path: 'CONTRIBUTING.md', content: '# Contributing\n\nOpen a pull request.\n' } }] };
-}
 
 const call = async (key: string, method: string, p: string, body?: unknown) => {
   const r = await callApi(gw.url, key, method, p, body);
@@ -68,14 +62,11 @@ beforeAll(async () => {
   git = await startGitServer(deploymentToken);
   conversation = githubConversation(() => github.pulls);
   github = await startGitHubDouble({ token: deploymentToken, tokens: { [alphaToken]: ['alpha'], [betaToken]: ['beta'] }, ...backedBy(git), routes: conversation.routes });
-  git.acceptTokens((token, owner, name, push) => {
-    gitUses.push({ token, repo: `${owner}/${name}`, push });
-    return github.gitAllows(token, owner, name, push);
-  });
+  gitUses = recordGitPasswords(git, github);
   await git.createRepo('alpha', 'site', { 'README.md': '# Alpha\n' });
   await git.createRepo('alpha', 'private-docs', { 'docs/index.md': '# Alpha internals\n\nThe launch date is secret.\n' });
   await git.createRepo('beta', 'site', { 'README.md': '# Beta\n' });
-  model = await startScriptedModel(script);
+  model = await startScriptedModel(writesContributingGuide);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-forges-'));
   gw = await startGateway({
     ...modelSettings(model),

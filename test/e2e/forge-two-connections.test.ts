@@ -9,7 +9,8 @@ import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { type Started, startWorkerProcess } from '../support/process';
-import { modelSettings, startScriptedModel, type ChatRequest, type ScriptedModel, type ScriptedTurn } from '../support/scripted-model';
+import { recordGitPasswords, writesContributingGuide, type GitPasswordUse } from '../support/forge-jobs';
+import { modelSettings, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 import { appWorkerEnv } from '../support/worker-env';
 
 // One organization, two forge connections: a personal token that reaches the `alpha` owner's repositories, and an
@@ -30,13 +31,8 @@ let workspaceDir: string;
 let secretsDir: string;
 let operator: string;
 let orgOperator: string;
-const gitUses: Array<{ token: string; repo: string; push: boolean }> = [];
-
-function script(req: ChatRequest): ScriptedTurn {
-  return req.messages.at(-1)?.role === 'tool'
-    ? { text: 'Add CONTRIBUTING.md\n\nExplains how to send changes.' }
-    : { toolCalls: [{ name: 'write_file', args: { path: 'CONTRIBUTING.md', content: '# Contributing\n\nOpen a pull request.\n' } }] };
-}
+/** Every password git was given, with the repository and whether it pushed. */
+let gitUses: GitPasswordUse[];
 
 const call = async (key: string, method: string, p: string, body?: unknown) => {
   const r = await callApi(gw.url, key, method, p, body);
@@ -58,15 +54,12 @@ beforeAll(async () => {
   app = createTestApp();
   git = await startGitServer('ghp_git_server_token_nobody_has_000');
   github = await startGitHubDouble({ app, tokens: { [alphaToken]: ['alpha'] }, ...backedBy(git) });
-  git.acceptTokens((token, owner, name, push) => {
-    gitUses.push({ token, repo: `${owner}/${name}`, push });
-    return github.gitAllows(token, owner, name, push);
-  });
+  gitUses = recordGitPasswords(git, github);
   await git.createRepo('alpha', 'site', { 'README.md': '# Alpha\n' });
   await git.createRepo('gamma', 'docs', { 'README.md': '# Gamma\n' });
   github.install('alpha', 'site');
   github.install('gamma', 'docs');
-  model = await startScriptedModel(script);
+  model = await startScriptedModel(writesContributingGuide);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-forges2-'));
   secretsDir = await mkdtemp(path.join(os.tmpdir(), 'docent-forges2-key-'));
   gw = await startGateway({
