@@ -4,6 +4,7 @@ import { auditPage } from './pages/audit.js';
 import { automationsPage } from './pages/automations.js';
 import { analyticsPage } from './pages/analytics.js';
 import { docsPage } from './pages/docs.js';
+import { forgeOrgsPage, forgesPage } from './pages/forges.js';
 import { jobPage } from './pages/job.js';
 import { jobsPage } from './pages/jobs.js';
 import { keysPage } from './pages/keys.js';
@@ -26,10 +27,12 @@ const projectTabs = [
   ['/github', 'GitHub deliveries'],
 ];
 
-/** The pages, by hash: #/projects, #/p/{id}[/tab], #/p/{id}/jobs/{jobId}, #/audit. */
+/** The pages, by hash: #/projects, #/p/{id}[/tab], #/p/{id}/jobs/{jobId}, #/audit, #/forges, #/o/{org}/forges. */
 function route() {
   const parts = location.hash.split('?')[0].replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'audit') return { title: 'Audit log', render: auditPage };
+  if (parts[0] === 'forges') return session?.orgId ? { redirect: forgesHref() } : { title: 'Forge connections', render: forgeOrgsPage };
+  if (parts[0] === 'o' && parts[1] && parts[2] === 'forges') return { title: `Forge connections · ${parts[1]}`, render: (ctx) => forgesPage(ctx, parts[1]) };
   if (parts[0] === 'p' && parts[1]) {
     const p = parts[1];
     const tab = parts[2] ?? '';
@@ -42,9 +45,12 @@ function route() {
   return { title: 'Projects', render: projectsPage };
 }
 
+/** An operator key of one organization goes straight to its connections; one for all of them picks an organization. */
+const forgesHref = () => (session?.orgId ? `#/o/${encodeURIComponent(session.orgId)}/forges` : '#/forges');
+
 function renderNav(project) {
   const items = [];
-  if (session.kind === 'operator') items.push(['#/projects', 'Projects'], ['#/audit', 'Audit log']);
+  if (session.kind === 'operator') items.push(['#/projects', 'Projects'], [forgesHref(), 'Forge connections'], ['#/audit', 'Audit log']);
   if (project) for (const [tab, text] of projectTabs) items.push([`#/p/${encodeURIComponent(project)}${tab}`, text]);
   const current = location.hash.split('?')[0] || '#/projects';
   document.getElementById('nav').replaceChildren(

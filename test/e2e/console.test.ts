@@ -196,6 +196,43 @@ describe('the console, signed in with an operator key', () => {
     expect(html).not.toContain(assistantKey);
   });
 
+  it('connects an organization to its forge: the token is tested and never shown, the webhook secret is shown once, rotating and removing ask first', async () => {
+    await go(page, '#/forges', 'Forge connections');
+    await page.getByRole('link', { name: 'acme' }).click();
+    await heading(page, 'Forge connections · acme');
+    await page.getByLabel('GitHub token').fill(token);
+    await page.getByLabel('API URL (GitHub Enterprise; empty: api.github.com)').fill(github.apiUrl);
+    await page.getByLabel('Git URL (GitHub Enterprise; empty: github.com)').fill(git.url);
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    const secret = (await page.getByTestId('forge-webhook-secret').textContent())!;
+    const listForges = async () => ((await (await fetch(`${gw.url}/v2/admin/orgs/acme/forges`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as { forges: any[] }).forges;
+    const [made] = await listForges();
+    expect(made).toMatchObject({ orgId: 'acme', credential: 'token', apiUrl: github.apiUrl, gitUrl: git.url });
+    expect(await page.getByTestId('forge-webhook-url').textContent()).toBe(made.webhookUrl);
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await page.content()).not.toContain(token);
+    await checkPage(page, 'forges');
+
+    // Dismissed, nothing changes; accepted, a new secret replaces the shown one.
+    page.once('dialog', (d) => void d.dismiss());
+    await page.getByRole('button', { name: `Rotate the webhook secret of ${made.id}` }).click();
+    expect(await page.getByTestId('forge-webhook-secret').textContent()).toBe(secret);
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: `Rotate the webhook secret of ${made.id}` }).click();
+    await page.getByTestId('forge-webhook-secret').filter({ hasNotText: secret }).waitFor();
+
+    page.once('dialog', (d) => void d.dismiss());
+    await page.getByRole('button', { name: `Remove ${made.id}` }).click();
+    expect(await page.getByTestId('forges').locator('tbody tr').count()).toBe(1);
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: `Remove ${made.id}` }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Connection ${made.id} removed` })
+      .waitFor();
+    expect(await listForges()).toEqual([]);
+  });
+
   it('starts a plan job and approves the plan on its page while the event list follows the job live, then shows the diff and the pull request', async () => {
     await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
     await page.getByLabel('Instruction').fill('write NOTES.md about the widgets');
