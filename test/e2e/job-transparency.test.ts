@@ -6,6 +6,7 @@ import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { AgentService } from '../../src/gen/agent/v2/agent_pb';
 import { runDocent } from '../support/cli';
+import { poll } from '../support/poll';
 import { asMetricsScraper } from '../support/config';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
@@ -202,7 +203,13 @@ describe('webhooks', () => {
       expect(JSON.stringify(history)).not.toContain(endpoint.secret.slice(6));
       expect(second!.body).toMatchObject({ type: 'agent_job.completed', data: { job: { id: jobId, status: 'completed', turns: [{ turn: 1, status: 'completed' }] } } });
 
-      const log = await (await api('GET', `/v2/agent/widgets/webhooks/${endpoint.id}/deliveries`)).json();
+      // The attempt is recorded once the receiver has answered it: the log may be a moment behind the receiver.
+      const log = await poll(
+        'both attempts in the log',
+        async () => (await api('GET', `/v2/agent/widgets/webhooks/${endpoint.id}/deliveries`)).json(),
+        (l) => l.deliveries.length >= 2,
+        10_000,
+      );
       expect(log.deliveries.map((d: any) => [d.messageId, d.attempt, d.status, d.ok])).toEqual([
         [first!.id, 2, 204, true],
         [first!.id, 1, 500, false],
