@@ -7,6 +7,7 @@ import { checkUnansweredQuestions, isGapAutomation } from '../src/automations/ga
 import type { Config } from '../src/config';
 import type { JobAdmission } from '../src/jobs/admission';
 import { JobStarter } from '../src/jobs/job-starter';
+import type { RepositoryGate } from '../src/forges/repository-gate';
 import { createLogger, type Logger } from '../src/log';
 import type { Embedder } from '../src/search/embedder';
 import { TenancyStore } from '../src/tenancy/store';
@@ -23,6 +24,8 @@ export interface AutomationActivityDeps {
   /** Where an unanswered_questions automation finds its questions and their passages. */
   es: EsClient;
   embedder?: () => Promise<Embedder>;
+  /** The repository gate a scheduled run's job goes through, as one the gateway starts does. */
+  gate: RepositoryGate;
 }
 
 /** A schedule's run of an automation: the same runner, and the same job start, as a manual trigger in the gateway. */
@@ -36,7 +39,7 @@ export function createAutomationActivities(deps: AutomationActivityDeps) {
     new AutomationRunner({
       store,
       tenancy,
-      starter: new JobStarter({ config: deps.config, log, ledger: deps.ledger, temporal: deps.temporal }),
+      starter: new JobStarter({ config: deps.config, log, ledger: deps.ledger, temporal: deps.temporal, gate: deps.gate }),
       log,
       caps: deps.config.automations,
       notifier: deps.notifier,

@@ -47,7 +47,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const { config } = deps;
   // One per worker: each connection's installation tokens are cached in its memory.
-  const { registry: forges } = createForges(deps.db, config, deps.log);
+  const { registry: forges, gate } = createForges(deps.db, config, deps.log);
   const git = {
     gitBaseUrl: config.github.gitUrl,
     forges,
@@ -83,7 +83,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcileActivities({ ledger, temporal: deps.temporal, log: deps.log }),
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
-    ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier, es: deps.es, embedder: deps.embedder }),
+    ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier, es: deps.es, embedder: deps.embedder, gate }),
     ...createDocsActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,

@@ -42,6 +42,7 @@ export async function startJobBench(run: string, opts: { limits: boolean }): Pro
                 tenancy: deps.tenancy,
                 ledger: new JobLedger(deps.mongo.db),
                 temporal: deps.temporal,
+                gate: deps.forges.gate,
               }),
             },
     },

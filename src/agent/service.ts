@@ -41,7 +41,7 @@ export interface AgentJobServiceDeps {
   temporal: TemporalClient;
   quota?: JobQuota;
   /** Decides through which connection each repository a job names is reached (src/forges/repository-gate.ts). */
-  gate?: RepositoryGate;
+  gate: RepositoryGate;
 }
 
 /** Agent job operations, shared by the REST routes and the Connect handlers. */

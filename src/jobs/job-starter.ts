@@ -39,8 +39,8 @@ export interface JobStarterDeps {
   ledger: JobAdmission;
   temporal: TemporalClient;
   quota?: JobQuota;
-  /** Whether the project's organization may still use the connection its repository resolved through (src/forges/). */
-  gate?: RepositoryGate;
+  /** Whether the project's organization may still use the connection its repository resolved through (src/forges/); every door that starts jobs has it. */
+  gate: RepositoryGate;
 }
 
 /** What a new job is: its instruction and options, and where it came from. Images are checked by the caller. */
@@ -280,8 +280,7 @@ export class JobStarter {
 
   /** Each context repository with the connection of the project's organization that may read it (an API call's or an automation's); none may: 403. */
   private async gatedContext(project: ProjectDoc, repos: ContextRepository[]): Promise<ContextRepository[]> {
-    const gate = this.d.gate;
-    if (!gate) return repos;
+    const { gate } = this.d;
     return Promise.all(
       repos.map(async (r, i) => {
         const { forgeId } = await gate.resolve(project.orgId, r.repo, 'read').catch((err: unknown) => {
@@ -294,7 +293,7 @@ export class JobStarter {
 
   /** The connection a new job of the project uses: refused (403) when its organization may no longer use it. */
   private async forgeOf(project: ProjectDoc): Promise<string | undefined> {
-    if (!this.d.gate || project.forgeId === anonymousForgeId) return project.forgeId;
+    if (project.forgeId === anonymousForgeId) return project.forgeId;
     return (await this.d.gate.connectionOf(project.orgId, project.forgeId)).id;
   }
 

@@ -14,6 +14,7 @@ import { type Started, startWorkerProcess } from '../support/process';
 import { recordGitPasswords, writesContributingGuide, type GitPasswordUse } from '../support/forge-jobs';
 import { modelSettings, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 import { agentWorkerEnv } from '../support/worker-env';
+import { automationScheduleId } from '../../workflows/automation-run-contract';
 
 // Two tenants on one docent, each with its own forge connection: a personal token that reaches only its own owner's
 // repositories (GitHub answers 404 for the others, as for a private repository). The deployment's token reaches every
@@ -174,6 +175,29 @@ describe("an organization's repositories are reached only through its own forge 
     const prCalls = github.calls.filter((c) => c.path === '/repos/alpha/site/pulls');
     expect(prCalls.length).toBeGreaterThan(0);
     expect(new Set(prCalls.map((c) => c.credentialId))).toEqual(new Set(['pat:alpha']));
+  });
+
+  it("a scheduled automation's run, started in the worker, reads its context repository with the organization's own token too", async () => {
+    const made = await call(alphaAdmin, 'POST', '/v2/agent/alpha-site/automations', {
+      name: 'weekly guide',
+      trigger: { type: 'schedule', cron: '0 3 1 1 *' },
+      instruction: 'add a contributing guide',
+      output: 'pull_request',
+      contextRepositories: [{ repo: 'alpha/private-docs' }],
+    });
+    expect(made.status).toBe(201);
+    await gw.deps.temporal.schedule.getHandle(automationScheduleId(gw.deps.config.temporal.taskQueuePrefix, made.body.id)).trigger();
+    const job = await poll(
+      "the scheduled run's job",
+      async () => (await call(alphaAdmin, 'GET', `/v2/agent/alpha-site/jobs?automationId=${made.body.id}`)).body.jobs[0],
+      (j) => j !== undefined && j.status !== 'active',
+      90_000,
+    );
+    expect(job).toMatchObject({ status: 'completed', origin: 'schedule', forgeId: alphaForge.id, contextRepositories: [{ repo: 'alpha/private-docs' }] });
+    const docsUses = gitUses.filter((u) => u.repo === 'alpha/private-docs');
+    expect(docsUses.length).toBeGreaterThan(0);
+    expect(new Set(docsUses.map((u) => u.token))).toEqual(new Set([alphaToken]));
+    await call(alphaAdmin, 'DELETE', `/v2/agent/alpha-site/automations/${made.body.id}`);
   });
 
   it("a delivery to another organization's connection about the job's branch leaves the job untouched, and its log says why", async () => {
