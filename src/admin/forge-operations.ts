@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { GitHubSettings } from '../config';
 import { AppError } from '../errors';
 import { checkAppInstallation, checkToken } from '../forges/connection-check';
-import { type ForgeConnectionView, type ForgeCredential, forgeWebhookPath, viewOf } from '../forges/forge-connection';
+import { type ForgeConnectionView, type ForgeCredential, forgeWebhookUrl, viewOf } from '../forges/forge-connection';
 import type { ForgeStore } from '../forges/forge-store';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 import type { TenancyStore } from '../tenancy/store';
@@ -121,7 +121,7 @@ export async function removeForge(s: ForgeStores, orgId: string, forgeId: string
 export async function rotateForgeWebhookSecret(s: ForgeStores, orgId: string, forgeId: string): Promise<Output> {
   const webhookSecret = await s.forges.rotateWebhookSecret(orgId, forgeId);
   if (webhookSecret === null) throw new AppError('not_found', `organization ${orgId} has no forge connection ${forgeId}`);
-  const webhookUrl = `${trimmed(s.forgeSettings.publicUrl)}${forgeWebhookPath(forgeId)}`;
+  const webhookUrl = forgeWebhookUrl(s.forgeSettings.publicUrl, forgeId);
   return {
     text: webhookSecret,
     note: `made a new webhook secret for forge connection ${forgeId}: set it as the secret of the forge's webhooks to ${webhookUrl}; it is shown only once, and the previous one no longer verifies`,

@@ -48,6 +48,9 @@ export interface ForgeConnectionView {
 /** The path of a connection's webhook on the gateway; the URL the forge is given starts with DOCENT_PUBLIC_URL. */
 export const forgeWebhookPath = (forgeId: string) => `/forges/${encodeURIComponent(forgeId)}/webhook`;
 
+/** The URL the forge is given for a connection's webhooks. */
+export const forgeWebhookUrl = (publicUrl: string, forgeId: string) => `${publicUrl.replace(/\/+$/, '')}${forgeWebhookPath(forgeId)}`;
+
 export function viewOf(c: ForgeConnection, publicUrl: string): ForgeConnectionView {
   const credential = c.credential?.type ?? 'none';
   return {
@@ -58,7 +61,7 @@ export function viewOf(c: ForgeConnection, publicUrl: string): ForgeConnectionVi
     gitUrl: c.gitUrl,
     credential,
     ...(c.credential?.type === 'app' ? { installationId: c.credential.installationId } : {}),
-    webhookUrl: `${publicUrl.replace(/\/+$/, '')}${forgeWebhookPath(c.id)}`,
+    webhookUrl: forgeWebhookUrl(publicUrl, c.id),
     createdAt: c.createdAt,
   };
 }

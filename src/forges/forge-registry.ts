@@ -20,7 +20,7 @@ export function sharesDeployment(patterns: string[], orgId: string): boolean {
  * organizations DOCENT_GITHUB_SHARED_ORGS names, or every one when it has no credential to lend.
  */
 export class ForgeRegistry {
-  private readonly credentialsById = new Map<string, { at: number; credentials: GitHubCredentials }>();
+  private readonly credentialsById = new Map<string, GitHubCredentials>();
 
   constructor(
     /** Absent: a registry of the deployment's connection alone (a single step run outside the worker). */
@@ -82,11 +82,12 @@ export class ForgeRegistry {
 
   /** The GitHub credentials of one connection, kept per process so installation tokens are cached across steps. */
   credentials(c: ForgeConnection): GitHubCredentials {
-    const known = this.credentialsById.get(c.id);
-    // A connection removed and added again has a new id; the same id with a new createdAt cannot happen, but costs nothing to check.
-    if (known && known.at === c.createdAt.getTime()) return known.credentials;
-    const credentials = new GitHubCredentials(settingsOf(c, this.github), this.log);
-    this.credentialsById.set(c.id, { at: c.createdAt.getTime(), credentials });
+    // A connection's credential never changes: a new one is a new connection, with a new id.
+    let credentials = this.credentialsById.get(c.id);
+    if (!credentials) {
+      credentials = new GitHubCredentials(settingsOf(c, this.github), this.log);
+      this.credentialsById.set(c.id, credentials);
+    }
     return credentials;
   }
 }

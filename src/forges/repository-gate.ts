@@ -46,8 +46,8 @@ export class RepositoryGate {
     if (isUrl) {
       const origin = originOf(resolveRepository(repository, 'https://unused.invalid').cloneUrl);
       candidates = connections.filter((c) => originOf(c.gitUrl) === origin);
-      // A host that no connection docent knows serves: nothing of anyone's is lent, so git reaches it without a credential.
-      if (candidates.length === 0 && !this.servedByAnyKnownForge(origin)) return this.anonymous(repository);
+      // A host neither the organization's connections nor the deployment's serve: nothing of anyone's is lent, so git reaches it without a credential.
+      if (candidates.length === 0 && !this.servedByDeployment(origin)) return this.anonymous(repository);
     }
     let readOnly: ForgeConnection | undefined;
     let installUrl: string | undefined;
@@ -79,7 +79,7 @@ export class RepositoryGate {
     throw new AppError('permission_denied', `organization ${orgId} may not use ${which}: name the repository again through one of its own connections (docs/forges.md)`);
   }
 
-  private servedByAnyKnownForge(origin: string): boolean {
+  private servedByDeployment(origin: string): boolean {
     return originOf(this.forges.deployment().gitUrl) === origin;
   }
 
