@@ -96,6 +96,7 @@ export const workerScaling: Benchmark = {
       DOCENT_GITHUB_API_URL: github.apiUrl,
       DOCENT_GITHUB_GIT_URL: git.url,
       DOCENT_GITHUB_TOKEN: token,
+      DOCENT_GITHUB_SHARED_ORGS: '*',
       // This run's queue prefix is thrown away afterwards; a reconciler schedule would outlive it.
       DOCENT_RECONCILER: 'off',
       // 'worker polling' is an info line.

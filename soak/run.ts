@@ -110,6 +110,8 @@ async function main() {
       DOCENT_GITHUB_API_URL: github.apiUrl,
       DOCENT_GITHUB_GIT_URL: git.url,
       DOCENT_GITHUB_TOKEN: token,
+      // The soak's tenants all use the deployment's token.
+      DOCENT_GITHUB_SHARED_ORGS: '*',
       DOCENT_GITHUB_WEBHOOK_SECRET: 'whsec-soak-0123456789abcdef',
       DOCENT_SECRET_KEY: secretKey,
       DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',

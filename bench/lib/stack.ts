@@ -26,6 +26,8 @@ export function benchEnv(run: string, extra: Record<string, string> = {}): Recor
     DOCENT_TASK_QUEUE_PREFIX: `bench-${run}-`,
     DOCENT_ES_INDEX_PREFIX: `bench-${run}`,
     DOCENT_LOG_LEVEL: 'silent',
+    // Each run's organizations use the deployment's token, as the tests' do (test/support/config.ts).
+    DOCENT_GITHUB_SHARED_ORGS: '*',
     DOCENT_LIMIT_JOBS_PER_HOUR: '10000000',
     DOCENT_LIMIT_ASSISTANT_PER_KEY_MONTH: '10000000',
     DOCENT_LIMIT_ASSISTANT_PER_ORG_HOUR: '10000000',

@@ -18,6 +18,8 @@ export function agentWorkerEnv(p: { gw: RunningGateway; model: ScriptedModel; gi
     DOCENT_GITHUB_API_URL: p.github.apiUrl,
     DOCENT_GITHUB_GIT_URL: p.git.url,
     DOCENT_GITHUB_TOKEN: p.token,
+    // As the test's gateway (test/support/config.ts): its organizations use the deployment's token; the forge tests set `local`.
+    DOCENT_GITHUB_SHARED_ORGS: '*',
     DOCENT_WORKSPACE_DIR: p.workspaceDir,
     // The test's queue prefix is thrown away afterwards; its reconciler schedule would outlive it.
     DOCENT_RECONCILER: 'off',
