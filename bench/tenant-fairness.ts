@@ -65,7 +65,14 @@ export const tenantFairness: Benchmark = {
       const server = await startTemporalDevServer({ inMemory: true, fairness });
       const side: Partial<Side> & { label: string; server: TemporalDevServer } = { label, server };
       try {
-        const env = { ...model.env, DOCENT_TEMPORAL_ADDRESS: server.address, DOCENT_GITHUB_GIT_URL: git.url, DOCENT_GITHUB_API_URL: github.apiUrl, DOCENT_GITHUB_TOKEN: token, DOCENT_GITHUB_SHARED_ORGS: '*' };
+        const env = {
+          ...model.env,
+          DOCENT_TEMPORAL_ADDRESS: server.address,
+          DOCENT_GITHUB_GIT_URL: git.url,
+          DOCENT_GITHUB_API_URL: github.apiUrl,
+          DOCENT_GITHUB_TOKEN: token,
+          DOCENT_GITHUB_SHARED_ORGS: '*',
+        };
         const gw = await startGateway(benchEnv(run, env));
         side.gw = gw;
         const { config } = gw.deps;
