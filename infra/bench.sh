@@ -7,5 +7,5 @@ bash infra/stack.sh start
 bash infra/ensure-chromium.sh
 # The stack's credentials, as `npm start` takes them; a value already in the environment wins.
 while IFS='=' read -r name value; do [ -n "${!name:-}" ] || export "$name=$value"; done < <(bash infra/stack.sh env)
-tsc -p tsconfig.bench.json
+bash infra/compile.sh tsconfig.bench.json
 exec node dist/bench/run.js "$@"

@@ -5,7 +5,8 @@ cd "$ROOT"
 # One installed tree per lockfile is kept in the machine's cache and hard-linked into each checkout: a clean clone
 # then takes 2 s instead of the 20-38 s npm spends writing 1.3 GB (docs/decisions/2026-11-24-test-suite-time.md, "npm packages linked from the machine's cache").
 NPM_TREES="${DOCENT_CACHE:-$HOME/.cache/docent}/npm-trees"
-install_key="$(cat package.json package-lock.json .npmrc | sha256sum | cut -c1-16)"
+# Keyed by what npm installs from: an edit of package.json's scripts or bin reinstalls nothing.
+install_key="$({ node -e 'const p = require("./package.json"); console.log(JSON.stringify([p.dependencies, p.devDependencies, p.optionalDependencies, p.overrides]))'; cat package-lock.json .npmrc; } | sha256sum | cut -c1-16)"
 if [ "$(cat node_modules/.docent-install-key 2>/dev/null)" != "$install_key" ]; then
   if [ -f "$NPM_TREES/$install_key/node_modules/.docent-install-key" ]; then
     echo "[setup] npm packages linked from $NPM_TREES/$install_key" >&2
@@ -41,7 +42,7 @@ export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-${DOCENT_CACHE:-$HOME/.cache/do
 buf generate >&2
 # From an empty tree: a compiled file whose source moved stays loadable (dist/src/config.js shadowed dist/src/config/).
 rm -rf dist/src dist/activities dist/workflows
-tsc -p tsconfig.build.json >&2
+bash infra/compile.sh tsconfig.build.json >&2
 vite build --config playground/vite.config.mts >&2
 vite build --config widget/vite.config.mts >&2
 vite build --config widget/vite.config.mts --mode module >&2

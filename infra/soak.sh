@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
 # The soak's processes must reach its private stack only: no shared-stack setting comes through from the caller.
 unset DOCENT_MONGO_URL DOCENT_ES_URL DOCENT_ES_USERNAME DOCENT_ES_PASSWORD DOCENT_TEMPORAL_ADDRESS DOCENT_WORKFLOW_BUNDLE
-tsc -p tsconfig.soak.json
+bash infra/compile.sh tsconfig.soak.json
 node dist/soak/run.js "$@" && status=0 || status=$?
 # soak/run.ts stops its stack itself; this catches a harness that died before it could.
 for dir in soak-runs/*/stack; do
