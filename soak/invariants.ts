@@ -1,6 +1,6 @@
 // The soak's invariants as pure functions of (history, snapshot): each says whether it holds, how many things it
 // checked, and the counterexamples that break it (docs/reliability.md lists them).
-import type { HistoryEntry, MemoryEntry, MetaEntry, OpEntry } from './lib/history';
+import type { FaultEntry, HistoryEntry, MemoryEntry, MetaEntry, OpEntry } from './lib/history';
 import type { Snapshot } from './lib/snapshot';
 
 export interface Verdict {
@@ -10,7 +10,11 @@ export interface Verdict {
   counterexamples: string[];
 }
 
-const verdict = (name: string, checked: number, counterexamples: string[]): Verdict => ({ name, holds: counterexamples.length === 0, checked, counterexamples });
+/** An invariant that looked at nothing proves nothing: it fails, and says so (a run with no answers, events or webhooks). */
+const verdict = (name: string, checked: number, counterexamples: string[]): Verdict => {
+  const found = checked === 0 ? [...counterexamples, 'nothing to check: the run gave this invariant nothing to look at'] : counterexamples;
+  return { name, holds: found.length === 0, checked, counterexamples: found };
+};
 const ops = (h: HistoryEntry[], name?: string) => h.filter((e): e is OpEntry => e.kind === 'op' && (name === undefined || e.op === name));
 const groupBy = <T, K>(items: T[], key: (t: T) => K): Map<K, T[]> => {
   const m = new Map<K, T[]>();
@@ -95,16 +99,16 @@ const messageKey = (r: Snapshot['received'][number]) =>
   `${r.type} of ${r.jobId ?? '?'} turn ${r.turn ?? '?'} (${r.jobStatus ?? '?'}${r.planRevision ? `, plan revision ${r.planRevision}` : ''}) to ${r.endpointId}`;
 
 /**
- * Each stored webhook message reached every endpoint subscribed to it at least once (a 2xx after a verified
- * signature), and every attempt of one message carried one `webhook-id`.
+ * Each stored webhook message reached every endpoint subscribed to it at least once, as the soak's receiver saw it (a
+ * 2xx after it verified the signature; docent's own delivery log is not evidence), and every attempt of one message
+ * carried one `webhook-id`. An attempt docent logged as delivered that the receiver never verified is a counterexample.
  */
 export function webhooksDelivered(_h: HistoryEntry[], s: Snapshot): Verdict {
   const bad: string[] = [];
   let checked = 0;
-  const okAt = new Set([
-    ...s.webhookDeliveries.filter((d) => d.ok).map((d) => `${d.messageId}|${d.endpointId}`),
-    ...s.received.filter((r) => r.verified && r.status < 300).map((r) => `${r.webhookId}|${r.endpointId}`),
-  ]);
+  const okAt = new Set(s.received.filter((r) => r.verified && r.status < 300).map((r) => `${r.webhookId}|${r.endpointId}`));
+  const claimed = new Set(s.webhookDeliveries.filter((d) => d.ok).map((d) => `${d.messageId}|${d.endpointId}`));
+  for (const key of claimed) if (!okAt.has(key)) bad.push(`${key.replace('|', ' to ')}: docent logged it delivered, the receiver never verified it`);
   for (const m of s.webhookMessages) {
     for (const e of s.webhookEndpoints.filter((x) => x.projectId === m.projectId && x.events.includes(m.type))) {
       checked++;
@@ -165,26 +169,62 @@ export function noTemporariesLeft(_h: HistoryEntry[], s: Snapshot): Verdict {
   );
 }
 
-/** The factor by which a role's resident memory at the end may exceed its first sample. */
+/** The factor by which a process's resident memory at its last sample may exceed its first. */
 export const memoryFactor = 3;
 
-/** Gateway and worker memory at the end within `memoryFactor` of the start (first and last sample of each role). */
+/** Memory samples by process: a member restarted by a fault is a new process, compared with itself only. */
+const byProcess = (h: HistoryEntry[]) =>
+  groupBy(
+    h.filter((e): e is MemoryEntry => e.kind === 'memory'),
+    (m) => `${m.name} (pid ${m.pid})`,
+  );
+
+/** Each gateway and worker process's memory at its last sample within `memoryFactor` of its first. */
 export function memoryBounded(h: HistoryEntry[], _s: Snapshot): Verdict {
   const bad: string[] = [];
-  const samples = h.filter((e): e is MemoryEntry => e.kind === 'memory');
-  const byRole = groupBy(samples, (m) => m.role);
-  for (const [role, list] of byRole) {
+  let compared = 0;
+  for (const [who, list] of byProcess(h)) {
+    if (list.length < 2) continue;
+    compared++;
     const first = list[0]!;
     const last = list.at(-1)!;
-    if (last.rssBytes > memoryFactor * first.rssBytes) bad.push(`${role}: ${mb(first.rssBytes)} at the start, ${mb(last.rssBytes)} at the end (over ${memoryFactor}x)`);
+    if (last.rssBytes > memoryFactor * first.rssBytes) bad.push(`${who}: ${mb(first.rssBytes)} at its first sample, ${mb(last.rssBytes)} at its last (over ${memoryFactor}x)`);
   }
-  if (byRole.size === 0) bad.push('no memory samples in the history');
-  return verdict(`gateway and worker memory at the end within ${memoryFactor}x of the start`, samples.length, bad);
+  return verdict(`each gateway and worker process's memory at its last sample within ${memoryFactor}x of its first`, compared, bad);
+}
+
+/** The load's window: from `load-start` to `load-end` (the load generator's own end, in-flight operations done). */
+export function loadWindow(h: HistoryEntry[]): { start: number; end: number } | undefined {
+  const at = (what: MetaEntry['what']) => h.find((e): e is MetaEntry => e.kind === 'meta' && e.what === what)?.at;
+  const [start, end] = [at('load-start'), at('load-end')];
+  return start !== undefined && end !== undefined ? { start, end } : undefined;
+}
+
+/**
+ * Every enabled fault kind struck at least once while the load ran, and every injection applied: a fault that never
+ * happened, or happened after the load, tested nothing (Jepsen's rule: a checker fails when its fault never came).
+ */
+export function faultsStruck(h: HistoryEntry[], _s: Snapshot): Verdict {
+  const kinds = (runSettings(h).kinds as string[] | undefined) ?? [];
+  const faults = h.filter((e): e is FaultEntry => e.kind === 'fault');
+  const window = loadWindow(h);
+  const bad: string[] = [];
+  if (!window) bad.push('the history has no load window (load-start and load-end)');
+  for (const f of faults.filter((x) => !x.ok)) bad.push(`${f.fault} at ${new Date(f.start).toISOString()} did not apply: ${f.error ?? 'no error recorded'}`);
+  const during = (f: FaultEntry) => window !== undefined && f.start >= window.start && f.start < window.end;
+  for (const kind of kinds) {
+    const ofKind = faults.filter((f) => f.fault === kind);
+    if (ofKind.some((f) => f.ok && during(f))) continue;
+    if (ofKind.length === 0) bad.push(`${kind}: enabled but never injected`);
+    else if (ofKind.some((f) => f.ok)) bad.push(`${kind}: struck only outside the load (${ofKind.map((f) => new Date(f.start).toISOString()).join(', ')})`);
+    else bad.push(`${kind}: every injection failed to apply`);
+  }
+  return verdict('every enabled fault kind struck while the load ran, every injection applied', kinds.length, bad);
 }
 
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 
-export const invariants = [jobsEnded, onePullRequestPerJob, turnsWithoutGaps, eventIdsInOrder, webhooksDelivered, answersEnded, rateLimitsHeld, noTemporariesLeft, memoryBounded];
+export const invariants = [faultsStruck, jobsEnded, onePullRequestPerJob, turnsWithoutGaps, eventIdsInOrder, webhooksDelivered, answersEnded, rateLimitsHeld, noTemporariesLeft, memoryBounded];
 
 /** Every invariant over one run. */
 export const checkRun = (h: HistoryEntry[], s: Snapshot): Verdict[] => invariants.map((check) => check(h, s));
@@ -192,16 +232,11 @@ export const checkRun = (h: HistoryEntry[], s: Snapshot): Verdict[] => invariant
 /** The counts a run's closing note gives: operations, faults by kind, jobs, pull requests, events, deliveries. */
 export function runCounts(h: HistoryEntry[], s: Snapshot) {
   const count = (xs: string[]) => Object.fromEntries([...groupBy(xs, (x) => x)].map(([k, v]) => [k, v.length]).sort());
-  const memory = [
-    ...groupBy(
-      h.filter((e): e is MemoryEntry => e.kind === 'memory'),
-      (m) => m.role,
-    ),
-  ].map(([role, l]) => ({ role, start: mb(l[0]!.rssBytes), end: mb(l.at(-1)!.rssBytes) }));
+  const memory = [...byProcess(h)].map(([who, l]) => ({ process: who, first: mb(l[0]!.rssBytes), last: mb(l.at(-1)!.rssBytes), samples: l.length }));
   return {
     seed: h.find((e): e is MetaEntry => e.kind === 'meta' && e.what === 'seed')?.seed,
     operations: count(ops(h).map((o) => `${o.op}${o.ok ? '' : ' (failed)'}`)),
-    faults: count(h.filter((e) => e.kind === 'fault').map((f) => f.fault)),
+    faults: count(h.filter((e): e is FaultEntry => e.kind === 'fault').map((f) => `${f.fault}${f.ok ? '' : ' (failed)'}`)),
     jobs: count(s.jobs.map((j) => j.status)),
     jobErrors: count(s.jobs.flatMap((j) => (j.error ? [j.error] : []))),
     pulls: s.pulls.length,

@@ -183,11 +183,23 @@ async function main() {
 
     const until = Date.now() + minutes * 60_000;
     say(`load and ${faultCount} faults (${kinds.join(', ')}) for ${minutes} min`);
+    // The load runs `minutes`, and on until every enabled kind has struck once: a kind whose turn came after the load
+    // tested nothing, and the checker fails such a run (soak/invariants.ts, faultsStruck).
+    let everyKindTried = false;
+    let extended = false;
+    const keepGoing = () => {
+      if (Date.now() < until || everyKindTried) return Date.now() < until;
+      if (!extended) say('the load goes on past its minutes: a fault kind has not had its turn yet');
+      extended = true;
+      return true;
+    };
+    record({ kind: 'meta', at: Date.now(), what: 'load-start' });
     await Promise.all([
-      runLoad(ctx, until, { everyMs: 1500, inFlight: 6 }),
-      runFaults({ rng, record, gateways, workers, stack, receivers, workspaces, pauseMs: heartbeatMs + 5000 }, kinds, faultCount, until),
+      runLoad(ctx, keepGoing, { everyMs: 1500, inFlight: 6 }).then(() => record({ kind: 'meta', at: Date.now(), what: 'load-end' })),
+      runFaults({ rng, record, gateways, workers, stack, receivers, workspaces, pauseMs: heartbeatMs + 5000 }, kinds, faultCount, until, () => {
+        everyKindTried = true;
+      }),
     ]);
-    record({ kind: 'meta', at: Date.now(), what: 'load-end' });
 
     say('draining: every fault healed, waiting for the jobs to end');
     for (const m of fleet) if (!m.current) await m.start();

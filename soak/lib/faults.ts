@@ -70,16 +70,21 @@ async function inject(ctx: FaultContext, kind: FaultKind): Promise<string> {
   }
 }
 
-/** Injects `count` faults of the enabled kinds at random times spread over [now, until), one at a time; every kind at least once. */
-export async function runFaults(ctx: FaultContext, kinds: FaultKind[], count: number, until: number): Promise<void> {
+/**
+ * Injects `count` faults of the enabled kinds at random times spread over [now, until), one at a time; every kind at
+ * least once. `onEveryKindTried` is called once each kind's first injection has ended: the load keeps running until
+ * then, so no kind's turn comes after the load (soak/invariants.ts, faultsStruck, fails a run where one did).
+ */
+export async function runFaults(ctx: FaultContext, kinds: FaultKind[], count: number, until: number, onEveryKindTried: () => void = () => undefined): Promise<void> {
   const times = Array.from({ length: count }, () => ctx.rng.next()).sort((a, b) => a - b);
   const order = [...kinds].sort(() => ctx.rng.next() - 0.5);
   const from = Date.now();
   const span = until - from;
+  if (order.length === 0) onEveryKindTried();
   for (const [n, at] of times.entries()) {
     const wait = from + at * span - Date.now();
     if (wait > 0) await sleep(wait);
-    // Past the load's end only to give every enabled kind its one turn (a slow restart can push the rest late).
+    // Past `until` only to give every enabled kind its one turn (a slow restart can push the rest late).
     if (Date.now() >= until && n >= order.length) break;
     // Every kind comes round at least once before any repeats, in a seeded order.
     const kind = n < order.length ? order[n]! : ctx.rng.pick(kinds);
@@ -90,5 +95,8 @@ export async function runFaults(ctx: FaultContext, kinds: FaultKind[], count: nu
     } catch (err) {
       ctx.record({ kind: 'fault', fault: kind, target: '?', start, end: Date.now(), ok: false, error: (err as Error).message.slice(0, 300) });
     }
+    if (n === order.length - 1) onEveryKindTried();
   }
+  // Fewer faults than kinds (--fault-count below the kinds' number): the kinds left out are the verdict's to report.
+  if (times.length < order.length) onEveryKindTried();
 }

@@ -40,7 +40,8 @@ export interface MemoryEntry {
 export interface MetaEntry {
   kind: 'meta';
   at: number;
-  what: 'seed' | 'start' | 'load-end' | 'drain-end' | 'end';
+  /** `load-start` and `load-end` bound the load generator's run: a fault counts as struck under load between them. */
+  what: 'seed' | 'start' | 'load-start' | 'load-end' | 'drain-end' | 'end';
   seed?: number;
   settings?: Record<string, unknown>;
 }

@@ -282,10 +282,10 @@ export function nextOperation(ctx: LoadContext): Promise<void> {
   return createJob(ctx, p);
 }
 
-/** Keeps up to `inFlight` operations running, starting one every `everyMs`, until `until`; then waits for them. */
-export async function runLoad(ctx: LoadContext, until: number, opts: { everyMs: number; inFlight: number }): Promise<void> {
+/** Keeps up to `inFlight` operations running, starting one every `everyMs`, while `keepGoing()`; then waits for them. */
+export async function runLoad(ctx: LoadContext, keepGoing: () => boolean, opts: { everyMs: number; inFlight: number }): Promise<void> {
   const running = new Set<Promise<void>>();
-  while (Date.now() < until) {
+  while (keepGoing()) {
     if (running.size < opts.inFlight) {
       const op = nextOperation(ctx).catch(() => undefined);
       running.add(op);

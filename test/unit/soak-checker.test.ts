@@ -56,12 +56,13 @@ describe('soak checker', () => {
   it('reports a webhook message whose attempts carried two webhook-ids', () => {
     expect(
       withPlanted(({ snapshot }) => {
-        snapshot.received[1]!.webhookId = 'msg_a1_again';
+        // The refused first attempt under another id (the delivered second one keeps msg_a1).
+        snapshot.received[0]!.webhookId = 'msg_a1_again';
       }),
     ).toEqual([
       {
         name: 'each webhook message delivered at least once, all attempts one webhook-id',
-        counterexamples: ['one message (agent_job.completed of job_a turn 1 (completed) to ep1) arrived under 2 webhook-ids: msg_a1, msg_a1_again'],
+        counterexamples: ['one message (agent_job.completed of job_a turn 1 (completed) to ep1) arrived under 2 webhook-ids: msg_a1_again, msg_a1'],
       },
     ]);
   });
@@ -129,12 +130,109 @@ describe('soak checker', () => {
       const start = history.find((e) => e.kind === 'meta' && e.what === 'start');
       if (start?.kind === 'meta') start.settings = { ...start.settings, jobsPerProjectHour: 2 };
       snapshot.leftovers.push('/run/ws-0/job_c');
-      history.push({ kind: 'memory', at: 1795744950000, role: 'gateway', name: 'gateway-1', pid: 303, rssBytes: 600_000_000 });
+      history.push({ kind: 'memory', at: 1795744950000, role: 'gateway', name: 'gateway-0', pid: 101, rssBytes: 600_000_000 });
     });
     expect(found).toEqual([
       { name: 'rate-limit counts never above the limit', counterexamples: ['p1|2026-11-27T02: 3 accepted, limit 2'] },
       { name: 'no workspace, sandbox or setup-cache temporary left', counterexamples: ['left behind: /run/ws-0/job_c'] },
-      { name: 'gateway and worker memory at the end within 3x of the start', counterexamples: ['gateway: 143 MB at the start, 572 MB at the end (over 3x)'] },
+      {
+        name: "each gateway and worker process's memory at its last sample within 3x of its first",
+        counterexamples: ['gateway-0 (pid 101): 143 MB at its first sample, 572 MB at its last (over 3x)'],
+      },
+    ]);
+  });
+
+  it('compares memory per process: another gateway, or a worker restarted by a fault, is not measured against the first', () => {
+    expect(
+      withPlanted(({ history }) => {
+        // A second gateway that was larger from its start, and worker-0's first process (pid 102) replaced at 600 MB.
+        history.push({ kind: 'memory', at: 1795744950000, role: 'gateway', name: 'gateway-1', pid: 303, rssBytes: 600_000_000 });
+        history.push({ kind: 'memory', at: 1795744960000, role: 'gateway', name: 'gateway-1', pid: 303, rssBytes: 610_000_000 });
+        history.push({ kind: 'memory', at: 1795744960000, role: 'worker', name: 'worker-0', pid: 202, rssBytes: 610_000_000 });
+      }),
+    ).toEqual([]);
+  });
+
+  it('fails a run with no memory sample compared: one sample per process says nothing about growth', () => {
+    expect(
+      withPlanted(({ history }) => {
+        const seen = new Set<number>();
+        for (let i = history.length - 1; i >= 0; i--) {
+          const e = history[i]!;
+          if (e.kind === 'memory' && seen.has(e.pid)) history.splice(i, 1);
+          else if (e.kind === 'memory') seen.add(e.pid);
+        }
+      }),
+    ).toEqual([
+      {
+        name: "each gateway and worker process's memory at its last sample within 3x of its first",
+        counterexamples: ['nothing to check: the run gave this invariant nothing to look at'],
+      },
+    ]);
+  });
+
+  const faultsVerdict = 'every enabled fault kind struck while the load ran, every injection applied';
+  const enable = (history: HistoryEntry[], kinds: string[]) => {
+    const start = history.find((e) => e.kind === 'meta' && e.what === 'start');
+    if (start?.kind === 'meta') start.settings = { ...start.settings, kinds };
+  };
+
+  it('fails a run in which an enabled fault kind never struck', () => {
+    expect(withPlanted(({ history }) => enable(history, ['kill-worker', 'restart-temporal']))).toEqual([{ name: faultsVerdict, counterexamples: ['restart-temporal: enabled but never injected'] }]);
+  });
+
+  it('fails a run in which a fault kind struck only after the load had ended', () => {
+    expect(
+      withPlanted(({ history }) => {
+        enable(history, ['kill-worker', 'cut-receiver']);
+        history.push({ kind: 'fault', fault: 'cut-receiver', target: 'receivers', start: 1795744841000, end: 1795744860000, ok: true });
+      }),
+    ).toEqual([{ name: faultsVerdict, counterexamples: ['cut-receiver: struck only outside the load (2026-11-27T02:00:41.000Z)'] }]);
+  });
+
+  it('fails a run in which an injection failed to apply, even when the kind struck another time', () => {
+    expect(
+      withPlanted(({ history }) => {
+        history.push({ kind: 'fault', fault: 'kill-worker', target: '?', start: 1795744820000, end: 1795744821000, ok: false, error: 'worker-1 did not start' });
+      }),
+    ).toEqual([{ name: faultsVerdict, counterexamples: ['kill-worker at 2026-11-27T02:00:20.000Z did not apply: worker-1 did not start'] }]);
+  });
+
+  it('fails a run whose history has no load window, and one with no fault kind enabled', () => {
+    expect(
+      withPlanted(({ history }) => {
+        history.splice(
+          history.findIndex((e) => e.kind === 'meta' && e.what === 'load-end'),
+          1,
+        );
+      }),
+    ).toEqual([{ name: faultsVerdict, counterexamples: ['the history has no load window (load-start and load-end)', 'kill-worker: struck only outside the load (2026-11-27T02:00:03.000Z)'] }]);
+    expect(withPlanted(({ history }) => enable(history, []))).toEqual([{ name: faultsVerdict, counterexamples: ['nothing to check: the run gave this invariant nothing to look at'] }]);
+  });
+
+  it('fails an invariant that checked nothing: a run with no assistant answer read proves nothing about answers', () => {
+    expect(
+      withPlanted((run) => {
+        run.history = run.history.filter((e) => !(e.kind === 'op' && e.op === 'assistant.ask'));
+      }),
+    ).toEqual([{ name: 'each assistant answer completed or ended with a retryable error', counterexamples: ['nothing to check: the run gave this invariant nothing to look at'] }]);
+  });
+
+  it('counts a webhook delivered only as the receiver verified it, not as docent logged it', () => {
+    expect(
+      withPlanted(({ snapshot }) => {
+        // docent's log says msg_a2 reached ep1; the receiver has no verified 2xx of it (it rejected the signature).
+        snapshot.received = snapshot.received.map((r) => (r.webhookId === 'msg_a2' ? { ...r, verified: false, status: 401 } : r));
+      }),
+    ).toEqual([
+      {
+        name: 'each webhook message delivered at least once, all attempts one webhook-id',
+        counterexamples: [
+          'msg_a2 to ep1: docent logged it delivered, the receiver never verified it',
+          'msg_a2 (agent_job.completed) never delivered to ep1: 1 attempt(s), statuses [200]',
+          '1 delivery attempt(s) failed signature verification: msg_a2',
+        ],
+      },
     ]);
   });
 
