@@ -28,6 +28,7 @@ import { createSetupCacheActivities, SetupCacheHolders } from './agent-job/setup
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
 import { createAutomationActivities } from './automation-run';
+import { createGitHubDeliveryActivities } from './github-delivery';
 
 /** What the worker hands to activities: its config and real clients, in production and in tests alike. */
 export interface ActivityDeps {
@@ -84,6 +85,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createJobStatusActivities({ ledger }),
     ...createWebhookActivities({ webhooks, guard }),
     ...createAutomationActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier, es: deps.es, embedder: deps.embedder, gate }),
+    ...createGitHubDeliveryActivities({ config, db: deps.db, ledger, temporal: deps.temporal, log: deps.log, notifier, forges, gate }),
     ...createDocsActivities({
       es: deps.es,
       esIndexPrefix: config.elasticsearch.indexPrefix,

@@ -40,6 +40,8 @@ export interface PullRequestReply {
   pullNumber: number;
   /** The pull request's page; a pushed commit is linked under it. */
   pullRequestUrl: string;
+  /** The webhook delivery whose comment asked for the turn: a retried handling of it finds this turn instead of starting another. */
+  deliveryKey?: string;
 }
 
 /** An image stored by the gateway (by the SHA-256 of its bytes), or a URL the worker fetches. */

@@ -7,3 +7,4 @@ export { webhookDelivery } from './webhook-delivery';
 export { reconcileJobs, stopOrphanTurn } from './reconcile-jobs';
 export { docsSync } from './docs-sync';
 export { automationRun } from './automation-run';
+export { githubDelivery } from './github-delivery';

@@ -1,6 +1,6 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { RepositoryGate } from '../forges/repository-gate';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -11,12 +11,13 @@ import type { Logger } from '../log';
 import { projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { stopOrphanTurn } from '../../workflows/reconcile-jobs';
 import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
-import { agentJobWorkflowId, approvePlanUpdate, revisePlanUpdate, stopTurnSignal, type Instruction, type PlanDecision, type PullRequestReply } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, approvePlanUpdate, stopTurnSignal, type Instruction, } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { JobStarter, type JobQuota } from '../jobs/job-starter';
+import { JobSteering } from '../jobs/job-steering';
 import { followJob, followJobEvents } from './event-stream';
-import { awaitsApproval, writesPlan, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
-import type { ArchivedBy, JobAdmission } from '../jobs/admission';
+import { awaitsApproval, type GapSpec, type JobDoc, type JobStatus } from '../jobs/job';
+import type { JobAdmission } from '../jobs/admission';
 import type { JobEvent } from '../jobs/job-events';
 import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
@@ -26,11 +27,8 @@ import { checkContextRepositories } from './context-repositories';
 export type { JobQuota };
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
-/** The longest an approve or a revising message waits for a worker to take it (a crashed worker's sticky queue lasts 10 s). */
-const planDecisionWaitMs = 30_000;
 /** The longest a stop of a turn no workflow runs waits for Temporal to take it to the reconciler. */
 const stopHandOffMs = 5_000;
-const unlimited = { headers: {}, release: async () => undefined };
 
 export interface AgentJobServiceDeps {
   config: Config;
@@ -48,9 +46,12 @@ export interface AgentJobServiceDeps {
 export class AgentJobService {
   /** Starts jobs: the same core an automation's run uses. */
   readonly starter: JobStarter;
+  /** Moves existing jobs: messages, plan decisions, archives (src/jobs/job-steering.ts). */
+  readonly steering: JobSteering;
 
   constructor(private readonly d: AgentJobServiceDeps) {
     this.starter = new JobStarter(d);
+    this.steering = new JobSteering({ ...d, starter: this.starter });
   }
 
   /** Holds an authenticated caller to its own project; another project's key learns nothing about it. */
@@ -126,30 +127,17 @@ export class AgentJobService {
     return this.continueJob(project, current, input.prompt, { images: input.images });
   }
 
-  /**
-   * A follow-up from a comment on the job's pull request (src/github/webhook-service.ts): the same turn as a message,
-   * counted against the same limit, whose end is answered on the pull request.
-   */
-  async continueFromPullRequest(job: JobDoc, prompt: string, reply: PullRequestReply): Promise<JobDoc> {
-    const project = await this.d.tenancy.getProject(job.projectId);
-    if (!project) throw new AppError('not_found', 'project not found');
-    return (await this.continueJob(project, job, prompt, { reply })).job;
-  }
-
   private async continueJob(
     project: ProjectDoc,
     current: JobDoc,
     prompt: string,
-    { images: imageInput, reply }: { images?: ImageInput[]; reply?: PullRequestReply },
+    { images: imageInput }: { images?: ImageInput[] },
   ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
-    if (current.status === 'archived') throw new AppError('failed_precondition', 'the job is archived and takes no more instructions');
-    // While a plan awaits approval, a message is feedback on it: the agent writes another plan.
-    if (awaitsApproval(current)) return this.revisePlan(current, prompt, imageInput);
-    if (writesPlan(current)) throw new AppError('failed_precondition', 'the agent is writing its plan; send your message once the plan is ready (the plan.ready event)');
+    if (this.steering.messageKind(current) === 'plan feedback') return this.steering.revisePlan(current, prompt, (imageInput?.length ?? 0) > 0);
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };
     const images = checkImages(imageInput, model, `/v2/agent/${current.projectId}/models`);
-    return this.starter.continueWith(project, current, prompt, { images, reply });
+    return this.starter.continueWith(project, current, prompt, { images });
   }
 
   /**
@@ -163,37 +151,8 @@ export class AgentJobService {
     const read = approvedRevision(job.planRevision ?? 1, input.revision);
     // The workflow checks the revision again: it refuses one it no longer awaits (a revision asked meanwhile).
     // The workflow records the approval itself before it answers (one started before that change, in its plan loop).
-    await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }));
+    await this.steering.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(approvePlanUpdate, { args: [{ turn: job.turn, revision: read }] }));
     return (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job;
-  }
-
-  /** A message while a plan awaits approval: feedback the workflow plans again with; the job awaits the new plan. */
-  private async revisePlan(job: JobDoc, feedback: string, images: ImageInput[] | undefined): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
-    if (images?.length) throw new AppError('invalid_argument', 'images: a message that revises a plan takes text only');
-    const admission = (await this.d.quota?.consumeAgentJob(job.projectId)) ?? unlimited;
-    try {
-      // The workflow records the request for another plan, with the feedback, before it answers.
-      await this.updatePlan(job, () => this.d.temporal.workflow.getHandle(agentJobWorkflowId(job._id)).executeUpdate(revisePlanUpdate, { args: [{ turn: job.turn, feedback }] }));
-    } catch (err) {
-      await admission.release();
-      throw err;
-    }
-    return { job: (await this.d.ledger.jobs.get(job.projectId, job._id)) ?? job, limitHeaders: admission.headers };
-  }
-
-  /**
-   * Sends a plan decision to the workflow; one it refuses (no plan awaits there) is the caller's failed_precondition.
-   * An update is answered by a worker: after a worker crash Temporal hands the workflow to another one only once the
-   * crashed worker's sticky queue times out (10 s), so the wait is longer than a start's (docs/decisions/2026-11-24-plan-approval.md).
-   */
-  private async updatePlan(job: JobDoc, send: () => Promise<PlanDecision>): Promise<PlanDecision> {
-    try {
-      return await this.d.temporal.withDeadline(Date.now() + Math.max(this.d.config.temporal.startTimeoutMs, planDecisionWaitMs), send);
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) throw new AppError('failed_precondition', 'the job awaits no plan approval; read it again');
-      this.d.log.error({ err, jobId: job._id }, 'could not send the plan decision');
-      throw new AppError('unavailable', 'the decision could not be delivered; read the job and try again shortly');
-    }
   }
 
   private planState(job: JobDoc): string {
@@ -290,24 +249,8 @@ export class AgentJobService {
     return job;
   }
 
-  /** Archives the job of a pull request that was closed or merged on GitHub, as an admin's archive would. */
-  archiveForClosedPullRequest(job: JobDoc, merged: boolean): Promise<JobDoc | null> {
-    return this.archive(job.projectId, job._id, merged ? 'pull_request_merged' : 'pull_request_closed');
-  }
-
-  private archive(projectId: string, jobId: string, by?: ArchivedBy): Promise<JobDoc | null> {
-    return this.d.ledger.archive(
-      projectId,
-      jobId,
-      () =>
-        this.d.temporal.workflow
-          .getHandle(agentJobWorkflowId(jobId))
-          .cancel()
-          .catch((err: unknown) => {
-            if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn({ err, jobId }, 'could not cancel the archived job');
-          }),
-      by,
-    );
+  private archive(projectId: string, jobId: string): Promise<JobDoc | null> {
+    return this.steering.archive(projectId, jobId);
   }
 
   /** Yields the job now and after every change, and the job's events after `after`, until it is no longer active. */

@@ -27,11 +27,6 @@ export interface AutomationServiceDeps {
 export class AutomationService {
   constructor(private readonly d: AutomationServiceDeps) {}
 
-  /** The store and runner GitHub's deliveries start runs through (src/github/automation-triggers.ts). */
-  get forEvents(): Pick<AutomationServiceDeps, 'store' | 'runner'> {
-    return { store: this.d.store, runner: this.d.runner };
-  }
-
   /** A trigger's repository and the context repositories must each be readable through a connection of the project's organization. */
   private async checkRepositories(project: ProjectDoc, spec: Pick<Partial<AutomationSpec>, 'trigger' | 'contextRepositories'>): Promise<void> {
     if (!this.d.gate) return;

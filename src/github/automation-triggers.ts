@@ -2,7 +2,7 @@
 // docent or a writer's @docent comment on it; a merged pull request in a (code) repository; a push to a branch.
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import type { AgentJobService } from '../agent/service';
+import type { JobSteering } from '../jobs/job-steering';
 import type { AutomationDoc, AutomationTrigger } from '../automations/automation';
 import type { AutomationRunner, RunEvent } from '../automations/automation-runner';
 import type { AutomationStore } from '../automations/automation-store';
@@ -17,7 +17,7 @@ import { githubClientFor, type RepositoryClient } from './client';
 import { canPush, type CollaboratorPermissions } from './collaborator-permissions';
 import { projectInScope, type DeliveryScope } from './delivery-scope';
 import type { DeliveryAutomationRun, GitHubDeliveryDoc } from './deliveries';
-import { commentPrompt, isDocentAnswer, mentions, noticeMarker } from './mentions';
+import { commentPrompt, noticeMarker } from './mentions';
 import type { issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent } from './payloads';
 
 /** The label an `issue` automation listens for when it names none. */
@@ -31,8 +31,10 @@ export interface AutomationTriggerDeps {
   store: AutomationStore;
   runner: AutomationRunner;
   permissions: CollaboratorPermissions;
-  agentJobs: AgentJobService;
+  agentJobs: Pick<JobSteering, 'continueFromPullRequest'>;
   jobById(jobId: string): Promise<JobDoc | null>;
+  /** The turn of the job a delivery's comment started, if it did (src/github/delivery-handler.ts). */
+  turnOfDelivery(jobId: string, deliveryKey: string): Promise<number | null>;
 }
 
 /** What a delivery's handling records, as src/github/webhook-service.ts keeps it. */
@@ -132,16 +134,9 @@ export class AutomationTriggers {
     return [...found, ...defaults];
   }
 
-  /** `issues` labeled with an automation's label, or assigned to docent, starts that automation's run. */
+  /** `issues` labeled with an automation's label, or assigned to docent (src/github/delivery-screen.ts let only those through), starts that automation's run. */
   async onIssue(p: z.infer<typeof issuesEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number };
-    if (p.issue.pull_request) return { ...about, outcome: 'ignored', reason: 'a pull request, not an issue' };
-    if (p.action !== 'labeled' && p.action !== 'assigned') return { ...about, outcome: 'ignored', reason: `issue ${p.action}: only labeled and assigned start runs` };
-    if (p.sender?.type === 'Bot') return { ...about, outcome: 'ignored', reason: 'done by a bot' };
-    const handle = lower(this.d.config.githubWebhooks.mention);
-    const assignee = lower(p.assignee?.login ?? '');
-    if (p.action === 'assigned' && assignee !== handle && assignee !== `${handle}[bot]`)
-      return { ...about, outcome: 'ignored', reason: `assigned to ${p.assignee?.login ?? 'nobody'}, not to ${handle}` };
     // The default automation is made only for an event it would answer: its label, or an assignment.
     const all = await this.issueAutomations(p.repository.full_name, scope, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
@@ -156,13 +151,9 @@ export class AutomationTriggers {
    * An `@docent` comment on an issue: by someone who may push, it continues the issue's job as a follow-up turn, or
    * starts the issue automations' runs when the issue has none. Anyone else's starts nothing, and the record says why.
    */
-  async onIssueComment(p: z.infer<typeof issueCommentEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
+  async onIssueComment(p: z.infer<typeof issueCommentEvent>, scope: DeliveryScope, deliveryKey: string): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number, author: p.comment.user.login };
     const body = p.comment.body ?? '';
-    if (isDocentAnswer(body)) return { ...about, outcome: 'ignored', reason: "docent's own answer" };
-    if (p.comment.user.type === 'Bot') return { ...about, outcome: 'ignored', reason: 'comment by a bot' };
-    const handle = this.d.config.githubWebhooks.mention;
-    if (!mentions(body, handle)) return { ...about, outcome: 'ignored', reason: `no mention of @${handle}` };
     const repository = p.repository.full_name;
     if ((await this.projectsOf(repository, scope)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
     const client = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository);
@@ -179,6 +170,9 @@ export class AutomationTriggers {
     const job = earlier?.jobId ? await this.d.jobById(earlier.jobId) : null;
     if (job) {
       const onJob = { ...about, projectId: job.projectId, jobId: job._id };
+      // A retry of a handling that started the turn before it could settle: the turn is the outcome.
+      const earlierTurn = await this.d.turnOfDelivery(job._id, deliveryKey);
+      if (earlierTurn !== null) return { ...onJob, turn: earlierTurn, outcome: 'turn_started' };
       const refuse = async (reason: string): Promise<TriggerOutcome> => {
         await client.octokit.rest.issues
           .createComment({ owner: client.owner, repo: client.repo, issue_number: p.issue.number, body: `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}` })
@@ -193,6 +187,7 @@ export class AutomationTriggers {
           ...(job.forgeId ? { forgeId: job.forgeId } : {}),
           pullNumber: p.issue.number,
           pullRequestUrl: job.prLink ?? p.issue.html_url,
+          deliveryKey,
         });
         await this.react(scope, repository, react);
         return { ...onJob, turn: next.turn, outcome: 'turn_started' };

@@ -2,8 +2,12 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key';
 import { ensureWebhookSecretIndexes } from './webhook-secrets';
 
-/** What docent did with a webhook delivery from GitHub. */
-export type DeliveryOutcome = 'processing' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started' | 'automation_started';
+/**
+ * What docent did with a webhook delivery from GitHub. `queued`: verified and recorded, its work handed to its durable
+ * step (workflows/github-delivery.ts); `failed`: that step gave up, with the reason. `processing`: records made before
+ * the intake answered first.
+ */
+export type DeliveryOutcome = 'processing' | 'queued' | 'failed' | 'turn_started' | 'archived' | 'answered_archived' | 'refused' | 'ignored' | 'docs_sync_started' | 'automation_started';
 
 /** What one automation did with a delivery: its run started a job, or was refused or failed, and why. */
 export interface DeliveryAutomationRun {
@@ -46,6 +50,12 @@ export interface GitHubDeliveryDoc {
   /** The TTL index removes the record then; a redelivery that late is acted on again. */
   expiresAt: Date;
 }
+
+/** What handling a delivery recorded: its outcome and what it was about. */
+export type DeliveryHandling = Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt' | 'repository' | 'verifiedFor' | 'deliveryId'>;
+
+/** What a delivery's record says before it is handled: where it came from and what it names. */
+export type DeliveryContext = Pick<GitHubDeliveryDoc, 'action' | 'repository' | 'verifiedFor' | 'forgeId' | 'orgId'>;
 
 /** Deliveries are kept this long: GitHub redelivers within hours, and an admin looks back a few weeks at most. */
 export const deliveryRetentionMs = 30 * 24 * 3600 * 1000;
@@ -96,20 +106,36 @@ export class GitHubDeliveryStore {
     }
   }
 
-  /** Records a delivery as being handled; false when it was seen before (a redelivery or a replay). */
-  async claim(id: string, event: string, deliveryId = id, now = new Date()): Promise<boolean> {
+  /**
+   * Records a delivery, with what it is about and its outcome (`queued` until its durable step handles it); the record
+   * of an earlier delivery with this id when it was seen before (a redelivery or a replay).
+   */
+  async claim(id: string, event: string, deliveryId: string, record: DeliveryContext & DeliveryHandling, now = new Date()): Promise<GitHubDeliveryDoc | null> {
     try {
-      await this.deliveries.insertOne({ _id: id, deliveryId, event, outcome: 'processing', receivedAt: now, expiresAt: new Date(now.getTime() + deliveryRetentionMs) });
-      return true;
+      await this.deliveries.insertOne({ ...record, _id: id, deliveryId, event, receivedAt: now, expiresAt: new Date(now.getTime() + deliveryRetentionMs) });
+      return null;
     } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
+      if (!isDuplicateKey(err)) throw err;
+      const earlier = await this.deliveries.findOne({ _id: id });
+      if (!earlier) throw err;
+      return earlier;
     }
   }
 
+  /** A delivery's record. */
+  get(id: string): Promise<GitHubDeliveryDoc | null> {
+    return this.deliveries.findOne({ _id: id });
+  }
+
   /** What was done with it, and what it was about. */
-  async settle(id: string, record: Omit<GitHubDeliveryDoc, '_id' | 'event' | 'receivedAt' | 'expiresAt'>): Promise<void> {
+  async settle(id: string, record: DeliveryContext & DeliveryHandling): Promise<void> {
     await this.deliveries.updateOne({ _id: id }, { $set: record });
+  }
+
+  /** What its durable step did with a queued delivery; false when it was settled before (the step ran already). */
+  async settleQueued(id: string, record: DeliveryHandling): Promise<boolean> {
+    const r = await this.deliveries.updateOne({ _id: id, outcome: 'queued' }, { $set: record });
+    return r.modifiedCount === 1;
   }
 
   /** What one forge connection's webhook received, newest first: its organization's whole log, whatever repository each names. */
@@ -121,9 +147,9 @@ export class GitHubDeliveryStore {
       .toArray();
   }
 
-  /** Forgets a delivery whose handling failed, so GitHub's redelivery is acted on. */
+  /** Forgets a delivery whose work could not be handed on, so GitHub's redelivery is acted on. */
   async release(id: string): Promise<void> {
-    await this.deliveries.deleteOne({ _id: id, outcome: 'processing' });
+    await this.deliveries.deleteOne({ _id: id, outcome: { $in: ['processing', 'queued'] } });
     await this.subjects.deleteMany({ deliveryId: id });
   }
 

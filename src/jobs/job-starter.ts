@@ -79,6 +79,11 @@ function temporalUnreachable(err: unknown): boolean {
 export class JobStarter {
   constructor(private readonly d: JobStarterDeps) {}
 
+  /** The per-project cap of jobs and follow-ups this starter counts against, if any. */
+  get quota(): JobQuota | undefined {
+    return this.d.quota;
+  }
+
   /** The catalog entry a job names, or the default; a name outside the catalog is the caller's mistake. */
   chosenModel(projectId: string, name: string | undefined) {
     const missing = missingModelSetting(this.d.config.model);

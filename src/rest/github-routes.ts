@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import type { Deps } from '../deps';
 import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
-import { syncOnPush } from '../docs/sync-schedule';
-import { GitHubWebhookService } from '../github/webhook-service';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { GitHubWebhookService, type Received } from '../github/webhook-service';
+import type { githubDelivery } from '../../workflows/github-delivery';
+import { githubDeliveryWorkflowId } from '../../workflows/github-delivery-contract';
+import { taskQueueName, WEBHOOK_TASK_QUEUE } from '../../workflows/task-queues';
 import { ProjectWebhookSecrets } from '../github/webhook-secrets';
 import { projectOrigins } from '../edge/cors';
 import { route, type Route } from './router';
 
-const outcome = z.enum(['processing', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'docs_sync_started', 'automation_started', 'duplicate']);
+const outcome = z.enum(['processing', 'queued', 'failed', 'turn_started', 'archived', 'answered_archived', 'refused', 'ignored', 'docs_sync_started', 'automation_started', 'duplicate']);
 
 const receivedBody = z.object({
   id: z.string().describe('X-GitHub-Delivery'),
@@ -38,19 +41,32 @@ export const githubDeliveriesBody = z.object({
 
 /** GitHub's webhooks (pull-request comments steer jobs; a closed pull request archives its job) and their log. */
 export function githubRoutes(deps: Deps): Route[] {
+  const prefix = deps.config.temporal.taskQueuePrefix;
   const service = new GitHubWebhookService({
     config: deps.config,
     log: deps.log,
     forges: deps.forges.registry,
-    syncDocsOnPush: (repository, ref, forgeId, mayStart) =>
-      syncOnPush({ temporal: deps.temporal, taskQueuePrefix: deps.config.temporal.taskQueuePrefix, gitBaseUrl: deps.config.github.gitUrl }, repository, ref, forgeId, mayStart),
-    agentJobs: deps.agentJobs,
-    jobById: (jobId) => deps.jobLedger.jobs.byId(jobId),
     deliveries: new GitHubDeliveryStore(deps.mongo.db),
     tenancy: deps.tenancy,
     projectSecrets: new ProjectWebhookSecrets(deps.mongo.db, deps.config.secretKey),
-    automations: deps.automations.forEvents,
+    handOff: (input) =>
+      deps.temporal.workflow
+        .start<typeof githubDelivery>('githubDelivery', {
+          taskQueue: taskQueueName(prefix, WEBHOOK_TASK_QUEUE),
+          workflowId: githubDeliveryWorkflowId(prefix, input.key),
+          // A record's step runs once, even after it finished: a redelivery that finds it queued starts nothing new.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [input],
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          },
+        ),
   });
+  // Settled at once: 200 with the outcome; handed to its durable step: 202, and the deliveries log says what it did.
+  const answer = (body: Received) => ({ status: body.outcome === 'queued' ? 202 : 200, body });
   return [
     route({
       method: 'POST',
@@ -60,8 +76,11 @@ export function githubRoutes(deps: Deps): Route[] {
       // GitHub holds no key: the signature over the body is the credential, checked before more than its repository is read.
       auth: 'none',
       rawBody: true,
-      responses: { 200: { description: 'What was done with the delivery (a delivery, or its comment or pull request, seen before: duplicate, nothing done)', json: receivedBody } },
-      handler: async (req) => ({ status: 200, body: await service.receive(req.headers, req.rawBody) }),
+      responses: {
+        200: { description: 'The delivery asks nothing of docent (its outcome, e.g. ignored), or was seen before (duplicate: nothing done)', json: receivedBody },
+        202: { description: "Recorded and queued: its work runs after the answer, and the project's deliveries log shows what was done", json: receivedBody },
+      },
+      handler: async (req) => answer(await service.receive(req.headers, req.rawBody)),
     }),
     route({
       method: 'POST',
@@ -70,8 +89,11 @@ export function githubRoutes(deps: Deps): Route[] {
         "A forge connection's webhooks (the same events as /github/webhook), verified with X-Hub-Signature-256 under that connection's own secret; each acts only on the projects, jobs and automations of the connection's organization whose repositories resolve through it",
       auth: 'none',
       rawBody: true,
-      responses: { 200: { description: "What was done with the delivery; another organization's job or project is ignored, with the reason", json: receivedBody } },
-      handler: async (req) => ({ status: 200, body: await service.receiveForConnection(req.params.forgeId!, req.headers, req.rawBody) }),
+      responses: {
+        200: { description: 'The delivery asks nothing of docent (its outcome), or was seen before (duplicate)', json: receivedBody },
+        202: { description: "Recorded and queued: the connection's deliveries log shows what was done; another organization's job or project is ignored there, with the reason", json: receivedBody },
+      },
+      handler: async (req) => answer(await service.receiveForConnection(req.params.forgeId!, req.headers, req.rawBody)),
     }),
     route({
       method: 'GET',

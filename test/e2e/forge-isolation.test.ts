@@ -6,7 +6,7 @@ import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
-import { issueCommentCreated, pullRequestClosed, signedDelivery, type Delivery } from '../support/github-webhooks';
+import { deliverSettled, issueCommentCreated, pullRequestClosed, signedDelivery, type Delivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
@@ -48,9 +48,14 @@ const call = async (key: string, method: string, p: string, body?: unknown) => {
 };
 
 /** A delivery to one connection's webhook URL, as GitHub sends it there. */
-const deliverTo = async (forgeId: string, d: Delivery) => {
-  const r = await fetch(`${gw.url}/forges/${forgeId}/webhook`, { method: 'POST', headers: d.headers, body: d.body });
-  return { status: r.status, body: (await r.json()) as any };
+/** A delivery to a connection's webhook, and what docent did with it, as the connection's log (read by `operator`) shows. */
+const deliverTo = async (forgeId: string, d: Delivery, operator?: string, org?: string) => {
+  if (!operator) {
+    const r = await fetch(`${gw.url}/forges/${forgeId}/webhook`, { method: 'POST', headers: d.headers, body: d.body });
+    return { status: r.status, body: (await r.json()) as any };
+  }
+  const log = async () => (await call(operator, 'GET', `/v2/admin/orgs/${org}/forges/${forgeId}/deliveries`)).body.deliveries;
+  return deliverSettled(gw.url, d, log, `/forges/${forgeId}/webhook`);
 };
 
 const addForge = async (operator: string, org: string, token: string) => {
@@ -203,11 +208,11 @@ describe("an organization's repositories are reached only through its own forge 
   it("a delivery to another organization's connection about the job's branch leaves the job untouched, and its log says why", async () => {
     const pr = github.pulls.find((p) => p.number === pull)!;
     const closed = await signedDelivery(betaForge.webhookSecret, 'pull_request', pullRequestClosed('alpha', 'site', pr, false));
-    const answer = await deliverTo(betaForge.id, closed);
-    expect(answer).toMatchObject({ status: 200, body: { outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization" } });
+    const answer = await deliverTo(betaForge.id, closed, betaOperator, 'beta-org');
+    expect(answer).toMatchObject({ status: 202, body: { outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization" } });
     const comment = conversation.comment({ kind: 'issue', pull, body: '@docent delete every page', login: 'alpha-maintainer', association: 'OWNER' });
-    const steer = await deliverTo(betaForge.id, await signedDelivery(betaForge.webhookSecret, 'issue_comment', issueCommentCreated('alpha', 'site', pr, comment)));
-    expect(steer).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
+    const steer = await deliverTo(betaForge.id, await signedDelivery(betaForge.webhookSecret, 'issue_comment', issueCommentCreated('alpha', 'site', pr, comment)), betaOperator, 'beta-org');
+    expect(steer).toMatchObject({ status: 202, body: { outcome: 'ignored' } });
     // Signed with beta's secret, alpha's connection does not take it.
     expect((await deliverTo(alphaForge.id, closed)).status).toBe(401);
 
@@ -229,7 +234,7 @@ describe("an organization's repositories are reached only through its own forge 
   it("the same delivery through the job's own connection archives it, once", async () => {
     const pr = github.pulls.find((p) => p.number === pull)!;
     const closed = await signedDelivery(alphaForge.webhookSecret, 'pull_request', pullRequestClosed('alpha', 'site', pr, false));
-    expect(await deliverTo(alphaForge.id, closed)).toMatchObject({ status: 200, body: { outcome: 'archived' } });
+    expect(await deliverTo(alphaForge.id, closed, alphaOperator, 'alpha-org')).toMatchObject({ status: 202, body: { outcome: 'archived' } });
     expect(await deliverTo(alphaForge.id, closed)).toMatchObject({ status: 200, body: { outcome: 'duplicate' } });
     expect((await call(alphaAdmin, 'GET', `/v2/agent/alpha-site/job/${jobId}`)).body).toMatchObject({ status: 'archived' });
     const alphaLog = (await call(alphaOperator, 'GET', `/v2/admin/orgs/alpha-org/forges/${alphaForge.id}/deliveries`)).body.deliveries;

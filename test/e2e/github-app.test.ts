@@ -5,12 +5,13 @@ import { PassThrough } from 'node:stream';
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import { agentJobWorkflowId } from '../../workflows/agent-job-contract';
+import { githubDeliveryWorkflowId } from '../../workflows/github-delivery-contract';
 import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { createTestApp, type TestApp } from '../support/github-app-double';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
-import { deliver, issueCommentCreated, signedDelivery, type Delivery } from '../support/github-webhooks';
+import { deliver, deliverSettled, issueCommentCreated, signedDelivery, type Delivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
@@ -89,8 +90,8 @@ async function commentAndDeliver(pull: number, body: string, login: string, asso
   const comment = conversation.comment({ kind: 'issue', pull, body, login, association });
   const pr = github.pulls.find((p) => p.number === pull)!;
   const delivery = await signedDelivery(webhookSecret, 'issue_comment', issueCommentCreated('acme', 'widgets', pr, comment));
-  const r = await deliver(gw.url, delivery);
-  return { comment, delivery, status: r.status, body: (await r.json()) as { outcome: string; reason?: string } };
+  const log = async () => (await (await callApi(gw.url, adminKey, 'GET', '/v2/agent/widgets/github/deliveries')).json()).deliveries;
+  return { comment, delivery, ...(await deliverSettled(gw.url, delivery, log)) };
 }
 
 const branchHead = async (branch: string) => (await git.git('acme', 'widgets', 'rev-parse', `refs/heads/${branch}`)).trim();
@@ -236,7 +237,7 @@ describe('docent as a GitHub App', () => {
     const gitAuthBefore = git.authHeaders.length;
     const sent = await commentAndDeliver(pr.number, '@docent add-changelog for the check', 'octo-member', 'MEMBER');
     mention = sent.delivery;
-    expect(sent).toMatchObject({ status: 200, body: { outcome: 'turn_started' } });
+    expect(sent).toMatchObject({ status: 202, answer: { outcome: 'queued' }, body: { outcome: 'turn_started' } });
     expect(conversation.reactions).toEqual([{ kind: 'issue', commentId: sent.comment.id, content: 'eyes' }]);
 
     const job = await waitForTurn(jobId, 2);
@@ -280,12 +281,13 @@ describe('docent as a GitHub App', () => {
     }
     expect(github.rejected.slice(rejectedBefore)).toEqual([]);
 
-    // No installation token in either process's logs, the job's Temporal history or any document of the database.
-    const history = JSON.stringify(await gw.deps.temporal.workflow.getHandle(agentJobWorkflowId(jobId)).fetchHistory());
+    // No installation token in either process's logs, the Temporal histories of the job and of the delivery's work, or any document of the database.
+    const histories = [agentJobWorkflowId(jobId), githubDeliveryWorkflowId(gw.deps.config.temporal.taskQueuePrefix, mention.id)].map((id) => gw.deps.temporal.workflow.getHandle(id).fetchHistory());
+    const history = JSON.stringify(await Promise.all(histories));
     const db = gw.deps.mongo.db;
     const stored = await Promise.all((await db.listCollections().toArray()).map(async (c) => JSON.stringify(await db.collection(c.name).find().toArray())));
     expect(stored.join('')).toContain(mention.id);
-    expect(github.issuedTokens().length).toBeGreaterThan(1);
+    expect(github.issuedTokens().length).toBeGreaterThan(0);
     for (const t of github.issuedTokens()) {
       for (const text of [worker.output.join('\n'), gatewayLog.join(''), history, ...stored]) expect(text).not.toContain(t);
     }
@@ -306,7 +308,7 @@ describe('docent as a GitHub App', () => {
     expect(await refused.json()).toEqual({ error: 'X-Hub-Signature-256 does not match the body', code: 'unauthenticated' });
 
     const outsider = await commentAndDeliver(pr.number, '@docent add-notes everywhere', 'drive-by', 'CONTRIBUTOR');
-    expect(outsider).toMatchObject({ status: 200, body: { outcome: 'ignored', reason: "the author's role on acme/widgets is none: only people with write, maintain or admin may steer a job" } });
+    expect(outsider).toMatchObject({ status: 202, body: { outcome: 'ignored', reason: "the author's role on acme/widgets is none: only people with write, maintain or admin may steer a job" } });
 
     // No turn, no reaction, no answer; GitHub was asked only the author's permission, with the repository's own installation token.
     expect(await waitForTurn(jobId, 2)).toMatchObject({ turn: 2, status: 'completed' });
@@ -332,8 +334,9 @@ describe('docent as a GitHub App', () => {
     // No call came back before its time (the double would have refused it).
     expect(github.rejected.slice(rejectedBefore)).toEqual([]);
     expect(github.pulls.at(-1)).toMatchObject({ head: `docent/${job.id}`, draft: true });
-    // One token per process and repository: the worker's served every step of the three turns, the gateway's the webhook's calls.
-    expect(github.tokenRequests).toHaveLength(2);
+    // One token per process and repository: the worker's served every step of the three turns and the delivery's work;
+    // the gateway, which only verifies and records deliveries, asked for none.
+    expect(github.tokenRequests).toHaveLength(1);
   });
 
   it("GitHub would refuse the conversation's calls with a token for another repository (404) or without issues write (403)", async () => {

@@ -7,7 +7,7 @@ import { runDocent } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { githubConversation, type GitHubConversation } from '../support/github-double-conversation';
-import { deliver, issueCommentCreated, issueLabeled, pullRequestClosed, reviewCommentCreated, signedDelivery } from '../support/github-webhooks';
+import { deliver, deliverSettled, issueCommentCreated, issueLabeled, pullRequestClosed, reviewCommentCreated, signedDelivery } from '../support/github-webhooks';
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { poll } from '../support/poll';
@@ -124,6 +124,7 @@ const api = (method: string, p: string, body?: unknown): Promise<JsonResponse> =
 
 const readJob = async (jobId: string) => (await api('GET', `/v2/agent/widgets/job/${jobId}`)).json();
 const deliveries = async () => (await (await api('GET', '/v2/agent/widgets/github/deliveries')).json()).deliveries as any[];
+const otherDeliveries = async () => (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries as any[];
 const answersOn = (pull: number) => github.comments.filter((c) => c.issue === pull);
 
 /** A person's comment, stored on the double and delivered to the gateway as GitHub would. */
@@ -132,8 +133,7 @@ async function commentAndDeliver(c: Parameters<GitHubConversation['comment']>[0]
   const pr = github.pulls.find((p) => p.number === c.pull)!;
   const payload = c.kind === 'review' ? reviewCommentCreated('acme', 'widgets', pr, comment) : issueCommentCreated('acme', 'widgets', pr, comment);
   const delivery = await signedDelivery(secret, c.kind === 'review' ? 'pull_request_review_comment' : 'issue_comment', payload);
-  const r = await deliver(gw.url, delivery);
-  return { comment, delivery, status: r.status, body: (await r.json()) as any };
+  return { comment, delivery, ...(await deliverSettled(gw.url, delivery, deliveries)) };
 }
 
 describe('pull-request comments steer the agent', () => {
@@ -158,9 +158,10 @@ describe('pull-request comments steer the agent', () => {
   it('a mention by a member starts a turn, is acknowledged with eyes, pushes a second commit and is answered with its link', async () => {
     const sent = await commentAndDeliver({ kind: 'issue', pull, body: '@docent please fix the typo in the README', login: 'octo-member', association: 'MEMBER' });
     mentionDelivery = sent.delivery;
-    expect(sent.status).toBe(200);
-    expect(sent.body).toMatchObject({ id: sent.delivery.id, outcome: 'turn_started' });
-    // The acknowledgement comes with the answer to the delivery, before the turn's work.
+    // GitHub's answer comes first; the log then shows what docent did.
+    expect(sent).toMatchObject({ status: 202, answer: { id: sent.delivery.id, outcome: 'queued' } });
+    expect(sent.body).toMatchObject({ id: sent.delivery.id, outcome: 'turn_started', turn: 2 });
+    // The acknowledgement comes with the turn's start, before its work.
     expect(conversation.reactions).toEqual([{ kind: 'issue', commentId: sent.comment.id, content: 'eyes' }]);
 
     const job = await waitFor(
@@ -212,8 +213,8 @@ describe('pull-request comments steer the agent', () => {
   it('a member who can only read and a collaborator who can only triage mention @docent: ignored with the reason, nothing steered', async () => {
     const reader = await commentAndDeliver({ kind: 'issue', pull, body: '@docent fix the typo in the README', login: 'octo-reader', association: 'MEMBER' });
     const triager = await commentAndDeliver({ kind: 'issue', pull, body: '@docent add a contributing guide', login: 'octo-triager', association: 'COLLABORATOR' });
-    expect(reader).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
-    expect(triager).toMatchObject({ status: 200, body: { outcome: 'ignored' } });
+    expect(reader).toMatchObject({ status: 202, body: { outcome: 'ignored' } });
+    expect(triager).toMatchObject({ status: 202, body: { outcome: 'ignored' } });
     // GitHub was asked, not the comment's author_association.
     expect(conversation.permissionQueries).toEqual(expect.arrayContaining(['octo-reader', 'octo-triager']));
     expect(await readJob(jobId)).toMatchObject({ turn: 2, status: 'completed' });
@@ -262,13 +263,12 @@ describe('pull-request comments steer the agent', () => {
       await signedDelivery(otherSecret, 'pull_request_review_comment', reviewCommentCreated('acme', 'widgets', pr, review)),
     ];
     for (const d of sent) {
-      const r = await deliver(gw.url, d);
-      expect(r.status).toBe(200);
-      expect(await r.json()).toMatchObject({ outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization" });
+      const r = await deliverSettled(gw.url, d, otherDeliveries);
+      expect(r.body).toMatchObject({ outcome: 'ignored', reason: "not the pull request of a docent job of this connection's organization" });
     }
     expect(await readJob(jobId)).toMatchObject({ turn: 2, status: 'completed', archivedAt: null });
     expect(conversation.reactions).toHaveLength(1);
-    const otherLog = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries as any[];
+    const otherLog = await otherDeliveries();
     for (const d of sent) expect(otherLog.find((x) => x.id === d.id)).toMatchObject({ outcome: 'ignored' });
     const ids = (await deliveries()).map((d) => d.id);
     for (const d of sent) expect(ids).not.toContain(d.id);
@@ -311,7 +311,9 @@ describe('pull-request comments steer the agent', () => {
     const starred = await signedDelivery(secret, 'star', { action: 'created', starred_at: new Date().toISOString(), repository: { full_name: 'acme/widgets' }, sender: { login: 'fan' } });
     const odd = await signedDelivery(secret, 'constructor', { repository: { full_name: 'acme/widgets' } });
     const unhandled = [await deliver(gw.url, starred), await deliver(gw.url, odd)];
-    expect([outsider.status, chatter.status, elsewhere.status, ...unhandled.map((r) => r.status)]).toEqual([200, 200, 200, 200, 200]);
+    // What needs nothing of docent is settled in the answer (200); what needs GitHub asked is queued (202).
+    expect([outsider.status, chatter.status, elsewhere.status, ...unhandled.map((r) => r.status)]).toEqual([202, 200, 202, 200, 200]);
+    expect(chatter.answer).toEqual({ id: chatter.delivery.id, outcome: 'ignored', reason: 'no mention of @docent' });
     expect(outsider.body.outcome).toBe('ignored');
     expect((await readJob(jobId)).turn).toBe(2);
     expect(conversation.reactions).toHaveLength(1);
@@ -396,12 +398,75 @@ describe('pull-request comments steer the agent', () => {
     expect(retried[3]!.body).toContain('The README needs nothing more.');
   });
 
+  it('a slow GitHub holds nothing: the delivery is answered at once, and its turn starts after the slow call, once', async () => {
+    const before = await readJob(jobId);
+    const reactionsBefore = conversation.reactions.length;
+    // The pull request's state, which docent reads before it steers the job, takes GitHub 10 s to answer.
+    const held = github.holdNext('GET', new RegExp(`^/repos/acme/widgets/pulls/${pull}$`), 10_000);
+    const comment = conversation.comment({ kind: 'issue', pull, body: '@docent check the README once more', login: 'octo-member', association: 'MEMBER' });
+    const delivery = await signedDelivery(secret, 'issue_comment', issueCommentCreated('acme', 'widgets', github.pulls.find((p) => p.number === pull)!, comment));
+    const r = await deliver(gw.url, delivery);
+    // Answered while the call it causes is still unanswered: recorded, queued, nothing done yet.
+    expect(held.answeredAt).toBeUndefined();
+    expect(r.status).toBe(202);
+    expect(await r.json()).toEqual({ id: delivery.id, outcome: 'queued', reason: expect.stringContaining('the deliveries log says what it did') });
+    expect((await deliveries()).find((d) => d.id === delivery.id)).toMatchObject({ event: 'issue_comment', outcome: 'queued' });
+    expect(conversation.reactions).toHaveLength(reactionsBefore);
+
+    const settled = await waitFor(
+      'the queued delivery settled',
+      async () => (await deliveries()).find((d) => d.id === delivery.id),
+      (d) => d.outcome !== 'queued',
+    );
+    expect(held.answeredAt).toBeDefined();
+    expect(settled).toMatchObject({ outcome: 'turn_started', jobId, turn: before.turn + 1, author: 'octo-member' });
+    const job = await waitFor(
+      'the turn',
+      () => readJob(jobId),
+      (j) => j.turn === before.turn + 1 && j.status !== 'active',
+    );
+    expect(job.turns.map((t: { prompt: string }) => t.prompt).at(-1)).toBe('@docent check the README once more');
+    expect(conversation.reactions.slice(reactionsBefore)).toEqual([{ kind: 'issue', commentId: comment.id, content: 'eyes' }]);
+    // GitHub's own retry of the delivery is the same delivery: nothing more.
+    expect(await (await deliver(gw.url, delivery)).json()).toMatchObject({ outcome: 'duplicate' });
+    expect((await readJob(jobId)).turn).toBe(before.turn + 1);
+  });
+
+  it('a worker that dies while its delivery waits on GitHub loses nothing: another worker acts on it, once', async () => {
+    const before = await readJob(jobId);
+    const reactionsBefore = conversation.reactions.length;
+    const held = github.holdNext('GET', new RegExp(`^/repos/acme/widgets/pulls/${pull}$`), 10_000);
+    const comment = conversation.comment({ kind: 'issue', pull, body: '@docent look at the README again', login: 'octo-member', association: 'MEMBER' });
+    const delivery = await signedDelivery(secret, 'issue_comment', issueCommentCreated('acme', 'widgets', github.pulls.find((p) => p.number === pull)!, comment));
+    expect((await deliver(gw.url, delivery)).status).toBe(202);
+    await waitFor(
+      'the held call',
+      () => held.arrivedAt,
+      (at) => at !== undefined,
+    );
+    // The worker dies mid-step; the next one takes the step over once the first one's heartbeat is missed.
+    await worker.stop('SIGKILL');
+    worker = await startWorkerProcess(agentWorkerEnv({ gw, model, github, git, token, workspaceDir }));
+    const settled = await waitFor(
+      'the delivery settled by the next worker',
+      async () => (await deliveries()).find((d) => d.id === delivery.id),
+      (d) => d.outcome !== 'queued',
+    );
+    expect(settled).toMatchObject({ outcome: 'turn_started', jobId, turn: before.turn + 1 });
+    const job = await waitFor(
+      'the turn',
+      () => readJob(jobId),
+      (j) => j.turn === before.turn + 1 && j.status !== 'active',
+    );
+    expect(job).toMatchObject({ status: 'completed', turn: before.turn + 1 });
+    expect(conversation.reactions.slice(reactionsBefore)).toEqual([{ kind: 'issue', commentId: comment.id, content: 'eyes' }]);
+  });
+
   it('a merged pull request archives its job, and a later mention is answered that the job is archived', async () => {
     conversation.close(pull, true);
     const pr = github.pulls.find((p) => p.number === pull)!;
     const closed = await signedDelivery(secret, 'pull_request', pullRequestClosed('acme', 'widgets', pr, true));
-    const r = await deliver(gw.url, closed);
-    expect(await r.json()).toMatchObject({ outcome: 'archived', reason: 'the pull request was merged' });
+    expect((await deliverSettled(gw.url, closed, deliveries)).body).toMatchObject({ outcome: 'archived', reason: 'the pull request was merged' });
     expect(await readJob(jobId)).toMatchObject({ status: 'archived', archivedAt: expect.any(String) });
     const { events } = await readEventStream(`${gw.url}/v2/agent/widgets/job/${jobId}/events`, adminKey);
     expect(events.at(-1)).toMatchObject({ type: 'status', data: { status: 'archived', by: 'pull_request_merged' } });
@@ -409,7 +474,7 @@ describe('pull-request comments steer the agent', () => {
     const late = await commentAndDeliver({ kind: 'issue', pull, body: '@docent one more thing: fix the typo again', login: 'octo-member', association: 'MEMBER' });
     expect(late.body.outcome).toBe('answered_archived');
     const job = await readJob(jobId);
-    expect(job).toMatchObject({ status: 'archived', turn: 4 });
+    expect(job).toMatchObject({ status: 'archived', turn: 6 });
     expect(answersOn(pull).at(-1)!.body).toContain('This job is archived: its pull request was merged');
   });
 });
@@ -426,12 +491,12 @@ describe('deliveries log', () => {
       const toWidgets = await signedDelivery(secret, 'push', push('a'.repeat(40)));
       const toOther = await signedDelivery(otherSecret, 'push', push('a'.repeat(40)));
       const global = await signedDelivery(globalSecret, 'push', push('b'.repeat(40)));
-      expect(await (await deliver(gw.url, toWidgets)).json()).toEqual({ id: toWidgets.id, outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
-      expect(await (await deliver(gw.url, toOther)).json()).toMatchObject({ id: toOther.id, outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
-      expect(await (await deliver(gw.url, global)).json()).toMatchObject({ outcome: 'docs_sync_started' });
+      expect((await deliverSettled(gw.url, toWidgets, deliveries)).body).toMatchObject({ id: toWidgets.id, outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
+      expect((await deliverSettled(gw.url, toOther, otherDeliveries)).body).toMatchObject({ id: toOther.id, outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
+      expect((await deliverSettled(gw.url, global, otherDeliveries)).body).toMatchObject({ outcome: 'docs_sync_started' });
 
       const widgetsLog = await deliveries();
-      const otherLog = (await (await callApi(gw.url, otherKey, 'GET', '/v2/agent/other/github/deliveries')).json()).deliveries as any[];
+      const otherLog = await otherDeliveries();
       expect(JSON.stringify(widgetsLog)).not.toContain('other.widgets.test');
       expect(widgetsLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'ignored', reason: 'no docs domain of this project follows the pushed branch' });
       expect(otherLog.find((d) => d.id === global.id)).toMatchObject({ outcome: 'docs_sync_started', reason: 'docs sync started for other.widgets.test' });
@@ -447,7 +512,7 @@ describe('deliveries log', () => {
   it("an issue labeled docent, signed with one project's own secret, starts only that project's issue automation", async () => {
     const issue = { owner: 'acme', repo: 'widgets', number: 950, title: 'Greet the reader', body: 'The README should greet.', html_url: 'https://github.test/acme/widgets/issues/950' };
     const delivery = await signedDelivery(otherSecret, 'issues', issueLabeled(issue, 'docent', 'octo-member'));
-    expect(await (await deliver(gw.url, delivery)).json()).toMatchObject({ outcome: 'automation_started' });
+    expect((await deliverSettled(gw.url, delivery, otherDeliveries)).body).toMatchObject({ outcome: 'automation_started' });
     const jobsOf = async (key: string, project: string) => (await (await callApi(gw.url, key, 'GET', `/v2/agent/${project}/jobs?origin=issue`)).json()).jobs as any[];
     expect(await jobsOf(otherKey, 'other')).toHaveLength(1);
     expect(await jobsOf(adminKey, 'widgets')).toEqual([]);

@@ -63,6 +63,14 @@ export interface RateLimitAnswer {
   resetInSeconds?: number;
 }
 
+/** A call `holdNext` holds: when it arrived, and when its answer left (epoch ms). */
+export interface HeldCall {
+  method: string;
+  path: RegExp;
+  arrivedAt?: number;
+  answeredAt?: number;
+}
+
 export interface RateLimitRecord {
   method: string;
   path: string;
@@ -114,6 +122,8 @@ export interface GitHubDouble {
   refuseDrafts(on?: boolean): void;
   /** The next request matching `method` and `path` gets a rate-limit answer; the same call before the named time is refused again. */
   rateLimitNext(method: string, path: RegExp, answer: RateLimitAnswer): void;
+  /** The next request matching `method` and `path` is answered `ms` later (a slow GitHub), as it would have been then. */
+  holdNext(method: string, path: RegExp, ms: number): HeldCall;
   /** Lists answer at most this many items a page (GitHub: per_page up to 100, default 30). */
   setMaxPerPage(n: number): void;
   /** App mode: installs the App on `owner/name` (the installation id is per owner; a new one after an uninstall). */
@@ -203,6 +213,7 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
   const statuses: CommitStatus[] = [];
   const rateLimits: RateLimitRecord[] = [];
   const armedLimits: Array<{ method: string; path: RegExp; answer: RateLimitAnswer }> = [];
+  const armedHolds: Array<{ call: HeldCall; ms: number }> = [];
   // Installation ids by owner: one installation per account, as on GitHub; the account's login as first installed, and
   // its repositories `owner/name`.
   const installations = new Map<string, { id: number; login: string; repositories: string[] }>();
@@ -563,6 +574,15 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     }
     const credentialId = token ? `installation:${token.installationId}` : pat!.credentialId;
     if (rateLimited(req, res, url.pathname)) return;
+    const hold = armedHolds.findIndex((h) => h.call.method === req.method && h.call.path.test(url.pathname));
+    if (hold >= 0) {
+      const [{ call, ms }] = armedHolds.splice(hold, 1) as [(typeof armedHolds)[number]];
+      call.arrivedAt = Date.now();
+      res.on('finish', () => {
+        call.answeredAt = Date.now();
+      });
+      await new Promise((r) => setTimeout(r, ms));
+    }
 
     // docs.github.com/rest/users/users#get-the-authenticated-user: a user's token; an installation has no user.
     if (req.method === 'GET' && url.pathname === '/user') {
@@ -655,6 +675,11 @@ export async function startGitHubDouble(opts: GitHubDoubleOptions): Promise<GitH
     },
     rateLimitNext: (method, path, answer) => {
       armedLimits.push({ method, path, answer });
+    },
+    holdNext: (method, path, ms) => {
+      const call: HeldCall = { method, path };
+      armedHolds.push({ call, ms });
+      return call;
     },
     setMaxPerPage: (n) => {
       maxPerPage = n;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhooks } from '@octokit/webhooks';
 import type { PullRequest } from './github-double';
+import { poll } from './poll';
 import type { HumanComment } from './github-double-conversation';
 import type { Issue } from './github-double-issues';
 
@@ -172,3 +173,23 @@ export async function signedDelivery(secret: string, event: string, payload: unk
 
 /** Posts a delivery to the gateway's webhook route. */
 export const deliver = (gatewayUrl: string, d: Delivery) => fetch(`${gatewayUrl}/github/webhook`, { method: 'POST', headers: d.headers, body: d.body });
+
+/** A deliveries log as an admin reads it: `GET /v2/agent/{projectId}/github/deliveries` or a connection's. */
+export type DeliveriesLog = () => Promise<Array<{ id: string; outcome: string }>>;
+
+/**
+ * Posts a delivery and, when the answer says it was queued (202), waits until the log shows what docent did with it.
+ * `body`: that record (or the answer, for a delivery settled at once); `answer`: what GitHub's delivery log shows.
+ */
+export async function deliverSettled(gatewayUrl: string, d: Delivery, log: DeliveriesLog, path = '/github/webhook') {
+  const r = await fetch(`${gatewayUrl}${path}`, { method: 'POST', headers: d.headers, body: d.body });
+  const answer = (await r.json()) as { id: string; outcome: string; reason?: string };
+  if (r.status !== 202) return { status: r.status, answer, body: answer as any };
+  const settled = await poll(
+    `delivery ${d.id} settled`,
+    async () => (await log()).find((x) => x.id === d.id),
+    (x) => x !== undefined && x.outcome !== 'queued',
+    90_000,
+  );
+  return { status: r.status, answer, body: settled as any };
+}
