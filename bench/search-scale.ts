@@ -7,10 +7,11 @@ import { tuningQuestions } from '../test/support/retrieval-questions';
 import type { Benchmark } from './lib/bench';
 import { alternate, closedLoop, p50s, p99s, pooled, rates } from './lib/blocks';
 import { jsonPoster } from './lib/post-json';
+import { failedShown, judgedRow, scaledFloorGoal } from './lib/goals';
 import type { Row, ScalePoint } from './lib/report';
 import { buildScaleIndex, deleteStaleScaleIndexes, scaleIndexName, scaleIndexReady, seedMaterial } from './lib/scale-corpus';
 import { benchEnv, deleteIndexes, runId } from './lib/stack';
-import { fmtMs, fmtRatio, median, medianRatio, meetsScaledFloor } from './lib/stats';
+import { fmtMs, fmtRatio, median, medianRatio } from './lib/stats';
 
 // DOCENT_BENCH_SEARCH_PASSAGES makes a smaller corpus while developing the benchmark; the issue's figure is 1,000,000.
 const passages = Number(process.env.DOCENT_BENCH_SEARCH_PASSAGES ?? 1_000_000);
@@ -79,10 +80,10 @@ export const searchScale: Benchmark = {
           bench: 'search-scale',
           case: `${passages.toLocaleString('en')} passages, REST c=${c}`,
           ratio: `p50 ${fmtRatio(medianRatio(p50s(r.subject), p50s(r.baseline)))}, p99 ${fmtRatio(medianRatio(p99s(r.subject), p99s(r.baseline)))}`,
-          target: 'p50 ≤ 1.2× floor + 1 ms',
-          met: meetsScaledFloor(p50s(r.subject), p50s(r.baseline), 1.2, 1),
-          subject: `p50 ${fmtMs(median(p50s(r.subject)))}, p99 ${fmtMs(pooled(r.subject, 99))}, ${median(rates(r.subject)).toFixed(0)} searches/s`,
-          baseline: `p50 ${fmtMs(median(p50s(r.baseline)))}, p99 ${fmtMs(pooled(r.baseline, 99))}, ${median(rates(r.baseline)).toFixed(0)} searches/s`,
+          target: 'p50 ≤ 1.2× floor + 1 ms, no search failed',
+          ...judgedRow(scaledFloorGoal(r.subject, r.baseline, 1.2, 1)),
+          subject: `p50 ${fmtMs(median(p50s(r.subject)))}, p99 ${fmtMs(pooled(r.subject, 99))}, ${median(rates(r.subject)).toFixed(0)} searches/s; ${failedShown(r.subject) || 'none failed'}`,
+          baseline: `p50 ${fmtMs(median(p50s(r.baseline)))}, p99 ${fmtMs(pooled(r.baseline, 99))}, ${median(rates(r.baseline)).toFixed(0)} searches/s; ${failedShown(r.baseline) || 'none failed'}`,
         });
         ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio} (${rows.at(-1)!.subject} vs ${rows.at(-1)!.baseline})`);
       }
@@ -99,8 +100,8 @@ export const searchScale: Benchmark = {
         ratio: `p50 ${fmtRatio(medianRatio(p50s(d.subject), p50s(d.baseline)))}, p99 ${fmtRatio(medianRatio(p99s(d.subject), p99s(d.baseline)))}`,
         target: 'reported (splits the REST row)',
         met: null,
-        subject: `p50 ${fmtMs(median(p50s(d.subject)))}, p99 ${fmtMs(pooled(d.subject, 99))}`,
-        baseline: `p50 ${fmtMs(median(p50s(d.baseline)))}, p99 ${fmtMs(pooled(d.baseline, 99))}`,
+        subject: `p50 ${fmtMs(median(p50s(d.subject)))}, p99 ${fmtMs(pooled(d.subject, 99))}; ${failedShown(d.subject) || 'none failed'}`,
+        baseline: `p50 ${fmtMs(median(p50s(d.baseline)))}, p99 ${fmtMs(pooled(d.baseline, 99))}; ${failedShown(d.baseline) || 'none failed'}`,
       });
       ctx.log(`${rows.at(-1)!.case}: ${rows.at(-1)!.ratio}`);
       const nodes = await es.nodes.stats({ metric: ['jvm', 'os'] });
@@ -121,6 +122,7 @@ export const searchScale: Benchmark = {
         `${passages.toLocaleString('en')} passages: the npm docs of test/fixtures (real text, vectors of the real model) and passages generated from them (real sentences drawn at random under a real passage's title and headings; that passage's vector plus seeded noise, cosine ~0.6 to it), since a million passages of model time is not what this measures. ` +
           `Mapping and settings are docsIndexBody's (src/search/docs-index.ts; vector index options ${JSON.stringify(mapping.index_options ?? 'default')}), one shard, not force-merged (as docent's ingest leaves it). ` +
           `${rounds} pairs of blocks after a warm-up pair, ${opsPerBlock(1)} (c=1), ${opsPerBlock(4)} (c=4) or ${opsPerBlock(16)} (c=16) searches per block, ${questions.length} npm questions in turn. ` +
+          'A failed search (an error, or no result) is counted in its row and left out of the latencies; a row with any is not met. ' +
           'The floor is the `_msearch` docent sends (kNN k 30 / num_candidates 100, strict keywords) with the question vector computed beforehand; the subject adds embedding the question (~1.5 ms), HTTP, the key, validation, the search log and JSON.',
       );
       return {

@@ -6,7 +6,10 @@ export interface Row {
   /** The median over block pairs of subject/baseline (or of subject-baseline where the target is a difference). */
   ratio: string;
   target: string;
+  /** Whether the goal in `target` held; null only for a row whose target is "reported" (no goal). */
   met: boolean | null;
+  /** Why a goal row could not be judged on its figures (it is then not met): shown beside its "no". */
+  unmeasured?: string;
   subject: string;
   baseline: string;
   note?: string;
@@ -56,7 +59,7 @@ export function markdownTable(results: BenchResult[]): string {
   for (const r of results) {
     if (r.error) lines.push(`| ${r.name} | — | failed to run | | | ${cell(r.error)} | |`);
     for (const row of r.rows) {
-      const met = row.met === null ? '—' : row.met ? 'yes' : '**no**';
+      const met = row.met === null ? '—' : row.met ? 'yes' : row.unmeasured ? `**no**: ${row.unmeasured}` : '**no**';
       lines.push(`| ${row.bench} | ${cell(row.case)} | **${cell(row.ratio)}** | ${cell(row.target)} | ${met} | ${cell(row.subject)} | ${cell(row.baseline)} |`);
     }
   }
