@@ -178,10 +178,11 @@ export function createAgentActivities(deps: AgentDeps) {
       const git = await checkoutClean(deps, input.jobId, input, input.startCommit);
       // Only code the project's owners wrote may be trusted with what only they should see (secrets, the shared cache),
       // which only setup and check commands are given: a project without them needs no answer.
-      const ownerCode = runsCommands && (await startsAtBaseRef(git, (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref, input.startCommit));
+      const baseRef = (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref;
+      const ownerCode = runsCommands && (await startsAtBaseRef(git, baseRef, input.startCommit));
       const root = workspacePath(deps, input.jobId);
-      // Read before setup runs: the instructions are the commit's, not what a command wrote.
-      const system = await turnSystemPrompt(systemPrompt, root, deps.journal, input.jobId, input.instruction.turn);
+      // The base ref's, never this turn's tree: neither a command nor the agent's own earlier commits write them.
+      const system = await turnSystemPrompt(systemPrompt, git, baseRef, deps.journal, input.jobId, input.instruction.turn);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, input.move);
       const net = { network: project.network, allowHosts: project.allowHosts, onEgress: egressEventSink(deps.journal, input.jobId, input.instruction.turn, follow.keyPrefix) };
       const home = sandboxHomePath(deps.workspaceDir, input.jobId);

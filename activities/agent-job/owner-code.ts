@@ -1,7 +1,7 @@
 import type { SimpleGit } from 'simple-git';
 
 /** The commit a ref names in the job's clone (the remote's branch first), or null when it names none. */
-async function commitOf(git: SimpleGit, ref: string): Promise<string | null> {
+export async function commitOf(git: SimpleGit, ref: string): Promise<string | null> {
   for (const name of [`refs/remotes/origin/${ref}`, ref]) {
     const found = await git.raw(['rev-parse', '--verify', '--quiet', `${name}^{commit}`]).then(
       (out) => out.trim() || null,

@@ -50,11 +50,12 @@ export function createPlannerActivities(deps: PlannerDeps) {
     async planChange(input: PlanChangeInput): Promise<PlanChangeResult> {
       const ctx = Context.current();
       const model = jobLanguageModel(deps.models, input.model);
-      await checkoutClean(deps, input.jobId, input, input.startCommit);
+      const git = await checkoutClean(deps, input.jobId, input, input.startCommit);
       const root = workspacePath(deps, input.jobId);
       const context = await ensureContextClones(deps, input.jobId, input.contextRepositories);
       const { list_files, read_file, search_files } = workspaceTools(root, defaultToolLimits, undefined, context);
-      const system = await turnSystemPrompt(plannerPrompt, root, deps.journal, input.jobId, input.instruction.turn);
+      const baseRef = (await deps.journal?.ledger.jobs.byId(input.jobId))?.source.ref;
+      const system = await turnSystemPrompt(plannerPrompt, git, baseRef, deps.journal, input.jobId, input.instruction.turn);
       const follow = await followTurn(deps.journal, input.jobId, input.model, input.instruction, ctx.info.attempt, 1, input.revision);
       const beat = setInterval(() => ctx.heartbeat(), 1000);
       try {

@@ -1,3 +1,4 @@
+import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { z } from 'zod';
 import type { ApiKeyStore } from '../auth/api-keys';
 import { AppError } from '../errors';
@@ -13,13 +14,14 @@ import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
 import { followInput } from '../docs/follow-input';
-import { type DocsSyncSchedules, type DocsSyncStatus, docsSyncStatus, followDocs, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import { type DocsSyncSchedules, type DocsSyncStatus, docsSyncStatus, followDocs, followedSource, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import { docsAlias } from '../search/docs-index';
 import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
 import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from './access';
 import type { createKeyBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from './admin-bodies';
 import { setSecret, listSecrets } from './secret-operations';
 import { type AddForgeBody, addForge, type ForgeSettings, listForges, removeForge, rotateForgeWebhookSecret } from './forge-operations';
-import { clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
+import { type AuditDetails, clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhook-operations';
 
 export interface AdminStores {
@@ -38,6 +40,8 @@ export interface AdminStores {
   /** Their webhook URLs' start and the networks their URLs may lead into. */
   forgeSettings: ForgeSettings;
   githubDeliveries: GitHubDeliveryStore;
+  /** Where ingested documentation is served from, to tell whether a domain has some before a project claims it. */
+  docsIndex: { es: EsClient; indexPrefix: string };
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
@@ -58,14 +62,22 @@ export function adminStores(deps: Deps): AdminStores {
     forges: deps.forges.store,
     forgeSettings,
     githubDeliveries: new GitHubDeliveryStore(deps.mongo.db),
+    docsIndex: { es: deps.es, indexPrefix: deps.config.elasticsearch.indexPrefix },
   };
 }
 
 const listLimit = 500;
 
-// The JSON of an operation (src/admin/*-operations.ts), typed for the surfaces that answer with it.
+// The JSON of an operation (src/admin/*-operations.ts), typed for the surfaces that answer with it; what it adds to
+// the audit entry goes to `note`, which the surface's audit hook reads.
 type Json = Record<string, unknown>;
-const jsonOf = async (out: Promise<{ json: unknown }>) => (await out).json as Json;
+/** Takes what an operation adds to its audit entry (the settings it moved, the key it made or revoked). */
+export type AuditNote = (details: AuditDetails) => void;
+const jsonOf = async (out: Promise<{ json: unknown; audit?: AuditDetails }>, note?: AuditNote) => {
+  const done = await out;
+  if (done.audit) note?.(done.audit);
+  return done.json as Json;
+};
 
 /**
  * The operator API's operations with their authorisation: REST (src/rest/admin-routes.ts) and Connect
@@ -95,9 +107,30 @@ export class AdminOperations {
     return projects.map(({ _id, ...p }) => ({ id: _id, ...p }));
   }
 
-  createProject(who: AdminCaller, b: z.infer<typeof createProjectBody>): Promise<Json> {
+  async createProject(who: AdminCaller, b: z.infer<typeof createProjectBody>): Promise<Json> {
     requireOrg(who, b.orgId);
+    if (!(who.kind === 'operator' && who.orgId === undefined)) await this.checkDomainClaim(b.orgId, b.domain);
     return jsonOf(createProject(this.s, { projectId: b.id, orgId: b.orgId, repository: b.repository, ref: b.ref, domain: b.domain, allowedOrigins: b.allowedOrigins ?? [] }));
+  }
+
+  /**
+   * A domain whose documentation was ingested before any project named it is claimed only by the organization that
+   * ingested it: the one whose forge connection its followed repository resolved through. Without one recorded (a
+   * one-off `docent docs ingest`, a followed site, the deployment's own connection), only an operator key for all
+   * organizations may.
+   */
+  private async checkDomainClaim(orgId: string, domain: string): Promise<void> {
+    if (await this.s.tenancy.getProjectByDomain(domain)) return; // taken: the create answers already_exists
+    const source = await followedSource(this.s.schedules, domain);
+    const forgeId = source && 'forgeId' in source ? source.forgeId : undefined;
+    const ingestedBy = forgeId ? (await this.s.forges.get(forgeId))?.orgId : undefined;
+    if (ingestedBy === orgId) return;
+    const indexed = await this.s.docsIndex.es.indices.existsAlias({ name: docsAlias(this.s.docsIndex.indexPrefix, domain) });
+    if (source === undefined && !indexed) return;
+    throw new AppError(
+      'permission_denied',
+      `domain ${domain} already has documentation that organization ${orgId} did not ingest: only the deployment's operator (an operator key for all organizations) can give it to a project`,
+    );
   }
 
   async getProject(who: AdminCaller, projectId: string): Promise<Json> {
@@ -105,21 +138,25 @@ export class AdminOperations {
     return { id: _id, ...project };
   }
 
-  async updateProject(who: AdminCaller, projectId: string, update: z.infer<typeof projectSettingsBody>): Promise<Json> {
-    return jsonOf(updateProjectChecks(this.s, await this.project(who, projectId), update));
+  /** An operator key sets the operator's settings; the project's admin key may only tighten them (src/tenancy/settings-levels.ts). */
+  async updateProject(who: AdminCaller, projectId: string, update: z.infer<typeof projectSettingsBody>, note?: AuditNote): Promise<Json> {
+    const level = who.kind === 'operator' ? 'operator' : 'project';
+    return jsonOf(updateProjectChecks(this.s, await this.project(who, projectId), update, level), note);
   }
 
-  async createKey(who: AdminCaller, projectId: string, b: z.infer<typeof createKeyBody>): Promise<Json> {
-    return jsonOf(createKey(this.s, await this.project(who, projectId), b.kind, b.groups ?? []));
+  /** The key records the caller's key as its maker, so revoking that one revokes this one too. */
+  async createKey(who: AdminCaller, projectId: string, b: z.infer<typeof createKeyBody>, note?: AuditNote): Promise<Json> {
+    return jsonOf(createKey(this.s, await this.project(who, projectId), b.kind, b.groups ?? [], who.keyId), note);
   }
 
   async listKeys(who: AdminCaller, projectId: string) {
     return this.s.keys.list({ projectId: await this.project(who, projectId) });
   }
 
-  async revokeKey(who: AdminCaller, projectId: string, keyId: string): Promise<Json> {
+  /** Revokes the key and the keys made with it, unless `keepMinted` (docs/decisions/2026-12-02-project-settings-levels.md). */
+  async revokeKey(who: AdminCaller, projectId: string, keyId: string, opts: { keepMinted?: boolean } = {}, note?: AuditNote): Promise<Json> {
     if (!(await this.listKeys(who, projectId)).some((k) => k.id === keyId)) throw new AppError('not_found', `project ${projectId} has no key ${keyId}`);
-    return jsonOf(revokeKey(this.s, keyId));
+    return jsonOf(revokeKey(this.s, keyId, opts), note);
   }
 
   async createWebhook(who: AdminCaller, projectId: string, b: z.infer<typeof createWebhookBody>): Promise<Json> {

@@ -1,8 +1,12 @@
 import { ObjectId, type Db } from 'mongodb';
 import { AppError } from '../errors';
+import type { AuditDetails } from './tenancy-operations';
 
-/** One operator API call: who (the key's id and kind, never the key), what, when, from where, and the status answered. */
-export interface AuditEntry {
+/**
+ * One operator API call: who (the key's id and kind, never the key), what, when, from where, and the status answered;
+ * for a change, what it changed (settings old and new, the key made or revoked; secrets by name only).
+ */
+export interface AuditEntry extends AuditDetails {
   keyId?: string;
   keyKind?: 'operator' | 'admin' | 'assistant';
   method: string;
@@ -10,6 +14,20 @@ export interface AuditEntry {
   targets: Record<string, string>;
   clientAddress: string;
   status: number;
+}
+
+/** A value as long as an audit entry keeps it: commands can be long, an entry stays small. */
+const maxValueChars = 2000;
+const bounded = (v: unknown): unknown => {
+  const json = JSON.stringify(v);
+  return json !== undefined && json.length > maxValueChars ? `${json.slice(0, maxValueChars)}… (${json.length} characters)` : v;
+};
+
+/** The details an operation noted, bounded for the log. */
+export function auditDetails(d: AuditDetails | undefined): AuditDetails {
+  if (!d) return {};
+  const changes = d.changes && Object.fromEntries(Object.entries(d.changes).map(([k, c]) => [k, { old: bounded(c.old), new: bounded(c.new) }]));
+  return { ...(changes && Object.keys(changes).length && { changes }), ...(d.createdKey && { createdKey: d.createdKey }), ...(d.revokedKeys && { revokedKeys: d.revokedKeys.slice(0, 200) }) };
 }
 
 interface AuditDoc extends AuditEntry {

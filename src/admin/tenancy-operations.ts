@@ -1,13 +1,26 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
 import type { RepositoryGate } from '../forges/repository-gate';
-import { projectCaps, type ProjectChecksUpdate, type ProjectDoc, type TenancyStore } from '../tenancy/store';
+import type { SettingsLevel } from '../tenancy/settings-levels';
+import { projectCaps, type ProjectChecksUpdate, type ProjectDoc, type SettingChange, type TenancyStore } from '../tenancy/store';
+
+/** What the audit log records of a change beyond its route and targets (src/admin/audit.ts): never a key or a secret's value. */
+export interface AuditDetails {
+  /** Each setting the change moved, by its stored name: the value before and after. */
+  changes?: Record<string, SettingChange>;
+  /** The key the call made. */
+  createdKey?: { id: string; kind: string };
+  /** The keys the call revoked: the one named, then those made with it. */
+  revokedKeys?: string[];
+}
 
 /** What a command prints: `text` for people, `json` for scripts (--json); `note` goes to stderr in text mode. */
 export interface Output {
   text: string;
   json: unknown;
   note?: string;
+  /** What the operator API's audit entry adds about the change. */
+  audit?: AuditDetails;
 }
 
 export interface Stores {
@@ -55,9 +68,11 @@ function describeChecks(p: ProjectDoc): string {
 export const secretsOnAgentCodeWarning =
   "warning: follow-up turns start from commits the agent made; with --secrets-on-agent-code on, code the model wrote (a package.json script, a test) runs with the project's secrets, and a PR commenter who steers the agent can have it print or send them";
 
-export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate): Promise<Output> {
-  const p = await s.tenancy.updateChecks(projectId, update);
+/** Changes a project's settings at the caller's level: a project admin key may only tighten the operator's (src/tenancy/settings-levels.ts). */
+export async function updateProjectChecks(s: Stores, projectId: string, update: ProjectChecksUpdate, level: SettingsLevel = 'operator'): Promise<Output> {
+  const { project: p, changes } = await s.tenancy.updateSettings(projectId, update, level);
   return {
+    audit: { changes },
     text: `updated project ${p._id}: ${describeChecks(p)}`,
     ...(update.secretsForAgentCode ? { note: secretsOnAgentCodeWarning } : {}),
     json: {
@@ -89,11 +104,18 @@ export async function clearProjectSetupCache(s: Stores, projectId: string): Prom
  * Admin keys are bound to the project, assistant keys to its documentation domain; `groups` lets an assistant key see
  * the pages restricted to those groups. The key is shown only here.
  */
-export async function createKey(s: Stores, projectId: string, kind: KeyKind, groups: string[] = []): Promise<Output> {
+export async function createKey(s: Stores, projectId: string, kind: KeyKind, groups: string[] = [], createdBy?: string): Promise<Output> {
   const project = await s.tenancy.getProject(projectId);
   if (!project) throw new AppError('not_found', `project ${projectId} not found`);
   if (kind === 'assistant' && !project.domain) throw new AppError('failed_precondition', `project ${projectId} has no documentation domain, so it cannot have assistant keys`);
-  const spec = { kind, orgId: project.orgId, projectId, ...(kind === 'assistant' && { domain: project.domain }), ...(groups.length && { groups: [...new Set(groups)] }) };
+  const spec = {
+    kind,
+    orgId: project.orgId,
+    projectId,
+    ...(kind === 'assistant' && { domain: project.domain }),
+    ...(groups.length && { groups: [...new Set(groups)] }),
+    ...(createdBy !== undefined && { createdBy }),
+  };
   const { id, key } = await s.keys.create(spec);
   const boundTo = kind === 'assistant' ? `domain ${project.domain}` : `project ${projectId}`;
   const sees = spec.groups ? `; it also sees pages for ${spec.groups.join(', ')}` : '';
@@ -101,12 +123,20 @@ export async function createKey(s: Stores, projectId: string, kind: KeyKind, gro
     text: key,
     note: `created ${kind} key ${id} for ${boundTo}${sees}; it is shown only once, store it now`,
     json: { id, key, ...spec },
+    audit: { createdKey: { id, kind } },
   };
 }
 
-export async function revokeKey(s: Stores, keyId: string): Promise<Output> {
-  if (!(await s.keys.revoke(keyId))) throw new AppError('not_found', `no active key ${keyId}`);
-  return { text: `revoked key ${keyId}`, json: { id: keyId, revoked: true } };
+/** Revokes a key and, unless `keepMinted`, every key made with it (and with those); the answer lists the others. */
+export async function revokeKey(s: Stores, keyId: string, opts: { keepMinted?: boolean } = {}): Promise<Output> {
+  const revoked = await s.keys.revokeWithMinted(keyId, opts);
+  if (!revoked) throw new AppError('not_found', `no active key ${keyId}`);
+  const minted = revoked.slice(1);
+  return {
+    text: minted.length ? `revoked key ${keyId} and the keys made with it: ${minted.join(', ')}` : `revoked key ${keyId}`,
+    json: { id: keyId, revoked: true, alsoRevoked: minted },
+    audit: { revokedKeys: revoked },
+  };
 }
 
 const statusOf = (k: KeyInfo, now: Date) => (k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active');
@@ -117,8 +147,8 @@ export async function listKeys(s: Stores, projectId: string): Promise<Output> {
   const keys = await s.keys.list({ projectId });
   const now = new Date();
   const rows = [
-    ['ID', 'KIND', 'STATUS', 'BOUND TO', 'CREATED', 'LAST USED', 'GROUPS'],
-    ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt), k.groups?.join(',') ?? '-']),
+    ['ID', 'KIND', 'STATUS', 'BOUND TO', 'CREATED', 'LAST USED', 'GROUPS', 'MADE BY'],
+    ...keys.map((k) => [k.id, k.kind, statusOf(k, now), k.domain ?? k.projectId ?? '-', day(k.createdAt), day(k.lastUsedAt), k.groups?.join(',') ?? '-', k.createdBy ?? '-']),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const text = keys.length

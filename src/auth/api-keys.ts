@@ -39,6 +39,8 @@ interface ApiKeyDoc {
   projectId?: string;
   domain?: string;
   groups?: string[];
+  /** The key whose caller made this one through the operator API (absent: made by the operator on the database). */
+  createdBy?: string;
   createdAt: Date;
   lastUsedAt?: Date;
   revokedAt?: Date;
@@ -55,9 +57,13 @@ export interface NewKey {
   domain?: string;
   groups?: string[];
   expiresAt?: Date;
+  /** The id of the key that made it (revoking that one revokes this one too, unless asked not to). */
+  createdBy?: string;
 }
 
 const maxGroups = 20;
+/** The most keys one revocation follows down the keys made with it: far more than any project has. */
+const maxMintedRevoked = 10_000;
 // Group names as docs front matter writes them: a word or a short phrase, no commas (the CLI splits on them).
 const groupShape = /^[^\s,\p{Cc}](?:[^,\p{Cc}]{0,98}[^\s,\p{Cc}])?$/u;
 
@@ -83,6 +89,8 @@ export type KeyInfo = Omit<ApiKeyDoc, '_id' | 'hash'> & { id: string };
 export async function ensureApiKeyIndexes(db: Db): Promise<void> {
   await db.collection('api_keys').createIndex({ hash: 1 }, { unique: true });
   await db.collection('api_keys').createIndex({ projectId: 1 });
+  // Sparse: keys the operator made on the database have no maker.
+  await db.collection('api_keys').createIndex({ createdBy: 1 }, { sparse: true });
 }
 
 export class ApiKeyStore {
@@ -127,6 +135,7 @@ export class ApiKeyStore {
       ...(d.projectId !== undefined && { projectId: d.projectId }),
       ...(d.domain !== undefined && { domain: d.domain }),
       ...(d.groups?.length && { groups: d.groups }),
+      ...(d.createdBy !== undefined && { createdBy: d.createdBy }),
       createdAt: d.createdAt,
       ...(d.lastUsedAt && { lastUsedAt: d.lastUsedAt }),
       ...(d.revokedAt && { revokedAt: d.revokedAt }),
@@ -138,6 +147,29 @@ export class ApiKeyStore {
     const r = await this.keys.updateOne({ _id: id, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } });
     this.byHash.clear(); // revoked here: at once in this process; other processes see it within their cache bound
     return r.modifiedCount === 1;
+  }
+
+  /**
+   * Revokes a key and every key made with it, and with those, down the line (a key minted by a key never outlives it);
+   * `keepMinted` revokes the key alone. Returns the ids revoked, the key's first; undefined if it was not active.
+   */
+  async revokeWithMinted(id: string, opts: { keepMinted?: boolean } = {}): Promise<string[] | undefined> {
+    if (!(await this.revoke(id))) return undefined;
+    const revoked = [id];
+    if (opts.keepMinted) return revoked;
+    // Every descendant, revoked ones too: a key revoked alone earlier may have minted keys still active.
+    const seen = new Set(revoked);
+    let frontier = [id];
+    while (frontier.length && seen.size < maxMintedRevoked) {
+      const minted = await this.keys.find({ createdBy: { $in: frontier } }, { projection: { _id: 1, revokedAt: 1 } }).toArray();
+      frontier = minted.map((k) => k._id).filter((k) => !seen.has(k));
+      for (const k of frontier) seen.add(k);
+      const active = minted.filter((k) => !k.revokedAt && frontier.includes(k._id)).map((k) => k._id);
+      if (active.length) await this.keys.updateMany({ _id: { $in: active }, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } });
+      revoked.push(...active);
+    }
+    this.byHash.clear();
+    return revoked;
   }
 
   /** Whether a key authenticated earlier still works (not revoked, not expired): long streams ask this as they run. */

@@ -53,9 +53,10 @@ export class AdminApi {
     return { text: String(made.key), note: `created ${kind} key ${made.id} for project ${projectId}; it is shown only once, store it now`, json: made };
   }
 
-  async revokeKey(projectId: string, keyId: string): Promise<Output> {
-    const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}`);
-    return { text: `revoked key ${keyId}`, json: r };
+  async revokeKey(projectId: string, keyId: string, keepMinted = false): Promise<Output> {
+    const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}${keepMinted ? '?keepMinted=true' : ''}`);
+    const also = (r.alsoRevoked as string[] | undefined) ?? [];
+    return { text: also.length ? `revoked key ${keyId} and the keys made with it: ${also.join(', ')}` : `revoked key ${keyId}`, json: r };
   }
 
   async createWebhook(projectId: string, url: string, events?: string[]): Promise<Output> {

@@ -61,11 +61,13 @@ commands:
   key create --project <projectId> --kind admin|assistant [--groups <group>[,<group>...]]
                                                 create a key (assistant keys are bound to the project's domain); prints it once;
                                                 --groups lets an assistant key see pages whose front matter lists one of them
-  key revoke <keyId> [--project <projectId>]    revoke a key (--project is needed with DOCENT_OPERATOR_KEY)
+  key revoke <keyId> [--project <projectId>] [--keep-minted]
+                                                revoke a key and the keys made with it (--keep-minted: that key
+                                                alone; --project is needed with DOCENT_OPERATOR_KEY)
   key list --project <projectId>                list a project's keys (never the keys themselves)
   operator key create [--org <orgId>]           make an operator key (docent_op_…) for one organization or all of
                                                 them, for the operator API under /v2/admin (shown only once)
-  operator key revoke <keyId>                   revoke an operator key
+  operator key revoke <keyId>                   revoke an operator key (the keys made with it stay)
   operator key ensure --key-file <path>         keep a working all-organizations operator key in this file (mode
                                                 0600); what npm start runs. The operator commands are bootstrap:
                                                 they talk to the database (DOCENT_MONGO_*)
@@ -301,7 +303,8 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     }
     if (verb === 'revoke') {
       const { positionals, values } = parse(args, {}, 1);
-      return { out: await withStores((s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+      // An operator key's keys were made with the operator's own authority: rotating it leaves them be.
+      return { out: await withStores((s) => revokeKey(s, positionals[0]!, { keepMinted: true })), json: !!values.json };
     }
     if (verb === 'ensure') {
       const { values } = parse(args, { 'key-file': { type: 'string' } }, 0);
@@ -311,12 +314,13 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     throw new UsageError(`unknown command: operator key ${verb ?? ''}`);
   }
   if (group === 'key' && action === 'revoke') {
-    const { positionals, values } = parse(rest, { project: { type: 'string' } }, 1);
+    const { positionals, values } = parse(rest, { project: { type: 'string' }, 'keep-minted': { type: 'boolean' } }, 1);
+    const keepMinted = values['keep-minted'] === true;
     const revokeViaApi = (api: AdminApi) => {
       if (typeof values.project !== 'string') throw new UsageError('with DOCENT_OPERATOR_KEY, key revoke needs --project <projectId>');
-      return api.revokeKey(values.project, positionals[0]!);
+      return api.revokeKey(values.project, positionals[0]!, keepMinted);
     };
-    return { out: await viaApi(revokeViaApi, (s) => revokeKey(s, positionals[0]!)), json: !!values.json };
+    return { out: await viaApi(revokeViaApi, (s) => revokeKey(s, positionals[0]!, { keepMinted })), json: !!values.json };
   }
   if (group === 'key' && action === 'list') {
     const { values } = parse(rest, { project: { type: 'string' } }, 0);

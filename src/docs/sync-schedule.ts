@@ -102,6 +102,15 @@ async function describeFollowed(s: DocsSyncSchedules, domain: string) {
     });
 }
 
+/** What the domain's schedule follows, or undefined when the domain is not followed. */
+export async function followedSource(s: DocsSyncSchedules, domain: string): Promise<DocsSyncInput | undefined> {
+  const d = await describeFollowed(s, domain).catch((err: unknown) => {
+    if (err instanceof AppError && err.code === 'not_found') return undefined;
+    throw err;
+  });
+  return (d?.action.type === 'startWorkflow' ? d.action.args?.[0] : undefined) as DocsSyncInput | undefined;
+}
+
 /** The runs the schedule started that Temporal still lists, oldest first, running ones last. */
 function runsOf(d: Awaited<ReturnType<typeof describeFollowed>>): Array<{ workflowId: string; runId: string }> {
   const recent = d.info.recentActions.map((a) => a.action.workflow);

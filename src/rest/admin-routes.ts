@@ -2,9 +2,11 @@ import type { z } from 'zod';
 import { githubDeliveriesBody } from './github-routes';
 import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from '../admin/admin-bodies';
 import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
-import { AdminOperations, adminStores } from '../admin/admin-operations';
-import { AdminAuditLog } from '../admin/audit';
+import { AdminOperations, adminStores, type AuditNote } from '../admin/admin-operations';
+import { AdminAuditLog, auditDetails } from '../admin/audit';
+import type { AuditDetails } from '../admin/tenancy-operations';
 import type { Deps } from '../deps';
+import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
 import { automationRoutesAt } from './automation-routes';
 import * as schemas from './admin-schemas';
@@ -19,6 +21,13 @@ const operatorOrProjectAdminKey: Array<Record<string, string[]>> = [{ operatorKe
 /** Dates as ISO strings, undefined fields gone: the answer as JSON, so the response schemas see what the client will. */
 const asJson = (body: unknown): unknown => (body === undefined ? undefined : JSON.parse(JSON.stringify(body)));
 const auditedBodyFields = ['id', 'orgId', 'name', 'kind'];
+
+/** `?keepMinted=true|false`; anything else is 400, not read as either. */
+function keepMintedOf(v: string | null): boolean {
+  if (v === null || v === 'false') return false;
+  if (v === 'true') return true;
+  throw new AppError('invalid_argument', 'keepMinted must be true or false');
+}
 
 /**
  * The operator API: what the CLI administers, over HTTP, authorised by an operator key (every organization or one;
@@ -36,6 +45,12 @@ export function adminRoutes(deps: Deps): Route[] {
     callers.set(req.headers, known);
     return known;
   };
+  // What an operation noted for its audit entry (the settings it moved, the key it made), by the same object.
+  const notes = new WeakMap<object, AuditDetails>();
+  const noteOf =
+    (req: Pick<RestRequest, 'headers'>): AuditNote =>
+    (details) =>
+      notes.set(req.headers, details);
   /** A route on one documentation domain; its operation checks the caller may administer the domain's project. */
   const docsRoute = <B = undefined>(r: {
     method: Route['method'];
@@ -75,6 +90,7 @@ export function adminRoutes(deps: Deps): Route[] {
           method: r.method,
           route: r.path,
           targets: { ...req.params, ...named },
+          ...auditDetails(notes.get(req.headers)),
           clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
           status,
         })
@@ -214,7 +230,7 @@ export function adminRoutes(deps: Deps): Route[] {
       summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
       responses: ok('The sandbox settings as updated', schemas.projectSettingsBody),
       body: projectSettingsBody,
-      run: async (who, projectId, req) => ({ status: 200, body: await ops.updateProject(who, projectId, req.body) }),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.updateProject(who, projectId, req.body, noteOf(req)) }),
     }),
     projectRoute({
       method: 'POST',
@@ -222,14 +238,17 @@ export function adminRoutes(deps: Deps): Route[] {
       summary: 'Make a project key (admin or assistant); the answer is the only time the key is shown',
       responses: created('The key, shown only here', schemas.createdKeyBody),
       body: createKeyBody,
-      run: async (who, projectId, req) => ({ status: 201, body: await ops.createKey(who, projectId, req.body) }),
+      run: async (who, projectId, req) => ({ status: 201, body: await ops.createKey(who, projectId, req.body, noteOf(req)) }),
     }),
     projectRoute({
       method: 'DELETE',
       path: '/v2/admin/projects/{projectId}/keys/{keyId}',
-      summary: "Revoke one of the project's keys",
+      summary: "Revoke one of the project's keys and the keys made with it (and with those); `keepMinted=true` revokes the key alone",
       responses: ok('Revoked', schemas.revokedKeyBody),
-      run: async (who, projectId, req) => ({ status: 200, body: await ops.revokeKey(who, projectId, req.params.keyId!) }),
+      run: async (who, projectId, req) => {
+        const keepMinted = keepMintedOf(req.query.get('keepMinted'));
+        return { status: 200, body: await ops.revokeKey(who, projectId, req.params.keyId!, { keepMinted }, noteOf(req)) };
+      },
     }),
     projectRoute({
       method: 'GET',

@@ -31,12 +31,17 @@ const keyFields = {
   projectId: z.string(),
   domain: z.string().optional(),
   groups: z.array(z.string()).optional(),
+  createdBy: z.string().optional().describe('The id of the key that made it; revoking that key revokes this one too unless keepMinted=true'),
 };
 export const createdKeyBody = z.object({ ...keyFields, key: z.string().describe('The key itself: shown only in this answer') }).register(documentedSchemas, { id: 'AdminCreatedKey' });
 export const keyListBody = z.object({
   keys: z.array(z.looseObject({ id: z.string(), kind: z.string(), createdAt: at.optional(), lastUsedAt: at.optional(), revokedAt: at.optional(), expiresAt: at.optional() })),
 });
-export const revokedKeyBody = z.object({ id: z.string(), revoked: z.literal(true) });
+export const revokedKeyBody = z.object({
+  id: z.string(),
+  revoked: z.literal(true),
+  alsoRevoked: z.array(z.string()).describe('The keys made with it (and with those) that were revoked with it; empty with keepMinted=true'),
+});
 
 export const secretSetBody = z.object({ projectId: z.string(), name: z.string(), updatedAt: at });
 export const secretListBody = z.object({ secrets: z.array(z.object({ name: z.string(), updatedAt: at })) });
@@ -85,6 +90,12 @@ export const auditPageBody = z
         targets: z.record(z.string(), z.string()),
         clientAddress: z.string(),
         status: z.number().int(),
+        changes: z
+          .record(z.string(), z.object({ old: z.unknown(), new: z.unknown() }))
+          .optional()
+          .describe('For a settings change: each setting it moved, by its stored name, with its values before and after (null: unset)'),
+        createdKey: z.object({ id: z.string(), kind: z.string() }).optional().describe('For a call that made a key: its id and kind (never the key)'),
+        revokedKeys: z.array(z.string()).optional().describe('For a revocation: the keys revoked, the one named first, then those made with it'),
       }),
     ),
     next: z.string().optional().describe('The cursor of the next page'),

@@ -3,8 +3,9 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { type AdminCaller, adminCaller, requireAllOrgs } from '../admin/access';
 import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, secretBody } from '../admin/admin-bodies';
-import { AdminOperations, adminStores } from '../admin/admin-operations';
-import { AdminAuditLog } from '../admin/audit';
+import { AdminOperations, adminStores, type AuditNote } from '../admin/admin-operations';
+import { AdminAuditLog, auditDetails } from '../admin/audit';
+import type { AuditDetails } from '../admin/tenancy-operations';
 import type { Deps } from '../deps';
 import { toRestError } from '../errors';
 import {
@@ -73,7 +74,15 @@ function projectMessage(p: Json): Project {
 }
 
 const keyMessage = (k: Json) =>
-  create(ProjectKeySchema, { id: String(k.id), kind: String(k.kind), domain: str(k.domain), groups: (k.groups as string[] | undefined) ?? [], createdAt: ts(k.createdAt), revokedAt: ts(k.revokedAt) });
+  create(ProjectKeySchema, {
+    id: String(k.id),
+    kind: String(k.kind),
+    domain: str(k.domain),
+    groups: (k.groups as string[] | undefined) ?? [],
+    createdAt: ts(k.createdAt),
+    revokedAt: ts(k.revokedAt),
+    createdBy: str(k.createdBy),
+  });
 
 /** A forge connection as REST lists it (src/forges/forge-connection.ts's view): never its token or webhook secret. */
 const forgeMessage = (f: Json) =>
@@ -124,12 +133,15 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
 
   /** Resolves the caller, runs the operation, and writes the audit entry whatever the outcome. */
   const audited =
-    <Req extends object, Res>(run: (who: AdminCaller, req: Req) => Promise<Res>) =>
+    <Req extends object, Res>(run: (who: AdminCaller, req: Req, note: AuditNote) => Promise<Res>) =>
     async (req: Req, ctx: HandlerContext): Promise<Res> => {
       const who = adminCaller(deps.keys, ctx.requestHeader.get('authorization') ?? undefined);
       let status = 200;
+      let noted: AuditDetails | undefined;
       try {
-        return await run(await who, req);
+        return await run(await who, req, (details) => {
+          noted = details;
+        });
       } catch (err) {
         status = toRestError(err).status;
         throw err;
@@ -143,6 +155,7 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
             method: 'POST',
             route: `/${ctx.service.typeName}/${ctx.method.name}`,
             targets,
+            ...auditDetails(noted),
             clientAddress: ctx.values.get(clientIpKey),
             status,
           })
@@ -162,13 +175,13 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     }),
     getProject: audited(async (who, req) => ({ project: projectMessage(await ops.getProject(who, req.projectId)) })),
     listProjects: audited(async (who, req) => ({ projects: (await ops.listProjects(who, req.orgId)).map(projectMessage) })),
-    createKey: audited(async (who, req) => {
-      const made = await ops.createKey(who, req.projectId, parseInput(createKeyBody, { kind: req.kind, ...(req.groups.length && { groups: req.groups }) }));
+    createKey: audited(async (who, req, note) => {
+      const made = await ops.createKey(who, req.projectId, parseInput(createKeyBody, { kind: req.kind, ...(req.groups.length && { groups: req.groups }) }), note);
       return { info: keyMessage(made), key: String(made.key) };
     }),
     listKeys: audited(async (who, req) => ({ keys: (await ops.listKeys(who, req.projectId)).map((k) => keyMessage(k as unknown as Json)) })),
-    revokeKey: audited(async (who, req) => {
-      await ops.revokeKey(who, req.projectId, req.keyId);
+    revokeKey: audited(async (who, req, note) => {
+      await ops.revokeKey(who, req.projectId, req.keyId, { keepMinted: req.keepMinted === true }, note);
       return {};
     }),
     createWebhook: audited(async (who, req) => {
@@ -231,7 +244,16 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
       requireAllOrgs(who);
       const page = await audit.list(req.limit ?? 50, req.cursor);
       return {
-        entries: page.entries.map((e) => create(AuditEntrySchema, { ...e, at: ts(e.at) })),
+        entries: page.entries.map(({ changes, createdKey, revokedKeys, ...e }) =>
+          create(AuditEntrySchema, {
+            ...e,
+            at: ts(e.at),
+            changes: Object.entries(changes ?? {}).map(([field, c]) => ({ field, oldJson: JSON.stringify(c.old ?? null), newJson: JSON.stringify(c.new ?? null) })),
+            createdKeyId: createdKey?.id,
+            createdKeyKind: createdKey?.kind,
+            revokedKeyIds: revokedKeys ?? [],
+          }),
+        ),
         nextCursor: page.next,
       };
     }),

@@ -5,6 +5,7 @@ import { isAllowHostPattern } from '../sandbox/egress/allow-rules';
 import { isDuplicateKey } from '../store/duplicate-key';
 import type { ProjectChecks } from '../../workflows/agent-job-contract';
 import { LookupCache } from './lookup-cache';
+import { checkWithinOperator, operatorCeiling, type OperatorSetting, type OperatorSettings, type SettingsLevel } from './settings-levels';
 
 export interface OrgDoc {
   _id: string;
@@ -49,7 +50,20 @@ export interface ProjectDoc {
   maxJobCostUsd?: number;
   /** The project's share of the agent workers against other projects' (`--fairness-weight`, src/jobs/fairness.ts); absent: 1. */
   fairnessWeight?: number;
+  /**
+   * The operator's values of the settings a project admin may only tighten (src/tenancy/settings-levels.ts); the
+   * fields above are what is in force, which an admin may have set tighter.
+   */
+  operatorSettings?: OperatorSettings;
+  /** Bumped by every settings change, so a change checked against one version is never written over another. */
+  settingsVersion?: number;
   createdAt: Date;
+}
+
+/** One setting a change moved, for the audit log: the values before and after (commands as they are, never a secret). */
+export interface SettingChange {
+  old: unknown;
+  new: unknown;
 }
 
 /** What `docent project update` changes; a list given replaces the stored one. */
@@ -99,6 +113,15 @@ export function normalizeOrigin(origin: string): string {
 /** A repository as a project, a job or a follow may name it: an http(s) git URL or owner/name, nothing else. */
 export function checkRepositoryShape(repository: string): void {
   if (!repositoryShape.test(repository)) throw new AppError('invalid_argument', `repository "${repository}" must be an https git URL or owner/name`);
+  // `..` would climb out of owner/ in a forge API path or a folder made from the name (context clones, URLs built from it).
+  if (climbs(repository)) throw new AppError('invalid_argument', `repository "${repository}" must not contain "..": name an owner and a repository`);
+}
+
+/** Whether owner/name holds `..` (or is `.` on either side), or a URL's path has a `.` or `..` segment in any spelling (`%2e`). */
+function climbs(repository: string): boolean {
+  if (!/^https?:\/\//i.test(repository)) return repository.includes('..') || repository.split('/').includes('.');
+  const path = repository.replace(/^https?:\/\/[^/]*/i, '').split(/[?#]/)[0] ?? '';
+  return path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
 }
 
 function checkProject(p: { repository: string; ref: string; domain?: string }): void {
@@ -164,6 +187,83 @@ function checkAllowHosts(hosts: string[]): string[] {
   const bad = list.find((h) => !isAllowHostPattern(h));
   if (bad !== undefined) throw new AppError('invalid_argument', `--allow-host ${JSON.stringify(bad)} is not a host name or *.domain pattern`);
   return list;
+}
+
+/** What a settings change writes: `$set` and `$unset`, each value checked as the flags' help says. */
+function settingsWrite(update: ProjectChecksUpdate): { set: Partial<ProjectDoc>; unset: Record<string, ''> } {
+  const set: Partial<ProjectDoc> = {};
+  if (update.clearChecks) Object.assign(set, { setupCommands: [], checkCommands: [], maintenanceCommands: [] });
+  if (update.maintenance) set.maintenanceCommands = checkCommands('--maintenance', update.maintenance);
+  if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
+  if (update.check) set.checkCommands = checkCommands('--check', update.check);
+  if (update.network !== undefined) set.sandboxNetwork = update.network;
+  if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
+  if (update.secretsForAgentCode !== undefined) set.secretsForAgentCode = update.secretsForAgentCode;
+  const unset: Record<string, ''> = {};
+  if (update.cacheKeys?.length) set.setupCacheKeyFiles = checkKeyFiles(update.cacheKeys);
+  else if (update.cacheKeys) unset.setupCacheKeyFiles = '';
+  if (update.allowHosts?.length) set.sandboxAllowHosts = checkAllowHosts(update.allowHosts);
+  else if (update.allowHosts) unset.sandboxAllowHosts = '';
+  for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
+    if (v === undefined) continue;
+    if (!Number.isFinite(v) || v < 0) throw new AppError('invalid_argument', `${k} must be a number of at least 0 (0 removes the cap)`);
+    if (v === 0) unset[k] = '';
+    else set[k] = v;
+  }
+  if (update.fairnessWeight !== undefined) {
+    const w = update.fairnessWeight;
+    const { min, max } = fairnessWeightRange;
+    if (!Number.isFinite(w) || w < min || w > max)
+      throw new AppError('invalid_argument', `fairnessWeight must be a number from ${min} to ${max} (${defaultFairnessWeight} is every project's default)`);
+    if (w === defaultFairnessWeight) unset.fairnessWeight = '';
+    else set.fairnessWeight = w;
+  }
+  return { set, unset };
+}
+
+const capNames = ['maxTurnTokens', 'maxTurnMinutes', 'maxJobCostUsd'] as const;
+const flagNames = ['sandboxNetwork', 'secretsToChecks', 'secretsForAgentCode'] as const;
+
+/** The operator's settings a write gives, as settings-levels.ts compares them (no cap: null; any host: []; weight 1). */
+function operatorValues(set: Partial<ProjectDoc>, unset: Record<string, ''>): Partial<Record<OperatorSetting, number | null | boolean | string[]>> {
+  const out: Partial<Record<OperatorSetting, number | null | boolean | string[]>> = {};
+  for (const k of flagNames) if (set[k] !== undefined) out[k] = set[k];
+  for (const k of capNames) if (set[k] !== undefined || k in unset) out[k] = set[k] ?? null;
+  if (set.sandboxAllowHosts || 'sandboxAllowHosts' in unset) out.sandboxAllowHosts = set.sandboxAllowHosts ?? [];
+  if (set.fairnessWeight !== undefined || 'fairnessWeight' in unset) out.fairnessWeight = set.fairnessWeight ?? defaultFairnessWeight;
+  return out;
+}
+
+function inForceValue(p: ProjectDoc, k: OperatorSetting): unknown {
+  if (k === 'fairnessWeight') return p.fairnessWeight ?? defaultFairnessWeight;
+  if (k === 'sandboxAllowHosts') return p.sandboxAllowHosts ?? [];
+  if ((capNames as readonly string[]).includes(k)) return p[k] ?? null;
+  return p[k] ?? false;
+}
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(Array.isArray(a) ? [...a].sort() : a) === JSON.stringify(Array.isArray(b) ? [...b].sort() : b);
+
+/** The settings a change can move, by their stored names. */
+const settingFields = [
+  'setupCommands',
+  'checkCommands',
+  'maintenanceCommands',
+  'sandboxNetwork',
+  'sandboxAllowHosts',
+  'secretsToChecks',
+  'secretsForAgentCode',
+  'setupCacheKeyFiles',
+  ...capNames,
+  'fairnessWeight',
+] as const;
+
+/** Each setting whose stored value differs after the change: its value before and after (absent: null). */
+function settingChanges(before: ProjectDoc, after: ProjectDoc): Record<string, SettingChange> {
+  const changes: Record<string, SettingChange> = {};
+  for (const f of settingFields) {
+    if (JSON.stringify(before[f] ?? null) !== JSON.stringify(after[f] ?? null)) changes[f] = { old: before[f] ?? null, new: after[f] ?? null };
+  }
+  return changes;
 }
 
 export interface TenancyStoreOptions {
@@ -259,43 +359,38 @@ export class TenancyStore {
     return doc;
   }
 
-  /** Sets the project's sandboxed setup and check commands and its network choice; returns the project as stored. */
+  /** The operator's change of a project's settings (the CLI on the database, tests): returns the project as stored. */
   async updateChecks(projectId: string, update: ProjectChecksUpdate): Promise<ProjectDoc> {
-    const set: Partial<ProjectDoc> = {};
-    if (update.clearChecks) Object.assign(set, { setupCommands: [], checkCommands: [], maintenanceCommands: [] });
-    if (update.maintenance) set.maintenanceCommands = checkCommands('--maintenance', update.maintenance);
-    if (update.setup) set.setupCommands = checkCommands('--setup', update.setup);
-    if (update.check) set.checkCommands = checkCommands('--check', update.check);
-    if (update.network !== undefined) set.sandboxNetwork = update.network;
-    if (update.secretsToChecks !== undefined) set.secretsToChecks = update.secretsToChecks;
-    if (update.secretsForAgentCode !== undefined) set.secretsForAgentCode = update.secretsForAgentCode;
-    const unset: Record<string, ''> = {};
-    if (update.cacheKeys?.length) set.setupCacheKeyFiles = checkKeyFiles(update.cacheKeys);
-    else if (update.cacheKeys) unset.setupCacheKeyFiles = '';
-    if (update.allowHosts?.length) set.sandboxAllowHosts = checkAllowHosts(update.allowHosts);
-    else if (update.allowHosts) unset.sandboxAllowHosts = '';
-    for (const [k, v] of Object.entries(update.caps ?? {}) as Array<[keyof NonNullable<ProjectChecksUpdate['caps']>, number | undefined]>) {
-      if (v === undefined) continue;
-      if (!Number.isFinite(v) || v < 0) throw new AppError('invalid_argument', `${k} must be a number of at least 0 (0 removes the cap)`);
-      if (v === 0) unset[k] = '';
-      else set[k] = v;
+    return (await this.updateSettings(projectId, update, 'operator')).project;
+  }
+
+  /**
+   * Changes a project's sandbox settings at the caller's level: a project admin's value for an operator's setting
+   * must be no wider than the operator's (src/tenancy/settings-levels.ts). Returns the project as stored and the
+   * settings the change moved. Written only if no other change came in between (else read and checked again).
+   */
+  async updateSettings(projectId: string, update: ProjectChecksUpdate, level: SettingsLevel): Promise<{ project: ProjectDoc; changes: Record<string, SettingChange> }> {
+    const { set, unset } = settingsWrite(update);
+    const given = operatorValues(set, unset);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = await this.projects.findOne({ _id: projectId });
+      if (!before) throw new AppError('not_found', `project ${projectId} not found`);
+      const ceiling = operatorCeiling(before);
+      // An admin's request may restate a value in force (a form sends every field): only a change is checked.
+      const moved = Object.fromEntries(Object.entries(given).filter(([k, v]) => !sameValue(inForceValue(before, k as OperatorSetting), v)));
+      checkWithinOperator(level, ceiling, moved);
+      // The operator's values are written down on every change, so an admin's tightening never moves them.
+      const operatorSettings: OperatorSettings = { ...ceiling, ...(level === 'operator' ? (given as OperatorSettings) : {}) };
+      const version = before.settingsVersion;
+      const updated = await this.projects.findOneAndUpdate(
+        { _id: projectId, settingsVersion: version === undefined ? { $exists: false } : version },
+        { $set: { ...set, operatorSettings, settingsVersion: (version ?? 0) + 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+        { returnDocument: 'after' },
+      );
+      this.forgetProjects();
+      if (updated) return { project: updated, changes: settingChanges(before, updated) };
     }
-    if (update.fairnessWeight !== undefined) {
-      const w = update.fairnessWeight;
-      const { min, max } = fairnessWeightRange;
-      if (!Number.isFinite(w) || w < min || w > max)
-        throw new AppError('invalid_argument', `fairnessWeight must be a number from ${min} to ${max} (${defaultFairnessWeight} is every project's default)`);
-      if (w === defaultFairnessWeight) unset.fairnessWeight = '';
-      else set.fairnessWeight = w;
-    }
-    const updated = await this.projects.findOneAndUpdate(
-      { _id: projectId },
-      { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) },
-      { returnDocument: 'after' },
-    );
-    this.forgetProjects();
-    if (!updated) throw new AppError('not_found', `project ${projectId} not found`);
-    return updated;
+    throw new AppError('aborted', `project ${projectId} was changed by several others at once; try again`);
   }
 
   /**
