@@ -1,6 +1,6 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { RepositoryGate } from '../forges/repository-gate';
-import { WorkflowNotFoundError, } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Caller } from '../auth/api-keys';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -11,7 +11,7 @@ import type { Logger } from '../log';
 import { projectChecks, type ProjectDoc, type TenancyStore } from '../tenancy/store';
 import type { stopOrphanTurn } from '../../workflows/reconcile-jobs';
 import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
-import { agentJobWorkflowId, approvePlanUpdate, stopTurnSignal, type Instruction, } from '../../workflows/agent-job-contract';
+import { agentJobWorkflowId, approvePlanUpdate, stopTurnSignal, type Instruction } from '../../workflows/agent-job-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { JobStarter, type JobQuota } from '../jobs/job-starter';
 import { JobSteering } from '../jobs/job-steering';
@@ -127,12 +127,7 @@ export class AgentJobService {
     return this.continueJob(project, current, input.prompt, { images: input.images });
   }
 
-  private async continueJob(
-    project: ProjectDoc,
-    current: JobDoc,
-    prompt: string,
-    { images: imageInput }: { images?: ImageInput[] },
-  ): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
+  private async continueJob(project: ProjectDoc, current: JobDoc, prompt: string, { images: imageInput }: { images?: ImageInput[] }): Promise<{ job: JobDoc; limitHeaders: Record<string, string> }> {
     if (this.steering.messageKind(current) === 'plan feedback') return this.steering.revisePlan(current, prompt, (imageInput?.length ?? 0) > 0);
     // A model the operator has since taken out of the catalog takes no images here.
     const model = catalogEntry(this.d.config.models, current.model) ?? { name: current.model, provider: 'openai-compatible' as const, images: false };

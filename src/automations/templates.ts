@@ -8,7 +8,10 @@ export interface TemplateOptions {
   threshold?: number;
   cron?: string;
   timeZone?: string;
+  label?: string;
 }
+
+export const issuesInstruction = 'Resolve this issue in the documentation: make the change it asks for, or the one its problem needs, and say in the summary what you changed and why.';
 
 export const docsFromCodeInstruction = [
   'A pull request was just merged in the code repository these docs describe; it is beside yours, read-only, under its name.',
@@ -52,6 +55,13 @@ export const templates = {
     name: 'fill documentation gaps',
     trigger: { type: 'unanswered_questions' as const, threshold: o.threshold ?? templateDefaults.threshold },
     instruction: gapsInstruction,
+    output: 'pull_request' as const,
+  }),
+  /** Issues a writer labels `docent` (or another label), or assigns to docent, become jobs. */
+  issues: (o: TemplateOptions) => ({
+    name: 'issues',
+    trigger: { type: 'issue' as const, label: o.label ?? 'docent' },
+    instruction: issuesInstruction,
     output: 'pull_request' as const,
   }),
   'broken-links': (o: TemplateOptions) => ({

@@ -10,7 +10,7 @@ export const automationUsage = `usage: docent automation <action> --project <pro
              trigger options: schedule --cron "<cron>" [--time-zone <IANA zone>] | push --branch <b> [--repo <owner/name>]
              | merged_pull_request --repo <owner/name> | issue [--label <label>] | unanswered_questions --threshold <n> | manual
   automation create --project <projectId> --template <${templateNames.join('|')}> [any create option; a flag overrides the template]
-             gaps [--threshold <n>] (the gap loop) | broken-links [--cron "<cron>"] [--time-zone <zone>] (daily) | docs-from-code --code-repo <owner/name>[@<ref>]
+             gaps [--threshold <n>] (the gap loop) | issues [--label <label>] (default docent) | broken-links [--cron "<cron>"] [--time-zone <zone>] (daily) | docs-from-code --code-repo <owner/name>[@<ref>]
   automation update --project <projectId> <automationId> [any create option; a --trigger replaces the trigger whole]
   automation list --project <projectId>
   automation show|pause|resume|run|delete|runs --project <projectId> <automationId>`;
@@ -75,7 +75,7 @@ function templateOf(v: Values): Record<string, unknown> {
   if (v.threshold !== undefined && !/^\d+$/.test(v.threshold)) throw new UsageError('--threshold must be a number');
   const [codeRepo, codeRef] = v['code-repo']?.split('@') ?? [];
   try {
-    return templates[v.template]({ codeRepo, codeRef, threshold: v.threshold ? Number(v.threshold) : undefined, cron: v.cron, timeZone: v['time-zone'] });
+    return templates[v.template]({ codeRepo, codeRef, threshold: v.threshold ? Number(v.threshold) : undefined, cron: v.cron, timeZone: v['time-zone'], label: v.label });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

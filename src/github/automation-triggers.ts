@@ -1,6 +1,5 @@
-// GitHub events that start automations' runs (docs/automations.md, "GitHub triggers"): an issue labeled, assigned to
-// docent or a writer's @docent comment on it; a merged pull request in a (code) repository; a push to a branch.
-import { createHash } from 'node:crypto';
+// GitHub events that start automations' runs (docs/automations.md, "GitHub triggers"): an issue labeled or assigned to
+// docent by a writer, or a writer's @docent comment on it; a merged pull request in a (code) repository; a push to a branch.
 import type { z } from 'zod';
 import type { JobSteering } from '../jobs/job-steering';
 import type { AutomationDoc, AutomationTrigger } from '../automations/automation';
@@ -22,7 +21,6 @@ import type { issueCommentEvent, issuesEvent, pullRequestEvent, pushEvent } from
 
 /** The label an `issue` automation listens for when it names none. */
 export const defaultIssueLabel = 'docent';
-const defaultIssueInstruction = 'Resolve this issue in the documentation: make the change it asks for, or the one its problem needs, and say in the summary what you changed and why.';
 
 export interface AutomationTriggerDeps {
   config: Config;
@@ -42,11 +40,6 @@ export type TriggerOutcome = Pick<GitHubDeliveryDoc, 'outcome' | 'reason' | 'aut
 
 const lower = (s: string) => s.toLowerCase();
 const ownerOf = (fullName: string) => lower(fullName.split('/')[0]!);
-
-/** The default `issue` automation of a project: made on the first issue event that finds none (docs/decisions/2026-11-26-github-triggers.md). */
-export function defaultIssueAutomationId(projectId: string): string {
-  return `aut_issues_${createHash('sha256').update(projectId).digest('hex').slice(0, 24)}`;
-}
 
 /** The delivery's record as one project sees it: only its own automations' runs. */
 export function automationRunsFor<T extends Pick<GitHubDeliveryDoc, 'automationRuns' | 'outcome' | 'reason' | 'jobId'>>(d: T, projectId: string): T {
@@ -104,47 +97,43 @@ export class AutomationTriggers {
 
   // ---- issues ----------------------------------------------------------------------------------------------------
 
-  /** The issue automations of the projects on this repository; with `makeDefault`, a project with none gets its default one. */
-  private async issueAutomations(repository: string, scope: DeliveryScope, makeDefault: boolean): Promise<AutomationDoc[]> {
+  /** The issue automations of the projects on this repository (an admin makes them: `--template issues`). */
+  private async issueAutomations(repository: string, scope: DeliveryScope): Promise<AutomationDoc[]> {
     const projects = await this.projectsOf(repository, scope);
     if (projects.length === 0) return [];
-    const found = await this.d.store.withTrigger(
+    return this.d.store.withTrigger(
       'issue',
       projects.map((p) => p._id),
     );
-    const missing = makeDefault ? projects.filter((p) => !found.some((a) => a.projectId === p._id)) : [];
-    const now = new Date();
-    const defaults = await Promise.all(
-      missing.map((p) =>
-        this.d.store.insertOnce({
-          _id: defaultIssueAutomationId(p._id),
-          projectId: p._id,
-          name: 'issues (default)',
-          trigger: { type: 'issue', label: defaultIssueLabel },
-          instruction: defaultIssueInstruction,
-          output: 'pull_request',
-          paused: false,
-          consecutiveFailures: 0,
-          lastError: null,
-          createdAt: now,
-          updatedAt: now,
-        }),
-      ),
-    );
-    return [...found, ...defaults];
   }
 
-  /** `issues` labeled with an automation's label, or assigned to docent (src/github/delivery-screen.ts let only those through), starts that automation's run. */
+  /**
+   * `issues` labeled with an automation's label, or assigned to docent (src/github/delivery-screen.ts let only those
+   * through), starts that automation's run when the one who labeled or assigned it may push: an issue template's label
+   * on an outsider's issue is the outsider's doing, and the instruction is the outsider's text.
+   */
   async onIssue(p: z.infer<typeof issuesEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const about = { pullNumber: p.issue.number };
-    // The default automation is made only for an event it would answer: its label, or an assignment.
-    const all = await this.issueAutomations(p.repository.full_name, scope, p.action === 'assigned' || lower(p.label?.name ?? '') === defaultIssueLabel);
+    const repository = p.repository.full_name;
+    const all = await this.issueAutomations(repository, scope);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
     const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
-    const runs = await this.startIssueRuns(listening, p.repository.full_name, p.issue);
+    if (listening.length === 0) return { ...about, outcome: 'ignored', reason: `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}` };
+    const sender = p.sender?.login;
+    if (!sender) return { ...about, outcome: 'ignored', reason: 'the event names no sender' };
+    const access = await this.d.permissions.of(await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository), sender);
+    const doing = p.action === 'assigned' ? 'assigned it' : 'labeled it';
+    if (!canPush(access))
+      return {
+        ...about,
+        author: sender,
+        outcome: 'ignored',
+        reason: `${sender}, who ${doing}, has the role ${access.role} on ${repository}: only people with write, maintain or admin start a job from an issue`,
+      };
+    const runs = await this.startIssueRuns(listening, repository, p.issue);
     if (runs.some((r) => r.status === 'started'))
-      await this.react(scope, p.repository.full_name, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
-    return { ...about, ...outcomeOf(runs, `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}`) };
+      await this.react(scope, repository, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
+    return { ...about, author: sender, ...outcomeOf(runs, 'no issue automation answers it') };
   }
 
   /**
@@ -160,7 +149,7 @@ export class AutomationTriggers {
     const access = await this.d.permissions.of(client, p.comment.user.login);
     if (!canPush(access))
       return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
-    const all = await this.issueAutomations(repository, scope, true);
+    const all = await this.issueAutomations(repository, scope);
     const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
     const earlier = await this.d.store.startedRunOf(

@@ -511,6 +511,13 @@ describe('deliveries log', () => {
   });
   it("an issue labeled docent, signed with one project's own secret, starts only that project's issue automation", async () => {
     const issue = { owner: 'acme', repo: 'widgets', number: 950, title: 'Greet the reader', body: 'The README should greet.', html_url: 'https://github.test/acme/widgets/issues/950' };
+    // Both projects on the repository have an issue automation; the delivery speaks for one.
+    const issueAutomation = { name: 'issues', trigger: { type: 'issue', label: 'docent' }, instruction: 'Resolve the issue.', output: 'pull_request' };
+    for (const [key, project] of [
+      [adminKey, 'widgets'],
+      [otherKey, 'other'],
+    ] as const)
+      expect((await callApi(gw.url, key, 'POST', `/v2/agent/${project}/automations`, issueAutomation)).status).toBe(201);
     const delivery = await signedDelivery(otherSecret, 'issues', issueLabeled(issue, 'docent', 'octo-member'));
     expect((await deliverSettled(gw.url, delivery, otherDeliveries)).body).toMatchObject({ outcome: 'automation_started' });
     const jobsOf = async (key: string, project: string) => (await (await callApi(gw.url, key, 'GET', `/v2/agent/${project}/jobs?origin=issue`)).json()).jobs as any[];
