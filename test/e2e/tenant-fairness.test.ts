@@ -25,6 +25,8 @@ let gw: RunningGateway;
 let workspaceDir: string;
 let worker: Started;
 const keys: Record<string, string> = {};
+/** The worker share is the operator's (a project admin key may only lower it): set with an operator key. */
+let operatorKey: string;
 
 /** Every job finds nothing to change: no pull request, whose spacing on GitHub (one every 3 s per worker) would set the pace. */
 const script = (_req: ChatRequest): ScriptedTurn => ({ text: 'No change needed\n\nThe repository already does this.' });
@@ -41,6 +43,7 @@ beforeAll(async () => {
     await gw.deps.tenancy.createProject({ _id: id, orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
     keys[id] = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: id })).key;
   }
+  operatorKey = (await gw.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
   // One activity at a time per queue: jobs beyond the first wait in Temporal, where the fairness keys apply.
   worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_WORKER_MAX_ACTIVITIES: '1' });
 });
@@ -53,6 +56,7 @@ afterAll(async () => {
 });
 
 const api = (projectId: string, method: string, p: string, body?: unknown) => callApi(gw.url, keys[projectId]!, method, p, body);
+const asOperator = (method: string, p: string, body?: unknown) => callApi(gw.url, operatorKey, method, p, body);
 
 async function createJob(projectId: string, prompt: string): Promise<string> {
   const r = await api(projectId, 'POST', `/v2/agent/${projectId}/job`, { prompt });
@@ -65,10 +69,10 @@ const jobStatus = async (projectId: string, jobId: string) => (await (await api(
 
 describe('tenant fairness', () => {
   it('the operator sets a project’s weight within bounds', async () => {
-    const set = await api('small', 'PATCH', '/v2/admin/projects/small', { fairnessWeight: 2 });
+    const set = await asOperator('PATCH', '/v2/admin/projects/small', { fairnessWeight: 2 });
     expect(set.status).toBe(200);
     expect(await set.json()).toMatchObject({ id: 'small', fairnessWeight: 2 });
-    const tooMuch = await api('small', 'PATCH', '/v2/admin/projects/small', { fairnessWeight: 5000 });
+    const tooMuch = await asOperator('PATCH', '/v2/admin/projects/small', { fairnessWeight: 5000 });
     expect(tooMuch.status).toBe(400);
     expect(await tooMuch.json()).toMatchObject({ code: 'invalid_argument', error: expect.stringContaining('fairnessWeight') });
   });
@@ -97,7 +101,7 @@ describe('tenant fairness', () => {
   }, 300_000);
 
   it('two projects with backlogs share the worker in proportion to their weights', async () => {
-    expect((await api('heavy', 'PATCH', '/v2/admin/projects/heavy', { fairnessWeight: 3 })).status).toBe(200);
+    expect((await asOperator('PATCH', '/v2/admin/projects/heavy', { fairnessWeight: 3 })).status).toBe(200);
     const perProject = 8;
     const created = await Promise.all(Array.from({ length: perProject }, (_, i) => [createJob('heavy', `check the readme, heavy ${i}`), createJob('light', `check the readme, light ${i}`)]).flat());
     await poll(
