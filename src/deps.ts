@@ -108,6 +108,7 @@ export function createDeps(config: Config, log: Logger): Deps {
     runner: new AutomationRunner({ store: automationStore, tenancy, starter: agentJobs.starter, log, caps: config.automations, notifier }),
     schedules: { temporal, taskQueuePrefix: config.temporal.taskQueuePrefix },
     gate: forges.gate,
+    limits: config.automations,
   });
   const gaps = new GapService({ db: mongo.db, es, indexPrefix: config.elasticsearch.indexPrefix, embedder, tenancy, agentJobs });
   return {

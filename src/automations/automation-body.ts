@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { modelName, prompt, refName } from '../agent/validation';
 import type { AutomationSpec } from './automation';
+import { cronReadable } from './schedule-interval';
 
 /** At most this many read-only context repositories per automation (issue 35). */
 export const maxContextRepositories = 10;
@@ -10,17 +11,24 @@ export const maxContextRepositories = 10;
 const repo = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, 'must be owner/name');
 
 /**
- * Temporal's cron: 5 fields (minute hour day-of-month month day-of-week), 6 with the year last, or 7 with the second
- * first and the year last. Temporal parses the values when the schedule is made (src/automations/automation-schedule.ts
- * turns its refusal into a 400); this refuses the forms it would read otherwise (a `TZ=` prefix, macros, comments),
- * so the time zone is only ever `timeZone`.
+ * A cron of 5 fields (minute hour day-of-month month day-of-week), or 6 with a fixed second first. Temporal also reads
+ * a year and second ranges; docent takes neither, so a schedule runs at most once a minute, and only in the years
+ * ahead. Temporal parses the values when the schedule is made (src/automations/automation-schedule.ts turns its
+ * refusal into a 400); this refuses the forms it would read otherwise (a `TZ=` prefix, macros, comments), so the time
+ * zone is only ever `timeZone`. How often it may run is the service's to check (src/automations/schedule-interval.ts).
  */
 export const cronExpression = z
   .string()
   .max(200)
-  .refine((c) => /^[0-9A-Za-z*?/,-]+( +[0-9A-Za-z*?/,-]+)*$/.test(c.trim()) && [5, 6, 7].includes(c.trim().split(/ +/).length), {
-    message: 'must be a cron expression of 5 fields (minute hour day-of-month month day-of-week), 6 with the year last, or 7 with seconds first and the year last',
-  })
+  .refine(
+    (c) => {
+      const fields = c.trim().split(/ +/);
+      if (!/^[0-9A-Za-z*?/,-]+( +[0-9A-Za-z*?/,-]+)*$/.test(c.trim())) return false;
+      if (fields.length === 6 && !(/^\d{1,2}$/.test(fields[0]!) && Number(fields[0]) < 60)) return false;
+      return (fields.length === 5 || fields.length === 6) && cronReadable(c.trim());
+    },
+    { message: 'must be a cron expression of 5 fields (minute hour day-of-month month day-of-week), or 6 with a fixed second (0-59) first' },
+  )
   .transform((c) => c.trim());
 
 /** An IANA time zone the runtime knows (Temporal reads the same database). */

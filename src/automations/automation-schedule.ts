@@ -13,6 +13,8 @@ export interface AutomationSchedules {
 }
 
 const grpcInvalidArgument = 3;
+/** Temporal reads six fields as a year last: docent's six (a fixed second first) go to it as seven, in any year. */
+const temporalCron = (cron: string) => (cron.split(/ +/).length === 6 ? `${cron} *` : cron);
 
 /**
  * Temporal refused the schedule itself (its cron, its time zone): the caller's 400, with Temporal's reason. The SDK
@@ -30,7 +32,7 @@ function scheduleParts(s: AutomationSchedules, a: Scheduled) {
   const input: AutomationRunInput = { automationId: a._id, actionWorkflowId };
   return {
     // An unanswered_questions automation is checked on its own schedule (src/automations/gap-trigger.ts).
-    spec: a.trigger.type === 'schedule' ? { cronExpressions: [a.trigger.cron], timezone: a.trigger.timeZone } : { cronExpressions: [gapCheckCron], timezone: 'UTC' },
+    spec: a.trigger.type === 'schedule' ? { cronExpressions: [temporalCron(a.trigger.cron)], timezone: a.trigger.timeZone } : { cronExpressions: [gapCheckCron], timezone: 'UTC' },
     // A run that is slow to start its job holds the next one back rather than racing it.
     policies: { overlap: ScheduleOverlapPolicy.BUFFER_ONE },
     action: {

@@ -8,6 +8,7 @@ import type { UpdateAutomation } from './automation-body';
 import type { AutomationRunner } from './automation-runner';
 import { type AutomationSchedules, removeAutomationSchedule, syncAutomationSchedule } from './automation-schedule';
 import { newAutomation, type AutomationStore } from './automation-store';
+import { shortestInterval } from './schedule-interval';
 
 const idShape = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -18,6 +19,8 @@ export interface AutomationServiceDeps {
   schedules: AutomationSchedules;
   /** Whether the project's organization may name the repositories a trigger or its context names (src/forges/repository-gate.ts). */
   gate?: RepositoryGate;
+  /** The operator's bounds: how often a schedule may run, how many automations a project may have. */
+  limits: { minIntervalMinutes: number; perProject: number };
 }
 
 /**
@@ -45,8 +48,25 @@ export class AutomationService {
     return found;
   }
 
+  /** A schedule that would run more often than the operator allows is the caller's 400, with how often it would. */
+  private checkInterval(trigger: AutomationSpec['trigger'] | undefined): void {
+    if (trigger?.type !== 'schedule') return;
+    const { minIntervalMinutes } = this.d.limits;
+    const shortest = shortestInterval(trigger.cron, trigger.timeZone);
+    if (shortest < minIntervalMinutes * 60_000)
+      throw new AppError(
+        'invalid_argument',
+        `trigger.cron: ${trigger.cron} runs ${Math.round(shortest / 1000)} s apart at its closest; a schedule may run at most every ${minIntervalMinutes} minutes (DOCENT_AUTOMATION_MIN_INTERVAL_MINUTES)`,
+      );
+  }
+
   async create(caller: Caller, projectId: string, spec: AutomationSpec): Promise<AutomationDoc> {
-    await this.checkRepositories(await adminProject(this.d.tenancy, caller, projectId), spec);
+    const project = await adminProject(this.d.tenancy, caller, projectId);
+    this.checkInterval(spec.trigger);
+    const { perProject } = this.d.limits;
+    if ((await this.d.store.countOf(projectId)) >= perProject)
+      throw new AppError('resource_exhausted', `project ${projectId} has ${perProject} automations, the most it may have (DOCENT_AUTOMATIONS_PER_PROJECT): delete one first`);
+    await this.checkRepositories(project, spec);
     const doc = newAutomation(projectId, spec);
     await syncAutomationSchedule(this.d.schedules, doc);
     try {
@@ -85,6 +105,7 @@ export class AutomationService {
   private async change(caller: Caller, projectId: string, id: string, set: UpdateAutomation & { paused?: boolean }): Promise<AutomationDoc> {
     const project = await adminProject(this.d.tenancy, caller, projectId);
     const current = await this.mustGet(projectId, id);
+    this.checkInterval(set.trigger);
     await this.checkRepositories(project, set);
     await syncAutomationSchedule(this.d.schedules, { ...current, ...set });
     const updated = await this.d.store.update(projectId, id, set);

@@ -42,23 +42,25 @@ export class AutomationStore {
     await this.automations.insertOne(doc);
   }
 
-  /** Inserts it unless an automation with its id exists (a default made on first use); the stored one either way. */
-  async insertOnce(doc: AutomationDoc): Promise<AutomationDoc> {
-    try {
-      await this.automations.insertOne(doc);
-      return doc;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      return (await this.automations.findOne({ _id: doc._id })) ?? doc;
-    }
+  /** How many automations the project has (its cap: DOCENT_AUTOMATIONS_PER_PROJECT). */
+  countOf(projectId: string): Promise<number> {
+    return this.automations.countDocuments({ projectId });
   }
 
-  /** Automations of a trigger type, across projects or of the ones named: a GitHub event finds its listeners. */
-  withTrigger(type: AutomationDoc['trigger']['type'], projectIds?: string[]): Promise<AutomationDoc[]> {
-    return this.automations
-      .find({ 'trigger.type': type, ...(projectIds ? { projectId: { $in: projectIds } } : {}) })
-      .limit(500)
-      .toArray();
+  /** The automations of a trigger type of these projects: an issue event finds its listeners. */
+  withTrigger(type: AutomationDoc['trigger']['type'], projectIds: string[]): Promise<AutomationDoc[]> {
+    return this.automations.find({ 'trigger.type': type, projectId: { $in: projectIds } }).toArray();
+  }
+
+  /**
+   * Every automation of a trigger type listening to `repository` (any case), deployment-wide: those naming it, and,
+   * for triggers that may name none (push), those of `ownProjects`, whose own repository it is. `onlyProject` narrows
+   * it to one project (a delivery a project's own secret signed).
+   */
+  listeningTo(type: 'push' | 'merged_pull_request', repository: string, ownProjects: string[], onlyProject?: string): Promise<AutomationDoc[]> {
+    const named = { 'trigger.repo': { $regex: `^${repository.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, $options: 'i' } };
+    const own = { projectId: { $in: ownProjects }, 'trigger.repo': { $exists: false } };
+    return this.automations.find({ 'trigger.type': type, $or: [named, ...(ownProjects.length ? [own] : [])], ...(onlyProject ? { projectId: onlyProject } : {}) }).toArray();
   }
 
   /** The run of these automations for an event that started a job, if any (an issue's job, for its follow-ups). */

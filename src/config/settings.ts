@@ -334,6 +334,12 @@ export const declared = {
   automations: {
     runsPerAutomationDay: setting('DOCENT_AUTOMATION_RUNS_PER_DAY', positiveInt.default(24), 'jobs one automation may start per UTC day; later runs are refused and recorded'),
     runsPerProjectDay: setting('DOCENT_AUTOMATION_RUNS_PER_PROJECT_DAY', positiveInt.default(100), 'jobs all of a project’s automations together may start per UTC day'),
+    minIntervalMinutes: setting(
+      'DOCENT_AUTOMATION_MIN_INTERVAL_MINUTES',
+      positiveInt.default(5),
+      'the shortest time a schedule trigger may leave between two runs; a cron that runs more often is refused with 400',
+    ),
+    perProject: setting('DOCENT_AUTOMATIONS_PER_PROJECT', positiveInt.default(50), 'the most automations one project may have; one more is refused with 429'),
   },
   lookupCacheMs: setting(
     'DOCENT_LOOKUP_CACHE_MS',

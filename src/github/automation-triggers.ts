@@ -218,7 +218,7 @@ export class AutomationTriggers {
   /** A merged pull request starts the automations listening to its repository, each with its title, body and diff. */
   async onMergedPullRequest(p: z.infer<typeof pullRequestEvent>, scope: DeliveryScope): Promise<TriggerOutcome> {
     const repository = p.repository.full_name;
-    const listening = (await this.d.store.withTrigger('merged_pull_request', scope.projectId === undefined ? undefined : [scope.projectId])).filter(
+    const listening = (await this.d.store.listeningTo('merged_pull_request', repository, [], scope.projectId)).filter(
       (a) => a.trigger.type === 'merged_pull_request' && lower(a.trigger.repo) === lower(repository),
     );
     if (listening.length === 0) return { outcome: 'ignored', reason: `no automation listens for merged pull requests in ${repository}` };
@@ -256,7 +256,7 @@ export class AutomationTriggers {
     const branch = p.ref.slice('refs/heads/'.length);
     if (branch.startsWith(this.d.config.agent.branchPrefix)) return { outcome: 'ignored', reason: "a push to a docent job's branch starts no automation" };
     const ownProjects = new Set((await this.projectsOf(repository, scope)).map((x) => x._id));
-    const listening = (await this.d.store.withTrigger('push', scope.projectId === undefined ? undefined : [scope.projectId])).filter(
+    const listening = (await this.d.store.listeningTo('push', repository, [...ownProjects], scope.projectId)).filter(
       (a) => a.trigger.type === 'push' && a.trigger.branch === branch && (a.trigger.repo ? lower(a.trigger.repo) === lower(repository) : ownProjects.has(a.projectId)),
     );
     if (listening.length === 0) return null;

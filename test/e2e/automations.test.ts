@@ -85,10 +85,10 @@ const runsOf = async (id: string) =>
 const jobIds = async (query: string) => ((await (await api('GET', `/v2/agent/widgets/jobs?${query}`)).json()).jobs as Array<{ id: string }>).map((j) => j.id).sort();
 const schedule = (id: string) => gw.deps.temporal.schedule.getHandle(automationScheduleId(gw.deps.config.temporal.taskQueuePrefix, id));
 
-/** A 7-field cron (second first, year last) that fires once, `secondsAhead` from now, in UTC. */
+/** A 6-field cron (a fixed second first) that fires once a year, next `secondsAhead` from now, in UTC. */
 function cronAt(secondsAhead: number): string {
   const t = new Date(Date.now() + secondsAhead * 1000);
-  return `${t.getUTCSeconds()} ${t.getUTCMinutes()} ${t.getUTCHours()} ${t.getUTCDate()} ${t.getUTCMonth() + 1} * ${t.getUTCFullYear()}`;
+  return `${t.getUTCSeconds()} ${t.getUTCMinutes()} ${t.getUTCHours()} ${t.getUTCDate()} ${t.getUTCMonth() + 1} *`;
 }
 
 const manual = { name: 'typo fixer', trigger: { type: 'manual' }, instruction: 'fix the typo in the README', output: 'pull_request' };
@@ -108,6 +108,12 @@ describe('automations', () => {
       { ...manual, trigger: { type: 'schedule', cron: '61 * * * *', timeZone: 'UTC' } },
       { ...manual, trigger: { type: 'schedule', cron: '0 3 * * *', timeZone: 'Mars/Olympus_Mons' } },
       { ...manual, trigger: { type: 'webhook' } },
+      // Temporal reads these, and ran the first one every second: a year field, a range of seconds.
+      { ...manual, trigger: { type: 'schedule', cron: '* * * * * * 2099', timeZone: 'UTC' } },
+      { ...manual, trigger: { type: 'schedule', cron: '*/10 * * * * *', timeZone: 'UTC' } },
+      // Five fields, but more often than every 5 minutes (DOCENT_AUTOMATION_MIN_INTERVAL_MINUTES).
+      { ...manual, trigger: { type: 'schedule', cron: '* * * * *', timeZone: 'UTC' } },
+      { ...manual, trigger: { type: 'schedule', cron: '0,2 9 * * 1', timeZone: 'UTC' } },
     ];
     for (const body of bodies) {
       const r = await api('POST', base, body);
@@ -115,6 +121,25 @@ describe('automations', () => {
       expect(await r.json()).toMatchObject({ code: 'invalid_argument', error: expect.any(String) });
     }
     expect((await (await api('GET', base)).json()).automations).toEqual([]);
+    const often = await api('POST', base, { ...manual, trigger: { type: 'schedule', cron: '0,2 9 * * 1', timeZone: 'UTC' } });
+    expect((await often.json()).error).toBe('trigger.cron: 0,2 9 * * 1 runs 120 s apart at its closest; a schedule may run at most every 5 minutes (DOCENT_AUTOMATION_MIN_INTERVAL_MINUTES)');
+    // Every 5 minutes is allowed, and so is a fixed second.
+    for (const cron of ['*/5 * * * *', '30 0 3 * * *']) {
+      const r = await api('POST', base, { ...manual, trigger: { type: 'schedule', cron, timeZone: 'UTC' } });
+      expect({ cron, status: r.status }).toEqual({ cron, status: 201 });
+      expect((await api('DELETE', `${base}/${(await r.json()).id}`)).status).toBe(200);
+    }
+  });
+
+  it('a project has at most DOCENT_AUTOMATIONS_PER_PROJECT automations: one more is 429, and stores nothing', async () => {
+    await gw.deps.tenancy.createProject({ _id: 'busy', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+    const busyKey = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'busy' })).key;
+    const busy = (method: string, p: string, body?: unknown) => callApi(gw.url, busyKey, method, `/v2/agent/busy/automations${p}`, body);
+    for (let i = 0; i < 50; i++) expect((await busy('POST', '', { ...manual, name: `manual ${i}` })).status).toBe(201);
+    const over = await busy('POST', '', { ...manual, name: 'one too many' });
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ code: 'resource_exhausted', error: expect.stringContaining('has 50 automations') });
+    expect((await (await busy('GET', '')).json()).automations).toHaveLength(50);
   });
 
   it('accepts every trigger type and stores it as sent', async () => {

@@ -53,10 +53,10 @@ describe('docent automation', () => {
     expect((await docent('list', '--project', 'autos')).stdout).not.toContain(id);
   });
 
-  it('prints the gateway refusal of a cron Temporal would not read, and wrong usage exits 2', async () => {
+  it('prints the gateway refusal of a cron it does not take (hour 25), and wrong usage exits 2', async () => {
     const bad = await docent('create', '--project', 'autos', '--name', 'bad', '--trigger', 'schedule', '--cron', '0 25 * * *', '--instruction', 'x');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('Temporal refused the schedule');
+    expect(bad.stderr).toContain('trigger.cron: must be a cron expression of 5 fields');
     expect((await docent('create', '--project', 'autos', '--name', 'no cron', '--trigger', 'schedule', '--instruction', 'x')).code).toBe(2);
     expect((await docent('explode', '--project', 'autos')).code).toBe(2);
   });
@@ -84,6 +84,6 @@ describe('docent automation', () => {
     });
     const unknown = await docent('create', '--project', 'autos', '--template', 'changelog');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('--template must be one of docs-from-code, gaps, broken-links');
+    expect(unknown.stderr).toContain('--template must be one of docs-from-code, gaps, issues, broken-links');
   });
 });

@@ -10,6 +10,7 @@ import { commentOnIssue, deliverSettled, issueAssigned, issueLabeled, pullReques
 import { startGitServer, type GitServer } from '../support/git-server';
 import { callApi, type JsonResponse } from '../support/http';
 import { runDocent } from '../support/cli';
+import { newAutomation } from '../../src/automations/automation-store';
 import { poll } from '../support/poll';
 import { type Started, startWorkerProcess } from '../support/process';
 import { appWorkerEnv } from '../support/worker-env';
@@ -241,6 +242,11 @@ describe('docs-from-code: a merged pull request in a code repository', () => {
   });
 
   it('made with the CLI template, starts a job whose model request has the diff, whose tools read the code repository and whose write there is refused', async () => {
+    // Other tenants' 500 automations listening to other repositories' merged pull requests, made before this one.
+    const others = Array.from({ length: 500 }, (_, i) =>
+      newAutomation(`tenant-${i % 50}`, { name: `other ${i}`, trigger: { type: 'merged_pull_request', repo: `tenant${i % 50}/code` }, instruction: 'x', output: 'pull_request' }),
+    );
+    await gw.deps.mongo.db.collection('automations').insertMany(others as never[]);
     const created = await runDocent(['automation', 'create', '--project', 'docs', '--template', 'docs-from-code', '--code-repo', 'acme/code', '--json'], {
       DOCENT_API_URL: gw.url,
       DOCENT_API_KEY: adminKey,
