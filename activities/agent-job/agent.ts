@@ -21,8 +21,7 @@ import { noSecrets, sweepSecretFiles, type TurnSecrets } from './setup-secrets';
 import { followTurn, budgetExceeded, type TurnJournal } from './turn-journal';
 import { instructionImageParts, type ImageDeps } from './instruction-images';
 import { commandTool, defaultToolLimits, redactToolResults, workspaceTools } from './workspace-tools';
-import { linkTool } from './link-tool';
-import { OutboundGuard } from '../../src/net/outbound';
+import { linkNetwork, linkTool } from './link-tool';
 import { turnSystemPrompt } from './project-instructions';
 import { contextNote, ensureContextClones } from './context-clones';
 
@@ -235,7 +234,7 @@ export function createAgentActivities(deps: AgentDeps) {
         const tools = redactToolResults(
           {
             ...workspaceTools(root, defaultToolLimits, sandbox?.owner, context),
-            ...linkTool(root, new OutboundGuard(deps.allowPrivateNetworks)),
+            ...linkTool(root, linkNetwork(project.network, sandbox?.egressSocket)),
             ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
           },
           secrets.redact,

@@ -17,6 +17,8 @@ export interface TurnSandbox {
   run(command: string, opts?: RunOptions): Promise<CommandResult>;
   /** Gives files git (running as the worker) just wrote back to the sandbox's user. */
   handOver(): Promise<void>;
+  /** The turn's egress proxy (network on): the worker's own requests for the turn (check_links) go through it too. */
+  egressSocket?: string;
   /** Stops the turn's egress proxy (network on) and writes its last events. */
   close(): Promise<void>;
 }
@@ -79,7 +81,7 @@ export async function prepareTurnSandbox(config: SandboxConfig, workspace: strin
   const { dir: cgroup } = await sandboxCgroup(config);
   const egress = net.network ? await startTurnEgress({ operatorAllow: config.egressAllow, allowHosts: net.allowHosts ?? [], owner, onEvent: net.onEgress }) : undefined;
   const spec = sandboxSpec(config, workspace, home, net.network, { egressSocket: egress?.socketPath, egressLoopback: egress?.loopback, cgroup, ...mounts });
-  return { owner, handOver, run: (command, opts) => runInSandbox(spec, command, opts), close: async () => egress?.close() };
+  return { owner, handOver, egressSocket: egress?.socketPath, run: (command, opts) => runInSandbox(spec, command, opts), close: async () => egress?.close() };
 }
 
 /**

@@ -86,25 +86,5 @@ export async function pinnedGet(guard: OutboundGuard, target: URL, opts: PinnedG
   }
 }
 
-/** An outside URL's HTTP status, or why it could not be had. */
+/** An outside URL's HTTP status, or why it could not be had (activities/agent-job/link-tool.ts asks it). */
 export type LinkStatus = { status: number } | { refused: string } | { unreachable: string };
-
-/**
- * The status a link's URL answers with, for a link check: redirects followed to any site (each hop checked by the
- * guard again), the body never read. What the guard refuses is said, not fetched.
- */
-export async function linkStatus(guard: OutboundGuard, target: URL, timeoutMs: number): Promise<LinkStatus> {
-  let url = target;
-  try {
-    for (let hops = 0; ; hops++) {
-      const [address] = await guard.check(url);
-      if (!address) return { refused: `the host ${url.hostname} has no address` };
-      const res = await getOnce(url, address, { maxBytes: 0, timeoutMs, statusOnly: true, headers: { 'user-agent': 'docent-link-check' } });
-      const location = res.headers.location;
-      if (res.status < 300 || res.status >= 400 || res.status === 304 || !location || hops >= 3) return { status: res.status };
-      url = new URL(location, url);
-    }
-  } catch (err) {
-    return err instanceof OutboundRefused ? { refused: err.message } : { unreachable: (err as Error).message };
-  }
-}

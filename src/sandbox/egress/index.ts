@@ -11,6 +11,7 @@ import { EgressRecorder, type EgressSink } from './recorder';
 import { RELAY_PORT } from './relay';
 
 export { isAllowHostPattern, loopbackEndpoints, parseEgressAllowRule, type EgressAllowRule, type LoopbackEndpoint } from './allow-rules';
+export { EgressRefused, getThroughEgress, type ProxiedAnswer } from './client';
 export { EgressPolicy } from './policy';
 export { startEgressProxy, type EgressRecord } from './proxy';
 export { EgressRecorder, EGRESS_EVENTS_PER_TURN, type EgressSink } from './recorder';
