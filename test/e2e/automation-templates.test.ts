@@ -80,8 +80,14 @@ beforeAll(async () => {
   await gw.deps.tenancy.createProject({ _id: 'glaze', orgId: 'acme', repository: 'acme/glaze', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;
   asst = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain })).key;
-  // The worker may ask the test's own HTTP server, as an operator allows a private docs host.
-  worker = await startWorkerProcess({ ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }), DOCENT_LOG_LEVEL: 'info', DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
+  // check_links asks outside links through the turn's egress proxy: the project's network is on, and the operator lets
+  // sandboxes reach the test's own HTTP server, as it would a private docs host.
+  await gw.deps.tenancy.updateChecks('glaze', { network: true });
+  worker = await startWorkerProcess({
+    ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
+    DOCENT_LOG_LEVEL: 'info',
+    DOCENT_SANDBOX_EGRESS_ALLOW: `127.0.0.1/32:${(site.address() as AddressInfo).port}`,
+  });
   await runDocsIngest(gw.deps.config, { domain, source: miniDocsFolder, baseUrl: 'https://glaze.example' }, () => undefined);
 });
 afterAll(async () => {

