@@ -1,14 +1,10 @@
+// Readers typed the questions: in a table cell they must not break the table, link, show an image or @-mention anyone.
+import { inertTableCell } from '../src/github/inert-markdown';
 import type { GapAnswer, GapCheckResult } from '../workflows/docs-gap-check-contract';
 
 /** Identifies docent's comment for one job turn, so a retried activity finds it instead of posting a second. */
 export const gapCommentMarker = (jobId: string, turn: number) => `<!-- docent-gap-check ${jobId} turn ${turn} -->`;
 
-// Readers typed the questions: in a table cell they must not break the table, open HTML, or @-mention anyone.
-const cell = (s: string) =>
-  s
-    .replace(/[|<>`]/g, (c) => `\\${c}`)
-    .replace(/@/g, '@\u200b')
-    .replace(/\s+/g, ' ');
 const show = (a: GapAnswer) => `${a.answered ? 'answered' : 'not answered'} (relevance ${a.relevance === null ? 'n/a' : a.relevance.toFixed(2)}${a.topPath ? `, ${a.topPath}` : ''})`;
 
 /** The pull request comment: each question before (live docs) and after (this branch's docs). */
@@ -21,6 +17,6 @@ export function gapCheckComment(jobId: string, r: GapCheckResult): string {
     '',
     '| question | live docs | this branch |',
     '|---|---|---|',
-    ...r.questions.map((q) => `| ${cell(q.question)} | ${show(q.before)} | ${show(q.after)} |`),
+    ...r.questions.map((q) => `| ${inertTableCell(q.question)} | ${show(q.before)} | ${show(q.after)} |`),
   ].join('\n');
 }

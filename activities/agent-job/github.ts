@@ -1,3 +1,4 @@
+import { inertMarkdown } from '../../src/github/inert-markdown';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Octokit } from '@octokit/rest';
 import { GitHubAppRefused, statusOf } from '../../src/github/github-errors';
@@ -27,7 +28,9 @@ function fenced(text: string): string {
 }
 
 /** The pull request's description: the agent's summary, then every setup and check command it ran, failures with their output. */
-function pullRequestBody(summary: string, checks: CheckResult[] | undefined, draft = true): string {
+function pullRequestBody(agentSummary: string, checks: CheckResult[] | undefined, draft = true): string {
+  // The agent's words, shown as written: no link, image or HTML of its own (src/github/inert-markdown.ts).
+  const summary = inertMarkdown(agentSummary);
   if (!checks?.length) return summary;
   const bad = checks.filter((c) => c.exitCode !== 0);
   const lines = checks.map((c) => `- ${c.exitCode === 0 ? '✅' : '❌'} ${c.kind} \`${c.command}\`: ${verdict(c)}`);

@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { githubClientFor } from '../../src/github/client';
 import type { ForgeRegistry } from '../../src/forges/forge-registry';
-import { answerMarker, withoutMentions } from '../../src/github/mentions';
+import { inertMarkdown } from '../../src/github/inert-markdown';
+import { answerMarker } from '../../src/github/mentions';
 import type { AnswerPullRequestInput, TurnEnding } from '../../workflows/agent-job-contract';
 
 /** GitHub refuses comments longer than this; the summary is cut to leave room for the rest. */
@@ -13,12 +14,12 @@ export function answerText(input: AnswerPullRequestInput): string {
 }
 
 function describeEnding(ending: TurnEnding, pullRequestUrl: string): string {
-  if (ending.kind === 'failed') return `This instruction failed (\`${ending.error.code}\`): ${withoutMentions(ending.error.message)}`;
-  const summary = withoutMentions(ending.summary.slice(0, maxSummaryChars)).trim();
+  if (ending.kind === 'failed') return `This instruction failed (\`${ending.error.code}\`): ${inertMarkdown(ending.error.message)}`;
+  const summary = inertMarkdown(ending.summary.slice(0, maxSummaryChars)).trim();
   if (ending.kind === 'unchanged') return `I changed nothing.${summary ? `\n\n${summary}` : ''}`;
   const short = ending.commit.slice(0, 7);
   const failing = ending.checksPassed === false ? "\n\nThe project's checks still fail on this commit." : '';
-  return `Pushed [\`${short}\`](${pullRequestUrl}/commits/${ending.commit}): ${withoutMentions(ending.title)}${summary ? `\n\n${summary}` : ''}${failing}`;
+  return `Pushed [\`${short}\`](${pullRequestUrl}/commits/${ending.commit}): ${inertMarkdown(ending.title)}${summary ? `\n\n${summary}` : ''}${failing}`;
 }
 
 const statusOf = (err: unknown) => (typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : undefined);

@@ -19,11 +19,13 @@ export interface AnalyticsReport {
 }
 
 /** What analytics and the gap loop read of a turn: never its context or sources, and at most 500 characters of answer. */
-export type AskedTurnFields = Pick<TurnDoc, 'userMessage' | 'answer' | 'answered' | 'feedback' | 'createdAt'>;
+export type AskedTurnFields = Pick<TurnDoc, 'userMessage' | 'answer' | 'answered' | 'feedback' | 'createdAt' | 'reader'>;
 
 /** A turn with its thread, as analytics and the gap loop read them. */
 export interface AskedTurn {
   threadId: string;
+  /** Asked with a key of restricted groups: its question may quote pages only those groups read. */
+  restricted: boolean;
   turn: AskedTurnFields;
 }
 
@@ -39,7 +41,15 @@ export async function turnsSince(db: Db, domain: string, since: Date): Promise<{
   const cursor = db
     .collection<ThreadDoc>('threads')
     .find({ domain, updatedAt: { $gte: since } })
-    .project<{ _id: string; turns: AskedTurnFields[] }>({ 'turns.userMessage': 1, 'turns.answer': 1, 'turns.answered': 1, 'turns.feedback': 1, 'turns.createdAt': 1 })
+    .project<{ _id: string; groups?: string[]; turns: AskedTurnFields[] }>({
+      groups: 1,
+      'turns.userMessage': 1,
+      'turns.answer': 1,
+      'turns.answered': 1,
+      'turns.feedback': 1,
+      'turns.createdAt': 1,
+      'turns.reader': 1,
+    })
     .sort({ updatedAt: -1 })
     .batchSize(500);
   const turns: AskedTurn[] = [];
@@ -53,7 +63,7 @@ export async function turnsSince(db: Db, domain: string, since: Date): Promise<{
       }
       threads += 1;
       for (const turn of t.turns ?? []) {
-        if (turn.createdAt >= since) turns.push({ threadId: t._id, turn: { ...turn, answer: (turn.answer ?? '').slice(0, keptAnswerChars) } });
+        if (turn.createdAt >= since) turns.push({ threadId: t._id, restricted: (t.groups?.length ?? 0) > 0, turn: { ...turn, answer: (turn.answer ?? '').slice(0, keptAnswerChars) } });
       }
     }
   } finally {

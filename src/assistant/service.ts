@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readerId } from './reader-id';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { LanguageModel } from 'ai';
 import type { Db } from 'mongodb';
@@ -204,13 +205,14 @@ export class AssistantService {
     const thread = continued ?? this.threads.draft(req.domain, q.fp, keyGroups);
     const messageId = `msg_${randomBytes(12).toString('base64url')}`;
     const searchId = req.via ? newSearchId() : undefined;
-    const setup = () => this.prepare(req, thread, !continued, started, messageId, searchId);
+    const reader = readerId(req.domain, req.remoteAddress, this.deps.config.secretKey);
+    const setup = () => this.prepare({ ...req, reader }, thread, !continued, started, messageId, searchId);
     return { threadId: thread._id, messageId, ...(searchId && { searchId }), limitHeaders: admission?.headers ?? {}, events: answerEvents(setup, this.deps.log, thread._id, started) };
   }
 
   /** The answer's slow setup: stores a new thread while its passages are retrieved, then starts the generation. */
   private async prepare(
-    req: { caller: Caller; domain: string; question: AssistantQuestion; signal?: AbortSignal; via?: SearchVia },
+    req: { caller: Caller; domain: string; question: AssistantQuestion; signal?: AbortSignal; via?: SearchVia; reader?: string },
     thread: ThreadDoc,
     isNew: boolean,
     started: number,
@@ -259,6 +261,7 @@ export class AssistantService {
             messageId,
             answered,
             ...(retrieved.relevance.cosine === undefined ? {} : { relevance: retrieved.relevance.cosine }),
+            ...(req.reader ? { reader: req.reader } : {}),
             createdAt: new Date(),
             ...turn,
           })

@@ -24,6 +24,8 @@ export interface TurnDoc {
   status: 'completed' | 'failed' | 'aborted';
   usage?: AnswerUsage;
   timings: { retrievalMs: number; firstTokenMs?: number; totalMs: number };
+  /** Who asked, as a keyed hash of the client's address (src/assistant/reader-id.ts); absent on turns stored before it. */
+  reader?: string;
   createdAt: Date;
 }
 

@@ -52,7 +52,8 @@ export const automationTrigger = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('push'), repo: repo.optional(), branch: refName }),
   z.strictObject({ type: z.literal('merged_pull_request'), repo }),
   z.strictObject({ type: z.literal('issue'), label: z.string().min(1).max(50).optional() }),
-  z.strictObject({ type: z.literal('unanswered_questions'), threshold: z.number().int().min(1).max(10_000) }),
+  // `includeRestricted`: questions asked with keys of restricted groups join the job's prompt and pull request too.
+  z.strictObject({ type: z.literal('unanswered_questions'), threshold: z.number().int().min(1).max(10_000), includeRestricted: z.boolean().optional() }),
   z.strictObject({ type: z.literal('manual') }),
 ]);
 

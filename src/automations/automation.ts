@@ -6,7 +6,7 @@ export type AutomationTrigger =
   | { type: 'push'; repo?: string; branch: string }
   | { type: 'merged_pull_request'; repo: string }
   | { type: 'issue'; label?: string }
-  | { type: 'unanswered_questions'; threshold: number }
+  | { type: 'unanswered_questions'; threshold: number; includeRestricted?: boolean }
   | { type: 'manual' };
 
 export type AutomationOutput = 'pull_request' | 'update_pull_request';
@@ -35,11 +35,14 @@ export interface AutomationDoc extends AutomationSpec {
   updatedAt: Date;
 }
 
-/** One check of an unanswered_questions automation: the questions failed since `since`, and the run it started if any. */
+/** One check of an unanswered_questions automation: the readers whose questions failed since `since`, and the run it started if any. */
 export interface GapCheckRecord {
   at: Date;
   since: Date;
+  /** Unanswered or down-rated questions in the window. */
   questions: number;
+  /** The readers who asked them: what the threshold counts (absent on checks made before it did). */
+  readers?: number;
   threshold: number;
   runId: string | null;
   /** Why no run started: below the threshold, or the project has no documentation domain. */
@@ -82,7 +85,17 @@ export function automationToJson(doc: AutomationDoc) {
     paused: doc.paused,
     consecutiveFailures: doc.consecutiveFailures,
     lastError: doc.lastError ? { message: doc.lastError.message, at: doc.lastError.at.toISOString() } : null,
-    ...(doc.lastCheck ? { lastCheck: { ...doc.lastCheck, at: doc.lastCheck.at.toISOString(), since: doc.lastCheck.since.toISOString(), reason: doc.lastCheck.reason ?? null } } : {}),
+    ...(doc.lastCheck
+      ? {
+          lastCheck: {
+            ...doc.lastCheck,
+            at: doc.lastCheck.at.toISOString(),
+            since: doc.lastCheck.since.toISOString(),
+            readers: doc.lastCheck.readers ?? doc.lastCheck.questions,
+            reason: doc.lastCheck.reason ?? null,
+          },
+        }
+      : {}),
     createdAt: doc.createdAt.toISOString(),
     updatedAt: doc.updatedAt.toISOString(),
   };

@@ -1,7 +1,7 @@
 // The unanswered_questions trigger: the gap loop, automated. Each check (its schedule's run, hourly) counts the
-// questions the project's domain failed since the automation's last gap-loop run; at the threshold it starts a run
+// readers whose questions the project's domain failed since the automation's last gap-loop run; at the threshold it starts a run
 // whose job is the one `docent gaps fix` makes, below it only the check is recorded on the automation.
-import { failedTurnsSince, gapJobOf, type GapSources } from '../gaps/gap-questions';
+import { failedTurnsSince, gapJobOf, readersOf, type GapSources } from '../gaps/gap-questions';
 import type { TenancyStore } from '../tenancy/store';
 import type { AutomationDoc, AutomationRunDoc, GapCheckRecord } from './automation';
 import type { AutomationRunner } from './automation-runner';
@@ -29,14 +29,17 @@ export async function checkUnansweredQuestions(d: GapTriggerDeps, automation: Ga
   const since = (await d.store.lastStartedRun(automation._id, 'unanswered_questions'))?.createdAt ?? automation.createdAt;
   const threshold = automation.trigger.threshold;
   const project = await d.tenancy.getProject(automation.projectId);
-  const record = async (questions: number, run: AutomationRunDoc | null, reason?: string) => {
-    const check: GapCheckRecord = { at: new Date(), since, questions, threshold, runId: run?._id ?? null, ...(reason ? { reason } : {}) };
+  const record = async (counted: { questions: number; readers: number }, run: AutomationRunDoc | null, reason?: string) => {
+    const check: GapCheckRecord = { at: new Date(), since, ...counted, threshold, runId: run?._id ?? null, ...(reason ? { reason } : {}) };
     await d.store.recordCheck(automation._id, check);
     return { check, run };
   };
-  if (!project?.domain) return record(0, null, 'the project has no documentation domain');
-  const failed = await failedTurnsSince(d.gaps.db, project.domain, since);
-  if (failed.length < threshold) return record(failed.length, null, `${failed.length} of ${threshold} unanswered or down-rated questions since ${since.toISOString()}`);
+  if (!project?.domain) return record({ questions: 0, readers: 0 }, null, 'the project has no documentation domain');
+  const failed = await failedTurnsSince(d.gaps.db, project.domain, since, { includeRestricted: automation.trigger.includeRestricted === true });
+  // Readers, not questions: one reader asking again and again reaches no threshold.
+  const readers = readersOf(failed);
+  if (readers < threshold)
+    return record({ questions: failed.length, readers }, null, `${readers} of ${threshold} readers with unanswered or down-rated questions since ${since.toISOString()} (${failed.length} questions)`);
   const job = await gapJobOf(d.gaps, { domain: project.domain, failed });
   const run = await d.runner.run(automation, {
     origin: 'unanswered_questions',
@@ -45,5 +48,5 @@ export async function checkUnansweredQuestions(d: GapTriggerDeps, automation: Ga
     instruction: `${automation.instruction.trim()}\n\n${job.prompt}`,
     gap: job.gap,
   });
-  return record(failed.length, run);
+  return record({ questions: failed.length, readers }, run);
 }

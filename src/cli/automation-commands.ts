@@ -108,7 +108,7 @@ interface Automation {
   paused: boolean;
   consecutiveFailures: number;
   lastError: { message: string } | null;
-  lastCheck?: { at: string; questions: number; threshold: number; runId: string | null };
+  lastCheck?: { at: string; questions: number; readers: number; threshold: number; runId: string | null };
 }
 
 interface Run {
@@ -133,11 +133,11 @@ function describe(a: Automation): string {
         : t.label
           ? ` label ${t.label}`
           : t.threshold
-            ? ` at ${t.threshold} questions`
+            ? ` at ${t.threshold} readers`
             : '';
   const failures = a.consecutiveFailures ? `, ${a.consecutiveFailures} failure(s) in a row, last: ${a.lastError?.message}` : '';
   const c = a.lastCheck;
-  const checked = c ? `, last checked ${c.at}: ${c.questions} question(s)${c.runId ? `, started run ${c.runId}` : ''}` : '';
+  const checked = c ? `, last checked ${c.at}: ${c.readers} reader(s), ${c.questions} question(s)${c.runId ? `, started run ${c.runId}` : ''}` : '';
   return `${a.id}  ${a.paused ? 'paused' : 'active'}  ${t.type}${detail}  "${a.name}"${failures}${checked}`;
 }
 

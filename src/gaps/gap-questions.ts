@@ -3,7 +3,7 @@
 // give their gap-loop job.
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
-import { isUnanswered, turnsSince } from '../analytics/docs-analytics';
+import { type AskedTurn, isUnanswered, turnsSince } from '../analytics/docs-analytics';
 import { groupQuestions } from '../analytics/question-groups';
 import type { GapSpec } from '../jobs/job';
 import { docsAlias, retrieveChunks, type Retrieval } from '../search/docs-index';
@@ -18,10 +18,18 @@ export interface GapSources {
   embedder?: () => Promise<Embedder>;
 }
 
-/** How many questions on the domain went unanswered or were rated down since `since` (every asking counts). */
-export async function failedTurnsSince(db: Db, domain: string, since: Date) {
+/**
+ * The questions on the domain that went unanswered or were rated down since `since`. Those asked with a key of
+ * restricted groups are left out unless `includeRestricted`: the job's prompt reaches the model and the pull request.
+ */
+export async function failedTurnsSince(db: Db, domain: string, since: Date, { includeRestricted = false } = {}) {
   const { turns } = await turnsSince(db, domain, since);
-  return turns.filter((t) => isUnanswered(t.turn) || t.turn.feedback?.rating === 'down');
+  return turns.filter((t) => (includeRestricted || !t.restricted) && (isUnanswered(t.turn) || t.turn.feedback?.rating === 'down'));
+}
+
+/** How many readers asked them: one reader asking twenty times is one (a turn stored before readers were kept counts its thread). */
+export function readersOf(failed: Pick<AskedTurn, 'threadId' | 'turn'>[]): number {
+  return new Set(failed.map((t) => t.turn.reader ?? `thread:${t.threadId}`)).size;
 }
 
 export type FailedTurns = Awaited<ReturnType<typeof failedTurnsSince>>;

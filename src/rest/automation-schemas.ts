@@ -29,6 +29,7 @@ export const automationBody = z
         at: z.iso.datetime(),
         since: z.iso.datetime().describe('The start of the window counted: the last gap-loop run, or the automation'),
         questions: z.number().int().describe('Unanswered or down-rated questions in the window'),
+        readers: z.number().int().describe('The readers who asked them (one per client address): what `threshold` counts'),
         threshold: z.number().int(),
         runId: z.string().nullable().describe('The run this check started, if it reached the threshold'),
         reason: z.string().nullable().describe('Why no run started'),

@@ -57,10 +57,11 @@ const script = (req: ChatRequest): ScriptedTurn => {
 };
 
 /** A reader asks the assistant, in a thread of its own. */
-async function ask(text: string): Promise<number> {
+/** Asks the domain's assistant as a reader at `reader` (behind the trusted proxy), with the public key or another. */
+async function ask(text: string, reader = '203.0.113.7', key = asst): Promise<number> {
   const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${asst}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': reader },
     body: JSON.stringify(v2Body(text)),
   });
   return sseChunks(await r.text()).filter((c: { type: string }) => c.type === 'source-url').length;
@@ -75,7 +76,8 @@ beforeAll(async () => {
   model = await startScriptedModel(script);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-autogaps-'));
   await git.createRepo('acme', 'glaze', { 'README.md': '# Glaze\n', ...(await filesOf(miniDocsFolder, 'docs/')), 'docs/links.md': linksPage(siteUrl) });
-  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url });
+  // Readers reach the gateway through a proxy on loopback, which says who they are.
+  gw = await startGateway({ ...modelSettings(model), DOCENT_GITHUB_GIT_URL: git.url, DOCENT_TRUSTED_PROXY: '127.0.0.1' });
   await gw.deps.tenancy.createOrg('acme');
   await gw.deps.tenancy.createProject({ _id: 'glaze', orgId: 'acme', repository: 'acme/glaze', ref: 'main', domain });
   admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'glaze' })).key;
@@ -131,12 +133,19 @@ describe('an unanswered_questions automation', () => {
 
     expect(await ask(question)).toBe(0);
     const first = await check(undefined);
-    expect(first).toMatchObject({ questions: 1, threshold: 2, runId: null, reason: expect.stringContaining('1 of 2') });
+    expect(first).toMatchObject({ questions: 1, readers: 1, threshold: 2, runId: null, reason: expect.stringContaining('1 of 2 readers') });
     expect((await api('GET', `${base}/runs`)).runs).toEqual([]);
 
+    // The same reader again, and a reader whose key sees restricted pages: still one reader the threshold counts.
     expect(await ask(question)).toBe(0);
-    const second = await check(first.at);
-    expect(second).toMatchObject({ questions: 2, runId: expect.any(String) });
+    const staff = (await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain, groups: ['staff'] })).key;
+    expect(await ask('Can staff pay the STAFF-ONLY-MARKER invoice plan by team?', '198.51.100.9', staff)).toBe(0);
+    const again = await check(first.at);
+    expect(again).toMatchObject({ questions: 2, readers: 1, runId: null });
+
+    expect(await ask(question, '203.0.113.99')).toBe(0);
+    const second = await check(again.at);
+    expect(second).toMatchObject({ questions: 3, readers: 2, runId: expect.any(String) });
     const { runs } = await api('GET', `${base}/runs`);
     expect(runs).toEqual([expect.objectContaining({ id: second.runId, status: 'started', origin: 'unanswered_questions', eventKey: expect.stringMatching(/^unanswered_questions:/) })]);
     const jobs = (await api('GET', `/v2/agent/glaze/jobs?automationId=${automation.id}`)).jobs;
@@ -150,14 +159,15 @@ describe('an unanswered_questions automation', () => {
       (j) => j.status !== 'active' && j.gapCheck !== undefined,
     );
     expect(job).toMatchObject({ origin: 'unanswered_questions', automationId: automation.id, gap: { domain, questions: [question] } });
-    const instruction = lastUser(model.requests[0]!);
-    expect(instruction).toContain('Fill the gaps readers found.');
-    expect(instruction).toContain(`${question} (asked 2 times)`);
+    const instruction = lastUser(model.requests.find((q) => lastUser(q).includes('Fill the gaps readers found.'))!);
+    // Quoted as data: one line in JSON quotes, inside the block the instruction names; restricted questions left out.
+    expect(instruction).toContain(JSON.stringify(`<reader-questions>\n1. ${JSON.stringify(question)} (asked 3 times)`).slice(1, -1));
+    expect(instruction).not.toContain('STAFF-ONLY-MARKER');
     expect(job.gapCheck.questions[0]).toMatchObject({ question, before: { answered: false }, after: { answered: true } });
 
     // No question since that run: the next check starts nothing, and says so.
     const third = await check(second.at);
-    expect(third).toMatchObject({ questions: 0, runId: null });
+    expect(third).toMatchObject({ questions: 0, readers: 0, runId: null });
     expect((await api('GET', `${base}/runs`)).runs).toHaveLength(1);
     expect((await api('GET', `/v2/agent/glaze/jobs?automationId=${automation.id}`)).jobs).toHaveLength(1);
   }, 300_000);
