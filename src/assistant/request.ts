@@ -122,17 +122,26 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
   };
 }
 
+/** The longest query searched; on Mintlify's path a longer one is cut to it, on docent's it is refused. */
+export const maxSearchQueryChars = 2_000;
+
 /**
  * Documentation search as Mintlify's Assistant API takes it: `{ query, pageSize?, scoreThreshold?, filter? }`, pageSize
  * 1..50 (default 10), scoreThreshold 0..1 (results scoring below it are left out; see docs/decisions/2026-11-24-widget-and-page-search-parameters.md).
  */
 export const searchRequest = z.looseObject({
-  query: z.string().trim().min(1, 'must not be empty').max(2_000),
+  query: z.string().trim().min(1, 'must not be empty').max(maxSearchQueryChars),
   pageSize: z.number().int().min(1, 'must be between 1 and 50').max(50, 'must be between 1 and 50').optional(),
   scoreThreshold: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').optional(),
   filter: filter.optional(),
 });
 export type SearchRequestBody = z.infer<typeof searchRequest>;
+
+/**
+ * The same on Mintlify's path, which takes any query string (an empty one finds nothing there, a long one is cut);
+ * pageSize and scoreThreshold keep Mintlify's own bounds, which are docent's.
+ */
+export const mintlifySearchRequest = searchRequest.extend({ query: z.string() });
 
 /** A reader opened a result of a search: the id the search returned and the page's path. */
 export const searchClickRequest = z.looseObject({
@@ -142,7 +151,8 @@ export const searchClickRequest = z.looseObject({
 
 /** Mintlify's page request: a page path (with or without a leading slash or `.md`) and optional groups to narrow to. */
 export const pageRequest = z.looseObject({
-  path: z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters'),
+  // Empty is a page that does not exist (404, as Mintlify answers), not a malformed request.
+  path: z.string().trim().max(500, 'must be at most 500 characters'),
   groups: z.array(z.string().max(100)).max(20).optional(),
 });
 export type PageRequestBody = z.infer<typeof pageRequest>;

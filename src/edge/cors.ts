@@ -28,6 +28,7 @@ export const corsExposeHeaders = lowerCaseSet([
   'ratelimit-remaining',
   'ratelimit-reset',
   'x-thread-id',
+  'x-search-id',
   'location',
   'x-vercel-ai-ui-message-stream',
   'x-vercel-ai-data-stream',

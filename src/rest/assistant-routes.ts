@@ -1,13 +1,25 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
 import type { AnswerSession } from '../assistant/service';
-import { assistantRequestV1, assistantRequestV2, feedbackRequest, pageRequest, searchClickRequest, searchRequest, toQuestion } from '../assistant/request';
+import {
+  assistantRequestV1,
+  assistantRequestV2,
+  feedbackRequest,
+  maxSearchQueryChars,
+  mintlifySearchRequest,
+  pageRequest,
+  searchClickRequest,
+  searchRequest,
+  type SearchRequestBody,
+  toQuestion,
+} from '../assistant/request';
 import { encodeUiMessageStream, uiMessageStreamHeaders } from '../assistant/ui-message-stream';
 import { whileLeased } from '../auth/stream-leases';
 import type { Deps } from '../deps';
 import { clientIp } from '../limits/client-ip';
 import type { LlmsFile } from '../docs/llms-service';
 import { isSameOrigin, projectOrigins, publicCors } from '../edge/cors';
-import { originCheckBody, pageBody, searchResultsBody } from './response-schemas';
+import { AppError } from '../errors';
+import { mintlifySearchBody, originCheckBody, pageBody, pageNotFoundBody, searchResultsBody } from './response-schemas';
 import { route, type RestRequest, type RestResponse, type Route } from './router';
 
 /** REST paths of the documentation assistant and search (docs/assistant.md). */
@@ -31,6 +43,10 @@ export function assistantRoutes(deps: Deps): Route[] {
       lease.release();
       throw err;
     }
+  };
+  const search = (req: RestRequest<unknown, 'assistant'>, input: SearchRequestBody) => {
+    const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
+    return deps.assistant.search(req.caller, req.params.domain!, input, { signal: req.signal, remoteAddress, via: 'api' });
   };
   return [
     route({
@@ -56,14 +72,33 @@ export function assistantRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/discovery/v1/search/{domain}',
-      summary: 'Search the documentation: passages best first, scored 0..1 against the best match (scoreThreshold leaves out lower ones)',
+      summary:
+        "Search the documentation, answered in Mintlify's shape: an array of {content, path, metadata}, best first (metadata: title, url, headings, score); the search's id is the X-Search-Id header. docent's own shape is POST …/search/{domain}/results",
+      auth: 'assistant',
+      cors,
+      body: mintlifySearchRequest,
+      responses: { 200: { description: 'Passages, best first', json: mintlifySearchBody } },
+      handler: async (req) => {
+        // Mintlify takes any query string: one with nothing to search for finds nothing, it is not refused.
+        if (!req.body.query.trim()) return { status: 200, body: [] };
+        const { passages, headers, searchId } = await search(req, { ...req.body, query: req.body.query.trim().slice(0, maxSearchQueryChars) });
+        return {
+          status: 200,
+          headers: { ...headers, ...(searchId && { 'x-search-id': searchId }) },
+          body: passages.map(({ path, url, title, headings, content, score }) => ({ content, path, metadata: { title, url, headings, score } })),
+        };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/discovery/v1/search/{domain}/results',
+      summary: "Search the documentation in docent's shape: {results, searchId}, passages scored 0..1 against the best match (scoreThreshold leaves out lower ones)",
       auth: 'assistant',
       cors,
       body: searchRequest,
       responses: { 200: { description: 'Passages, best first', json: searchResultsBody } },
       handler: async (req) => {
-        const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
-        const { passages, headers, searchId } = await deps.assistant.search(req.caller, req.params.domain!, req.body, { signal: req.signal, remoteAddress, via: 'api' });
+        const { passages, headers, searchId } = await search(req, req.body);
         return { status: 200, headers, body: { results: passages.map(({ path, url, title, headings, content, score }) => ({ path, url, title, headings, content, score })), searchId } };
       },
     }),
@@ -88,11 +123,19 @@ export function assistantRoutes(deps: Deps): Route[] {
       auth: 'assistant',
       cors,
       body: pageRequest,
-      responses: { 200: { description: 'The page path and its Markdown', json: pageBody } },
+      responses: {
+        200: { description: 'The page path and its Markdown', json: pageBody },
+        404: { description: "No such page (or one the key's groups do not cover), or no docs for the domain: Mintlify's `message` beside docent's error shape", json: pageNotFoundBody },
+      },
       handler: async (req) => {
         const remoteAddress = clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
-        const page = await deps.assistant.getPage(req.caller, req.params.domain!, req.body.path, { remoteAddress, groups: req.body.groups });
-        return { status: 200, headers: page.headers, body: { path: page.path, content: page.markdown } };
+        try {
+          const page = await deps.assistant.getPage(req.caller, req.params.domain!, req.body.path, { remoteAddress, groups: req.body.groups });
+          return { status: 200, headers: page.headers, body: { path: page.path, content: page.markdown } };
+        } catch (err) {
+          if (!(err instanceof AppError) || err.code !== 'not_found') throw err;
+          return { status: 404, body: { error: err.message, code: 'not_found', message: err.message } };
+        }
       },
     }),
     route({

@@ -180,9 +180,21 @@ export const searchResultsBody = z
   })
   .register(documentedSchemas, { id: 'SearchResults' });
 
+export const mintlifySearchBody = z
+  .array(
+    z.object({
+      content: z.string(),
+      path: z.string().describe("The page's path inside the docs, without its file extension"),
+      metadata: z.object({ title: z.string(), url: z.string(), headings: z.array(z.string()).describe('The heading trail of the passage'), score: z.number() }),
+    }),
+  )
+  .register(documentedSchemas, { id: 'MintlifySearchResults' });
+
 export const originCheckBody = z.object({ origin: z.string(), allowed: z.boolean() }).register(documentedSchemas, { id: 'OriginCheck' });
 
 export const pageBody = z.object({ path: z.string(), content: z.string() }).register(documentedSchemas, { id: 'Page' });
+
+export const pageNotFoundBody = errorBody.extend({ message: z.string().describe("The same as error: Mintlify's name for it") });
 
 const dependencyHealth = z.object({ ok: z.boolean(), latencyMs: z.number(), error: z.string().optional() });
 

@@ -17,7 +17,7 @@ let otherAdmin: string;
 const post = (path: string, body: unknown) =>
   fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${asst}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const search = async (query: string) => {
-  const r = await post(`/discovery/v1/search/${domain}`, { query });
+  const r = await post(`/discovery/v1/search/${domain}/results`, { query });
   expect(r.status).toBe(200);
   return (await r.json()) as { results: Array<{ path: string }>; searchId: string };
 };

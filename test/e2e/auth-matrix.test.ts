@@ -18,6 +18,7 @@ const bodies: Record<string, unknown> = {
   'POST /discovery/v2/assistant/{domain}/message': v2Body('how do I install?'),
   'POST /discovery/v1/assistant/{domain}/message': { fp: 'anonymous', messages: [{ role: 'user', content: 'how do I install?' }] },
   'POST /discovery/v1/search/{domain}': { query: 'install' },
+  'POST /discovery/v1/search/{domain}/results': { query: 'install' },
   'POST /discovery/v1/search/{domain}/click': { searchId: 'srch_x', path: 'index' },
   'POST /discovery/v1/page/{domain}': { path: 'index' },
   'POST /discovery/v1/assistant/{domain}/feedback': { threadId: 'thr_x', rating: 'up' },

@@ -427,7 +427,7 @@ describe('the console, signed in with an operator key', () => {
       .filter({ hasText: /^3 pages indexed/ })
       .waitFor();
     const headers = { authorization: `Bearer ${assistantKey}`, 'content-type': 'application/json' };
-    const found = (await (await fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers, body: JSON.stringify({ query: 'wipe the gear teeth' }) })).json()) as {
+    const found = (await (await fetch(`${gw.url}/discovery/v1/search/${domain}/results`, { method: 'POST', headers, body: JSON.stringify({ query: 'wipe the gear teeth' }) })).json()) as {
       results: Array<{ path: string }>;
     };
     expect(found.results.map((r) => r.path)).toContain('cleaning');

@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 const search = async (body: object, d = domain, k = key): Promise<{ status: number; body: any }> => {
-  const r = await fetch(`${gw.url}/discovery/v1/search/${d}`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${gw.url}/discovery/v1/search/${d}/results`, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: await r.json() };
 };
 const servedIndexes = async (d: string) => Object.keys(await es.indices.getAlias({ name: docsAlias(config.elasticsearch.indexPrefix, d) }));

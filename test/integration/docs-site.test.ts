@@ -97,7 +97,7 @@ afterAll(async () => {
 });
 
 const search = async (query: string) => {
-  const r = await fetch(`${gw.url}/discovery/v1/search/${domain}`, {
+  const r = await fetch(`${gw.url}/discovery/v1/search/${domain}/results`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ query, pageSize: 10 }),

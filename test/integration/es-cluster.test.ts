@@ -88,7 +88,7 @@ afterAll(async () => {
 }, 120_000);
 
 const search = (query: string) =>
-  fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  fetch(`${gw.url}/discovery/v1/search/${domain}/results`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
 const servedIndex = async () => Object.keys(await es.indices.getAlias({ name: docsAlias(config.elasticsearch.indexPrefix, domain) }))[0]!;
 
 describe('a 3-node Elasticsearch cluster losing one node', () => {

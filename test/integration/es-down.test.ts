@@ -29,7 +29,7 @@ afterAll(async () => {
   await deleteTestIndexes(config);
 });
 
-const search = () => callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}`, { query: 'how do I fire the kiln', pageSize: 3 });
+const search = () => callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}/results`, { query: 'how do I fire the kiln', pageSize: 3 });
 const ask = () => callApi(gw.url, key, 'POST', `/discovery/v2/assistant/${domain}/message`, v2Body('how do I fire the kiln?'));
 
 async function expectUnavailable(r: Awaited<ReturnType<typeof search>>): Promise<void> {

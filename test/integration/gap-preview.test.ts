@@ -98,7 +98,7 @@ describe('the gap check preview', () => {
       expect(await r.json()).toEqual({ code: 'not_found', error: `no documentation is published for ${preview}` });
       // Not even a key bound to it (no project may take such a domain; this one is made in the store) can search it.
       const { key } = await gw.deps.keys.create({ kind: 'assistant', orgId: 'acme', domain: preview });
-      const search = await callApi(gw.url, key, 'POST', `/discovery/v1/search/${preview}`, { query: 'install', pageSize: 5 });
+      const search = await callApi(gw.url, key, 'POST', `/discovery/v1/search/${preview}/results`, { query: 'install', pageSize: 5 });
       expect(search.status).toBe(404);
       await gw.deps.tenancy.createOrg('acme');
       // A job id may be a plain name, so its preview domain may look like any other.

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 const page = (key: string, body: object) => callApi(gw.url, key, 'POST', `/discovery/v1/page/${domain}`, body);
-const search = (key: string, body: object) => callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}`, body);
+const search = (key: string, body: object) => callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}/results`, body);
 
 describe('POST /discovery/v1/page/{domain}', () => {
   it("returns a public page's Markdown, whichever way the path is written", async () => {
@@ -56,14 +56,15 @@ describe('POST /discovery/v1/page/{domain}', () => {
     }
   });
 
-  it('is 404 for an unknown path or the root, and 400 for an empty one', async () => {
+  it('is 404 for an unknown path, the root or an empty one (Mintlify takes any path), with Mintlify’s message', async () => {
     const unknown = await page(keys.plain, { path: 'guides/nope' });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: `no page guides/nope in the documentation of ${domain}`, code: 'not_found' });
+    const error = `no page guides/nope in the documentation of ${domain}`;
+    expect(await unknown.json()).toEqual({ error, code: 'not_found', message: error });
     expect((await page(keys.plain, { path: '/' })).status).toBe(404);
     const empty = await page(keys.plain, { path: ' ' });
-    expect(empty.status).toBe(400);
-    expect((await empty.json()).code).toBe('invalid_argument');
+    expect(empty.status).toBe(404);
+    expect((await empty.json()).code).toBe('not_found');
   });
 
   it('answers the same over Connect with the typed client', async () => {

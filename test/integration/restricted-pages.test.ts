@@ -29,7 +29,7 @@ afterAll(async () => {
 
 /** The pages a REST search returns. */
 async function searchedPaths(key: string, filter?: object): Promise<string[]> {
-  const r = await callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}`, { query: question, pageSize: 10, ...(filter ? { filter } : {}) });
+  const r = await callApi(gw.url, key, 'POST', `/discovery/v1/search/${domain}/results`, { query: question, pageSize: 10, ...(filter ? { filter } : {}) });
   expect(r.status).toBe(200);
   return (await r.json()).results.map((x: { path: string }) => x.path);
 }

@@ -1,0 +1,126 @@
+import { testConfig } from '../support/config';
+import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
+import { kilnDocsProjects } from '../support/docs-projects';
+import { startGateway, type RunningGateway } from '../support/gateway';
+import { checkAnswer, type MintlifyOperation, mintlifyOperations, pathOf, validBodies, validQueries } from '../support/mintlify-openapi';
+
+// A client generated from Mintlify's own OpenAPI documents (test/fixtures/mintlify/), against the real gateway: every
+// operation docent serves is called with each documented example and with requests its schema allows, and every
+// answer must be one the document describes (status, content type, body), never a 5xx.
+
+const config = testConfig();
+const domain = 'docs.kiln.test';
+let gw: RunningGateway;
+let keys: { asst: string; admin: string; otherAdmin: string };
+
+/** The Mintlify operations docent serves: the path values and key a call needs, and bodies naming things that exist. */
+const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[] }> = {
+  'POST /discovery/v1/search/{domain}': { params: () => ({ domain }), key: () => keys.asst },
+  'POST /discovery/v1/page/{domain}': { params: () => ({ domain }), key: () => keys.asst, bodies: [{ path: 'index' }, { path: 'index', groups: [] }] },
+};
+
+const operations = mintlifyOperations();
+
+beforeAll(async () => {
+  await ingestMiniDocs(config, domain);
+  gw = await startGateway(sameStack(config));
+  keys = await kilnDocsProjects(gw, domain);
+});
+afterAll(async () => {
+  await deleteTestIndexes(config);
+  await gw?.stop();
+});
+
+async function call(op: MintlifyOperation, query: URLSearchParams, body: unknown) {
+  const s = served[op.name]!;
+  const qs = query.toString();
+  const res = await fetch(`${gw.url}${pathOf(op, s.params())}${qs ? `?${qs}` : ''}`, {
+    method: op.method,
+    headers: { authorization: `Bearer ${s.key()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const type = res.headers.get('content-type');
+  const text = await res.text();
+  return { status: res.status, type, headers: res.headers, body: type?.startsWith('application/json') ? JSON.parse(text) : text };
+}
+
+describe("Mintlify's documents against the gateway", () => {
+  it('names only operations that exist in the documents', () => {
+    const names = new Set(operations.map((o) => o.name));
+    for (const name of Object.keys(served)) expect(names).toContain(name);
+  });
+
+  it('are described by GET /openapi.json, each served operation at its path and method', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const described = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(described).toEqual(expect.arrayContaining(Object.keys(served)));
+  });
+
+  for (const op of operations.filter((o) => o.name in served)) {
+    it(`${op.name}: every schema-valid request gets a documented answer`, async () => {
+      const problems: string[] = [];
+      const statuses = new Set<number>();
+      for (const query of validQueries(op)) {
+        for (const body of [...validBodies(op), ...(served[op.name]!.bodies ?? [])]) {
+          const r = await call(op, query, body);
+          statuses.add(r.status);
+          const asked = `${query.toString() || '(no query)'} ${JSON.stringify(body) ?? ''}`;
+          if (r.status >= 500) problems.push(`${op.name} ${asked}: ${r.status} ${JSON.stringify(r.body)}`);
+          for (const p of checkAnswer(op, r.status, r.type, r.body)) problems.push(`${p} (asked ${asked})`);
+          for (const h of op.responses[String(r.status)]?.headers ?? []) if (!r.headers.has(h)) problems.push(`${op.name} ${r.status}: no ${h} header`);
+        }
+      }
+      expect(problems).toEqual([]);
+      // A run that never succeeded checked nothing of the success schema.
+      expect([...statuses].some((s) => s >= 200 && s < 300)).toBe(true);
+    });
+  }
+});
+
+const post = (path: string, body: unknown, key = keys.asst) =>
+  fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('search: Mintlify’s array on its path, docent’s {results, searchId} on …/results', () => {
+  it('answers the passages best first as {content, path, metadata}, with the search id in a header the click report takes', async () => {
+    const r = await post(`/discovery/v1/search/${domain}`, { query: 'install kiln', pageSize: 3 });
+    expect(r.status).toBe(200);
+    const hits = (await r.json()) as Array<{ content: string; path: string; metadata: { title: string; url: string; headings: string[]; score: number } }>;
+    expect(Array.isArray(hits)).toBe(true);
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.length).toBeLessThanOrEqual(3);
+    expect(hits[0]).toEqual({
+      content: expect.any(String),
+      path: expect.any(String),
+      metadata: { title: expect.any(String), url: expect.stringMatching(/^https:\/\/kiln\.example/), headings: expect.any(Array), score: 1 },
+    });
+    const searchId = r.headers.get('x-search-id');
+    expect(searchId).toMatch(/^srch_/);
+    expect((await post(`/discovery/v1/search/${domain}/click`, { searchId, path: hits[0]!.path })).status).toBe(204);
+  });
+
+  it('gives the same passages in docent’s shape at …/results', async () => {
+    const mintlify = (await (await post(`/discovery/v1/search/${domain}`, { query: 'install kiln' })).json()) as Array<{ path: string; content: string }>;
+    const r = await post(`/discovery/v1/search/${domain}/results`, { query: 'install kiln' });
+    const docent = (await r.json()) as { results: Array<{ path: string; content: string; title: string; score: number }>; searchId: string };
+    expect(docent.searchId).toMatch(/^srch_/);
+    expect(docent.results.map((p) => [p.path, p.content])).toEqual(mintlify.map((p) => [p.path, p.content]));
+  });
+
+  it('finds nothing for an empty query on Mintlify’s path, where docent’s own path refuses it', async () => {
+    const r = await post(`/discovery/v1/search/${domain}`, { query: '   ' });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual([]);
+    expect((await post(`/discovery/v1/search/${domain}/results`, { query: '   ' })).status).toBe(400);
+  });
+});
+
+describe('page: Mintlify’s 404 body', () => {
+  it('says why in `message` (and docent’s error and code) for an unknown or empty path', async () => {
+    for (const path of ['no/such/page', '']) {
+      const r = await post(`/discovery/v1/page/${domain}`, { path });
+      expect(r.status).toBe(404);
+      const body = (await r.json()) as { error: string };
+      expect(body).toEqual({ error: expect.stringContaining('no page'), code: 'not_found', message: body.error });
+    }
+  });
+});
