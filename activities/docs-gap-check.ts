@@ -103,15 +103,16 @@ export function createGapCheckActivities(deps: GapCheckDeps) {
     async commentOnPullRequest(input: { repository: string; forgeId?: string; pullRequest: number; jobId: string; result: GapCheckResult }): Promise<void> {
       const { owner, name: repo } = resolveRepository(input.repository, deps.gitBaseUrl);
       const marker = gapCommentMarker(input.jobId, input.result.turn);
+      const forge = await deps.forges.forgeOf(input.forgeId);
       try {
-        const { octokit } = await (await deps.forges.githubOf(input.forgeId)).access(owner, repo);
-        const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.pullRequest, per_page: 100 });
-        if (comments.some((c) => c.body?.startsWith(marker))) return;
-        await octokit.rest.issues.createComment({ owner, repo, issue_number: input.pullRequest, body: gapCheckComment(input.jobId, input.result) });
+        const client = await forge.repository(owner, repo);
+        const comments = await client.comments(input.pullRequest);
+        if (comments.some((c) => c.body.startsWith(marker))) return;
+        await client.comment(input.pullRequest, gapCheckComment(input.jobId, input.result));
       } catch (err) {
         const status = (err as { status?: number }).status;
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused the gap check comment (HTTP ${status})`, nonRetryable: true });
+          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `${forge.displayName} refused the gap check comment (HTTP ${status})`, nonRetryable: true });
         }
         throw err;
       }

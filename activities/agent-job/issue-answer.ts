@@ -2,7 +2,7 @@
 // pull request's link once it opens.
 import type { JobLedger } from '../../src/jobs/ledger';
 import type { JobIssue } from '../../src/jobs/job';
-import type { RepositoryClient } from '../../src/github/client';
+import type { ForgeRepository } from '../../src/forges/forge';
 import { statusOf } from '../../src/github/github-errors';
 
 const issueAnswerMarker = (jobId: string) => `<!-- docent:answer job=${jobId} issue -->`;
@@ -18,16 +18,15 @@ export async function issueOfBranch(ledger: Pick<JobLedger, 'jobs'>, prefix: str
 }
 
 /** Comments the pull request's link on the issue once: a retry, or a later turn, finds the answer already there. */
-export async function answerIssue(client: RepositoryClient, issue: JobIssue, jobId: string, pullRequestUrl: string): Promise<void> {
-  const { octokit, owner, repo } = client;
+export async function answerIssue(client: ForgeRepository, issue: JobIssue, jobId: string, pullRequestUrl: string): Promise<void> {
   const marker = issueAnswerMarker(jobId);
   try {
-    const earlier = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issue.number, per_page: 100 });
-    if (earlier.some((c) => c.body?.includes(marker))) return;
-    await octokit.rest.issues.createComment({ owner, repo, issue_number: issue.number, body: `I opened ${pullRequestUrl} for this issue; merging it closes the issue.\n\n${marker}` });
+    const earlier = await client.comments(issue.number);
+    if (earlier.some((c) => c.body.includes(marker))) return;
+    await client.comment(issue.number, `I opened ${pullRequestUrl} for this issue; merging it closes the issue.\n\n${marker}`);
   } catch (err) {
     const status = statusOf(err);
-    // The pull request is open either way; an issue GitHub will not let docent comment on is not worth failing the turn.
+    // The pull request is open either way; an issue the forge will not let docent comment on is not worth failing the turn.
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) return;
     throw err;
   }

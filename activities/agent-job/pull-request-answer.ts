@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { githubClientFor } from '../../src/github/client';
 import type { ForgeRegistry } from '../../src/forges/forge-registry';
+import { repositoryOn } from '../../src/forges/forge-repository';
 import { inertMarkdown } from '../../src/github/inert-markdown';
 import { answerMarker } from '../../src/github/mentions';
 import type { AnswerPullRequestInput, TurnEnding } from '../../workflows/agent-job-contract';
@@ -28,18 +28,18 @@ export function createPullRequestAnswerActivities(deps: { forges: ForgeRegistry;
   return {
     /** Comments the turn's answer on its pull request, once: a retry finds the answer an earlier attempt posted. */
     async answerPullRequestComment(input: AnswerPullRequestInput): Promise<{ commentId: number }> {
-      const { octokit, owner, repo } = await githubClientFor(await deps.forges.githubOf(input.reply.forgeId), deps.gitUrl, input.reply.repository);
+      const forge = await deps.forges.forgeOf(input.reply.forgeId);
+      const client = await repositoryOn(forge, input.reply.repository);
       const marker = answerMarker(input.jobId, input.turn, input.attempt);
       try {
-        const earlier = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: input.reply.pullNumber, per_page: 100 });
-        const posted = earlier.find((c) => c.body?.includes(marker));
+        const earlier = await client.comments(input.reply.pullNumber);
+        const posted = earlier.find((c) => c.body.includes(marker));
         if (posted) return { commentId: posted.id };
-        const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: input.reply.pullNumber, body: answerText(input) });
-        return { commentId: data.id };
+        return { commentId: (await client.comment(input.reply.pullNumber, answerText(input))).id };
       } catch (err) {
         const status = statusOf(err);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
-          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `GitHub refused the answer (HTTP ${status})`, nonRetryable: true });
+          throw ApplicationFailure.create({ type: 'PullRequestRejected', message: `${forge.displayName} refused the answer (HTTP ${status})`, nonRetryable: true });
         }
         throw err;
       }

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Output } from '../admin/tenancy-operations';
 import type { ForgeStores } from '../admin/forge-operations';
 import { loadConfig } from '../config';
+import { forgeKinds } from '../forges/forge-connection';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
 import { printed, UsageError } from './print-output';
 import { forgeUsage } from './usage-texts';
@@ -45,8 +46,8 @@ async function withForgeStores(run: (s: ForgeStores) => Promise<Output>): Promis
 
 /** The body of POST /v2/admin/orgs/{org}/forges from the flags; the token comes from standard input, never argv. */
 async function addBody(v: Values): Promise<Record<string, unknown>> {
-  if (v.kind === undefined) throw new UsageError('--kind is required (github)');
-  if (v.kind !== 'github') throw new UsageError(`--kind must be github, not ${v.kind}`);
+  if (v.kind === undefined) throw new UsageError(`--kind is required (${forgeKinds.join(', ')})`);
+  if (!(forgeKinds as readonly string[]).includes(v.kind)) throw new UsageError(`--kind must be one of ${forgeKinds.join(', ')}, not ${v.kind}`);
   if (v['token-stdin'] === (v['app-installation'] !== undefined)) throw new UsageError('give either --token-stdin (a token read from standard input) or --app-installation <id>');
   const urls = { ...(v['api-url'] !== undefined && { apiUrl: v['api-url'] }), ...(v['git-url'] !== undefined && { gitUrl: v['git-url'] }) };
   if (v['app-installation'] !== undefined) {

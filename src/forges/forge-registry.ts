@@ -3,6 +3,8 @@ import { AppError } from '../errors';
 import { GitHubCredentials } from '../github/credentials';
 import type { Logger } from '../log';
 import { GitAccessRefused, type GitAccessSettings } from '../git/access';
+import type { Forge } from './forge';
+import { GitHubForge } from './github/github-forge';
 import { anonymousForgeId, deploymentForgeId, type ForgeConnection } from './forge-connection';
 import type { ForgeStore } from './forge-store';
 
@@ -20,7 +22,7 @@ export function sharesDeployment(patterns: string[], orgId: string): boolean {
  * organizations DOCENT_GITHUB_SHARED_ORGS names, or every one when it has no credential to lend.
  */
 export class ForgeRegistry {
-  private readonly credentialsById = new Map<string, GitHubCredentials>();
+  private readonly forgesById = new Map<string, Forge>();
 
   constructor(
     /** Absent: a registry of the deployment's connection alone (a single step run outside the worker). */
@@ -65,13 +67,14 @@ export class ForgeRegistry {
   async gitAccess(forgeId: string | undefined, base: GitAccessSettings): Promise<GitAccessSettings> {
     // No host is this connection's: every URL is "another host", reached without a credential at checked addresses.
     if (forgeId === anonymousForgeId) return { allowPrivateNetworks: base.allowPrivateNetworks, gitBaseUrl: 'https://no-forge.invalid' };
-    return { ...base, gitBaseUrl: (await this.connection(forgeId)).gitUrl, credentials: await this.githubOf(forgeId) };
+    const c = await this.connection(forgeId);
+    return { ...base, gitBaseUrl: c.gitUrl, forge: this.forge(c) };
   }
 
-  /** The GitHub credentials of the connection a job recorded, for its API calls (pull requests, checks, comments). */
-  async githubOf(forgeId: string | undefined): Promise<GitHubCredentials> {
+  /** The forge of the connection a job recorded, for its API calls (pull requests, checks, comments). */
+  async forgeOf(forgeId: string | undefined): Promise<Forge> {
     if (forgeId === anonymousForgeId) throw new GitAccessRefused('credential', 'the repository is on a host no forge connection serves: docent can clone it, not open pull requests on it');
-    return this.credentials(await this.connection(forgeId));
+    return this.forge(await this.connection(forgeId));
   }
 
   private async connection(forgeId: string | undefined): Promise<ForgeConnection> {
@@ -80,15 +83,23 @@ export class ForgeRegistry {
     return c;
   }
 
-  /** The GitHub credentials of one connection, kept per process so installation tokens are cached across steps. */
-  credentials(c: ForgeConnection): GitHubCredentials {
+  /** The forge of one connection, by its kind; kept per process so installation tokens are cached across steps. */
+  forge(c: ForgeConnection): Forge {
     // A connection's credential never changes: a new one is a new connection, with a new id.
-    let credentials = this.credentialsById.get(c.id);
-    if (!credentials) {
-      credentials = new GitHubCredentials(settingsOf(c, this.github), this.log);
-      this.credentialsById.set(c.id, credentials);
+    let forge = this.forgesById.get(c.id);
+    if (!forge) {
+      forge = this.build(c);
+      this.forgesById.set(c.id, forge);
     }
-    return credentials;
+    return forge;
+  }
+
+  /** The one place a connection's kind picks its module. */
+  private build(c: ForgeConnection): Forge {
+    switch (c.kind) {
+      case 'github':
+        return new GitHubForge(new GitHubCredentials(settingsOf(c, this.github), this.log));
+    }
   }
 }
 

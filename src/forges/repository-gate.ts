@@ -96,7 +96,7 @@ export class RepositoryGate {
 
   private async ask(c: ForgeConnection, owner: string, name: string) {
     try {
-      return await this.forges.credentials(c).reach(owner, name);
+      return await this.forges.forge(c).reach(owner, name);
     } catch (err) {
       if (err instanceof AppError) throw err;
       if (err instanceof GitHubAppRefused && !(err instanceof GitHubAppNotInstalled)) throw new AppError('failed_precondition', err.message);

@@ -4,7 +4,7 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { AppError } from '../errors';
 import { GitHubAppRefused } from '../github/github-errors';
-import type { GitHubCredentials } from '../github/credentials';
+import type { Forge } from '../forges/forge';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
 
 export interface ResolvedRepository {
@@ -60,8 +60,8 @@ export interface RemoteAccess {
 export interface GitAccessSettings {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
   gitBaseUrl: string;
-  /** Where the git host's credential comes from (a token, or the App's installation token for the one repository). */
-  credentials?: GitHubCredentials;
+  /** Where the git host's credential comes from: the connection's forge (a token, or an App's installation token for the one repository). */
+  forge?: Pick<Forge, 'gitPassword'>;
   /** The token itself, for callers without credentials (tests of a single step). */
   token?: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
@@ -105,11 +105,10 @@ export async function remoteAccess(cloneUrl: string, opts: { gitBaseUrl: string;
 
 /** The password git sends to the configured git host for the repository; none for a repository on any other host. */
 async function hostToken(repository: ResolvedRepository, settings: GitAccessSettings, readOnly: boolean): Promise<string | undefined> {
-  if (!settings.credentials) return settings.token;
+  if (!settings.forge) return settings.token;
   if (new URL(repository.cloneUrl).origin !== new URL(settings.gitBaseUrl).origin) return undefined;
-  const { credentials } = settings;
   try {
-    return readOnly ? await credentials.readOnlyGitToken(repository.owner, repository.name) : (await credentials.access(repository.owner, repository.name)).gitToken;
+    return await settings.forge.gitPassword(repository.owner, repository.name, { readOnly });
   } catch (err) {
     if (err instanceof GitHubAppRefused) throw new GitAccessRefused('credential', err.message, { cause: err });
     throw err;

@@ -12,7 +12,8 @@ import { resolveRepository } from '../git/access';
 import type { JobDoc } from '../jobs/job';
 import type { Logger } from '../log';
 import type { ProjectDoc, TenancyStore } from '../tenancy/store';
-import { githubClientFor, type RepositoryClient } from './client';
+import type { ForgeRepository } from '../forges/forge';
+import { repositoryOn } from '../forges/forge-repository';
 import { canPush, type CollaboratorPermissions } from './collaborator-permissions';
 import { projectInScope, type DeliveryScope } from './delivery-scope';
 import type { DeliveryAutomationRun, GitHubDeliveryDoc } from './deliveries';
@@ -121,7 +122,7 @@ export class AutomationTriggers {
     if (listening.length === 0) return { ...about, outcome: 'ignored', reason: `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}` };
     const sender = p.sender?.login;
     if (!sender) return { ...about, outcome: 'ignored', reason: 'the event names no sender' };
-    const access = await this.d.permissions.of(await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository), sender);
+    const access = await this.d.permissions.of(scope.forgeId, await repositoryOn(scope.forge, repository), sender);
     const doing = p.action === 'assigned' ? 'assigned it' : 'labeled it';
     if (!canPush(access))
       return {
@@ -131,8 +132,7 @@ export class AutomationTriggers {
         reason: `${sender}, who ${doing}, has the role ${access.role} on ${repository}: only people with write, maintain or admin start a job from an issue`,
       };
     const runs = await this.startIssueRuns(listening, repository, p.issue);
-    if (runs.some((r) => r.status === 'started'))
-      await this.react(scope, repository, (c) => c.octokit.rest.reactions.createForIssue({ owner: c.owner, repo: c.repo, issue_number: p.issue.number, content: 'eyes' }));
+    if (runs.some((r) => r.status === 'started')) await this.react(scope, repository, (c) => c.react({ kind: 'issue', number: p.issue.number }));
     return { ...about, author: sender, ...outcomeOf(runs, 'no issue automation answers it') };
   }
 
@@ -145,12 +145,12 @@ export class AutomationTriggers {
     const body = p.comment.body ?? '';
     const repository = p.repository.full_name;
     if ((await this.projectsOf(repository, scope)).length === 0) return { ...about, outcome: 'ignored', reason: 'no project works on this repository' };
-    const client = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository);
-    const access = await this.d.permissions.of(client, p.comment.user.login);
+    const client = await repositoryOn(scope.forge, repository);
+    const access = await this.d.permissions.of(scope.forgeId, client, p.comment.user.login);
     if (!canPush(access))
       return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
     const all = await this.issueAutomations(repository, scope);
-    const react = () => client.octokit.rest.reactions.createForIssueComment({ owner: client.owner, repo: client.repo, comment_id: p.comment.id, content: 'eyes' });
+    const react = (c: ForgeRepository) => c.react({ kind: 'comment', id: p.comment.id });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
     const earlier = await this.d.store.startedRunOf(
       all.map((a) => a._id),
@@ -163,8 +163,8 @@ export class AutomationTriggers {
       const earlierTurn = await this.d.turnOfDelivery(job._id, deliveryKey);
       if (earlierTurn !== null) return { ...onJob, turn: earlierTurn, outcome: 'turn_started' };
       const refuse = async (reason: string): Promise<TriggerOutcome> => {
-        await client.octokit.rest.issues
-          .createComment({ owner: client.owner, repo: client.repo, issue_number: p.issue.number, body: `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}` })
+        await client
+          .comment(p.issue.number, `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}`)
           .catch((err: unknown) => this.d.log.warn({ err, repository, issue: p.issue.number }, 'could not comment on the issue'));
         return { ...onJob, outcome: 'refused', reason };
       };
@@ -204,10 +204,10 @@ export class AutomationTriggers {
     );
   }
 
-  /** A reaction shows the event was acted on; one GitHub refuses is logged, never fatal. */
-  private async react(scope: DeliveryScope, repository: string, call: (c: RepositoryClient) => Promise<unknown>): Promise<void> {
+  /** A reaction shows the event was acted on; one the forge refuses is logged, never fatal. */
+  private async react(scope: DeliveryScope, repository: string, call: (c: ForgeRepository) => Promise<unknown>): Promise<void> {
     try {
-      await call(await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository));
+      await call(await repositoryOn(scope.forge, repository));
     } catch (err) {
       this.d.log.warn({ err, repository }, 'could not react on the issue');
     }
@@ -237,15 +237,13 @@ export class AutomationTriggers {
     return outcomeOf(runs, 'no automation answers it');
   }
 
-  /** The pull request's diff as GitHub serves it (`application/vnd.github.diff`); one GitHub will not serve is named instead. */
+  /** The pull request's diff as its forge serves it; one the forge will not serve is named instead. */
   private async diffOf(scope: DeliveryScope, repository: string, number: number): Promise<string> {
     try {
-      const { octokit, owner, repo } = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, repository);
-      const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number, mediaType: { format: 'diff' } });
-      return String(data);
+      return await (await repositoryOn(scope.forge, repository)).pullRequestDiff(number);
     } catch (err) {
       this.d.log.warn({ err, repository, number }, 'could not read the merged pull request diff');
-      return `(GitHub did not serve the diff: HTTP ${(err as { status?: number }).status ?? 'error'})`;
+      return `(${scope.forge.displayName} did not serve the diff: HTTP ${(err as { status?: number }).status ?? 'error'})`;
     }
   }
 

@@ -11,7 +11,8 @@ import type { Logger } from '../log';
 import type { TenancyStore } from '../tenancy/store';
 import type { GitHubDeliveryInput } from '../../workflows/github-delivery-contract';
 import { AutomationTriggers } from './automation-triggers';
-import { githubClientFor, type RepositoryClient } from './client';
+import type { ForgeRepository } from '../forges/forge';
+import { repositoryOn } from '../forges/forge-repository';
 import { canPush, CollaboratorPermissions } from './collaborator-permissions';
 import { repositoryKey, type DeliveryHandling, type GitHubDeliveryStore } from './deliveries';
 import { projectInScope, type DeliveryScope } from './delivery-scope';
@@ -52,15 +53,6 @@ interface SteeringComment {
   body: string;
   author: string;
   location?: ReviewLocation;
-}
-
-/** The state of a pull request as GitHub reports it now. */
-interface PullRequestState {
-  open: boolean;
-  merged: boolean;
-  headRef: string;
-  headRepository: string | null;
-  url: string;
 }
 
 /**
@@ -113,7 +105,7 @@ export class GitHubDeliveryHandler {
     const { forgeId, orgId, projectId } = input.scope;
     const connection = forgeId === deploymentForgeId ? this.d.forges.deployment() : await this.d.forges.byId(forgeId);
     if (!connection) return null;
-    return { forgeId, ...(orgId ? { orgId } : {}), ...(projectId ? { projectId } : {}), credentials: this.d.forges.credentials(connection) };
+    return { forgeId, ...(orgId ? { orgId } : {}), ...(projectId ? { projectId } : {}), forge: this.d.forges.forge(connection) };
   }
 
   private onIssueComment(p: EventPayload<'issue_comment'>, scope: DeliveryScope, key: string): Promise<DeliveryHandling> {
@@ -143,11 +135,11 @@ export class GitHubDeliveryHandler {
 
   private async onComment(scope: DeliveryScope, key: string, c: SteeringComment): Promise<DeliveryHandling> {
     const about = { pullNumber: c.pullNumber, author: c.author };
-    const client = await githubClientFor(scope.credentials, this.d.config.github.gitUrl, c.repository);
-    const access = await this.permissions.of(client, c.author);
+    const client = await repositoryOn(scope.forge, c.repository);
+    const access = await this.permissions.of(scope.forgeId, client, c.author);
     if (!canPush(access)) return ignored(`the author's role on ${c.repository} is ${access.role}: only people with write, maintain or admin may steer a job`, about);
-    const pr = await this.pullRequestState(client, c.pullNumber);
-    if (!pr) return ignored('the pull request was not found on GitHub', about);
+    const pr = await client.pullRequest(c.pullNumber);
+    if (!pr) return ignored(`the pull request was not found on ${scope.forge.displayName}`, about);
     const job = await this.jobOfBranch(c.repository, pr.headRef, pr.headRepository, scope);
     if (!job) return ignored(notOurJob, about);
     const onJob = { ...about, projectId: job.projectId, jobId: job._id };
@@ -227,36 +219,20 @@ export class GitHubDeliveryHandler {
     return repositoryKey(owner, name) === repository.toLowerCase() ? job : null;
   }
 
-  private async pullRequestState(client: RepositoryClient, pullNumber: number): Promise<PullRequestState | null> {
-    try {
-      const { data } = await client.octokit.rest.pulls.get({ owner: client.owner, repo: client.repo, pull_number: pullNumber });
-      return { open: data.state === 'open', merged: data.merged === true, headRef: data.head.ref, headRepository: data.head.repo?.full_name ?? null, url: data.html_url };
-    } catch (err) {
-      if ((err as { status?: number }).status === 404) return null;
-      throw err;
-    }
+  /** The `eyes` reaction: the comment was read and acted on. A reaction the forge refuses is logged, never fatal. */
+  private async acknowledge(client: ForgeRepository, c: SteeringComment): Promise<void> {
+    await client
+      .react(c.kind === 'issue' ? { kind: 'comment', id: c.commentId } : { kind: 'review_comment', id: c.commentId })
+      .catch((err: unknown) => this.d.log.warn({ err, repository: c.repository, commentId: c.commentId }, 'could not react to the comment'));
   }
 
-  /** The `eyes` reaction: the comment was read and acted on. A reaction GitHub refuses is logged, never fatal. */
-  private async acknowledge(client: RepositoryClient, c: SteeringComment): Promise<void> {
-    const { octokit, owner, repo } = client;
-    const react =
-      c.kind === 'issue'
-        ? octokit.rest.reactions.createForIssueComment({ owner, repo, comment_id: c.commentId, content: 'eyes' })
-        : octokit.rest.reactions.createForPullRequestReviewComment({ owner, repo, comment_id: c.commentId, content: 'eyes' });
-    await react.catch((err: unknown) => this.d.log.warn({ err, repository: c.repository, commentId: c.commentId }, 'could not react to the comment'));
-  }
-
-  private async refuse(client: RepositoryClient, pullNumber: number, onJob: Partial<DeliveryHandling>, reason: string): Promise<DeliveryHandling> {
+  private async refuse(client: ForgeRepository, pullNumber: number, onJob: Partial<DeliveryHandling>, reason: string): Promise<DeliveryHandling> {
     await this.notice(client, pullNumber, onJob.jobId!, `I did not act on this comment: ${reason}.`);
     return { ...onJob, outcome: 'refused', reason };
   }
 
-  /** A comment that answers without a turn (archived, refused); a comment GitHub refuses is logged. */
-  private async notice(client: RepositoryClient, pullNumber: number, jobId: string, text: string): Promise<void> {
-    const { octokit, owner, repo } = client;
-    await octokit.rest.issues
-      .createComment({ owner, repo, issue_number: pullNumber, body: `${text}\n\n${noticeMarker(jobId)}` })
-      .catch((err: unknown) => this.d.log.warn({ err, jobId, pullNumber }, 'could not comment on the pull request'));
+  /** A comment that answers without a turn (archived, refused); a comment the forge refuses is logged. */
+  private async notice(client: ForgeRepository, pullNumber: number, jobId: string, text: string): Promise<void> {
+    await client.comment(pullNumber, `${text}\n\n${noticeMarker(jobId)}`).catch((err: unknown) => this.d.log.warn({ err, jobId, pullNumber }, 'could not comment on the pull request'));
   }
 }

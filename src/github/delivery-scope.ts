@@ -1,6 +1,6 @@
 import { deploymentForgeId } from '../forges/forge-connection';
 import type { ProjectDoc } from '../tenancy/store';
-import type { GitHubCredentials } from './credentials';
+import type { Forge } from '../forges/forge';
 
 /**
  * Whose a verified delivery is: the forge connection whose secret signed it. It acts only on the projects (and their
@@ -14,7 +14,8 @@ export interface DeliveryScope {
   orgId?: string;
   /** Token mode: the project whose own webhook secret signed it. */
   projectId?: string;
-  credentials: GitHubCredentials;
+  /** The connection's forge: every API call the delivery causes goes through it. */
+  forge: Forge;
 }
 
 /** Whether a delivery of this scope may act on the project. */

@@ -14,7 +14,9 @@ import { repositoryKey, type DeliveryContext, type DeliveryHandling, type GitHub
 import { screen } from './delivery-screen';
 import { anyEvent, deliverySubject } from './payloads';
 import { automationRunsFor } from './automation-triggers';
-import { signatureMatches, type ProjectWebhookSecrets } from './webhook-secrets';
+import type { ProjectWebhookSecrets } from './webhook-secrets';
+import type { DeliveryHeaders } from '../forges/forge';
+import { githubWebhooks } from '../forges/github/github-forge';
 import { DeliverySigners } from './webhook-signers';
 
 export interface GitHubWebhookDeps {
@@ -73,7 +75,7 @@ export class GitHubWebhookService {
     if (event && /^[a-z_]{1,60}$/.test(event) && !this.signers.allows(signer, event)) {
       throw new AppError('unauthenticated', `X-Hub-Signature-256: in token mode a ${event} delivery must be signed with its project's own webhook secret (docent project webhook-secret)`);
     }
-    let scope: Omit<DeliveryScope, 'credentials'> = { forgeId: deploymentForgeId };
+    let scope: Omit<DeliveryScope, 'forge'> = { forgeId: deploymentForgeId };
     if ('verifiedFor' in signer) {
       // A project's own secret speaks for that project only, and only while it is on the deployment's connection.
       const project = await this.d.tenancy.getProject(signer.verifiedFor);
@@ -81,31 +83,38 @@ export class GitHubWebhookService {
         throw new AppError('unauthenticated', 'X-Hub-Signature-256: the project of this secret now reaches its repository through a forge connection: use its webhook URL');
       scope = { ...scope, orgId: project.orgId, projectId: project._id };
     }
-    return this.accept(headers, body, scope, 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {});
+    return this.accept(githubWebhooks.read(headers), body, (_event, payload) => payload, scope, 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {});
   }
 
-  /** Handles one POST /forges/{forgeId}/webhook: verified with that connection's own secret, acting only within its organization. */
+  /**
+   * Handles one POST /forges/{forgeId}/webhook: verified the way the connection's forge signs (GitHub's
+   * X-Hub-Signature-256, Gitea's X-Gitea-Signature) with that connection's own secret, acting only within its organization.
+   */
   async receiveForConnection(forgeId: string, headers: IncomingHttpHeaders, rawBody: string | undefined): Promise<Received> {
     const connection = forgeId === deploymentForgeId ? null : await this.d.forges.byId(forgeId);
     // An unknown connection and a wrong signature are told apart only by their status: neither names an organization.
     if (!connection?.webhookSecret) throw new AppError('not_found', `no forge connection ${forgeId}`);
-    const signature = header(headers, 'x-hub-signature-256');
-    if (!signature) throw new AppError('unauthenticated', 'X-Hub-Signature-256 is missing');
+    const { webhooks } = this.d.forges.forge(connection);
+    const signature = webhooks.signatureHeader;
+    if (!header(headers, signature.toLowerCase())) throw new AppError('unauthenticated', `${signature} is missing`);
     const body = rawBody ?? '';
-    if (!(await signatureMatches(connection.webhookSecret, body, signature)))
-      throw new AppError('unauthenticated', "X-Hub-Signature-256 does not match the body with this connection's webhook secret");
-    return this.accept(headers, body, { forgeId: connection.id, orgId: connection.orgId }, {});
+    if (!(await webhooks.verify(connection.webhookSecret, body, headers))) throw new AppError('unauthenticated', `${signature} does not match the body with this connection's webhook secret`);
+    return this.accept(webhooks.read(headers), body, webhooks.normalize, { forgeId: connection.id, orgId: connection.orgId }, {});
   }
 
-  /** A verified delivery: read, recorded once (per scope), settled now or handed to its durable step. */
-  private async accept(headers: IncomingHttpHeaders, body: string, scope: Omit<DeliveryScope, 'credentials'>, verifiedFor: { verifiedFor?: string }): Promise<Received> {
-    const id = header(headers, 'x-github-delivery');
-    const event = header(headers, 'x-github-event');
+  /** A verified delivery: read (in docent's shapes, `normalize`), recorded once (per scope), settled now or handed to its durable step. */
+  private async accept(
+    { id, event }: DeliveryHeaders,
+    body: string,
+    normalize: (event: string, payload: unknown) => unknown,
+    scope: Omit<DeliveryScope, 'forge'>,
+    verifiedFor: { verifiedFor?: string },
+  ): Promise<Received> {
     if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
     if (!event || !/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
     let payload: unknown;
     try {
-      payload = JSON.parse(body);
+      payload = normalize(event, JSON.parse(body));
     } catch {
       throw new AppError('invalid_argument', 'the body is not JSON: set the webhook content type to application/json');
     }

@@ -1,4 +1,5 @@
 import { GitAccessRefused, repositoryAccess } from '../../src/git/access';
+import { GitHubForge } from '../../src/forges/github/github-forge';
 import { GitHubCredentials } from '../../src/github/credentials';
 import { HiddenText } from '../../src/config';
 import { createTestApp, type TestApp } from '../support/github-app-double';
@@ -73,7 +74,7 @@ describe('GitHub App installation tokens', () => {
 
   it("gives git the installation token for the App's repositories and refuses git access to one it is not installed on", async () => {
     const { github, credentials } = await appGitHub();
-    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const settings = { gitBaseUrl: git.url, forge: new GitHubForge(credentials), allowPrivateNetworks: [] };
     const access = await repositoryAccess('acme/widgets', settings);
     expect(access.cloneUrl).toBe(`${git.url}/acme/widgets.git`);
     expect(Object.keys(access.config)).toEqual([`http.${git.url}/.extraHeader`]);
@@ -86,7 +87,7 @@ describe('GitHub App installation tokens', () => {
 
   it('gives git a token that only reads when asked for read-only access (a context repository): it may fetch, never push', async () => {
     const { github, credentials } = await appGitHub();
-    const settings = { gitBaseUrl: git.url, credentials, allowPrivateNetworks: [] };
+    const settings = { gitBaseUrl: git.url, forge: new GitHubForge(credentials), allowPrivateNetworks: [] };
     const header = Object.values((await repositoryAccess('acme/widgets', settings, { readOnly: true })).config)[0]!;
     const token = Buffer.from(header.replace('Authorization: Basic ', ''), 'base64').toString('utf8').replace('x-access-token:', '');
     expect(github.tokenRequests.at(-1)?.permissions).toEqual({ contents: 'read' });
