@@ -3,7 +3,7 @@ import { createAutomationBody, listRunsQuery, updateAutomationBody } from '../au
 import type { Deps } from '../deps';
 import { projectOrigins } from '../edge/cors';
 import { parseInput } from '../validate';
-import { automationBody, automationListBody, automationRunBody, automationRunListBody } from './automation-schemas';
+import { automationBody, automationListBody, automationRunBody, automationRunListBody, mintlifyTriggerBody } from './automation-schemas';
 import { deletedBody } from './response-schemas';
 import type { Caller } from '../auth/api-keys';
 import { route, type CorsPolicy, type RestRequest, type Route } from './router';
@@ -12,7 +12,28 @@ const theAutomation = { 200: { description: 'The automation', json: automationBo
 
 /** REST paths of automations (docs/automations.md): the admin key of the project. */
 export function automationRoutes(deps: Deps): Route[] {
-  return automationRoutesAt(deps, { base: '/v2/agent/{projectId}/automations', auth: 'admin', cors: projectOrigins(deps.tenancy, deps.config.corsOrigins), callerOf: async (req) => req.caller! });
+  const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
+  return [...automationRoutesAt(deps, { base: '/v2/agent/{projectId}/automations', auth: 'admin', cors, callerOf: async (req) => req.caller! }), mintlifyTriggerRoute(deps, cors)];
+}
+
+/**
+ * Mintlify's automation trigger (`POST /v1/workflow/{projectId}/{workflowSchemaId}/trigger`): its workflow schema is
+ * docent's automation and the queued instance is the run, so it answers what docent's own trigger does, in Mintlify's body.
+ */
+function mintlifyTriggerRoute(deps: Deps, cors: CorsPolicy): Route {
+  return route({
+    method: 'POST',
+    path: '/v1/workflow/{projectId}/{workflowSchemaId}/trigger',
+    summary:
+      "Mintlify's automation trigger: runs the automation workflowSchemaId now, as POST /v2/agent/{projectId}/automations/{automationId}/trigger does (202 {schemaId, instanceId, jobId}: the automation, its run and the job the run started); a paused automation is 400, an unknown one 404",
+    auth: 'admin',
+    cors,
+    responses: { 202: { description: 'The run was queued and started the job jobId', json: mintlifyTriggerBody } },
+    handler: async (req) => {
+      const run = await deps.automations.trigger(req.caller, req.params.projectId!, req.params.workflowSchemaId!);
+      return { status: 202, body: { schemaId: run.automationId, instanceId: run._id, jobId: run.jobId } };
+    },
+  });
 }
 
 /** Where a set of automation routes lives and who calls it: the agent API's admin key, or the operator API's own check. */

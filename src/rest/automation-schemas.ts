@@ -57,3 +57,11 @@ export const automationRunBody = z
   .register(documentedSchemas, { id: 'AutomationRun' });
 
 export const automationRunListBody = z.object({ runs: z.array(automationRunBody) }).register(documentedSchemas, { id: 'AutomationRunList' });
+
+export const mintlifyTriggerBody = z
+  .object({
+    schemaId: z.string().describe('The automation triggered (Mintlify: the workflow schema)'),
+    instanceId: z.string().describe('Its run: GET /v2/agent/{projectId}/automations/{automationId}/runs lists it'),
+    jobId: z.string().describe('The agent job the run started (GET /v2/agent/{projectId}/job/{jobId})'),
+  })
+  .register(documentedSchemas, { id: 'MintlifyAutomationTrigger' });

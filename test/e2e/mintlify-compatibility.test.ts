@@ -2,34 +2,57 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { kilnDocsProjects } from '../support/docs-projects';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { terminateJobWorkflows } from '../support/workerless-jobs';
+import { type ScriptedModel, modelSettings, startScriptedModel } from '../support/scripted-model';
 import { checkAnswer, type MintlifyOperation, mintlifyOperations, pathOf, validBodies, validQueries } from '../support/mintlify-openapi';
 
 // A client generated from Mintlify's own OpenAPI documents (test/fixtures/mintlify/), against the real gateway: every
 // operation docent serves is called with each documented example and with requests its schema allows, and every
-// answer must be one the document describes (status, content type, body), never a 5xx.
+// answer must be one the document describes (status, content type, body), never a 5xx. No worker runs: the agent jobs
+// the calls start wait in Temporal, where the suite ends them.
 
 const config = testConfig();
 const domain = 'docs.kiln.test';
 let gw: RunningGateway;
+let model: ScriptedModel;
 let keys: { asst: string; admin: string; otherAdmin: string };
+/** The agent project `widgets` (org acme): its admin key and an automation of it. */
+let widgets: { admin: string; automationId: string };
 
 /** The Mintlify operations docent serves: the path values and key a call needs, and bodies naming things that exist. */
 const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[] }> = {
   'POST /discovery/v1/search/{domain}': { params: () => ({ domain }), key: () => keys.asst },
   'POST /discovery/v1/page/{domain}': { params: () => ({ domain }), key: () => keys.asst, bodies: [{ path: 'index' }, { path: 'index', groups: [] }] },
+  'POST /v1/workflow/{projectId}/{workflowSchemaId}/trigger': { params: () => ({ projectId: 'widgets', workflowSchemaId: widgets.automationId }), key: () => widgets.admin },
 };
 
 const operations = mintlifyOperations();
 
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);
-  gw = await startGateway(sameStack(config));
+  model = await startScriptedModel(() => ({ text: 'not used: no worker runs in this suite' }));
+  gw = await startGateway(sameStack(config, { ...modelSettings(model), DOCENT_AUTOMATION_RUNS_PER_DAY: '1000' }));
   keys = await kilnDocsProjects(gw, domain);
+  await gw.deps.tenancy.createProject({ _id: 'widgets', orgId: 'acme', repository: 'acme/widgets', ref: 'main' });
+  const admin = (await gw.deps.keys.create({ kind: 'admin', orgId: 'acme', projectId: 'widgets' })).key;
+  widgets = { admin, automationId: (await createAutomation(admin, 'nightly notes')).id };
 });
 afterAll(async () => {
   await deleteTestIndexes(config);
+  if (gw) await terminateJobWorkflows(gw);
   await gw?.stop();
+  await model?.close();
 });
+
+async function createAutomation(admin: string, name: string): Promise<{ id: string }> {
+  const r = await fetch(`${gw.url}/v2/agent/widgets/automations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, trigger: { type: 'schedule', cron: '0 3 * * *', timeZone: 'UTC' }, instruction: 'add a note', output: 'pull_request' }),
+  });
+  expect(r.status).toBe(201);
+  return (await r.json()) as { id: string };
+}
 
 async function call(op: MintlifyOperation, query: URLSearchParams, body: unknown) {
   const s = served[op.name]!;
@@ -121,6 +144,33 @@ describe('page: Mintlify’s 404 body', () => {
       expect(r.status).toBe(404);
       const body = (await r.json()) as { error: string };
       expect(body).toEqual({ error: expect.stringContaining('no page'), code: 'not_found', message: body.error });
+    }
+  });
+});
+
+describe('automation trigger: Mintlify’s POST /v1/workflow/{projectId}/{workflowSchemaId}/trigger', () => {
+  const trigger = (id: string, key = widgets.admin) => fetch(`${gw.url}/v1/workflow/widgets/${id}/trigger`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+  const getJson = async (path: string) => (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${widgets.admin}` } })).json();
+
+  it('queues a run of the automation: 202 {schemaId, instanceId, jobId}, the run among its runs and the job started by it', async () => {
+    const r = await trigger(widgets.automationId);
+    expect(r.status).toBe(202);
+    const body = (await r.json()) as { schemaId: string; instanceId: string; jobId: string };
+    expect(body).toEqual({ schemaId: widgets.automationId, instanceId: expect.any(String), jobId: expect.any(String) });
+    const { runs } = (await getJson(`/v2/agent/widgets/automations/${widgets.automationId}/runs`)) as { runs: Array<{ id: string; jobId: string }> };
+    expect(runs).toContainEqual(expect.objectContaining({ id: body.instanceId, jobId: body.jobId }));
+    expect(await getJson(`/v2/agent/widgets/job/${body.jobId}`)).toMatchObject({ id: body.jobId, automationId: widgets.automationId, origin: 'automation_manual', status: 'active' });
+  });
+
+  it('is 400 {error} for a paused automation and 404 {error} for an unknown one or another project’s key', async () => {
+    const paused = await createAutomation(widgets.admin, 'paused one');
+    expect((await fetch(`${gw.url}/v2/agent/widgets/automations/${paused.id}/pause`, { method: 'POST', headers: { authorization: `Bearer ${widgets.admin}` } })).status).toBe(200);
+    const refused = await trigger(paused.id);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: expect.stringContaining('paused') });
+    for (const r of [await trigger('aut_nope'), await trigger(widgets.automationId, keys.otherAdmin)]) {
+      expect(r.status).toBe(404);
+      expect(await r.json()).toMatchObject({ error: expect.any(String) });
     }
   });
 });
