@@ -52,12 +52,14 @@ export const followBody = z.strictObject({
 /** A forge connection of an organization: a token, or an installation of the deployment's GitHub App (exactly one; src/admin/forge-operations.ts checks). */
 export const addForgeBody = z.strictObject({
   kind: z.enum(forgeKinds),
+  /** The forge's one address (Gitea: its API is `{baseUrl}/api/v1`, its repositories `{baseUrl}/owner/name.git`). */
+  baseUrl: z.string().min(1).max(2000).optional(),
   apiUrl: z.string().min(1).max(2000).optional(),
   gitUrl: z.string().min(1).max(2000).optional(),
   // Never echoed: a refusal names the field and the rule only.
   token: z
     .string()
-    .regex(/^[\x21-\x7e]{1,1000}$/, 'must be the token as GitHub gave it (1-1000 printable characters, no spaces)')
+    .regex(/^[\x21-\x7e]{1,1000}$/, 'must be the token as the forge gave it (1-1000 printable characters, no spaces)')
     .optional(),
   appInstallationId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
 });

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { GitHubSettings } from '../config';
 import { AppError } from '../errors';
-import { checkAppInstallation, checkToken } from '../forges/connection-check';
+import { checkAppInstallation } from '../forges/connection-check';
+import { kindRules } from '../forges/connection-kinds';
 import { type ForgeConnectionView, type ForgeCredential, forgeWebhookUrl, viewOf } from '../forges/forge-connection';
 import type { ForgeStore } from '../forges/forge-store';
 import { OutboundGuard, OutboundRefused } from '../net/outbound';
@@ -30,13 +31,12 @@ export interface ForgeStores {
 
 export type AddForgeBody = z.infer<typeof addForgeBody>;
 
-/** github.com; a GitHub Enterprise server gives both of its own. */
-export const githubDefaults = { apiUrl: 'https://api.github.com', gitUrl: 'https://github.com' } as const;
+export { githubDefaults } from '../forges/connection-kinds';
 
 const trimmed = (url: string) => url.replace(/\/+$/, '');
 
 /** The URL as stored: no credentials, query or fragment, no trailing slash. */
-function forgeUrl(field: 'apiUrl' | 'gitUrl', value: string): string {
+function forgeUrl(field: 'apiUrl' | 'gitUrl' | 'baseUrl', value: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -54,7 +54,7 @@ function forgeUrl(field: 'apiUrl' | 'gitUrl', value: string): string {
  * lists the network (the credential goes there). A name this machine cannot resolve over https passes, as for a
  * project's repository: the worker may resolve it, and checks again at every clone.
  */
-async function mayReach(guard: OutboundGuard, field: 'apiUrl' | 'gitUrl', url: string): Promise<void> {
+async function mayReach(guard: OutboundGuard, field: 'apiUrl' | 'gitUrl' | 'baseUrl', url: string): Promise<void> {
   const target = new URL(url);
   await guard.check(target).catch((err: unknown) => {
     if (!(err instanceof OutboundRefused)) throw err;
@@ -77,14 +77,26 @@ export async function addForge(s: ForgeStores, orgId: string, b: AddForgeBody): 
     throw new AppError('invalid_argument', "give either token (a GitHub token) or appInstallationId (an installation of the deployment's GitHub App), not both");
   }
   if ((b.apiUrl === undefined) !== (b.gitUrl === undefined)) throw new AppError('invalid_argument', 'give both apiUrl and gitUrl (a GitHub Enterprise server), or neither (github.com)');
+  const rules = kindRules(b.kind);
+  if (b.baseUrl !== undefined && (b.apiUrl !== undefined || !rules.fromBaseUrl)) {
+    throw new AppError('invalid_argument', rules.fromBaseUrl ? 'give baseUrl, or apiUrl and gitUrl, not both' : `a ${b.kind} connection takes apiUrl and gitUrl, not baseUrl`);
+  }
+  if (b.appInstallationId !== undefined && !rules.appInstallations) throw new AppError('invalid_argument', `a ${b.kind} connection authenticates with a token, not a GitHub App installation`);
   let urls: { apiUrl: string; gitUrl: string };
   let credential: ForgeCredential;
   if (b.token !== undefined) {
-    urls = b.apiUrl !== undefined ? { apiUrl: forgeUrl('apiUrl', b.apiUrl), gitUrl: forgeUrl('gitUrl', b.gitUrl!) } : githubDefaults;
+    const given =
+      b.baseUrl !== undefined
+        ? rules.fromBaseUrl!(forgeUrl('baseUrl', b.baseUrl))
+        : b.apiUrl !== undefined
+          ? { apiUrl: forgeUrl('apiUrl', b.apiUrl), gitUrl: forgeUrl('gitUrl', b.gitUrl!) }
+          : rules.defaults;
+    if (!given) throw new AppError('invalid_argument', `a ${b.kind} connection needs the forge's address: give baseUrl (https://gitea.example.org)`);
+    urls = given;
     const guard = new OutboundGuard(s.forgeSettings.allowPrivateNetworks);
     await mayReach(guard, 'apiUrl', urls.apiUrl);
     await mayReach(guard, 'gitUrl', urls.gitUrl);
-    await checkToken(urls.apiUrl, b.token);
+    await rules.checkToken(urls.apiUrl, b.token);
     credential = { type: 'token', token: b.token };
   } else {
     const app = s.github.app;

@@ -42,10 +42,22 @@ export async function createProject(s: ProjectStores, p: { projectId: string; or
   if (!(await s.tenancy.hasOrg(p.orgId))) throw new AppError('not_found', `organization ${p.orgId} not found`);
   const { forgeId } = await s.gate.resolve(p.orgId, p.repository, 'write');
   const doc = await s.tenancy.createProject({ _id: p.projectId, orgId: p.orgId, repository: p.repository, forgeId, ref: p.ref, domain: p.domain, allowedOrigins: p.allowedOrigins });
+  // Where the connection's token may (Gitea), the repository's events are sent to docent without a manual step.
+  const webhookRegistered = await s.gate.forges.registerWebhook(forgeId, p.repository);
   const origins = doc.allowedOrigins.length ? doc.allowedOrigins.join(', ') : 'none (only pages the gateway serves itself, such as /playground/, can call the assistant from a browser)';
   return {
-    text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}`,
-    json: { id: doc._id, orgId: doc.orgId, repository: doc.repository, forgeId: doc.forgeId, ref: doc.ref, domain: doc.domain, allowedOrigins: doc.allowedOrigins, createdAt: doc.createdAt },
+    text: `created project ${doc._id} in ${doc.orgId}: ${doc.repository} at ${doc.ref}, documentation domain ${doc.domain}, allowed origins: ${origins}${webhookRegistered ? "; the repository's webhook to docent is set" : ''}`,
+    json: {
+      id: doc._id,
+      orgId: doc.orgId,
+      repository: doc.repository,
+      forgeId: doc.forgeId,
+      ref: doc.ref,
+      domain: doc.domain,
+      allowedOrigins: doc.allowedOrigins,
+      createdAt: doc.createdAt,
+      ...(webhookRegistered ? { webhookRegistered } : {}),
+    },
   };
 }
 

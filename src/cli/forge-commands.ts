@@ -12,6 +12,7 @@ import { forgeUsage } from './usage-texts';
 const options = {
   org: { type: 'string' },
   kind: { type: 'string' },
+  'base-url': { type: 'string' },
   'api-url': { type: 'string' },
   'git-url': { type: 'string' },
   'token-stdin': { type: 'boolean' },
@@ -49,13 +50,17 @@ async function addBody(v: Values): Promise<Record<string, unknown>> {
   if (v.kind === undefined) throw new UsageError(`--kind is required (${forgeKinds.join(', ')})`);
   if (!(forgeKinds as readonly string[]).includes(v.kind)) throw new UsageError(`--kind must be one of ${forgeKinds.join(', ')}, not ${v.kind}`);
   if (v['token-stdin'] === (v['app-installation'] !== undefined)) throw new UsageError('give either --token-stdin (a token read from standard input) or --app-installation <id>');
-  const urls = { ...(v['api-url'] !== undefined && { apiUrl: v['api-url'] }), ...(v['git-url'] !== undefined && { gitUrl: v['git-url'] }) };
+  const urls = {
+    ...(v['base-url'] !== undefined && { baseUrl: v['base-url'] }),
+    ...(v['api-url'] !== undefined && { apiUrl: v['api-url'] }),
+    ...(v['git-url'] !== undefined && { gitUrl: v['git-url'] }),
+  };
   if (v['app-installation'] !== undefined) {
     if (!/^[1-9]\d{0,15}$/.test(v['app-installation'])) throw new UsageError(`--app-installation must be the installation's numeric id, not ${v['app-installation']}`);
     return { kind: v.kind, ...urls, appInstallationId: Number(v['app-installation']) };
   }
   const { readSecretValue } = await import('../admin/secret-operations.js');
-  const token = (await readSecretValue('the GitHub token')).trim();
+  const token = (await readSecretValue(`the ${v.kind} token`)).trim();
   if (!token) throw new UsageError('--token-stdin read no token from standard input');
   return { kind: v.kind, ...urls, token };
 }
@@ -73,7 +78,7 @@ async function run(args: string[]): Promise<{ out: Output; json: boolean }> {
   const orgId = v.org;
   const expected = action === 'remove' || action === 'rotate-secret' ? 1 : 0;
   if (positionals.length !== expected) throw new UsageError(`forge ${action ?? ''} takes ${expected ? 'a forge connection id' : 'no argument'}`);
-  if (action !== 'add' && ['kind', 'api-url', 'git-url', 'token-stdin', 'app-installation'].some((k) => v[k as keyof Values] !== undefined)) {
+  if (action !== 'add' && ['kind', 'base-url', 'api-url', 'git-url', 'token-stdin', 'app-installation'].some((k) => v[k as keyof Values] !== undefined)) {
     throw new UsageError(`forge ${action ?? ''} takes --org (and --json) only`);
   }
   const key = operatorKeyFromEnv();

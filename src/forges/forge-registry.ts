@@ -4,8 +4,10 @@ import { GitHubCredentials } from '../github/credentials';
 import type { Logger } from '../log';
 import { GitAccessRefused, type GitAccessSettings } from '../git/access';
 import type { Forge } from './forge';
+import { GiteaForge } from './gitea/gitea-forge';
 import { GitHubForge } from './github/github-forge';
-import { anonymousForgeId, deploymentForgeId, type ForgeConnection } from './forge-connection';
+import { anonymousForgeId, deploymentForgeId, type ForgeConnection, forgeWebhookUrl } from './forge-connection';
+import { repositoryOn } from './forge-repository';
 import type { ForgeStore } from './forge-store';
 
 /** The deployment's GitHub settings: its credential, and who may use it. */
@@ -29,7 +31,28 @@ export class ForgeRegistry {
     private readonly store: ForgeStore | undefined,
     private readonly github: DeploymentGitHub,
     private readonly log?: Logger,
+    /** DOCENT_PUBLIC_URL (else DOCENT_API_URL): where the forges send webhooks; absent, docent registers none. */
+    private readonly publicUrl?: string,
   ) {}
+
+  /**
+   * Makes sure the repository a project names through a connection sends its events to that connection's webhook,
+   * where the forge lets the connection's credential manage webhooks (Gitea's); false where it does not (GitHub: the
+   * operator or the App sets it), or the connection has no secret. A forge that fails is logged: the project stands.
+   */
+  async registerWebhook(forgeId: string, repository: string): Promise<boolean> {
+    if (!this.publicUrl || forgeId === deploymentForgeId || forgeId === anonymousForgeId) return false;
+    const c = await this.store?.get(forgeId);
+    if (!c?.webhookSecret) return false;
+    try {
+      const forge = this.forge(c);
+      const { owner, name } = await repositoryOn(forge, repository);
+      return await forge.registerWebhook(owner, name, { url: forgeWebhookUrl(this.publicUrl, c.id), secret: c.webhookSecret });
+    } catch (err) {
+      this.log?.warn({ err, forgeId, repository }, "could not register docent's webhook on the repository");
+      return false;
+    }
+  }
 
   /** The deployment's own connection, as the operator configured it. */
   deployment(): ForgeConnection {
@@ -99,6 +122,8 @@ export class ForgeRegistry {
     switch (c.kind) {
       case 'github':
         return new GitHubForge(new GitHubCredentials(settingsOf(c, this.github), this.log));
+      case 'gitea':
+        return new GiteaForge(c.apiUrl, c.credential?.type === 'token' ? c.credential.token : undefined);
     }
   }
 }

@@ -7,8 +7,12 @@ import { ForgeRegistry } from './forge-registry';
 import { ForgeStore } from './forge-store';
 import { RepositoryGate } from './repository-gate';
 
-export function createForges(db: Db, config: Pick<Config, 'github' | 'secretKey' | 'allowPrivateNetworks'>, log?: Logger): { store: ForgeStore; registry: ForgeRegistry; gate: RepositoryGate } {
+export function createForges(
+  db: Db,
+  config: Pick<Config, 'github' | 'secretKey' | 'allowPrivateNetworks'> & Partial<Pick<Config, 'publicUrl' | 'api'>>,
+  log?: Logger,
+): { store: ForgeStore; registry: ForgeRegistry; gate: RepositoryGate } {
   const store = new ForgeStore(db, config.secretKey ? new SecretBox(config.secretKey) : undefined);
-  const registry = new ForgeRegistry(store, config.github, log);
+  const registry = new ForgeRegistry(store, config.github, log, config.publicUrl ?? config.api?.url);
   return { store, registry, gate: new RepositoryGate(registry, config.allowPrivateNetworks) };
 }

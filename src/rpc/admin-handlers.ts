@@ -259,7 +259,7 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     }),
     addForge: audited(async (who, req) => {
       const installationId = req.appInstallationId === undefined ? undefined : Number(req.appInstallationId);
-      const body = parseInput(addForgeBody, present({ kind: req.kind, apiUrl: req.apiUrl, gitUrl: req.gitUrl, token: req.token, appInstallationId: installationId }));
+      const body = parseInput(addForgeBody, present({ kind: req.kind, baseUrl: req.baseUrl, apiUrl: req.apiUrl, gitUrl: req.gitUrl, token: req.token, appInstallationId: installationId }));
       const made = await ops.addForge(who, req.orgId, body);
       return { forge: forgeMessage(made), webhookSecret: String(made.webhookSecret) };
     }),
