@@ -27,6 +27,7 @@ import { SetupCache } from './agent-job/setup-cache';
 import { createSetupCacheActivities, SetupCacheHolders } from './agent-job/setup-cache-holders';
 import { createWebhookActivities } from './webhooks';
 import { workspaceQueueName } from './agent-job/workspace-queue';
+import { workspaceOwnerOf } from './agent-job/workspace-owner';
 import { createAutomationActivities } from './automation-run';
 import { createGitHubDeliveryActivities } from './github-delivery';
 
@@ -55,6 +56,7 @@ export function createActivities(deps: ActivityDeps) {
     workspaceDir: config.agent.workspaceDir,
     allowPrivateNetworks: config.allowPrivateNetworks,
     workspaceQueue: workspaceQueueName(config.temporal.taskQueuePrefix, config.agent.workspaceDir),
+    workspaceOwner: workspaceOwnerOf(config, deps.workerIdentity),
   };
   const guard = new OutboundGuard(config.allowPrivateNetworks);
   const box = config.secretKey && new SecretBox(config.secretKey);

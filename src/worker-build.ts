@@ -10,6 +10,7 @@ import { workspaceQueueName } from '../activities/agent-job/workspace-queue';
 import { TASK_QUEUES, taskQueueName } from '../workflows/task-queues';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
 import type { Config } from './config';
+import { deploymentIdentity } from './config/deployment';
 import type { Logger } from './log';
 import { type Embedder, embedderLoader } from './search/embedder';
 import { createEsClient } from './search/es-client';
@@ -91,12 +92,12 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     temporal,
   });
   if (options.sweepWorkspaces) {
-    const swept = await sweepStaleWorkspaces(mongo.db, config.agent.workspaceDir);
+    const swept = await sweepStaleWorkspaces(mongo.db, config.agent.workspaceDir, deploymentIdentity(config));
     if (swept.length) options.log?.info({ jobIds: swept }, 'removed the clones of jobs that are no longer active');
   }
   // The sweep never removes a clone a step of this worker is using (activities/agent-job/clone-holds.ts).
   const holds = new CloneHolds();
-  const sweeper = options.sweepWorkspaces ? new WorkspaceSweeper(mongo.db, config.agent.workspaceDir, holds) : undefined;
+  const sweeper = options.sweepWorkspaces ? new WorkspaceSweeper(mongo.db, config.agent.workspaceDir, holds, deploymentIdentity(config)) : undefined;
   sweeper?.start(config.agent.workspaceSweepMs, (removed) =>
     removed instanceof Error
       ? options.log?.warn({ err: removed }, 'the workspace sweep failed; the next one tries again')

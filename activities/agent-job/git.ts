@@ -7,6 +7,7 @@ import type { ForgeRegistry } from '../../src/forges/forge-registry';
 import { CloneFs, PathRefused, type FileOwner } from './clone-fs';
 import type { TurnJournal } from './turn-journal';
 import { branchBase, turnDiff } from './turn-diff';
+import { markOwner, OWNER_SUFFIX, type WorkspaceOwner } from './workspace-owner';
 import type { FileStat } from '../../src/jobs/job-turns';
 import {
   PLAIN_JOB_ID,
@@ -28,6 +29,8 @@ export interface GitDeps extends GitAccessSettings {
   /** The forge connections whose credentials reach each repository (src/forges/); without it, the deployment's only. */
   forges?: ForgeRegistry;
   workspaceDir: string;
+  /** Marks each job's folders as this deployment's and this worker's, so only its own deployment's sweep removes them. */
+  workspaceOwner?: WorkspaceOwner;
   /** This worker's own task queue (activities/agent-job/workspace-queue.ts), returned by prepareWorkspace so the turn stays here. */
   workspaceQueue?: string;
 }
@@ -53,6 +56,9 @@ export const contextFolder = (workspaceDir: string, jobId: string) => jobFolder(
 
 /** HOME of a job's sandboxed commands: beside the clone, never inside it, so nothing there is ever committed. */
 export const sandboxHomePath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, '.home');
+
+/** Who made the job's folders (activities/agent-job/workspace-owner.ts): beside them, out of the sandbox's sight. */
+export const ownerMarkerPath = (workspaceDir: string, jobId: string) => jobFolder(workspaceDir, jobId, OWNER_SUFFIX);
 
 function fail(type: AgentErrorType | 'GitFailed', message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: type !== 'GitFailed' });
@@ -130,6 +136,9 @@ async function ensureClone(deps: GitDeps, jobId: string, repo: RepositoryRef, co
   // Built once the folder exists: simple-git refuses a missing one.
   const bare = (signal?: AbortSignal) => hardenedGit(path.join(dir, '.git'), deps.workspaceDir, access.config, signal);
   const clone = (): Clone => ({ git: remote(), remote, bare });
+  await mkdir(deps.workspaceDir, { recursive: true });
+  // Before any folder of the job is made (or taken over from a worker of before the marker), so a sweep knows whose it is.
+  if (deps.workspaceOwner) await markOwner(ownerMarkerPath(deps.workspaceDir, jobId), deps.workspaceOwner);
   if (await exists(path.join(dir, '.git', 'HEAD'))) {
     // A step that needs one commit the clone already has (this turn's prepare fetched it) needs no fetch.
     if (commit && (await revParse(remote(), commit)) === commit) return clone();
@@ -142,7 +151,6 @@ async function ensureClone(deps: GitDeps, jobId: string, repo: RepositoryRef, co
     }
   }
   await rm(dir, { recursive: true, force: true });
-  await mkdir(deps.workspaceDir, { recursive: true });
   try {
     await heartbeating('cloning', async (signal) => hardenedGit(deps.workspaceDir, deps.workspaceDir, access.config, signal).clone(access.cloneUrl, dir, ['--no-checkout', '--filter=blob:none']));
   } catch (err) {
@@ -227,6 +235,8 @@ export function createGitActivities(deps: GitDeps, journal?: TurnJournal) {
       await rm(workspacePath(deps, input.jobId), { recursive: true, force: true });
       await rm(contextFolder(deps.workspaceDir, input.jobId), { recursive: true, force: true });
       await rm(sandboxHomePath(deps.workspaceDir, input.jobId), { recursive: true, force: true });
+      // Last: folders a removal left behind are still known as this deployment's.
+      await rm(ownerMarkerPath(deps.workspaceDir, input.jobId), { force: true });
     },
 
     /** Commits the agent's changes on top of startCommit and pushes the job branch; a retry after a successful push pushes nothing new. */

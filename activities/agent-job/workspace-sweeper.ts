@@ -3,7 +3,7 @@ import type { CloneHolds } from './clone-holds';
 import { removeJobFolders, staleJobFolders } from './workspace-sweep';
 
 /**
- * Removes, while the worker runs, the folders of jobs that have ended and that no step on this worker is using: what
+ * Removes, while the worker runs, the folders of this deployment's jobs that have ended and that no step on this worker is using: what
  * a timed-out attempt retried elsewhere, a prepare that finished after its turn was stopped, or a removal that gave up
  * on this worker while it was away left behind (docs/reliability.md, "Found: clones left behind").
  */
@@ -16,13 +16,15 @@ export class WorkspaceSweeper {
     private readonly db: Db,
     private readonly workspaceDir: string,
     private readonly holds: CloneHolds,
+    /** This deployment's identity (src/config/deployment.ts): only folders marked with it are swept. */
+    private readonly deployment: string,
   ) {}
 
   /** One pass; returns the job ids whose folders went. */
   async sweep(): Promise<string[]> {
     // Taken before the store is read: a step that begins after it may belong to a turn accepted since.
     const mark = this.holds.mark();
-    const stale = await staleJobFolders(this.db, this.workspaceDir);
+    const stale = await staleJobFolders(this.db, this.workspaceDir, this.deployment);
     const removed: string[] = [];
     for (const [jobId, names] of stale) {
       if (await this.holds.removeUnlessUsedSince(jobId, mark, () => removeJobFolders(this.workspaceDir, names))) removed.push(jobId);

@@ -2,10 +2,12 @@
 // type is what loadConfig builds: a setting that maps to one value is declared once and needs nothing here.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { catalogPrices, type CatalogModel } from '../llm/model-catalog';
 import type { SandboxLimits } from '../sandbox';
 import { ConfigError, readSettings, type Values } from './declare';
+import { type DeploymentSettings, deploymentTag } from './deployment';
 import { declared } from './settings';
 
 export { ConfigError } from './declare';
@@ -118,9 +120,11 @@ function defaultModel(m: Settings['model'], models: CatalogModel[]): { provider?
   return { provider: first.provider, id: first.name, baseUrl: first.baseUrl, apiKey: first.apiKey };
 }
 
-function agent({ setupCache, setupCacheDir, setupCacheMaxBytes, ...rest }: Settings['agent'], model: Settings['model'], models: CatalogModel[]) {
-  const cache = setupCache === 'on' ? { setupCache: { dir: setupCacheDir ?? path.join(rest.workspaceDir, '.setup-cache'), maxBytes: setupCacheMaxBytes } } : {};
-  return { ...rest, ...cache, prices: catalogPrices(models, model.prices) };
+function agent({ setupCache, setupCacheDir, setupCacheMaxBytes, workspaceDir: given, ...rest }: Settings['agent'], model: Settings['model'], models: CatalogModel[], deployment: DeploymentSettings) {
+  // Per deployment by default: a test or staging stack on the same host never shares its clones' folder.
+  const workspaceDir = given ?? path.join(os.tmpdir(), `docent-workspaces-${deploymentTag(deployment)}`);
+  const cache = setupCache === 'on' ? { setupCache: { dir: setupCacheDir ?? path.join(workspaceDir, '.setup-cache'), maxBytes: setupCacheMaxBytes } } : {};
+  return { ...rest, workspaceDir, ...cache, prices: catalogPrices(models, model.prices) };
 }
 
 const mib = (n: number) => n * 1024 * 1024;
@@ -155,7 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     model: defaultModel(model, models),
     models,
     github: gitHub(github),
-    agent: agent(s.agent, model, models),
+    agent: agent(s.agent, model, models, s),
     sandbox: sandbox(s.sandbox),
   };
 }

@@ -220,7 +220,12 @@ export const declared = {
         .default('docent/'),
       'job branches are `<prefix><jobId>`',
     ),
-    workspaceDir: setting('DOCENT_WORKSPACE_DIR', z.string().default(path.join(os.tmpdir(), 'docent-workspaces')), 'the worker’s per-job clones', { shownDefault: '$TMPDIR/docent-workspaces' }),
+    workspaceDir: setting(
+      'DOCENT_WORKSPACE_DIR',
+      z.string().optional(),
+      'the worker’s per-job clones; each deployment’s workers sweep only the clones they made (docs/security.md, "Workspace folders")',
+      { shownDefault: '$TMPDIR/docent-workspaces-<deployment> (12 hex digits of the MongoDB servers and database and the Temporal namespace and queue prefix)' },
+    ),
     setupCache: setting('DOCENT_SETUP_CACHE', onOff.default('on'), '`off`: every setup runs, nothing is stored (docs/agent-jobs.md, "Cached setup")'),
     setupCacheDir: setting('DOCENT_SETUP_CACHE_DIR', z.string().optional(), 'where this worker keeps setup results', { shownDefault: '$DOCENT_WORKSPACE_DIR/.setup-cache' }),
     setupCacheMaxBytes: setting('DOCENT_SETUP_CACHE_MAX_BYTES', positiveInt.default(10 * 1024 * 1024 * 1024), 'the most setup results take together before the least recently used go (10 GiB)'),

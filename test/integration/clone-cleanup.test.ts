@@ -1,8 +1,9 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Config } from '../../src/config';
+import { deploymentIdentity } from '../../src/config/deployment';
 import { createLogger } from '../../src/log';
 import { buildWorkers, installTemporalRuntime } from '../../src/worker-build';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -13,6 +14,8 @@ import { poll } from '../support/poll';
 import { createWidgetsProject } from '../support/projects';
 import { noteJobs } from '../support/note-jobs';
 import { startScriptedModel, type ScriptedModel, modelSettings } from '../support/scripted-model';
+import { testConfig } from '../support/config';
+import { createMongo } from '../../src/store/mongo';
 
 // Issue 38, invariant 8 (docs/reliability.md, "Found: clones left behind"): the three ways the soak left a clone on a
 // worker after its job ended, each replayed with two real workers in this process, the gateway, Temporal, the
@@ -66,8 +69,8 @@ interface TestWorker {
 const running: TestWorker[] = [];
 
 /** Worker `i` on its own workspace folder, sweeping as src/worker.ts does; built, and polling unless `poll: false`. */
-async function startWorker(i: number, opts: { hold?: ActivityInterceptorsFactory; maxActivities?: number; poll?: boolean } = {}): Promise<TestWorker> {
-  const base = gw.deps.config;
+async function startWorker(i: number, opts: { hold?: ActivityInterceptorsFactory; maxActivities?: number; poll?: boolean; base?: Config } = {}): Promise<TestWorker> {
+  const base = opts.base ?? gw.deps.config;
   const config: Config = {
     ...base,
     agent: { ...base.agent, workspaceDir: workspaces[i]!, workspaceSweepMs: 250 },
@@ -115,7 +118,8 @@ function holdAfter(activityType: string, jobId: () => string | undefined) {
 }
 
 const api = (method: string, p: string, body?: unknown) => callApi(gw.url, key, method, p, body);
-const jobFolders = async (i: number) => (await readdir(workspaces[i]!)).filter((name) => name.startsWith('job_'));
+/** A worker's job folders and (with `markers`) the `<jobId>.owner` files that say whose they are. */
+const jobFolders = async (i: number, markers = false) => (await readdir(workspaces[i]!)).filter((name) => name.startsWith('job_') && (markers || !name.endsWith('.owner')));
 
 async function createJob(prompt: string): Promise<string> {
   const r = await api('POST', '/v2/agent/widgets/job', { prompt });
@@ -138,7 +142,7 @@ async function ended(jobId: string): Promise<any> {
 const noClonesLeft = (i: number) =>
   poll(
     `worker-${i}'s clones`,
-    () => jobFolders(i),
+    () => jobFolders(i, true),
     (names) => names.length === 0,
     10_000,
   );
@@ -198,4 +202,66 @@ it('a worker stopped mid-turn that starts again before its job ends elsewhere, a
   back.poll();
   expect(await noClonesLeft(0)).toEqual([]);
   expect(await noClonesLeft(1)).toEqual([]);
+});
+
+it("two deployments sharing a workspace folder: each one's sweep keeps the other's clones", async () => {
+  // Another stack on the same host (its own database and queue prefix), told to use worker-0's folder.
+  const other = testConfig();
+  const otherDb = createMongo(other.mongo.url, other.mongo.db, other.dependencyTimeoutMs, other.mongo);
+  let jobId: string | undefined;
+  const hold = holdAfter('prepareWorkspace', () => jobId);
+  try {
+    await startWorker(0, { hold: hold.interceptor });
+    jobId = await createJob('write note delta');
+    await hold.reached;
+    expect(await jobFolders(0)).toEqual([jobId]);
+
+    // The other stack's own leftovers: a clone of a job that ended there (from before folders were marked), and a
+    // clone its worker marked for a job live there that this stack's database has never heard of.
+    await otherDb.db.collection<{ _id: string; status: string }>('jobs').insertMany([
+      { _id: 'job_otherstackdone', status: 'completed' },
+      { _id: 'job_otherstacklive', status: 'active' },
+    ]);
+    await mkdir(path.join(workspaces[0]!, 'job_otherstackdone', '.git'), { recursive: true });
+    await mkdir(path.join(workspaces[0]!, 'job_otherstacklive', '.git'), { recursive: true });
+    await writeFile(path.join(workspaces[0]!, 'job_otherstacklive.owner'), JSON.stringify({ deployment: deploymentIdentity(other), worker: 'other-worker' }));
+
+    // Its worker starts (and sweeps) on the shared folder: its own ended clone goes, worker-0's live clone stays.
+    await startWorker(0, { base: other, poll: false });
+    await poll(
+      'the other stack sweeping its own ended clone',
+      () => jobFolders(0),
+      (names) => !names.includes('job_otherstackdone'),
+      10_000,
+    );
+    expect((await jobFolders(0)).sort()).toEqual([jobId, 'job_otherstacklive'].sort());
+    // And this stack's periodic sweep, seen removing a clone of its own ended job, keeps the other stack's live one.
+    await gw.deps.mongo.db.collection<{ _id: string; status: string }>('jobs').insertOne({ _id: 'job_thisstackdone', status: 'completed' });
+    await mkdir(path.join(workspaces[0]!, 'job_thisstackdone', '.git'), { recursive: true });
+    await writeFile(path.join(workspaces[0]!, 'job_thisstackdone.owner'), JSON.stringify({ deployment: deploymentIdentity(gw.deps.config), worker: 'clone-cleanup-0' }));
+    await poll(
+      'worker-0 sweeping its own ended clone',
+      () => jobFolders(0),
+      (names) => !names.includes('job_thisstackdone'),
+      10_000,
+    );
+    expect(await jobFolders(0)).toContain('job_otherstacklive');
+
+    hold.release();
+    const job = await ended(jobId);
+    expect(job.status).toBe('completed');
+    expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
+    // This stack's sweep (every 250 ms) and its job's cleanup leave the other stack's live clone alone.
+    await poll(
+      'worker-0 removing its own clone',
+      () => jobFolders(0, true),
+      (names) => !names.some((n) => n.startsWith(jobId!)),
+      10_000,
+    );
+    expect((await jobFolders(0, true)).sort()).toEqual(['job_otherstacklive', 'job_otherstacklive.owner']);
+  } finally {
+    hold.release();
+    await otherDb.db.dropDatabase();
+    await otherDb.client.close();
+  }
 });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { ConfigError, loadConfig } from '../../src/config';
+import { deploymentIdentity } from '../../src/config/deployment';
 import { settingsReference } from '../../src/config/reference';
 
 describe('loadConfig', () => {
@@ -126,6 +127,18 @@ describe('loadConfig', () => {
     expect(loadConfig({}).temporal.allowPlaintextPayloads).toBe(false);
     expect(loadConfig({ DOCENT_PAYLOAD_ALLOW_PLAINTEXT: '1' }).temporal.allowPlaintextPayloads).toBe(true);
     expect(() => loadConfig({ DOCENT_PAYLOAD_ALLOW_PLAINTEXT: 'yes' })).toThrow(/DOCENT_PAYLOAD_ALLOW_PLAINTEXT/);
+  });
+
+  it('gives each deployment its own workspace folder by default, named without its credentials', () => {
+    const one = loadConfig({ DOCENT_MONGO_URL: 'mongodb://docent:hunter2@db.internal:27017/?authSource=admin' });
+    const staging = loadConfig({ DOCENT_MONGO_URL: 'mongodb://docent:hunter2@db.internal:27017', DOCENT_MONGO_DB: 'docent_staging' });
+    const test = loadConfig({ DOCENT_MONGO_URL: 'mongodb://docent:hunter2@db.internal:27017', DOCENT_TASK_QUEUE_PREFIX: 'test-' });
+    const dirs = [one, staging, test].map((c) => c.agent.workspaceDir);
+    expect(new Set(dirs).size).toBe(3);
+    for (const dir of dirs) expect(path.dirname(dir)).toBe(os.tmpdir());
+    expect(loadConfig({ DOCENT_MONGO_URL: 'mongodb://other:pw@db.internal:27017' }).agent.workspaceDir).toBe(one.agent.workspaceDir);
+    expect(deploymentIdentity(one)).toBe('mongo=db.internal:27017/docent temporal=default/');
+    expect(loadConfig({ DOCENT_WORKSPACE_DIR: '/srv/clones' }).agent.workspaceDir).toBe('/srv/clones');
   });
 
   it('rejects a model provider it does not know', () => {
