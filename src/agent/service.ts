@@ -23,6 +23,7 @@ import type { JobPage } from '../jobs/job-store';
 import { jobWithTurns } from '../jobs/job-view';
 import type { CreateJob, ListJobs } from './validation';
 import { checkContextRepositories } from './context-repositories';
+import { type V1Session, v1Session } from './mintlify-v1';
 
 export type { JobQuota };
 
@@ -102,6 +103,20 @@ export class AgentJobService {
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
     await this.authorize(caller, input.projectId);
     return this.d.ledger.jobs.list(input.projectId, { status: input.status, origin: input.origin, automationId: input.automationId, limit: input.limit, cursor: input.cursor });
+  }
+
+  /** A job as Mintlify's v1 session (src/agent/mintlify-v1.ts); its subdomain is the project's docs domain, else the project. */
+  async getV1Session(caller: Caller, input: { projectId: string; jobId: string }): Promise<V1Session> {
+    const project = await this.authorize(caller, input.projectId);
+    const job = await this.mustGet(input.projectId, input.jobId);
+    return v1Session(job, await this.turnsOf(job), project.domain ?? project._id);
+  }
+
+  /** Mintlify's v1 list: the project's jobs newest first, by offset. */
+  async listV1Sessions(caller: Caller, input: { projectId: string; skip: number; take: number }): Promise<V1Session[]> {
+    const project = await this.authorize(caller, input.projectId);
+    const jobs = await this.d.ledger.jobs.listByOffset(input.projectId, input.skip, input.take);
+    return Promise.all(jobs.map(async (job) => v1Session(job, await this.turnsOf(job), project.domain ?? project._id)));
   }
 
   /** The models jobs may choose, the default first, as GET /v2/agent/{projectId}/models lists them. */

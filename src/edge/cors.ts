@@ -29,6 +29,8 @@ export const corsExposeHeaders = lowerCaseSet([
   'ratelimit-reset',
   'x-thread-id',
   'x-search-id',
+  'x-session-id',
+  'x-branch-name',
   'location',
   'x-vercel-ai-ui-message-stream',
   'x-vercel-ai-data-stream',

@@ -83,6 +83,11 @@ export class JobStore {
     return this.jobs.deleteOne({ _id: jobId });
   }
 
+  /** The project's jobs newest first, `skip` then `take` of them (Mintlify's v1 list pages by offset). */
+  listByOffset(projectId: string, skip: number, take: number): Promise<JobDoc[]> {
+    return this.jobs.find({ projectId }).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(take).toArray();
+  }
+
   async list(projectId: string, opts: { status?: JobStatus; origin?: JobOrigin; automationId?: string; limit: number; cursor?: string }): Promise<JobPage> {
     const filter: Filter<JobDoc> = { projectId };
     if (opts.status) filter.status = opts.status;

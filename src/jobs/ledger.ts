@@ -65,7 +65,7 @@ export class JobLedger {
   }
 
   /** Reads of jobs: by id, by idempotency key, a project's page. */
-  get jobs(): Pick<JobStore, 'get' | 'byId' | 'findByIdempotencyKey' | 'list' | 'staleActive'> {
+  get jobs(): Pick<JobStore, 'get' | 'byId' | 'findByIdempotencyKey' | 'list' | 'listByOffset' | 'staleActive'> {
     return this.jobStore;
   }
 

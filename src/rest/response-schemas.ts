@@ -149,6 +149,25 @@ export const webhookDeliveriesBody = z.object({
 export const redeliveryBody = z.object({ messageId: z.string(), endpointId: z.string(), redelivering: z.literal(true) });
 export const deletedBody = z.object({ id: z.string(), deleted: z.literal(true) });
 
+export const v1SessionBody = z
+  .object({
+    sessionId: z.string().describe("The job's id"),
+    subdomain: z.string().describe("The project's docs domain, else the project's id"),
+    branch: z.string().nullable().describe('The branch the agent works on'),
+    haulted: z.boolean().describe("Mintlify's spelling: the job is no longer active"),
+    haultReason: z.enum(['completed', 'github_missconfigured', 'error', 'processing', 'interrupted']),
+    pullRequestLink: z.string().optional(),
+    messageToUser: z.string().optional().describe("The latest turn's summary, or why it failed"),
+    todos: z
+      .array(z.object({ id: z.string(), content: z.string(), status: z.enum(['pending', 'in_progress', 'completed', 'cancelled']), priority: z.enum(['high', 'medium', 'low']) }))
+      .describe('One per instruction (turn): docent keeps no other to-do list'),
+    title: z.string().describe("The latest pull request title, else the instruction's first line"),
+    createdAt: z.iso.datetime(),
+  })
+  .register(documentedSchemas, { id: 'MintlifyV1Session' });
+
+export const v1SessionListBody = z.object({ allSessions: z.array(v1SessionBody) });
+
 export const agentJobPageBody = z.object({ jobs: z.array(agentJobBody), nextCursor: z.string().nullable() }).register(documentedSchemas, { id: 'AgentJobPage' });
 
 export const agentModelsBody = z

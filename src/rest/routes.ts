@@ -3,6 +3,7 @@ import { consoleSessionRoutes } from '../console/session-routes';
 import { checkReadiness } from '../health';
 import { adminRoutes } from './admin-routes';
 import { agentRoutes } from './agent-routes';
+import { agentV1Routes } from './agent-v1-routes';
 import { automationRoutes } from './automation-routes';
 import { assistantRoutes } from './assistant-routes';
 import { analyticsRoutes } from './analytics-routes';
@@ -61,6 +62,7 @@ export function restRoutes(deps: Deps): Route[] {
   return [
     ...healthRoutes(deps),
     ...agentRoutes(deps),
+    ...agentV1Routes(deps),
     ...automationRoutes(deps),
     ...webhookRoutes(deps),
     ...githubRoutes(deps),

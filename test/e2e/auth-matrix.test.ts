@@ -14,6 +14,7 @@ const keys: Record<string, string> = {};
 // A valid body per route, so that only the credential decides the answer.
 const bodies: Record<string, unknown> = {
   'POST /v2/agent/{projectId}/job': { prompt: 'fix the typo' },
+  'POST /v1/agent/{projectId}/job': { messages: [{ role: 'user', content: 'fix the typo' }] },
   'POST /v2/agent/{projectId}/job/{jobId}/message': { prompt: 'and the other one' },
   'POST /discovery/v2/assistant/{domain}/message': v2Body('how do I install?'),
   'POST /discovery/v1/assistant/{domain}/message': { fp: 'anonymous', messages: [{ role: 'user', content: 'how do I install?' }] },

@@ -120,7 +120,9 @@ function valuesOf(schema: Schema | undefined, depth = 0): unknown[] {
     case 'boolean':
       return [true, false];
     case 'string':
-      return schema.format === 'date-time' ? [new Date().toISOString()] : schema.format === 'date' ? [new Date().toISOString().slice(0, 10)] : ['install', ''];
+      if (schema.format === 'date-time') return [new Date().toISOString()];
+      if (schema.format === 'date') return [new Date().toISOString().slice(0, 10)];
+      return (schema.minLength ?? 0) > 0 ? ['install'] : ['install', ''];
     case 'array':
       return [[], valuesOf(schema.items, depth + 1).slice(0, 1)];
     case 'object':
@@ -151,7 +153,7 @@ export function validQueries(op: MintlifyOperation): URLSearchParams[] {
   const examples = Object.fromEntries(query.filter((p) => p.schema.example !== undefined).map((p) => [p.name, String(p.schema.example)]));
   const out = [new URLSearchParams(), new URLSearchParams(examples)];
   for (const p of query) for (const v of valuesOf(p.schema)) if (v !== '' && !Array.isArray(v)) out.push(new URLSearchParams({ [p.name]: String(v) }));
-  return out;
+  return [...new Map(out.map((q) => [q.toString(), q])).values()];
 }
 
 /** The operation's path with its parameters filled in. */
