@@ -5,7 +5,8 @@ import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
 import { route, type RestRequest, type Route } from '../rest/router';
-import { cookieName, refuseCrossSite, sessionTokenOf } from './session-cookie';
+import { ConsoleSignInLimits } from '../auth/console-sign-in-limits';
+import { consoleCookieOf, refuseCrossSite, sessionTokenOf, setCookie } from './session-cookie';
 
 const signInBody = z.strictObject({ key: z.string().min(1).max(200) });
 const sessionBody = z.object({
@@ -17,17 +18,17 @@ const sessionBody = z.object({
   csrfToken: z.string(),
 });
 
-/** Secure when the browser reached the gateway over TLS (the gateway itself speaks cleartext behind a TLS proxy). */
-const overTls = (req: RestRequest) => req.headers.origin?.startsWith('https:') === true || req.headers['x-forwarded-proto'] === 'https';
-
-const cookie = (req: RestRequest, value: string, maxAgeSeconds: number) => `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${overTls(req) ? '; Secure' : ''}`;
-
 /**
  * The console's sign-in (docs/console.md): a key is exchanged for a server-side session whose token is an HttpOnly
  * cookie; the page then reads who it is and its CSRF token with GET, and signs out with DELETE.
  */
 export function consoleSessionRoutes(deps: Deps): Route[] {
   const sessions = new ConsoleSessionStore(deps.mongo.db);
+  // Secure (and __Host-) by the gateway's public address, a setting: never by what a request's headers claim.
+  const consoleCookie = consoleCookieOf(deps.config.publicUrl);
+  const cookie = (value: string, maxAgeSeconds: number) => setCookie(consoleCookie, value, maxAgeSeconds);
+  const limits = new ConsoleSignInLimits(deps.mongo.db, deps.config.console.signInFailures);
+  const addressOf = (req: RestRequest) => clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
   const record = (req: RestRequest, method: string, status: number, keyId?: string, keyKind?: 'operator' | 'admin') =>
     audit
@@ -36,12 +37,12 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
         method,
         route: '/console/session',
         targets: {},
-        clientAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
+        clientAddress: addressOf(req),
         status,
       })
       .catch((err: unknown) => deps.log.error({ err }, 'console sign-in audit entry not written'));
   const current = async (req: RestRequest) => {
-    const token = sessionTokenOf(req.headers.cookie);
+    const token = sessionTokenOf(req.headers.cookie, consoleCookie);
     if (!token) throw new AppError('unauthenticated', 'not signed in to the console');
     return { token, caller: await deps.keys.authenticateAdminOrOperator(`Bearer ${token}`), session: await sessions.find(token) };
   };
@@ -55,15 +56,19 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
       responses: { 201: { description: 'Signed in; the cookie is set', json: sessionBody } },
       handler: async (req) => {
         refuseCrossSite(req.headers, undefined);
+        const address = addressOf(req);
+        const wait = await limits.refusedFor(address, req.body.key);
+        if (wait !== null) throw new AppError('resource_exhausted', `too many failed sign-ins from this address or with this key; try again in ${wait} s`, wait);
         const caller = await deps.keys.authenticateAdminOrOperator(`Bearer ${req.body.key}`).catch(async (err: unknown) => {
-          await record(req, 'POST', err instanceof AppError && err.code === 'permission_denied' ? 403 : 401);
+          // One audit entry per address and window: guesses cannot flood the log.
+          if (await limits.failed(address, req.body.key)) await record(req, 'POST', err instanceof AppError && err.code === 'permission_denied' ? 403 : 401);
           throw err;
         });
         const { token, expiresAt } = await sessions.create(caller.keyId);
         await record(req, 'POST', 201, caller.keyId, caller.kind === 'operator' ? 'operator' : 'admin');
         return {
           status: 201,
-          headers: { 'set-cookie': cookie(req, token, sessionHours * 3600), 'cache-control': 'no-store' },
+          headers: { 'set-cookie': cookie(token, sessionHours * 3600), 'cache-control': 'no-store' },
           body: { ...describe(caller), expiresAt: expiresAt.toISOString(), csrfToken: csrfTokenOf(token) },
         };
       },
@@ -89,7 +94,7 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
         const { token, caller } = await current(req);
         await sessions.delete(token);
         await record(req, 'DELETE', 204, caller.keyId, caller.kind === 'operator' ? 'operator' : 'admin');
-        return { status: 204, headers: { 'set-cookie': cookie(req, '', 0) } };
+        return { status: 204, headers: { 'set-cookie': cookie('', 0) } };
       },
     }),
   ];

@@ -10,7 +10,7 @@ import { operatorTokenCheck } from '../auth/operator-token';
 import type { Deps } from '../deps';
 import { clientIpContext } from '../limits/client-context';
 import { consolePages } from '../console/static';
-import { sessionCredential } from '../console/session-cookie';
+import { consoleCookieOf, sessionCredential } from '../console/session-cookie';
 import { playground } from '../playground';
 import { widget } from '../widget';
 import { anyProjectOrigin, corsOptionsFor } from './cors';
@@ -88,7 +88,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   answerErrorsInOneShape(app, deps.log);
   acceptJsonBodiesOnly(app);
   // The console's cookie becomes the request's credential before any route's own check reads it.
-  app.addHook('onRequest', sessionCredential);
+  app.addHook('onRequest', sessionCredential(consoleCookieOf(deps.config.publicUrl)));
 
   // @fastify/cors adds an OPTIONS catch-all that answers preflights of unknown paths with the 404 handler: no key involved.
   app.addHook('onRoute', (r) => {

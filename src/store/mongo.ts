@@ -15,6 +15,7 @@ import { ensureWebhookIndexes } from '../webhooks/store';
 import { ensureSearchIndexes } from '../assistant/search-log';
 import { ensureAuditIndexes } from '../admin/audit';
 import { ensureConsoleSessionIndexes } from '../auth/console-sessions';
+import { ensureSignInLimitIndexes } from '../auth/console-sign-in-limits';
 
 export interface Mongo {
   client: MongoClient;
@@ -85,5 +86,6 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureSearchIndexes(db);
   await ensureAuditIndexes(db);
   await ensureConsoleSessionIndexes(db);
+  await ensureSignInLimitIndexes(db);
   await ensureForgeIndexes(db);
 }

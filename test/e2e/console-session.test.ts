@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { startGateway, type RunningGateway } from '../support/gateway';
 
 // The console's session over HTTP, through the real gateway and MongoDB: a key is exchanged for an HttpOnly cookie
@@ -68,8 +68,8 @@ describe('console sign-in', () => {
     expect(await call('GET', '/console/session', { cookie: s.cookie })).toMatchObject({ status: 200, body: { kind: 'operator', csrfToken: s.csrf } });
   });
 
-  it('marks the cookie Secure when the browser came over TLS', async () => {
-    expect((await signIn(operator, { 'x-forwarded-proto': 'https' })).setCookie).toMatch(/; Secure$/);
+  it("is never Secure because a request's headers say TLS: the public address decides", async () => {
+    expect((await signIn(operator, { 'x-forwarded-proto': 'https', origin: gw.url })).setCookie).not.toMatch(/Secure/);
   });
 
   it('refuses an assistant key (403), a wrong key (401) and a sign-in posted from another origin (403)', async () => {
@@ -172,6 +172,59 @@ describe('the session cookie as a credential', () => {
         expect.objectContaining({ route: '/console/session', method: 'DELETE', status: 204 }),
       ]),
     );
+  });
+});
+
+describe('behind an https public address (DOCENT_PUBLIC_URL), with a proxy that names the client', () => {
+  let tls: RunningGateway;
+  let tlsOperator: string;
+  const post = (key: string, address: string) =>
+    fetch(`${tls.url}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': address }, body: JSON.stringify({ key }) });
+  beforeAll(async () => {
+    tls = await startGateway({ DOCENT_PUBLIC_URL: 'https://docs.example.org', DOCENT_TRUSTED_PROXY: '127.0.0.1' });
+    tlsOperator = (await tls.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
+  });
+  afterAll(() => tls?.stop());
+
+  it('the cookie is __Host- and Secure, and a cookie without the prefix is not taken', async () => {
+    const r = await post(tlsOperator, '198.51.100.1');
+    expect(r.status).toBe(201);
+    const setCookie = r.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/^__Host-docent_console=docent_sess_[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
+    const [pair] = setCookie.split(';');
+    expect((await fetch(`${tls.url}/console/session`, { headers: { cookie: pair! } })).status).toBe(200);
+    // The same token under the plain name, as a sibling host could set it, is no session here.
+    expect((await fetch(`${tls.url}/console/session`, { headers: { cookie: pair!.replace('__Host-', '') } })).status).toBe(401);
+  });
+
+  it('thirty bad sign-ins from one address: 401 until the limit, then 429 with Retry-After, one audit entry for the window; the right key waits too', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const r = await post(`docent_op_${randomBytes(32).toString('base64url')}`, '203.0.113.66');
+      statuses.push(r.status);
+      if (r.status === 429) retryAfter = r.headers.get('retry-after');
+    }
+    expect(statuses.slice(0, 10)).toEqual(new Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual(new Array(20).fill(429));
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(await post(tlsOperator, '203.0.113.66')).toMatchObject({ status: 429 });
+    // Another address signs in as before.
+    expect((await post(tlsOperator, '203.0.113.67')).status).toBe(201);
+    const audit = (await (await fetch(`${tls.url}/v2/admin/audit?limit=200`, { headers: { authorization: `Bearer ${tlsOperator}` } })).json()) as { entries: Array<{ route: string; status: number }> };
+    const refused = audit.entries.filter((e) => e.route === '/console/session' && e.status === 401);
+    expect(refused).toHaveLength(1);
+  });
+});
+
+describe('the playground', () => {
+  it('is served with its own content security policy: no framing, only its own scripts', async () => {
+    const r = await fetch(`${gw.url}/playground/`);
+    expect(r.status).toBe(200);
+    const csp = r.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
   });
 });
 

@@ -121,6 +121,18 @@ async function ask(page: Page, question: string) {
 }
 
 // Page-side predicates are strings: the test compiles without the DOM library.
+/**
+ * Waits until `expression` holds in the page, read by page.evaluate (DevTools' own evaluation): Playwright's
+ * waitForFunction compiles it in the page, which the playground's content security policy rightly refuses.
+ */
+async function waitInPage(page: Page, expression: string, _arg?: undefined, options: { timeout?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeout ?? 30_000);
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`still not true after ${options.timeout ?? 30_000} ms: ${expression}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const chatStatusIs = (status: string) => `document.querySelector('[data-testid=chat-status]')?.textContent === '${status}'`;
 const assistantTexts = (page: Page) => page.locator('li.assistant .text').allTextContents();
 
@@ -134,11 +146,14 @@ describe('playground from an allowed origin', () => {
   it('streams an answer with source links, then keeps the thread for a follow-up', async () => {
     await ask(page, 'How do I do a clean install in CI?');
     // Part of the answer is on screen while the stream is still open.
-    await page.waitForFunction(`(() => {
+    await waitInPage(
+      page,
+      `(() => {
       const text = document.querySelector('li.assistant .text')?.textContent ?? '';
       return ${chatStatusIs('streaming')} && text.length > 0 && !text.endsWith('[1].');
-    })()`);
-    await page.waitForFunction(chatStatusIs('ready'));
+    })()`,
+    );
+    await waitInPage(page, chatStatusIs('ready'));
     // Markdown: the backticks become a code element.
     expect(await assistantTexts(page)).toEqual([answer.join('').replaceAll('`', '')]);
     expect(await page.locator('li.assistant .text code').first().textContent()).toBe('npm ci');
@@ -150,7 +165,7 @@ describe('playground from an allowed origin', () => {
     expect(threadId).toMatch(/^thr_/);
 
     await ask(page, 'And how is it different from npm install?');
-    await page.waitForFunction(`document.querySelectorAll('li.assistant').length === 2 && ${chatStatusIs('ready')}`);
+    await waitInPage(page, `document.querySelectorAll('li.assistant').length === 2 && ${chatStatusIs('ready')}`);
     expect(await page.locator('[data-testid=thread-id]').textContent()).toBe(threadId);
     const stored = await gw.deps.mongo.db.collection<ThreadDoc>('threads').findOne({ _id: threadId! });
     expect(stored?.turns.map((t) => t.userMessage)).toEqual(['How do I do a clean install in CI?', 'And how is it different from npm install?']);
@@ -158,7 +173,7 @@ describe('playground from an allowed origin', () => {
 
   it('renders an answer as Markdown and shows raw HTML as text, never as markup', async () => {
     await ask(page, 'show me raw html');
-    await page.waitForFunction(`document.querySelectorAll('li.assistant').length === 3 && ${chatStatusIs('ready')}`);
+    await waitInPage(page, `document.querySelectorAll('li.assistant').length === 3 && ${chatStatusIs('ready')}`);
     const last = page.locator('li.assistant').last();
     expect(await last.locator('strong').textContent()).toBe('Bold');
     expect(await last.locator('img, script').count()).toBe(0);
@@ -171,7 +186,7 @@ describe('playground from an allowed origin', () => {
     await page.fill('textarea[name=prompt]', 'fix the typo in the README');
     await page.getByRole('button', { name: 'Create job' }).click();
     // The event list fills while the job runs.
-    await page.waitForFunction(`document.querySelectorAll('[data-testid=job-events] li').length > 0 && document.querySelector('[data-testid=job-status]')?.textContent === 'active'`, undefined, {
+    await waitInPage(page, `document.querySelectorAll('[data-testid=job-events] li').length > 0 && document.querySelector('[data-testid=job-status]')?.textContent === 'active'`, undefined, {
       timeout: 60_000,
     });
     await page
@@ -188,7 +203,7 @@ describe('playground from an allowed origin', () => {
     expect(github.pulls[0]!.head).toBe(`docent/${jobId}`);
     // The watch sends the job as it changes and the status event written just after it, so the event may come a
     // poll after the pull request link.
-    await page.waitForFunction(`[...document.querySelectorAll('[data-testid=job-events] li')].at(-1)?.textContent.endsWith('status completed')`, undefined, { timeout: 10_000 });
+    await waitInPage(page, `[...document.querySelectorAll('[data-testid=job-events] li')].at(-1)?.textContent.endsWith('status completed')`, undefined, { timeout: 10_000 });
     const events = await page.locator('[data-testid=job-events] li').allTextContents();
     expect(events.some((e) => e.endsWith('step edit_file README.md'))).toBe(true);
     expect(events.at(-1)).toMatch(/status completed$/);
@@ -208,10 +223,10 @@ describe('playground from an allowed origin', () => {
   it('sends a follow-up, then archives the job, from the page', async () => {
     await page.fill('input[name=follow-up]', 'check the README is fine');
     await page.getByRole('button', { name: 'Send follow-up' }).click();
-    await page.waitForFunction(`document.querySelectorAll('[data-testid=job-events] li[data-type="turn.started"]').length === 2`, undefined, { timeout: 60_000 });
-    await page.waitForFunction(`document.querySelector('[data-testid=job-status]')?.textContent === 'completed'`, undefined, { timeout: 60_000 });
+    await waitInPage(page, `document.querySelectorAll('[data-testid=job-events] li[data-type="turn.started"]').length === 2`, undefined, { timeout: 60_000 });
+    await waitInPage(page, `document.querySelector('[data-testid=job-status]')?.textContent === 'completed'`, undefined, { timeout: 60_000 });
     await page.getByRole('button', { name: 'Archive' }).click();
-    await page.waitForFunction(`document.querySelector('[data-testid=job-status]')?.textContent === 'archived'`, undefined, { timeout: 30_000 });
+    await waitInPage(page, `document.querySelector('[data-testid=job-status]')?.textContent === 'archived'`, undefined, { timeout: 30_000 });
     const jobId = await page.locator('[data-testid=job-id]').textContent();
     expect((await gw.deps.mongo.db.collection('jobs').findOne({ _id: jobId as never }))?.status).toBe('archived');
   });
@@ -292,7 +307,7 @@ describe('playground served by the gateway', () => {
     const page = await openPlayground(gw.url);
     try {
       await ask(page, 'How do I do a clean install in CI?');
-      await page.waitForFunction(`document.querySelectorAll('li.assistant .sources a').length === 5 && ${chatStatusIs('ready')}`);
+      await waitInPage(page, `document.querySelectorAll('li.assistant .sources a').length === 5 && ${chatStatusIs('ready')}`);
       // Markdown: the backticks become a code element.
       expect(await assistantTexts(page)).toEqual([answer.join('').replaceAll('`', '')]);
       expect(await page.locator('li.assistant .text code').first().textContent()).toBe('npm ci');
