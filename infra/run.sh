@@ -35,7 +35,7 @@ node dist/src/cli/main.js check || { echo "[run] FAILED: worker self-check; log:
 # with nothing typed by hand (src/cli/self-docs.ts). Only changed pages are embedded again on later starts.
 playground="$http/playground/"
 echo "[run] ingesting docs/ for docent.local (log: $LOGS/self-docs.log)"
-if self_key="$(node dist/src/cli/main.js self-docs docs --key-file "$CACHE/self-docs-key" 2>"$LOGS/self-docs.log")"; then
+if self_key="$(node dist/src/cli/main.js self-docs docs --key-file "$CACHE/self-docs-key" --base-url "$http/docs" 2>"$LOGS/self-docs.log")"; then
   playground="$http/playground/?domain=docent.local&project=docent#assistantKey=$self_key"
 else
   echo "[run] docent's own docs could not be ingested (the playground still works with your own domain): $(tail -1 "$LOGS/self-docs.log")" >&2

@@ -22,6 +22,9 @@ function transportFor(settings: RefObject<Settings>) {
   });
 }
 
+/** The message's sources in the order the stream numbered them. */
+const sourcesOf = (m: DocsMessage) => m.parts.flatMap((p) => (p.type === 'source-url' ? [p] : []));
+
 export function Chat({ settings }: { settings: RefObject<Settings> }) {
   const [transport] = useState(() => transportFor(settings));
   const { messages, sendMessage, status, error } = useChat<DocsMessage>({ transport });
@@ -35,23 +38,19 @@ export function Chat({ settings }: { settings: RefObject<Settings> }) {
         {messages.map((m) => (
           <li key={m.id} className={m.role} data-role={m.role}>
             {m.role === 'assistant' ? (
-              <Markdown text={m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')} />
+              <Markdown text={m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')} sources={(n) => (n >= 1 && n <= sourcesOf(m).length ? `${m.id}-source-${n}` : undefined)} />
             ) : (
               <p className="text">{m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')}</p>
             )}
-            <ul className="sources">
-              {m.parts.flatMap((p) =>
-                p.type === 'source-url'
-                  ? [
-                      <li key={p.sourceId}>
-                        <a href={p.url} target="_blank" rel="noreferrer">
-                          {p.title ?? p.url}
-                        </a>
-                      </li>,
-                    ]
-                  : [],
-              )}
-            </ul>
+            <ol className="sources">
+              {sourcesOf(m).map((p, i) => (
+                <li key={p.sourceId} id={`${m.id}-source-${i + 1}`}>
+                  <a href={p.url} target="_blank" rel="noreferrer">
+                    {p.title ?? p.url}
+                  </a>
+                </li>
+              ))}
+            </ol>
           </li>
         ))}
       </ol>

@@ -28,7 +28,7 @@ function render(node: Nodes, key: number): ReactNode {
       return <Tag key={key}>{children(node)}</Tag>;
     }
     case 'text':
-      return node.value;
+      return cited(node.value, key);
     case 'html':
       return <span key={key}>{node.value}</span>;
     case 'emphasis':
@@ -83,7 +83,44 @@ function render(node: Nodes, key: number): ReactNode {
   }
 }
 
-/** An answer rendered as Markdown, safely (no raw HTML, no script links, no remote images). */
-export function Markdown({ text }: { text: string }) {
-  return <div className="text markdown">{render(parser.parse(text) as Root, 0)}</div>;
+/** Where an answer's `[n]` marker points: the id of its n-th source in the list below it, while rendering one answer. */
+let sourceAnchor: ((n: number) => string | undefined) | undefined;
+
+/** Text with its `[n]` markers as links to the numbered sources. */
+function cited(text: string, key: number): ReactNode {
+  if (!sourceAnchor || !/\[\d+\]/.test(text)) return text;
+  // Each piece keyed by where it starts in the text: the pieces of one text never move.
+  let at = 0;
+  const pieces = text.split(/(\[\d+\])/).map((piece) => {
+    const start = at;
+    at += piece.length;
+    return { piece, start };
+  });
+  return (
+    <span key={key}>
+      {pieces.map(({ piece, start }) => {
+        const id = /^\[(\d+)\]$/.test(piece) ? sourceAnchor?.(Number(piece.slice(1, -1))) : undefined;
+        return id ? (
+          <a key={start} href={`#${id}`} className="citation">
+            {piece}
+          </a>
+        ) : (
+          <span key={start}>{piece}</span>
+        );
+      })}
+    </span>
+  );
+}
+
+/**
+ * An answer rendered as Markdown, safely (no raw HTML, no script links, no remote images); `sources` names the id of
+ * each numbered source, so that its `[n]` marker links there.
+ */
+export function Markdown({ text, sources }: { text: string; sources?: (n: number) => string | undefined }) {
+  sourceAnchor = sources;
+  try {
+    return <div className="text markdown">{render(parser.parse(text) as Root, 0)}</div>;
+  } finally {
+    sourceAnchor = undefined;
+  }
 }

@@ -95,19 +95,29 @@ export async function* generateAnswer(model: LanguageModel, input: GenerationInp
   if (stalled.signal.aborted && !input.signal?.aborted) throw stallError();
 }
 
-const firstSentences = (text: string, maxChars: number) => {
+/** Unicode's sentence rules: a dot inside `plan.approved` or `agent-job.ts` ends no sentence. */
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/**
+ * The passage's opening sentences, whole, up to `maxChars`: never a cut inside a sentence, so a cited passage never
+ * starts or stops mid-word; a first sentence longer than that is cut at a word, with an ellipsis.
+ */
+export function firstSentences(text: string, maxChars: number): string {
   const flat = text
     .replace(/```[\s\S]*?```/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-  const sentences = flat.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [flat];
   let out = '';
-  for (const s of sentences) {
-    if (out && out.length + s.length > maxChars) break;
-    out += s;
+  for (const { segment } of sentences.segment(flat)) {
+    if (out && out.length + segment.length > maxChars) break;
+    out += segment;
   }
-  return (out || flat).slice(0, maxChars).trim();
-};
+  out = out.trim();
+  if (out.length <= maxChars) return out;
+  const cut = out.slice(0, maxChars);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 0 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
 
 /** The offline answer: the opening sentences of the best passages, each cited, streamed word by word. */
 export async function* extractiveAnswer(input: Pick<GenerationInput, 'passages'>, maxPassages = 3): AsyncGenerator<AnswerEvent> {

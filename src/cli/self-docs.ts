@@ -44,11 +44,11 @@ async function stagePages(folder: string, staging: string): Promise<void> {
 }
 
 export async function selfDocsCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args, options: { 'key-file': { type: 'string' } }, allowPositionals: true, strict: true });
+  const { positionals, values } = parseArgs({ args, options: { 'key-file': { type: 'string' }, 'base-url': { type: 'string' } }, allowPositionals: true, strict: true });
   const folder = positionals[0];
   const keyFile = values['key-file'];
   if (positionals.length !== 1 || !folder || !keyFile) {
-    console.error('usage: docent self-docs <docs folder> --key-file <path>');
+    console.error('usage: docent self-docs <docs folder> --key-file <path> [--base-url <the gateway>/docs]');
     return 2;
   }
   const config = loadConfig();
@@ -66,7 +66,9 @@ export async function selfDocsCommand(args: string[]): Promise<number> {
   // Beside the key: the worker reads the pages from there (it runs on this machine, as `npm start` starts it).
   const staging = path.join(path.dirname(path.resolve(keyFile)), 'self-docs');
   await stagePages(path.resolve(folder), staging);
-  await runDocsIngest(config, { domain: selfDocs.domain, source: staging }, (line) => console.error(line));
+  // The gateway serves these pages at /docs/ (src/own-docs.ts): each source link opens the page at its heading.
+  const baseUrl = values['base-url'] ?? `${(config.publicUrl ?? config.api.url).replace(/\/+$/, '')}/docs`;
+  await runDocsIngest(config, { domain: selfDocs.domain, source: staging, baseUrl }, (line) => console.error(line));
   console.log(key);
   return 0;
 }

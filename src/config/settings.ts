@@ -382,6 +382,9 @@ export const declared = {
       'failed console sign-ins allowed per 15 minutes from one address, and for one key prefix, before sign-ins from there are refused with 429',
     ),
   },
+  ownDocsDir: setting('DOCENT_OWN_DOCS_DIR', z.string().default(path.join(packageRoot(), 'docs')), "docent's own documentation, served as pages at `/docs/` (the pages `docent.local` cites)", {
+    shownDefault: 'docs',
+  }),
   consoleDir: setting('DOCENT_CONSOLE_DIR', z.string().default(path.join(packageRoot(), 'console')), "the console's page (HTML, CSS, ES modules) served at `/console/`", { shownDefault: 'console' }),
   widgetDir: setting('DOCENT_WIDGET_DIR', z.string().default(path.join(packageRoot(), 'dist', 'widget')), 'the built widget served at `/widget.js` and `/widget.mjs`', { shownDefault: 'dist/widget' }),
   publicUrl: setting('DOCENT_PUBLIC_URL', z.url().optional(), 'the gateway’s address as forges reach it: each forge connection’s webhook URL starts with it', {

@@ -161,6 +161,13 @@ describe('playground from an allowed origin', () => {
     expect(await links.count()).toBe(5);
     const hrefs = await Promise.all((await links.all()).map((a) => a.getAttribute('href')));
     expect(hrefs.some((h) => h?.startsWith('https://docs.npmjs.com/commands/npm-ci'))).toBe(true);
+    // The sources are numbered, and the answer's [1] marker links to the first.
+    const first = page.locator('li.assistant').first();
+    expect(await first.locator('ol.sources > li').count()).toBe(5);
+    const marker = first.locator('.text a.citation').first();
+    expect(await marker.textContent()).toBe('[1]');
+    const target = (await marker.getAttribute('href'))!.slice(1);
+    expect(await first.locator('ol.sources > li').first().getAttribute('id')).toBe(target);
     const threadId = await page.locator('[data-testid=thread-id]').textContent();
     expect(threadId).toMatch(/^thr_/);
 

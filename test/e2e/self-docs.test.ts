@@ -46,10 +46,25 @@ async function ask(key: string, question: string): Promise<{ cited: string[]; te
   };
 }
 
+/** The text of a served page's section: from the heading with `id` to the next heading, tags dropped. */
+function sectionText(html: string, id: string): string {
+  const start = html.indexOf(`id="${id}"`);
+  if (start < 0) return '';
+  const rest = html.slice(html.indexOf('>', start) + 1);
+  const end = rest.search(/<h[1-6][ >]/);
+  return (end < 0 ? rest : rest.slice(0, end))
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
 describe('docent self-docs (npm start)', () => {
   it('answers "how do I approve a plan?" from docent’s own docs, citing the plan-approval page', async () => {
     const keyFile = path.join(cacheDir, 'self-docs-key');
-    const first = await runDocent(['self-docs', docsFolder, '--key-file', keyFile], env);
+    const first = await runDocent(['self-docs', docsFolder, '--key-file', keyFile, '--base-url', `${gw.url}/docs`], env);
     expect(first.stderr).toMatch(/done: .* serves \d+ pages/);
     expect(first.code).toBe(0);
     const key = first.stdout.trim();
@@ -64,9 +79,36 @@ describe('docent self-docs (npm start)', () => {
     expect(cited.every((url) => !url.includes('/decisions/'))).toBe(true);
 
     // A second start keeps the key and the index: nothing changed, nothing is embedded again.
-    const again = await runDocent(['self-docs', docsFolder, '--key-file', keyFile], env);
+    const again = await runDocent(['self-docs', docsFolder, '--key-file', keyFile, '--base-url', `${gw.url}/docs`], env);
     expect(again.code).toBe(0);
     expect(again.stdout.trim()).toBe(key);
     expect(again.stderr).toMatch(/unchanged/);
+    newcomerKey = key;
   }, 180_000);
+
+  let newcomerKey: string;
+  it.each([
+    ['how do I approve a plan?', /\/docs\/plan-approval(#|$)/],
+    ['what does docent need to run an agent job?', /\/docs\/agent-jobs#what-an-agent-job-needs$/],
+    ['how do I run docent on more than one machine?', /\/docs\/operations#scaling-out$/],
+  ])('a newcomer asks "%s" with no model: the right page first, whole sentences quoted, every source link opens at its heading', async (question, page) => {
+    const { cited, text } = await ask(newcomerKey, question);
+    expect(cited[0]).toMatch(page);
+    const quoted = [...text.matchAll(/^- \*\*.+?\*\*: (.+) \[(\d+)\]$/gm)].map((m) => ({ excerpt: m[1]!, source: cited[Number(m[2]) - 1]! }));
+    expect(quoted.length).toBeGreaterThan(0);
+    for (const url of new Set(cited)) {
+      const r = await fetch(url);
+      expect({ url, status: r.status }).toEqual({ url, status: 200 });
+      const html = await r.text();
+      const anchor = new URL(url).hash.slice(1);
+      if (anchor) expect(html).toContain(`id="${anchor}"`);
+      for (const q of quoted.filter((x) => x.source === url)) {
+        // The quote starts where a word of its section starts: never mid-word, as "approved ({revision}) events" did.
+        // Words only: the passage's plain text and the page's HTML spell list markers and links differently.
+        const words = (t: string) => ` ${t.replace(/[^A-Za-z0-9]+/g, ' ').trim()} `;
+        const opening = words(q.excerpt).split(' ').filter(Boolean).slice(0, 4).join(' ');
+        expect({ opening, found: words(sectionText(html, anchor)).includes(` ${opening} `) }).toEqual({ opening, found: true });
+      }
+    }
+  });
 });
