@@ -247,4 +247,25 @@ describe("an organization's repositories are reached only through its own forge 
     expect(refused).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
     expect((await deliverTo(betaForge.id, await signedDelivery(betaForge.webhookSecret, 'ping', { zen: 'hi' }))).status).toBe(404);
   });
+
+  it('the organization `local` (what npm start makes) shares the deployment token: its job clones and pushes with it', async () => {
+    await git.createRepo('local', 'demo', { 'README.md': '# Demo\n' });
+    await gw.deps.tenancy.createOrg('local');
+    const localOperator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'local' })).key;
+    const made = await call(localOperator, 'POST', '/v2/admin/projects', { id: 'local-demo', orgId: 'local', repository: 'local/demo', ref: 'main', domain: 'demo.local.test' });
+    expect(made).toMatchObject({ status: 201, body: { forgeId: 'deployment' } });
+    const admin = (await call(localOperator, 'POST', '/v2/admin/projects/local-demo/keys', { kind: 'admin' })).body.key;
+    const created = await call(admin, 'POST', '/v2/agent/local-demo/job', { prompt: 'add a contributing guide' });
+    expect(created.status).toBe(201);
+    const job = await poll(
+      'the local job',
+      async () => (await call(admin, 'GET', `/v2/agent/local-demo/job/${created.body.id}`)).body,
+      (j) => j.status !== 'active',
+      90_000,
+    );
+    expect(job).toMatchObject({ status: 'completed', forgeId: 'deployment', prLink: expect.stringContaining('/local/demo/pull/') });
+    const uses = gitUses.filter((u) => u.repo === 'local/demo');
+    expect(uses.some((u) => u.push)).toBe(true);
+    expect(new Set(uses.map((u) => u.token))).toEqual(new Set([deploymentToken]));
+  });
 });
