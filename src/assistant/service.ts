@@ -19,7 +19,7 @@ import type { AssistantQuestion } from './request';
 import { isAnswerable, notCoveredAnswer } from './relevance';
 import { isPreviewDomain } from '../../workflows/docs-gap-check-contract';
 import { newSearchId, SearchLog, type SearchVia } from './search-log';
-import { historyOf, maxThreadTurns, storedContext, ThreadStore, type ThreadDoc, type TurnDoc } from './threads';
+import { type AskingClient, historyOf, maxThreadTurns, storedContext, ThreadStore, type ThreadDoc, type TurnDoc } from './threads';
 import { settledWithin, TurnWrites } from './turn-writes';
 
 /** What a counted assistant request is charged to; the rate limiter keys its quotas on these. */
@@ -192,7 +192,15 @@ export class AssistantService {
    * events. The slow work (the new thread's insert, embedding and retrieval) runs when the events are first read,
    * after the stream has opened, so a reader sees it open at once; a failure there ends the stream with an error.
    */
-  async startAnswer(req: { caller: Caller; domain: string; question: AssistantQuestion; remoteAddress?: string; signal?: AbortSignal; via?: SearchVia }): Promise<AnswerSession> {
+  async startAnswer(req: {
+    caller: Caller;
+    domain: string;
+    question: AssistantQuestion;
+    remoteAddress?: string;
+    signal?: AbortSignal;
+    via?: SearchVia;
+    client?: AskingClient;
+  }): Promise<AnswerSession> {
     const started = performance.now();
     this.authorize(req.caller, req.domain);
     const q = req.question;
@@ -212,7 +220,7 @@ export class AssistantService {
 
   /** The answer's slow setup: stores a new thread while its passages are retrieved, then starts the generation. */
   private async prepare(
-    req: { caller: Caller; domain: string; question: AssistantQuestion; signal?: AbortSignal; via?: SearchVia; reader?: string },
+    req: { caller: Caller; domain: string; question: AssistantQuestion; signal?: AbortSignal; via?: SearchVia; reader?: string; client?: AskingClient },
     thread: ThreadDoc,
     isNew: boolean,
     started: number,
@@ -262,6 +270,7 @@ export class AssistantService {
             answered,
             ...(retrieved.relevance.cosine === undefined ? {} : { relevance: retrieved.relevance.cosine }),
             ...(req.reader ? { reader: req.reader } : {}),
+            ...(req.client ? { client: req.client } : {}),
             createdAt: new Date(),
             ...turn,
           })

@@ -4,6 +4,9 @@ import { AppError } from '../errors';
 import type { AnswerUsage } from './events';
 import type { ChatTurn, ContextItem } from './request';
 
+/** What asked a question (Mintlify's caller types, analytics `assistant/caller-stats`). */
+export type AskingClient = 'web' | 'api' | 'other';
+
 /** One question and its answer, as stored. */
 export interface TurnDoc {
   userMessage: string;
@@ -26,6 +29,8 @@ export interface TurnDoc {
   timings: { retrievalMs: number; firstTokenMs?: number; totalMs: number };
   /** Who asked, as a keyed hash of the client's address (src/assistant/reader-id.ts); absent on turns stored before it. */
   reader?: string;
+  /** What asked: a browser page (the request had an Origin), a server calling the API, or an MCP client; absent on turns stored before it. */
+  client?: AskingClient;
   createdAt: Date;
 }
 

@@ -86,6 +86,7 @@ export function docsMcpServer(assistant: AssistantService, log: Logger, ctx: Mcp
           question: { fp: 'mcp', question, clientHistory: [], retrievalPageSize: 5, context: [] },
           remoteAddress: ctx.remoteAddress,
           signal: ctx.signal,
+          client: 'other',
         });
         let answer = '';
         const sources: Array<{ id: string; title: string; url: string; path: string }> = [];

@@ -11,6 +11,7 @@ import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { analyticsBody, conversationExportBody, feedbackByPageBody, searchAnalyticsBody } from './analytics-schemas';
 import { projectOrigins } from '../edge/cors';
+import { mintlifyAnalyticsRoutes } from './mintlify-analytics-routes';
 import { route, type Route } from './router';
 
 /** Docs analytics of a project's domain, for its admin key (docs/analytics.md). */
@@ -31,6 +32,7 @@ export function analyticsRoutes(deps: Deps): Route[] {
       },
     }),
     ...platformShapeRoutes(deps),
+    ...mintlifyAnalyticsRoutes(deps),
   ];
 }
 
@@ -67,13 +69,16 @@ const platformReads: PlatformRead[] = [
   },
 ];
 
-/** The docs platform's analytics paths (`/v1/analytics/{projectId}/…`), each over `from`/`to` and bounded by `limit`. */
+/**
+ * docent's own shapes of the docs platform's analytics (`/v2/agent/{projectId}/analytics/…`), each over `from`/`to` and
+ * bounded by `limit`; Mintlify's paths answer Mintlify's bodies (./mintlify-analytics-routes.ts).
+ */
 function platformShapeRoutes(deps: Deps): Route[] {
   const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
   return platformReads.map((r) =>
     route({
       method: 'GET',
-      path: `/v1/analytics/{projectId}/${r.path}`,
+      path: `/v2/agent/{projectId}/analytics/${r.path}`,
       summary: r.summary,
       auth: 'admin',
       cors,

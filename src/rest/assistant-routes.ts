@@ -37,6 +37,8 @@ export function assistantRoutes(deps: Deps): Route[] {
         remoteAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
         signal: lease.signal,
         via: 'assistant',
+        // Browsers send Origin on every cross-origin POST (and same-origin ones); a server calling the API sends none.
+        client: req.headers.origin ? 'web' : 'api',
       });
       return respond({ ...s, events: whileLeased(s.events, lease) });
     } catch (err) {

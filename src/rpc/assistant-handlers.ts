@@ -24,7 +24,8 @@ async function* answerEvents(deps: Deps, domain: string, question: AssistantQues
   const caller = callerOf(ctx);
   const lease = deps.streams.acquire(caller, ctx.signal);
   try {
-    const s = await deps.assistant.startAnswer({ caller, domain, question, signal: lease.signal, remoteAddress: ctx.values.get(clientIpKey) });
+    const client = ctx.requestHeader.get('origin') ? 'web' : 'api';
+    const s = await deps.assistant.startAnswer({ caller, domain, question, signal: lease.signal, remoteAddress: ctx.values.get(clientIpKey), client });
     ctx.responseHeader.set('x-thread-id', s.threadId);
     for (const [k, v] of Object.entries(s.limitHeaders)) ctx.responseHeader.set(k, v);
     onStart(s.threadId);

@@ -26,7 +26,7 @@ const ask = async (text: string) => {
   await r.text();
   return r.headers.get('x-thread-id')!;
 };
-const analytics = (path: string, key = admin) => fetch(`${gw.url}/v1/analytics/kiln/${path}`, { headers: { authorization: `Bearer ${key}` } });
+const analytics = (path: string, key = admin) => fetch(`${gw.url}/v2/agent/kiln/analytics/${path}`, { headers: { authorization: `Bearer ${key}` } });
 
 beforeAll(async () => {
   await ingestMiniDocs(config, domain);

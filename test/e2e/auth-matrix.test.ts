@@ -84,7 +84,7 @@ describe('credentials on every authenticated route', () => {
     const checked: string[] = [];
     for (const r of routes) {
       const name = `${r.method} ${r.path}`;
-      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001').replace('{automationId}', 'aut_0001').replace('{workflowSchemaId}', 'aut_0001').replace('{id}', 'job_0001');
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001').replace('{automationId}', 'aut_0001').replace('{workflowSchemaId}', 'aut_0001').replace('{id}', 'job_0001').replace('{threadId}', 'thr_0001');
       const right = r.auth; // 'admin' or 'assistant'
       const wrong = right === 'admin' ? 'assistant' : 'admin';
       const cases: Array<[string, string | undefined, number, string]> = [

@@ -2,6 +2,7 @@ import { testConfig } from '../support/config';
 import { deleteTestIndexes, ingestMiniDocs, sameStack } from '../support/docs';
 import { kilnDocsProjects } from '../support/docs-projects';
 import { startGateway, type RunningGateway } from '../support/gateway';
+import { poll } from '../support/poll';
 import { terminateJobWorkflows } from '../support/workerless-jobs';
 import { type ScriptedModel, modelSettings, startScriptedModel } from '../support/scripted-model';
 import { checkAnswer, type MintlifyOperation, mintlifyOperations, pathOf, validBodies, validQueries } from '../support/mintlify-openapi';
@@ -19,11 +20,17 @@ let keys: { asst: string; admin: string; otherAdmin: string };
 /** The agent project `widgets` (org acme): its admin key and an automation of it. */
 let widgets: { admin: string; automationId: string; jobId: string };
 
+/** Mintlify documents 400 for these: a date that is not one, and a cursor docent never handed out. */
+const notADateOrCursor = (_body: unknown, q: URLSearchParams) => ['dateFrom', 'dateTo'].some((d) => q.has(d) && !/^\d{4}-\d{2}-\d{2}/.test(q.get(d)!)) || (q.has('cursor') && q.get('cursor') !== '');
+
+/** A question asked (and rated) through the gateway, so the analytics have something to report. */
+let asked: { threadId: string };
+
 /**
  * The Mintlify operations docent serves: the path values and key a call needs, bodies naming things that exist, and
  * the schema-valid requests docent refuses on purpose (docs/api.md, "Mintlify compatibility", says which and why).
  */
-const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[]; refuses?: (body: any) => boolean }> = {
+const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[]; refuses?: (body: any, query: URLSearchParams) => boolean }> = {
   'POST /discovery/v1/search/{domain}': { params: () => ({ domain }), key: () => keys.asst },
   // A path that names no page is Mintlify's documented 404.
   'POST /discovery/v1/page/{domain}': { params: () => ({ domain }), key: () => keys.asst, bodies: [{ path: 'index' }, { path: 'index', groups: [] }], refuses: (b) => b.path !== 'index' },
@@ -35,6 +42,13 @@ const served: Record<string, { params: () => Record<string, string>; key: () => 
   'POST /v2/agent/{projectId}/job': { params: () => ({ projectId: 'widgets' }), key: () => widgets.admin },
   'GET /v2/agent/{projectId}/job/{id}': { params: () => ({ projectId: 'widgets', id: widgets.jobId }), key: () => widgets.admin },
   'POST /v2/agent/{projectId}/job/{id}/message': { params: () => ({ projectId: 'widgets', id: widgets.jobId }), key: () => widgets.admin },
+  ...Object.fromEntries(
+    ['feedback', 'feedback/by-page', 'assistant', 'assistant/caller-stats', 'searches', 'views', 'visitors'].map((p) => [
+      `GET /v1/analytics/{projectId}/${p}`,
+      { params: () => ({ projectId: 'kiln' }), key: () => keys.admin, refuses: notADateOrCursor },
+    ]),
+  ),
+  'GET /v1/analytics/{projectId}/assistant/threads/{threadId}': { params: () => ({ projectId: 'kiln', threadId: asked.threadId }), key: () => keys.admin },
 };
 
 const operations = mintlifyOperations();
@@ -52,6 +66,7 @@ beforeAll(async () => {
     body: JSON.stringify({ prompt: 'add a note to the README' }),
   });
   expect(job.status).toBe(201);
+  asked = { threadId: await askAndRate('How do I install kiln?') };
   widgets = { admin, automationId: (await createAutomation(admin, 'nightly notes')).id, jobId: ((await job.json()) as { id: string }).id };
 });
 afterAll(async () => {
@@ -60,6 +75,21 @@ afterAll(async () => {
   await gw?.stop();
   await model?.close();
 });
+
+async function askAndRate(question: string): Promise<string> {
+  const headers = { authorization: `Bearer ${keys.asst}`, 'content-type': 'application/json' };
+  const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: question }] }], currentPath: '/guides/install' }),
+  });
+  await r.text();
+  const threadId = r.headers.get('x-thread-id')!;
+  const rated = await fetch(`${gw.url}/discovery/v1/assistant/${domain}/feedback`, { method: 'POST', headers, body: JSON.stringify({ threadId, rating: 'up', comment: 'clear' }) });
+  expect(rated.status).toBe(204);
+  await fetch(`${gw.url}/discovery/v1/search/${domain}`, { method: 'POST', headers, body: JSON.stringify({ query: question }) });
+  return threadId;
+}
 
 async function createAutomation(admin: string, name: string): Promise<{ id: string }> {
   const r = await fetch(`${gw.url}/v2/agent/widgets/automations`, {
@@ -121,7 +151,7 @@ describe("Mintlify's documents against the gateway", () => {
           statuses.add(r.status);
           const asked = `${query.toString() || '(no query)'} ${JSON.stringify(body) ?? ''}`;
           if (r.status >= 500) problems.push(`${op.name} ${asked}: ${r.status} ${JSON.stringify(r.body)}`);
-          const refused = served[op.name]!.refuses?.(body) ?? false;
+          const refused = served[op.name]!.refuses?.(body, query) ?? false;
           if (refused !== r.status >= 400) problems.push(`${op.name} ${asked}: ${r.status} where docent ${refused ? 'refuses' : 'serves'} it: ${JSON.stringify(r.body).slice(0, 300)}`);
           // A refusal Mintlify does not document still carries its error field, which generated clients read.
           if (refused && !op.responses[String(r.status)]) expect(r.body).toMatchObject({ error: expect.any(String) });
@@ -208,5 +238,107 @@ describe('automation trigger: Mintlify’s POST /v1/workflow/{projectId}/{workfl
       expect(r.status).toBe(404);
       expect(await r.json()).toMatchObject({ error: expect.any(String) });
     }
+  });
+});
+
+describe('analytics at Mintlify’s paths, with dateFrom/dateTo (dateTo exclusive)', () => {
+  const read = async (path: string) => {
+    const r = await fetch(`${gw.url}/v1/analytics/kiln/${path}`, { headers: { authorization: `Bearer ${keys.admin}` } });
+    return { status: r.status, clamped: r.headers.get('x-docent-clamped'), body: (await r.json()) as any };
+  };
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+
+  it('lists each question as a flat row, pages them with the cursor, and opens its thread', async () => {
+    const second = await askAndRate('How do I bake my site with kiln?');
+    const { body } = await read('assistant');
+    const row = body.conversations.find((c: { threadId: string }) => c.threadId === asked.threadId);
+    expect(row).toMatchObject({ query: 'How do I install kiln?', responseType: 'answer', resolutionStatus: 'answered', queryCategory: null, pageUrl: '/guides/install' });
+    expect(row.sources.length).toBeGreaterThan(0);
+    const first = await read('assistant?limit=1');
+    expect(first.body).toMatchObject({ conversations: [{ threadId: second }], hasMore: true, nextCursor: expect.any(String) });
+    const next = await read(`assistant?limit=1&cursor=${first.body.nextCursor}`);
+    expect(next.body.conversations[0].threadId).not.toBe(second);
+    const thread = await read(`assistant/threads/${asked.threadId}`);
+    expect(thread.body).toEqual({
+      threadId: asked.threadId,
+      createdAt: expect.any(String),
+      messages: [
+        { id: expect.any(String), role: 'user', content: 'How do I install kiln?', createdAt: expect.any(String) },
+        { id: expect.any(String), role: 'assistant', content: row.response, createdAt: expect.any(String) },
+      ],
+    });
+    const missing = await read('assistant/threads/thr_nope');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ error: expect.any(String) });
+  });
+
+  it('clamps what Mintlify accepts beyond docent’s bounds and says so', async () => {
+    const many = await read('assistant?limit=500');
+    expect(many.status).toBe(200);
+    expect(many.clamped).toBe('limit=100');
+    const fraction = await read('searches?limit=2.5');
+    expect(fraction.clamped).toBe('limit=2');
+    expect(fraction.body.searches.length).toBeLessThanOrEqual(2);
+    const twoYears = await read(`searches?dateFrom=${day(-800)}&dateTo=${day(1)}`);
+    expect(twoYears.clamped).toMatch(/^dateFrom=/);
+    expect(await read('searches?limit=0')).toMatchObject({ status: 400, body: { error: expect.any(String) } });
+    expect(await read(`searches?dateFrom=${day(1)}&dateTo=${day(0)}`)).toMatchObject({ status: 400 });
+  });
+
+  it('counts searches up to but not on dateTo', async () => {
+    const row = (b: any) => b.searches.find((s: { searchQuery: string }) => s.searchQuery === 'How do I install kiln?');
+    const searched = row((await read('searches')).body);
+    expect(searched).toMatchObject({ hits: expect.any(Number), ctr: 0, topClickedPage: null });
+    // The day the search was made, and the next: dateTo on that day leaves it out, the next day's takes it in.
+    const on = searched.lastSearchedAt.slice(0, 10) as string;
+    const next = new Date(Date.parse(on) + 86_400_000).toISOString().slice(0, 10);
+    const including = await read(`searches?dateFrom=${on}&dateTo=${next}`);
+    expect(row(including.body)).toEqual(searched);
+    expect(including.body.totalSearches).toBeGreaterThan(0);
+    expect((await read(`searches?dateFrom=2026-01-01&dateTo=${on}`)).body.searches.find((s: { searchQuery: string }) => s.searchQuery === 'How do I install kiln?')).toBeUndefined();
+    expect((await read(`searches?dateFrom=${on}&dateTo=${on}`)).body).toEqual({ searches: [], totalSearches: 0, nextCursor: null });
+  });
+
+  it('lists ratings as Mintlify’s agent feedback, and counts them by page', async () => {
+    const { body } = await read('feedback');
+    expect(body.feedback).toContainEqual({
+      id: expect.any(String),
+      path: 'guides/install',
+      comment: 'clear',
+      createdAt: expect.any(String),
+      source: 'agent',
+      status: 'pending',
+      helpful: true,
+      contact: null,
+    });
+    expect((await read('feedback?source=code_snippet')).body).toEqual({ feedback: [], nextCursor: null, hasMore: false });
+    expect((await read('feedback?status=resolved,dismissed')).body.feedback).toEqual([]);
+    expect((await read('feedback?status=pending')).body.feedback.length).toBe(body.feedback.length);
+    const byPage = await read('feedback/by-page');
+    expect(byPage.body.feedback.length).toBeGreaterThan(0);
+    for (const p of byPage.body.feedback) expect(p).toEqual({ path: expect.any(String), thumbsUp: expect.any(Number), thumbsDown: 0, code: 0, total: p.thumbsUp });
+  });
+
+  it('counts questions by what asked them: a server (api) and a browser page (web)', async () => {
+    const before = (await read('assistant/caller-stats')).body;
+    expect(before.api).toBeGreaterThan(0);
+    const r = await fetch(`${gw.url}/discovery/v2/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.asst}`, 'content-type': 'application/json', origin: gw.url },
+      body: JSON.stringify({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Where is the config file?' }] }] }),
+    });
+    expect(r.status).toBe(200);
+    await r.text();
+    const after = await poll(
+      'the question counted',
+      async () => (await read('assistant/caller-stats')).body,
+      (b) => b.total === before.total + 1,
+    );
+    expect(after).toEqual({ ...before, web: before.web + 1, total: before.total + 1 });
+  });
+
+  it('answers views and visitors empty: docent does not serve the docs pages', async () => {
+    expect((await read('views')).body).toEqual({ totals: { human: 0, ai: 0, total: 0 }, views: [], hasMore: false });
+    expect((await read('visitors?limit=250&offset=10')).body).toEqual({ totals: { human: 0, ai: 0, total: 0 }, visitors: [], hasMore: false });
   });
 });

@@ -202,7 +202,7 @@ describe('the widget on a docs site the project allows', () => {
     await (await popup).close();
     type Row = { query: string; searches: number; hits: number; clicks: number; topClickedPage: { path: string; clicks: number } | null; via: Record<string, number> };
     const rowOf = async (question: string) => {
-      const r = await fetch(`${gw.url}/v1/analytics/kiln/searches`, { headers: { authorization: `Bearer ${adminKey}` } });
+      const r = await fetch(`${gw.url}/v2/agent/kiln/analytics/searches`, { headers: { authorization: `Bearer ${adminKey}` } });
       expect(r.status).toBe(200);
       return ((await r.json()) as { queries: Row[] }).queries.find((q) => q.query === question);
     };

@@ -11,8 +11,8 @@ const group = (g) => [g.question, String(g.count), (g.variants ?? []).join(' · 
 export async function analyticsPage(_ctx, projectId) {
   const [report, searches, feedback, overTime] = await Promise.all([
     get(`/v2/agent/${enc(projectId)}/analytics?since=30d`),
-    get(`/v1/analytics/${enc(projectId)}/searches`),
-    get(`/v1/analytics/${enc(projectId)}/feedback/by-page`),
+    get(`/v2/agent/${enc(projectId)}/analytics/searches`),
+    get(`/v2/agent/${enc(projectId)}/analytics/feedback/by-page`),
     volumeOverTime(projectId),
   ]);
   const error = h('p', { class: 'error', role: 'alert' });

@@ -16,7 +16,7 @@ export async function volumeOverTime(projectId) {
   let cursor;
   let truncated = false;
   for (let page = 0; page < maxPages; page++) {
-    const body = await get(`/v1/analytics/${enc(projectId)}/assistant?from=${enc(from.toISOString())}&limit=100${cursor ? `&cursor=${enc(cursor)}` : ''}`);
+    const body = await get(`/v2/agent/${enc(projectId)}/analytics/assistant?from=${enc(from.toISOString())}&limit=100${cursor ? `&cursor=${enc(cursor)}` : ''}`);
     conversations.push(...body.conversations);
     cursor = body.nextCursor;
     if (!cursor) break;
