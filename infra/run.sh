@@ -21,7 +21,8 @@ node dist/src/worker.js >"$LOGS/worker.log" 2>&1 &
 worker=$!
 node dist/src/main.js >"$LOGS/gateway.log" 2>&1 &
 gateway=$!
-trap 'kill -TERM $gateway $worker 2>/dev/null; wait $gateway $worker 2>/dev/null; echo "[run] gateway and worker stopped"' EXIT INT TERM
+forge_watch=""
+trap 'kill -TERM $gateway $worker $forge_watch 2>/dev/null; wait $gateway $worker 2>/dev/null; echo "[run] gateway and worker stopped"' EXIT INT TERM
 
 http="http://127.0.0.1:${DOCENT_HTTP_PORT:-8080}"
 for _ in $(seq 1 120); do
@@ -50,6 +51,39 @@ if [ -z "${DOCENT_OPERATOR_KEY:-}" ]; then
   fi
 fi
 
+# The local forge (src/cli/local-forge.ts): the repository local/docent-demo on the local Gitea, a project demo on it and
+# its admin key in the cache (mode 0600), so a first job opens a pull request on this machine. A Gitea still being built
+# joins in the background once it is up, and says so; the token stays in the stack's file.
+demo_key_file="$CACHE/demo-admin-key"
+gitea_setting() { bash infra/stack.sh env | sed -n "s/^$1=//p"; }
+# Prints the repository's page; 3: the local Gitea is not up (yet).
+local_forge() {
+  local url token_file
+  url=$(gitea_setting DOCENT_LOCAL_GITEA_URL) && token_file=$(gitea_setting DOCENT_LOCAL_GITEA_TOKEN_FILE)
+  [ -n "$url" ] && [ -n "$token_file" ] && curl -fsS -o /dev/null "$url/api/healthz" 2>/dev/null || return 3
+  DOCENT_PUBLIC_URL="${DOCENT_PUBLIC_URL:-$http}" node dist/src/cli/main.js local-forge --gitea-url "$url" --token-file "$token_file" \
+    --sample infra/docent-demo --key-file "$demo_key_file" 2>>"$LOGS/local-forge.log"
+}
+forge_line="local forge               joins once the local Gitea is built and up (log: $LOGS/gitea-later.log)"
+rc=0; demo_repo=$(local_forge) || rc=$?
+if [ "$rc" = 0 ]; then
+  forge_line="local forge               $demo_repo   (project demo; pull requests: $demo_repo/pulls)"
+elif [ "$rc" = 3 ]; then
+  (
+    for _ in $(seq 1 720); do
+      sleep 5
+      rc=0; demo_repo=$(local_forge) || rc=$?
+      [ "$rc" = 0 ] && { echo "[run] the local forge joined: $demo_repo (project demo, admin key: $demo_key_file; the first job below now works)"; exit 0; }
+      [ "$rc" = 3 ] || { echo "[run] the local forge could not be connected: $(tail -1 "$LOGS/local-forge.log")" >&2; exit 1; }
+    done
+  ) &
+  forge_watch=$!
+else
+  forge_line="local forge               could not be connected: $(tail -1 "$LOGS/local-forge.log")"
+fi
+model_note=""
+[ -n "${DOCENT_MODEL_PROVIDER:-}${DOCENT_MODELS:-}" ] || model_note="   (needs a model first: DOCENT_MODEL_PROVIDER and DOCENT_MODEL, or DOCENT_MODELS)"
+
 cat <<TXT
 docent is running
   REST, Connect, gRPC-web   $http        (readiness: $http/readyz)
@@ -59,6 +93,9 @@ docent is running
   metrics                   curl -H "Authorization: Bearer $metrics_token" $http/metrics
   secret key                $CACHE/secret-key (webhooks, project secrets; DOCENT_SECRET_KEY)
   operator key              export DOCENT_OPERATOR_KEY="$operator_key"   (operator API, /v2/admin)
+  $forge_line
+  first job                 curl -s -X POST $http/v2/agent/demo/job -H "authorization: Bearer \$(cat $demo_key_file)" \\
+                              -H 'content-type: application/json' -d '{"prompt":"Fix the typo in the README"}'$model_note
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
 Ask the playground about docent itself (docs/ on the domain docent.local), or about your own docs.

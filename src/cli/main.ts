@@ -87,6 +87,11 @@ ${docsSyncUsage}
   self-docs <folder> --key-file <path>          what npm start runs: keeps the folder's pages ingested for the domain
                                                 docent.local (organization local, project docent) and prints an
                                                 assistant key for it, saved in the file (mode 0600) for later runs
+  local-forge --gitea-url <url> --token-file <path> --sample <folder> --key-file <path>
+                                                what npm start runs once the local Gitea is up: keeps the repository
+                                                local/docent-demo there (the folder's files), a gitea connection of
+                                                organization local, a project demo on it and an admin key for it,
+                                                saved in the file (mode 0600); prints the repository's page
   automation create|list|show|update|pause|resume|run|delete|runs --project <projectId> ...
                                                 automations (a schedule, a push, a merged PR, an issue, unanswered
                                                 questions, or manual) through the gateway; \`docent automation help\`
@@ -435,6 +440,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'docs' && ['follow', 'sync', 'unfollow', 'status'].includes(argv[1] ?? '')) return (await import('./docs-sync.js')).docsSyncCommand(argv[1]!, argv.slice(2));
   if (command === 'jobs' && argv[1] === 'watch') return (await import('./jobs-watch.js')).jobsWatchCommand(argv.slice(2));
   if (command === 'self-docs') return (await import('./self-docs.js')).selfDocsCommand(argv.slice(1));
+  if (command === 'local-forge') return (await import('./local-forge.js')).localForgeCommand(argv.slice(1));
   if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
   if (command === 'automation') return (await import('./automation-commands.js')).automationCommand(argv.slice(1));

@@ -1,7 +1,7 @@
 // `docent self-docs <folder> --key-file <path>`: what `npm start` runs so that docent answers questions about itself.
 // It keeps an organization `local` with a project `docent` on the domain `docent.local`, an assistant key saved in a
 // file only its owner reads, and the folder's pages ingested there; a later run re-embeds only the pages that changed.
-import { chmod, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiKeyStore } from '../auth/api-keys';
@@ -10,6 +10,7 @@ import { AppError } from '../errors';
 import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { runDocsIngest } from './docs-ingest';
+import { savedKey } from './saved-key';
 
 export const selfDocs = { orgId: 'local', projectId: 'docent', domain: 'docent.local' } as const;
 
@@ -18,23 +19,6 @@ async function ensure(create: () => Promise<unknown>): Promise<void> {
   await create().catch((err: unknown) => {
     if (!(err instanceof AppError && err.code === 'already_exists')) throw err;
   });
-}
-
-/** The key saved by an earlier run while it still works, or a new one saved in its place (mode 0600). */
-async function assistantKey(keys: ApiKeyStore, keyFile: string): Promise<string> {
-  const saved = (await readFile(keyFile, 'utf8').catch(() => '')).trim();
-  if (saved) {
-    const works = await keys.authenticate(`Bearer ${saved}`, 'assistant').then(
-      (caller) => caller.domain === selfDocs.domain,
-      () => false,
-    );
-    if (works) return saved;
-  }
-  const { key } = await keys.create({ kind: 'assistant', orgId: selfDocs.orgId, projectId: selfDocs.projectId, domain: selfDocs.domain });
-  await mkdir(path.dirname(keyFile), { recursive: true });
-  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
-  await chmod(keyFile, 0o600);
-  return key;
 }
 
 /** The folder's pages without its decision records, which would crowd the pages a newcomer asks about. */
@@ -59,7 +43,8 @@ export async function selfDocsCommand(args: string[]): Promise<number> {
     const tenancy = new TenancyStore(mongo.db);
     await ensure(() => tenancy.createOrg(selfDocs.orgId));
     await ensure(() => tenancy.createProject({ _id: selfDocs.projectId, orgId: selfDocs.orgId, repository: 'local/docent', ref: 'main', domain: selfDocs.domain }));
-    key = await assistantKey(new ApiKeyStore(mongo.db), keyFile);
+    const spec = { kind: 'assistant' as const, orgId: selfDocs.orgId, projectId: selfDocs.projectId, domain: selfDocs.domain };
+    key = await savedKey(new ApiKeyStore(mongo.db), keyFile, spec, (caller) => caller.domain === selfDocs.domain);
   } finally {
     await mongo.client.close();
   }

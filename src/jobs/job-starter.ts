@@ -9,7 +9,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Config } from '../config';
 import { AppError } from '../errors';
-import { missingModelSetting } from '../llm/model';
+import { missingModelSetting, noModelMessage } from '../llm/model';
 import { catalogEntry } from '../llm/model-catalog';
 import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc } from '../tenancy/store';
@@ -87,7 +87,7 @@ export class JobStarter {
   /** The catalog entry a job names, or the default; a name outside the catalog is the caller's mistake. */
   chosenModel(projectId: string, name: string | undefined) {
     const missing = missingModelSetting(this.d.config.model);
-    if (missing) throw new AppError('failed_precondition', `no model is configured: set ${missing} to run agent jobs`);
+    if (missing) throw new AppError('failed_precondition', noModelMessage(missing));
     const entry = name === undefined ? this.d.config.models[0] : catalogEntry(this.d.config.models, name);
     if (!entry) throw new AppError('invalid_argument', `model: ${name} is not one of this server's models (GET /v2/agent/${projectId}/models lists them)`);
     return entry;

@@ -10,6 +10,12 @@ export function missingModelSetting(model: Config['model']): string | null {
   return null;
 }
 
+/** What creating a job answers without a model: every setting still to give, for the case at hand. */
+export function noModelMessage(missing: string): string {
+  const what = missing === 'DOCENT_MODEL_PROVIDER' ? 'DOCENT_MODEL_PROVIDER and DOCENT_MODEL (or DOCENT_MODELS, a list of models)' : missing;
+  return `no model is configured: set ${what} to run agent jobs (docs/configuration.md)`;
+}
+
 /** Builds the configured model through the ai SDK; `modelId` overrides the default (a job's `model`). Null when unconfigured. */
 export function createLanguageModel(model: Config['model'], modelId?: string): LanguageModel | null {
   if (missingModelSetting(model)) return null;

@@ -359,6 +359,13 @@ export class TenancyStore {
     return doc;
   }
 
+  /** The project's repository, now reached through another connection of its organization (the gate chose it); false when there is no such project. */
+  async moveToForge(projectId: string, forgeId: string): Promise<boolean> {
+    const done = await this.projects.updateOne({ _id: projectId }, { $set: { forgeId } });
+    this.forgetProjects();
+    return done.matchedCount === 1;
+  }
+
   /** The operator's change of a project's settings (the CLI on the database, tests): returns the project as stored. */
   async updateChecks(projectId: string, update: ProjectChecksUpdate): Promise<ProjectDoc> {
     return (await this.updateSettings(projectId, update, 'operator')).project;

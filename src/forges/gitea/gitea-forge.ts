@@ -56,7 +56,7 @@ export const giteaWebhooks: ForgeWebhooks = {
 };
 
 /** One token's calls to one Gitea server's API. */
-class GiteaApi {
+export class GiteaApi {
   constructor(
     private readonly apiUrl: string,
     private readonly token: string | undefined,
