@@ -62,7 +62,7 @@ async function infer(texts: string[]): Promise<Float32Array[]> {
   });
 }
 
-parentPort!.on('message', async ({ id, texts, together }: BatchRequest) => {
+async function answer({ id, texts, together }: BatchRequest): Promise<void> {
   try {
     const vectors: Float32Array[] = together ? await infer(texts) : [];
     if (!together) for (const t of texts) vectors.push(...(await infer([t])));
@@ -73,5 +73,16 @@ parentPort!.on('message', async ({ id, texts, together }: BatchRequest) => {
   } catch (err) {
     parentPort!.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
   }
+}
+
+// One message at a time, in order: a close waits for the run before it, then the session is released and the thread
+// ends on its own (model-threads.ts never terminates one inside a run).
+let queue = Promise.resolve();
+parentPort!.on('message', (m: BatchRequest | { close: true }) => {
+  queue = queue.then(async () => {
+    if (!('close' in m)) return answer(m);
+    await session.release();
+    parentPort!.close();
+  });
 });
 parentPort!.postMessage({ ready: true });

@@ -59,6 +59,21 @@ export function emptyQueueStats(): ModelQueueStats {
 // From src/ (tests, node strips the types) the thread is the .mts file; from dist/ its compiled .mjs.
 const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-thread.mts' : 'embedding-thread.mjs');
 
+/** How long a closing thread may take to finish its run before it is terminated regardless. */
+const closeGraceMs = 30_000;
+
+/** Asks the thread to exit once its run is done (embedding-thread.mts); terminates it only if it does not in time. */
+async function stopThread(worker: Worker): Promise<void> {
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.postMessage({ close: true });
+  const late = setTimeout(() => void worker.terminate(), closeGraceMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(late);
+  }
+}
+
 /**
  * Sessions of the embedding model in worker threads: inferences never block the event loop (onnxruntime-node runs
  * them synchronously on the calling thread), `count` of them run at once, and questions go before passage batches.
@@ -113,12 +128,19 @@ export class ModelThreads {
     return { ...this.stats };
   }
 
+  /**
+   * Fails what waits, lets each thread finish the run it is in, release its session and exit. A thread is never
+   * terminated inside a run: onnxruntime aborts the whole process (SIGABRT) when its thread goes mid-inference.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    const closed = new Error('the embedding model threads are closed');
+    for (const job of [...this.queues.question.splice(0), ...this.queues.passages.splice(0)]) job.reject(closed);
+    await Promise.all(this.slots.map((s) => stopThread(s.worker)));
   }
 
   private dispatch(): void {
+    if (this.closed) return;
     for (const slot of this.slots) {
       if (slot.job) continue;
       const jobs = this.takeQuestions();

@@ -56,6 +56,24 @@ describe('the embedding model', () => {
     await expect(embedderLoader(config.embeddingModelDir)!.close()).resolves.toBeUndefined(); // never loaded: nothing to end
   });
 
+  it('closed while passages are embedding, lets the run on the thread finish and fails what waits: the process lives on', async () => {
+    const load = embedderLoader(config.embeddingModelDir, { threads: 1, batch: 8 })!;
+    const model = await load();
+    // Enough text that a run is on the thread when close comes; terminating it there aborted the process (SIGABRT).
+    const texts = Array.from({ length: 64 }, (_, i) => `passage ${i}: ${'the install command writes the lockfile and the cache. '.repeat(20)}`);
+    const embedding = model.embedMany(texts).then(
+      (v) => ({ vectors: v.length }),
+      (err: Error) => ({ error: err.message }),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    await load.close();
+    expect(await embedding).toEqual({ error: expect.stringContaining('closed') });
+    // Still here, and the model loads again.
+    const again = await load();
+    expect(await again.embedQuery('clean install')).toHaveLength(again.dims);
+    await load.close();
+  });
+
   // A test run, or a worker re-ingesting pages it has embedded before, finds every text in the vector cache: loading the
   // model there only costs CPU, so its threads start on the first text the cache misses.
   it('with a vector cache that knows the model, starts no model thread until a text misses the cache', async () => {
