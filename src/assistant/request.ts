@@ -10,6 +10,8 @@ export const maxQuestionBytes = 8 * 1024;
 
 const part = z.looseObject({ type: z.string(), text: z.string().max(32_768).optional() });
 const role = z.enum(['user', 'assistant', 'system']);
+// AI SDK 4 clients may send `data` messages (Mintlify's v1 takes them); they carry no conversation and are ignored.
+const v1Role = z.enum(['user', 'assistant', 'system', 'data']);
 
 const filter = z.looseObject({
   version: z.string().max(100).optional(),
@@ -45,11 +47,11 @@ export const assistantRequestV2 = z.looseObject({
     .max(200),
 });
 
-/** v1 (AI SDK 4 messages): each message carries `content`, and from 4.2 on also `parts`. */
+/** v1 (AI SDK 4 messages): each message carries `content`, and from 4.2 on also `parts` (Mintlify's schema makes either optional). */
 export const assistantRequestV1 = z.looseObject({
   ...common,
   messages: z
-    .array(z.looseObject({ id: z.string().optional(), role, content: z.string().max(32_768), parts: z.array(part).max(100).optional() }))
+    .array(z.looseObject({ id: z.string().optional(), role: v1Role, content: z.string().max(32_768).optional(), parts: z.array(part).max(100).optional() }))
     .min(1, atLeastOne('message'))
     .max(200),
 });
@@ -100,7 +102,7 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
   if (questionBytes > maxQuestionBytes) {
     throw new AppError('invalid_argument', `messages: the question (the last user message) is ${questionBytes} bytes; at most ${maxQuestionBytes} bytes (8 KiB) are accepted`);
   }
-  const clientHistory = turns.slice(0, -1).filter((t): t is ChatTurn => t.role !== 'system' && t.text !== '');
+  const clientHistory = turns.slice(0, -1).filter((t): t is ChatTurn => (t.role === 'user' || t.role === 'assistant') && t.text !== '');
   const f = body.filter;
   const filterValue: SearchFilter | undefined = f
     ? {
@@ -120,6 +122,24 @@ export function toQuestion(body: AssistantRequestV1 | AssistantRequestV2): Assis
     context: (body.context ?? []).map((c) => ({ type: c.type, value: c.value, path: c.path, elementId: c.elementId })),
     currentPath: body.currentPath,
   };
+}
+
+/** docent's bounds of `retrievalPageSize`; Connect refuses a value outside them, Mintlify's REST paths clamp it. */
+export const retrievalPageSizeBounds = { min: 1, max: 20 } as const;
+
+/** The REST bodies, Mintlify's paths: `retrievalPageSize` is any number, as Mintlify takes it (see clampRetrievalPageSize). */
+export const restAssistantRequestV2 = assistantRequestV2.extend({ retrievalPageSize: z.number().optional() });
+export const restAssistantRequestV1 = assistantRequestV1.extend({ retrievalPageSize: z.number().optional() });
+
+/**
+ * A `retrievalPageSize` Mintlify accepts but docent does not (a fraction, or outside 1..20) held to docent's bounds,
+ * rounded down; `clamped` is what the X-Docent-Clamped header says, when anything changed.
+ */
+export function clampRetrievalPageSize<B extends { retrievalPageSize?: number }>(body: B): { body: B; clamped?: string } {
+  const asked = body.retrievalPageSize;
+  if (asked === undefined) return { body };
+  const value = Math.min(retrievalPageSizeBounds.max, Math.max(retrievalPageSizeBounds.min, Math.floor(asked)));
+  return value === asked ? { body } : { body: { ...body, retrievalPageSize: value }, clamped: `retrievalPageSize=${value}` };
 }
 
 /** The longest query searched; on Mintlify's path a longer one is cut to it, on docent's it is refused. */

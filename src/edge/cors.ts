@@ -29,6 +29,7 @@ export const corsExposeHeaders = lowerCaseSet([
   'ratelimit-reset',
   'x-thread-id',
   'x-search-id',
+  'x-docent-clamped',
   'x-session-id',
   'x-branch-name',
   'location',

@@ -1,12 +1,13 @@
 import { encodeDataStream, dataStreamHeaders } from '../assistant/data-stream';
 import type { AnswerSession } from '../assistant/service';
 import {
-  assistantRequestV1,
-  assistantRequestV2,
+  clampRetrievalPageSize,
   feedbackRequest,
   maxSearchQueryChars,
   mintlifySearchRequest,
   pageRequest,
+  restAssistantRequestV1,
+  restAssistantRequestV2,
   searchClickRequest,
   searchRequest,
   type SearchRequestBody,
@@ -28,19 +29,22 @@ export function assistantRoutes(deps: Deps): Route[] {
   const cors = projectOrigins(deps.tenancy);
   /** Takes one of the key's stream slots, then starts the answer; the slot is given back when the response closes. */
   const answer = async (req: RestRequest<Parameters<typeof toQuestion>[0], 'assistant'>, respond: (s: AnswerSession) => RestResponse) => {
+    const { body, clamped } = clampRetrievalPageSize(req.body);
+    const question = toQuestion(body);
     const lease = deps.streams.acquire(req.caller, req.signal);
     try {
       const s = await deps.assistant.startAnswer({
         caller: req.caller,
         domain: req.params.domain!,
-        question: toQuestion(req.body),
+        question,
         remoteAddress: clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies),
         signal: lease.signal,
         via: 'assistant',
         // Browsers send Origin on every cross-origin POST (and same-origin ones); a server calling the API sends none.
         client: req.headers.origin ? 'web' : 'api',
       });
-      return respond({ ...s, events: whileLeased(s.events, lease) });
+      const answered = respond({ ...s, events: whileLeased(s.events, lease) });
+      return clamped ? { ...answered, headers: { ...answered.headers, 'x-docent-clamped': clamped } } : answered;
     } catch (err) {
       lease.release();
       throw err;
@@ -57,7 +61,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       summary: 'Answer a message from the docs, streamed as an AI SDK 5+ UI message stream (SSE)',
       auth: 'assistant',
       cors,
-      body: assistantRequestV2,
+      body: restAssistantRequestV2,
       responses: { 200: { description: 'Server-sent events, ending with a finish event that carries threadId, then [DONE]', streamed: 'text/event-stream' } },
       handler: (req) => answer(req, (s) => ({ status: 200, headers: { ...uiMessageStreamHeaders(s.threadId), ...s.limitHeaders }, stream: encodeUiMessageStream(s.events, s) })),
     }),
@@ -67,7 +71,7 @@ export function assistantRoutes(deps: Deps): Route[] {
       summary: 'Deprecated: answer a message from the docs, streamed as an AI SDK 4 data stream',
       auth: 'assistant',
       cors,
-      body: assistantRequestV1,
+      body: restAssistantRequestV1,
       responses: { 200: { description: 'AI SDK 4 data stream lines, the last one (d:) carrying threadId', streamed: 'text/plain' } },
       handler: (req) => answer(req, (s) => ({ status: 200, headers: { ...dataStreamHeaders(s.threadId), deprecation: 'true', ...s.limitHeaders }, stream: encodeDataStream(s.events, s) })),
     }),

@@ -173,7 +173,7 @@ describe('assistant message limit per key', () => {
   it('uses no quota for requests refused with 401, 400 or 404', async () => {
     expect((await post(v2Body('quickstart'), 'docent_asst_nope')).status).toBe(401);
     expect((await post({ fp: 'anonymous', messages: [] })).status).toBe(400);
-    expect((await post(v2Body('quickstart', { retrievalPageSize: 0 }))).status).toBe(400);
+    expect((await post(v2Body('quickstart', { currentPath: 'a'.repeat(201) }))).status).toBe(400);
     expect((await post(v2Body('quickstart'), otherKey)).status).toBe(404);
   });
 

@@ -23,6 +23,20 @@ let widgets: { admin: string; automationId: string; jobId: string };
 /** Mintlify documents 400 for these: a date that is not one, and a cursor docent never handed out. */
 const notADateOrCursor = (_body: unknown, q: URLSearchParams) => ['dateFrom', 'dateTo'].some((d) => q.has(d) && !/^\d{4}-\d{2}-\d{2}/.test(q.get(d)!)) || (q.has('cursor') && q.get('cursor') !== '');
 
+/** docent answers a conversation whose last message is the user's, with text, from a named `fp` (the seed's rules); others are 400. */
+function endsWithAQuestion(b: { messages?: Array<{ role?: string; content?: string; parts?: Array<{ type?: string; text?: string }> }> }): boolean {
+  const last = b.messages?.at(-1);
+  if (last?.role !== 'user') return false;
+  const text =
+    typeof last.content === 'string' && last.content.trim()
+      ? last.content
+      : (last.parts ?? [])
+          .filter((p) => p.type === 'text')
+          .map((p) => p.text ?? '')
+          .join('');
+  return text.trim() !== '';
+}
+
 /** A question asked (and rated) through the gateway, so the analytics have something to report. */
 let asked: { threadId: string };
 
@@ -30,7 +44,11 @@ let asked: { threadId: string };
  * The Mintlify operations docent serves: the path values and key a call needs, bodies naming things that exist, and
  * the schema-valid requests docent refuses on purpose (docs/api.md, "Mintlify compatibility", says which and why).
  */
-const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[]; refuses?: (body: any, query: URLSearchParams) => boolean }> = {
+const served: Record<string, { params: () => Record<string, string>; key: () => string; bodies?: unknown[]; refuses?: (body: any, query: URLSearchParams) => boolean; streams?: string }> = {
+  // Mintlify's document lists application/json for what its own text calls the useChat stream; docent sends the
+  // stream each AI SDK client reads (docs/assistant.md), so that content type is checked instead.
+  'POST /discovery/v2/assistant/{domain}/message': { params: () => ({ domain }), key: () => keys.asst, refuses: (b) => !b.fp?.trim() || !endsWithAQuestion(b), streams: 'text/event-stream' },
+  'POST /discovery/v1/assistant/{domain}/message': { params: () => ({ domain }), key: () => keys.asst, refuses: (b) => !b.fp?.trim() || !endsWithAQuestion(b), streams: 'text/plain' },
   'POST /discovery/v1/search/{domain}': { params: () => ({ domain }), key: () => keys.asst },
   // A path that names no page is Mintlify's documented 404.
   'POST /discovery/v1/page/{domain}': { params: () => ({ domain }), key: () => keys.asst, bodies: [{ path: 'index' }, { path: 'index', groups: [] }], refuses: (b) => b.path !== 'index' },
@@ -111,9 +129,13 @@ async function call(op: MintlifyOperation, query: URLSearchParams, body: unknown
   });
   const type = res.headers.get('content-type');
   // A stream runs as long as its job does (no worker here): its first event is enough to see that it streams.
-  const text = type?.startsWith('text/event-stream') ? await firstEvent(res) : await res.text();
+  const text = type?.startsWith('text/event-stream') && op.path.startsWith('/v1/agent') ? await firstEvent(res) : await res.text();
   return { status: res.status, type, headers: res.headers, body: type?.startsWith('application/json') ? JSON.parse(text) : text };
 }
+
+/** The operation with its success answer documented as the stream docent sends. */
+const withStream = (op: MintlifyOperation, type: string | undefined): MintlifyOperation =>
+  type ? { ...op, responses: { ...op.responses, 200: { contentTypes: { [type]: undefined }, headers: [] } } } : op;
 
 async function firstEvent(res: Response): Promise<string> {
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -155,7 +177,7 @@ describe("Mintlify's documents against the gateway", () => {
           if (refused !== r.status >= 400) problems.push(`${op.name} ${asked}: ${r.status} where docent ${refused ? 'refuses' : 'serves'} it: ${JSON.stringify(r.body).slice(0, 300)}`);
           // A refusal Mintlify does not document still carries its error field, which generated clients read.
           if (refused && !op.responses[String(r.status)]) expect(r.body).toMatchObject({ error: expect.any(String) });
-          else for (const p of checkAnswer(op, r.status, r.type, r.body)) problems.push(`${p} (asked ${asked})`);
+          else for (const p of checkAnswer(withStream(op, served[op.name]!.streams), r.status, r.type, r.body)) problems.push(`${p} (asked ${asked})`);
           for (const h of op.responses[String(r.status)]?.headers ?? []) if (!r.headers.has(h)) problems.push(`${op.name} ${r.status}: no ${h} header`);
         }
       }
@@ -340,5 +362,44 @@ describe('analytics at Mintlify’s paths, with dateFrom/dateTo (dateTo exclusiv
   it('answers views and visitors empty: docent does not serve the docs pages', async () => {
     expect((await read('views')).body).toEqual({ totals: { human: 0, ai: 0, total: 0 }, views: [], hasMore: false });
     expect((await read('visitors?limit=250&offset=10')).body).toEqual({ totals: { human: 0, ai: 0, total: 0 }, visitors: [], hasMore: false });
+  });
+});
+
+describe('assistant messages: what Mintlify accepts', () => {
+  const ask = (version: 'v1' | 'v2', body: object) =>
+    fetch(`${gw.url}/discovery/${version}/assistant/${domain}/message`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.asst}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const v2 = (extra: object) => ({ fp: 'anonymous', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'How do I install kiln?' }] }], ...extra });
+
+  it('holds a retrievalPageSize past docent’s 1..20 (or a fraction) to its bounds and says so in X-Docent-Clamped', async () => {
+    for (const [asked, used] of [
+      [35, 20],
+      [0, 1],
+      [2.5, 2],
+    ] as const) {
+      const r = await ask('v2', v2({ retrievalPageSize: asked }));
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-docent-clamped')).toBe(`retrievalPageSize=${used}`);
+      const sources = (await r.text()).split('\n\n').filter((f) => f.includes('"type":"source-url"'));
+      expect(sources.length).toBeLessThanOrEqual(used);
+    }
+    const inBounds = await ask('v2', v2({ retrievalPageSize: 3 }));
+    expect(inBounds.headers.get('x-docent-clamped')).toBeNull();
+    await inBounds.text();
+  });
+
+  it('takes v1 messages of role data (AI SDK 4), and a message with parts but no content', async () => {
+    const r = await ask('v1', {
+      fp: 'anonymous',
+      messages: [
+        { role: 'data', content: '{"widget":"state"}' },
+        { role: 'user', parts: [{ type: 'text', text: 'How do I install kiln?' }] },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect((await r.text()).trimEnd().split('\n').at(-1)).toMatch(/^d:/);
   });
 });

@@ -189,8 +189,6 @@ describe('request validation and access', () => {
   it.each([
     ['no fp', { messages: v2Body('x').messages }, 'fp'],
     ['empty messages', { fp: 'anonymous', messages: [] }, 'messages'],
-    ['retrievalPageSize 0', v2Body('x', { retrievalPageSize: 0 }), 'retrievalPageSize'],
-    ['retrievalPageSize 21', v2Body('x', { retrievalPageSize: 21 }), 'retrievalPageSize'],
     ['currentPath of 201 characters', v2Body('x', { currentPath: 'a'.repeat(201) }), 'currentPath'],
     ['a last message from the assistant', { fp: 'anonymous', messages: [{ role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] }, 'messages'],
     ['v1 messages without parts or content', { fp: 'anonymous', messages: [{ role: 'user' }] }, 'messages'],

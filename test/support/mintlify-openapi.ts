@@ -103,17 +103,29 @@ export function checkAnswer(op: MintlifyOperation, status: number, contentType: 
   return validate(body) ? [] : [`${op.name} ${status}: ${ajv.errorsText(validate.errors)}; body ${JSON.stringify(body).slice(0, 400)}`];
 }
 
-/** A value of each kind the schema allows, boundaries included: every enum member, minimum and maximum, empty and one-item arrays. */
+/**
+ * A value of each kind the schema allows, boundaries included: its documented default first, then every enum member,
+ * minimum and maximum, empty and one-item arrays.
+ */
 function valuesOf(schema: Schema | undefined, depth = 0): unknown[] {
   if (!schema || depth > 4) return ['x'];
+  const values = kindsOf(schema, depth);
+  if (schema.default === undefined || schema.default === null) return values;
+  const seen = JSON.stringify(schema.default);
+  return [schema.default, ...values.filter((v) => JSON.stringify(v) !== seen)];
+}
+
+function kindsOf(schema: Schema, depth: number): unknown[] {
   if (schema.enum) return schema.enum.filter((v: unknown) => v !== null);
+  const alternatives = schema.oneOf ?? schema.anyOf;
+  if (alternatives) return alternatives.flatMap((a: Schema) => valuesOf(a, depth + 1).slice(0, 1));
   const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
   switch (type) {
     case 'integer':
     case 'number': {
       const min = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : undefined);
       const max = schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : undefined);
-      const out = [schema.default ?? min ?? 1, min ?? 0, max ?? (min ?? 0) + 1_000];
+      const out = [min ?? 1, min ?? 0, max ?? (min ?? 0) + 1_000];
       if (type === 'number') out.push(max === undefined ? (min ?? 0) + 0.5 : ((min ?? 0) + max) / 2);
       return [...new Set(out)];
     }
