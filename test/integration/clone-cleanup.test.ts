@@ -158,7 +158,7 @@ it('a prepare attempt that missed its heartbeat and was retried on the other wor
   await startWorker(0);
 
   const job = await ended(jobId);
-  expect(job.status).toBe('completed');
+  expect({ status: job.status, error: job.error ?? null }).toEqual({ status: 'completed', error: null });
   expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
   // The timed-out attempt finishes its clone only now, after its job ended elsewhere.
   hold.release();
@@ -197,7 +197,7 @@ it('a worker stopped mid-turn that starts again before its job ends elsewhere, a
   hold.release();
 
   const job = await ended(jobId);
-  expect(job.status).toBe('completed');
+  expect({ status: job.status, error: job.error ?? null }).toEqual({ status: 'completed', error: null });
   expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
   back.poll();
   expect(await noClonesLeft(0)).toEqual([]);
@@ -249,7 +249,7 @@ it("two deployments sharing a workspace folder: each one's sweep keeps the other
 
     hold.release();
     const job = await ended(jobId);
-    expect(job.status).toBe('completed');
+    expect({ status: job.status, error: job.error ?? null }).toEqual({ status: 'completed', error: null });
     expect(github.pulls.filter((p) => p.head === `docent/${jobId}`)).toHaveLength(1);
     // This stack's sweep (every 250 ms) and its job's cleanup leave the other stack's live clone alone.
     await poll(
