@@ -266,6 +266,16 @@ describe('the console, signed in with an operator key', () => {
     await checkPage(page, 'job');
   });
 
+  it("runs a first job from the project page in one click, and the job's page follows it to its pull request", async () => {
+    await go(page, '#/p/widgets', 'Project widgets');
+    await page.getByRole('button', { name: 'Run a first job' }).click();
+    await page.getByTestId('job-id').waitFor();
+    const jobId = (await page.getByTestId('job-id').textContent())!;
+    await page.getByTestId('pr-link').waitFor({ timeout: 90_000 });
+    await statusShown(page, 'completed', 30_000);
+    expect(await page.getByTestId('pr-link').getAttribute('href')).toBe(github.pulls.find((p) => p.head === `docent/${jobId}`)!.html_url);
+  });
+
   it('stops another job and retries it from its page', async () => {
     // A webhook endpoint first, whose deliveries of this job's events the next test reads.
     await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');

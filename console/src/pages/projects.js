@@ -37,6 +37,30 @@ export async function projectsPage() {
   );
 }
 
+/** The README's first job in one click (the local forge's project `demo` has a README with a typo); without a model it says which setting is missing. */
+const firstJobPrompt = 'Fix the typo in the README';
+function firstJobBox(projectId) {
+  const error = h('p', { class: 'error', role: 'alert' });
+  const button = h('button', { type: 'button' }, 'Run a first job');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const job = await post(`/v2/agent/${enc(projectId)}/job`, { prompt: firstJobPrompt });
+      location.hash = `#/p/${enc(projectId)}/jobs/${enc(job.id)}`;
+    } catch (err) {
+      error.textContent = err.message;
+      button.disabled = false;
+    }
+  });
+  return h(
+    'div',
+    { class: 'box', 'data-testid': 'first-job' },
+    h('p', {}, `An agent job with the instruction “${firstJobPrompt}”: it opens a pull request on the project's repository.`),
+    button,
+    error,
+  );
+}
+
 const caps = ['maxTurnTokens', 'maxTurnMinutes', 'maxJobCostUsd'];
 
 /** A project's settings (repository, setup and checks, network, caps, cache keys) and its secrets by name. */
@@ -106,6 +130,7 @@ export async function projectPage(_ctx, projectId) {
   show(
     h('h1', {}, `Project ${project.id}`),
     table(['Organization', 'Repository', 'Base ref', 'Docs domain', 'Allowed origins'], [project], (p) => [p.orgId, p.repository, p.ref, p.domain ?? '—', (p.allowedOrigins ?? []).join(', ') || '—']),
+    firstJobBox(projectId),
     settings,
     secretForm,
   );
