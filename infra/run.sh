@@ -16,6 +16,13 @@ metrics_token='$DOCENT_METRICS_TOKEN'
 export DOCENT_METRICS_TOKEN
 LOGS="${DOCENT_RUN_DIR:-$CACHE/run}/logs"
 mkdir -p "$LOGS"
+# A model's key alone, or an OpenAI-compatible server's address alone, is enough: the provider and model id follow
+# (src/cli/local-model.ts; a value already in the environment wins).
+while IFS='=' read -r name value; do if [ -n "$name" ]; then export "$name=$value"; fi; done < <(node dist/src/cli/main.js local-model 2>>"$LOGS/local-model.log" || true)
+model_line="model                     none: agent jobs need DOCENT_MODEL_PROVIDER and DOCENT_MODEL (or DOCENT_MODELS, or only DOCENT_MODEL_API_KEY or DOCENT_MODEL_BASE_URL)"
+if [ -n "${DOCENT_MODELS:-}" ]; then model_line="model                     the first of DOCENT_MODELS"
+elif [ -n "${DOCENT_MODEL_PROVIDER:-}" ]; then model_line="model                     ${DOCENT_MODEL:-?} ($DOCENT_MODEL_PROVIDER${DOCENT_MODEL_BASE_URL:+ at $DOCENT_MODEL_BASE_URL})"
+fi
 
 node dist/src/worker.js >"$LOGS/worker.log" 2>&1 &
 worker=$!
@@ -73,7 +80,7 @@ elif [ "$rc" = 3 ]; then
     for _ in $(seq 1 720); do
       sleep 5
       rc=0; demo_repo=$(local_forge) || rc=$?
-      [ "$rc" = 0 ] && { echo "[run] the local forge joined: $demo_repo (project demo, admin key: $demo_key_file; the first job below now works)"; exit 0; }
+      [ "$rc" = 0 ] && { echo "[run] the local forge joined: $demo_repo (project demo, admin key: $demo_key_file; the first job printed above now works)"; exit 0; }
       [ "$rc" = 3 ] || { echo "[run] the local forge could not be connected: $(tail -1 "$LOGS/local-forge.log")" >&2; exit 1; }
     done
   ) &
@@ -81,8 +88,6 @@ elif [ "$rc" = 3 ]; then
 else
   forge_line="local forge               could not be connected: $(tail -1 "$LOGS/local-forge.log")"
 fi
-model_note=""
-[ -n "${DOCENT_MODEL_PROVIDER:-}${DOCENT_MODELS:-}" ] || model_note="   (needs a model first: DOCENT_MODEL_PROVIDER and DOCENT_MODEL, or DOCENT_MODELS)"
 
 cat <<TXT
 docent is running
@@ -95,7 +100,8 @@ docent is running
   operator key              export DOCENT_OPERATOR_KEY="$operator_key"   (operator API, /v2/admin)
   $forge_line
   first job                 curl -s -X POST $http/v2/agent/demo/job -H "authorization: Bearer \$(cat $demo_key_file)" \\
-                              -H 'content-type: application/json' -d '{"prompt":"Fix the typo in the README"}'$model_note
+                              -H 'content-type: application/json' -d '{"prompt":"Fix the typo in the README"}'
+  $model_line
   Temporal Web UI           ${DOCENT_TEMPORAL_UI_URL:-http://127.0.0.1:8233}
   logs                      $LOGS
 Ask the playground about docent itself (docs/ on the domain docent.local), or about your own docs.

@@ -92,6 +92,9 @@ ${docsSyncUsage}
                                                 local/docent-demo there (the folder's files), a gitea connection of
                                                 organization local, a project demo on it and an admin key for it,
                                                 saved in the file (mode 0600); prints the repository's page
+  local-model                                   what npm start runs first: given only DOCENT_MODEL_API_KEY or only
+                                                DOCENT_MODEL_BASE_URL, prints the provider and model id to use
+                                                (KEY=VALUE lines; the server's first listed model, or a default)
   automation create|list|show|update|pause|resume|run|delete|runs --project <projectId> ...
                                                 automations (a schedule, a push, a merged PR, an issue, unanswered
                                                 questions, or manual) through the gateway; \`docent automation help\`
@@ -441,6 +444,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'jobs' && argv[1] === 'watch') return (await import('./jobs-watch.js')).jobsWatchCommand(argv.slice(2));
   if (command === 'self-docs') return (await import('./self-docs.js')).selfDocsCommand(argv.slice(1));
   if (command === 'local-forge') return (await import('./local-forge.js')).localForgeCommand(argv.slice(1));
+  if (command === 'local-model') return (await import('./local-model.js')).localModelCommand(argv.slice(1));
   if (command === 'analytics') return (await import('./analytics.js')).analyticsCommand(argv.slice(1));
   if (command === 'gaps' && argv[1] === 'fix') return (await import('./gaps-fix.js')).gapsFixCommand(argv.slice(2));
   if (command === 'automation') return (await import('./automation-commands.js')).automationCommand(argv.slice(1));

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { runDocent } from '../support/cli';
+import { runDocent, runDocentIn } from '../support/cli';
 import { sameStack } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { giteaBuildWaitMs, type LocalGitea, startGitea } from '../support/gitea';
@@ -28,6 +28,8 @@ let workspaceDir: string;
 let keyFile: string;
 let tokenFile: string;
 let cliEnv: Record<string, string>;
+/** The model as `npm start` configures it from DOCENT_MODEL_BASE_URL and DOCENT_MODEL_API_KEY alone (`docent local-model`). */
+let modelEnv: Record<string, string>;
 
 /** The agent reads the README, fixes "documentaton", and says so. */
 function script(req: ChatRequest): ScriptedTurn {
@@ -43,6 +45,18 @@ async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** `docent local-model` with exactly these settings: the KEY=VALUE lines it prints. */
+async function pickedModel(env: Record<string, string>): Promise<Record<string, string>> {
+  const run = await runDocentIn(['local-model'], { PATH: process.env.PATH, DOCENT_LOG_LEVEL: 'silent', ...env });
+  expect(run.code).toBe(0);
+  return Object.fromEntries(
+    run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
+  );
 }
 
 const localForge = () => runDocent(['local-forge', '--gitea-url', gitea.url, '--token-file', tokenFile, '--sample', sample, '--key-file', keyFile], cliEnv);
@@ -65,13 +79,15 @@ beforeAll(async () => {
   keyFile = path.join(dir, 'cache', 'demo-admin-key');
   tokenFile = path.join(dir, 'admin-token');
   await writeFile(tokenFile, gitea.token, { mode: 0o600 });
+  const given = { DOCENT_MODEL_BASE_URL: model.baseUrl, DOCENT_MODEL_API_KEY: model.apiKey };
+  modelEnv = { ...given, ...(await pickedModel(given)) };
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
-  gw = await startGateway({ ...modelSettings(model), DOCENT_HTTP_PORT: String(port), DOCENT_PUBLIC_URL: publicUrl, DOCENT_SECRET_KEY: secretKey, DOCENT_GITHUB_SHARED_ORGS: 'local' });
+  gw = await startGateway({ ...modelEnv, DOCENT_HTTP_PORT: String(port), DOCENT_PUBLIC_URL: publicUrl, DOCENT_SECRET_KEY: secretKey, DOCENT_GITHUB_SHARED_ORGS: 'local' });
   cliEnv = sameStack(gw.deps.config, { DOCENT_SECRET_KEY: secretKey, DOCENT_PUBLIC_URL: publicUrl, DOCENT_GITHUB_SHARED_ORGS: 'local', DOCENT_LOG_LEVEL: 'silent' });
   worker = await startWorkerProcess({
     ...sameStack(gw.deps.config),
-    ...modelSettings(model),
+    ...modelEnv,
     DOCENT_WORKSPACE_DIR: workspaceDir,
     DOCENT_RECONCILER: 'off',
     DOCENT_EMBEDDINGS: 'off',
@@ -118,6 +134,16 @@ describe('the local forge and a first job (npm start, README)', () => {
     const hooks = (await gitea.api('GET', '/repos/local/docent-demo/hooks')).body as any[];
     expect(hooks.map((h) => h.config.url)).toEqual([`${gw.deps.config.publicUrl}/forges/${forges[0]!.id}/webhook`]);
   }, 120_000);
+
+  it('takes a model from its server or its key alone, as npm start does', async () => {
+    // The server's address and key: the first model it lists (here the scripted model's).
+    expect(modelEnv).toEqual(modelSettings(model));
+    expect(await pickedModel({ DOCENT_MODEL_API_KEY: 'sk-ant-api03-test' })).toEqual({ DOCENT_MODEL_PROVIDER: 'anthropic', DOCENT_MODEL: 'claude-sonnet-4-5' });
+    expect(await pickedModel({ DOCENT_MODEL_API_KEY: 'sk-proj-test', DOCENT_MODEL: 'gpt-4.1-mini' })).toEqual({ DOCENT_MODEL_PROVIDER: 'openai', DOCENT_MODEL: 'gpt-4.1-mini' });
+    // A model configured already, or nothing to go on: nothing printed.
+    expect(await pickedModel(modelSettings(model))).toEqual({});
+    expect(await pickedModel({})).toEqual({});
+  });
 
   it("the README's first-job request opens a pull request on the local Gitea", async () => {
     const created = await firstJob(gw.url);

@@ -195,6 +195,12 @@ export async function startScriptedModel(
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    // The models it serves, as OpenAI-compatible servers list them (`docent local-model` asks here for a default).
+    if (req.method === 'GET' && req.url === '/models') {
+      if (req.headers.authorization !== `Bearer ${apiKey}`) return fail(res, 'chat', 401, 'Incorrect API key provided');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'list', data: modelIds.map((id) => ({ id, object: 'model', owned_by: 'scripted' })) }));
+    }
     const api: ModelApi | undefined = req.url === '/chat/completions' ? 'chat' : req.url === '/v1/responses' ? 'responses' : req.url === '/v1/messages' ? 'messages' : undefined;
     if (req.method !== 'POST' || !api) return fail(res, 'chat', 404, `unknown endpoint ${req.method} ${req.url}`);
     if (api === 'messages') {
