@@ -1,4 +1,5 @@
-import { jobToJson } from '../jobs/job';
+import { type JobDoc, jobToJson } from '../jobs/job';
+import { restJobSource } from './job-source';
 import { approvePlanBody, createJobBody, diffQuery, eventsQuery, idempotencyKey, maxInstructionBodyBytes, lastEventId, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
@@ -17,6 +18,8 @@ const theJob = { 200: { description: 'The job', json: agentJobBody } };
 /** REST paths of agent jobs (docs/agent-jobs.md). */
 export function agentRoutes(deps: Deps): Route[] {
   const jobs = deps.agentJobs;
+  const withSource = restJobSource(deps);
+  const restJob = (job: JobDoc) => withSource(jobToJson(job));
   // The admin key is secret, so this only lets a page the operator trusts (the playground, a dashboard) use it.
   const cors = projectOrigins(deps.tenancy, deps.config.corsOrigins);
   return [
@@ -36,7 +39,7 @@ export function agentRoutes(deps: Deps): Route[] {
         const { job, created, limitHeaders } = await jobs.createJob(req.caller, { projectId, idempotencyKey: key, ...req.body });
         return {
           status: created ? 201 : 200,
-          body: jobToJson(job),
+          body: await restJob(job),
           headers: { location: `/v2/agent/${encodeURIComponent(projectId)}/job/${job._id}`, ...limitHeaders },
         };
       },
@@ -50,7 +53,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: { 200: { description: 'The job and its turns, oldest first', json: agentJobWithTurnsBody } },
       handler: async (req) => {
         const job = await jobs.getJobView(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
-        return { status: 200, body: job };
+        return { status: 200, body: await withSource(job) };
       },
     }),
     route({
@@ -107,7 +110,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: { 202: { description: 'The job; the turn stops within moments (watch its events)', json: agentJobBody } },
       handler: async (req) => {
         const job = await jobs.stopJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
-        return { status: 202, body: jobToJson(job) };
+        return { status: 202, body: await restJob(job) };
       },
     }),
     route({
@@ -121,7 +124,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: theJob,
       handler: async (req) => {
         const job = await jobs.approvePlan(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, revision: req.body?.revision });
-        return { status: 200, body: jobToJson(job) };
+        return { status: 200, body: await restJob(job) };
       },
     }),
     route({
@@ -133,7 +136,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: theJob,
       handler: async (req) => {
         const job = await jobs.retryJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
-        return { status: 200, body: jobToJson(job) };
+        return { status: 200, body: await restJob(job) };
       },
     }),
     route({
@@ -155,7 +158,7 @@ export function agentRoutes(deps: Deps): Route[] {
       handler: async (req) => {
         const query = parseInput(listJobsQuery, Object.fromEntries(req.query));
         const page = await jobs.listJobs(req.caller, { projectId: req.params.projectId!, ...query });
-        return { status: 200, body: { jobs: page.jobs.map(jobToJson), nextCursor: page.nextCursor } };
+        return { status: 200, body: { jobs: await Promise.all(page.jobs.map(restJob)), nextCursor: page.nextCursor } };
       },
     }),
     route({
@@ -169,7 +172,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: theJob,
       handler: async (req) => {
         const { job, limitHeaders } = await jobs.sendMessage(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId!, prompt: req.body.prompt, images: req.body.images });
-        return { status: 200, body: jobToJson(job), headers: limitHeaders };
+        return { status: 200, body: await restJob(job), headers: limitHeaders };
       },
     }),
     route({
@@ -181,7 +184,7 @@ export function agentRoutes(deps: Deps): Route[] {
       responses: theJob,
       handler: async (req) => {
         const job = await jobs.archiveJob(req.caller, { projectId: req.params.projectId!, jobId: req.params.jobId! });
-        return { status: 200, body: jobToJson(job) };
+        return { status: 200, body: await restJob(job) };
       },
     }),
   ];

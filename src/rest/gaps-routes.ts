@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jobToJson } from '../jobs/job';
+import { restJobSource } from './job-source';
 import { parseSince } from '../analytics/since';
 import { idempotencyKey } from '../agent/validation';
 import type { Deps } from '../deps';
@@ -56,7 +57,10 @@ export function gapsRoutes(deps: Deps): Route[] {
         return {
           status: created ? 201 : 200,
           headers: { location: `/v2/agent/${encodeURIComponent(projectId)}/job/${job._id}`, ...limitHeaders },
-          body: { job: jobToJson(job), questions: questions.map((q) => ({ question: q.question, count: q.count, passages: q.passages.map((p) => ({ path: p.path, title: p.title })) })) },
+          body: {
+            job: await restJobSource(deps)(jobToJson(job)),
+            questions: questions.map((q) => ({ question: q.question, count: q.count, passages: q.passages.map((p) => ({ path: p.path, title: p.title })) })),
+          },
         };
       },
     }),

@@ -54,7 +54,14 @@ export const agentJobBody = z
   .object({
     id: z.string(),
     status: z.enum(['active', 'completed', 'archived', 'failed']),
-    source: z.object({ repository: z.string(), ref: z.string() }),
+    source: z
+      .object({
+        repository: z.string().describe("The repository's URL on its forge (Mintlify's meaning)"),
+        ref: z.string().describe("The branch the agent works on (Mintlify's meaning; the same as branch)"),
+        name: z.string().describe('The repository as the project names it (owner/name)'),
+        baseRef: z.string().describe('The ref the job started from'),
+      })
+      .describe("Over REST, as Mintlify gives it; the Connect API's source is {repository: owner/name, ref: the base ref}"),
     model: z.string(),
     prLink: z.string().nullable().describe('The pull request; null while active, or when the agent changed no file'),
     createdAt: z.iso.datetime(),

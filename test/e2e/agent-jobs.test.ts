@@ -114,7 +114,9 @@ describe('agent jobs over REST', () => {
     const created = await r.json();
     jobId = created.id;
     expect(r.headers.get('location')).toBe(`/v2/agent/widgets/job/${jobId}`);
-    expect(created).toMatchObject({ status: 'active', prLink: null, source: { repository: 'acme/widgets', ref: 'main' }, model: model.modelId, archivedAt: null });
+    expect(created).toMatchObject({ status: 'active', prLink: null, model: model.modelId, archivedAt: null });
+    // As Mintlify gives it: the repository's URL and the branch the agent works on; docent's values beside them.
+    expect(created.source).toEqual({ repository: `${git.url}/acme/widgets`, ref: `docent/${jobId}`, name: 'acme/widgets', baseRef: 'main' });
 
     const job = await waitForJob('widgets', jobId, finished);
     expect(job.status).toBe('completed');

@@ -158,7 +158,7 @@ describe('the local forge and a first job (npm start, README)', () => {
     );
     expect(done).toMatchObject({
       status: 'completed',
-      source: { repository: 'local/docent-demo', ref: 'main' },
+      source: { repository: `${gitea.url}/local/docent-demo`, ref: done.branch, name: 'local/docent-demo', baseRef: 'main' },
       prLink: expect.stringMatching(new RegExp(`^${gitea.url}/local/docent-demo/pulls/\\d+$`)),
     });
     const number = Number(done.prLink.split('/').pop());

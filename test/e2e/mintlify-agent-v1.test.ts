@@ -110,7 +110,10 @@ describe('POST /v1/agent/{projectId}/job (Mintlify v1, deprecated)', () => {
 
   it('lists sessions newest first, skip and take paging through them', async () => {
     const other = await api('POST', '/v2/agent/widgets/job', { prompt: 'say nothing' });
-    const newest = (await other.json()).id as string;
+    const created = await other.json();
+    const newest = created.id as string;
+    // Mintlify's v2 source: the repository's URL (git clones it) and the branch the agent works on.
+    expect(created.source).toEqual({ repository: `${git.url}/acme/widgets`, ref: `docent/${newest}`, name: 'acme/widgets', baseRef: 'main' });
     const all = (await (await api('GET', '/v1/agent/widgets/jobs')).json()).allSessions as Array<{ sessionId: string; haultReason: string }>;
     expect(all.map((s) => s.sessionId)).toEqual([newest, sessionId]);
     expect((await (await api('GET', '/v1/agent/widgets/jobs?skip=1&take=1')).json()).allSessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([sessionId]);

@@ -403,3 +403,13 @@ describe('assistant messages: what Mintlify accepts', () => {
     expect((await r.text()).trimEnd().split('\n').at(-1)).toMatch(/^d:/);
   });
 });
+
+describe('agent jobs: source as Mintlify gives it on the REST paths', () => {
+  it('names the repository by its URL and the branch the agent works on, with docent’s owner/name and base ref beside them', async () => {
+    const r = await fetch(`${gw.url}/v2/agent/widgets/job/${widgets.jobId}`, { headers: { authorization: `Bearer ${widgets.admin}` } });
+    const job = (await r.json()) as { branch: string; source: unknown };
+    expect(job.source).toEqual({ repository: `${gw.deps.config.github.gitUrl.replace(/\/+$/, '')}/acme/widgets`, ref: job.branch, name: 'acme/widgets', baseRef: 'main' });
+    const list = (await (await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers: { authorization: `Bearer ${widgets.admin}` } })).json()) as { jobs: Array<{ id: string; source: unknown }> };
+    expect(list.jobs.find((j) => j.id === widgets.jobId)!.source).toEqual(job.source);
+  });
+});
