@@ -168,6 +168,32 @@ describe('the local forge and a first job (npm start, README)', () => {
     expect(diff).toContain('+The documentation is in');
   }, 180_000);
 
+  it('a Gitea made again (another token in the file) gets a new connection, and the project moves to it', async () => {
+    const [before] = await gw.deps.forges.store.list('local');
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    // Another site admin's token, as a Gitea whose data folder was made again would write into the file.
+    const password = `pw-${randomBytes(8).toString('hex')}`;
+    expect((await gitea.api('POST', '/admin/users', { username: 'second-admin', email: 'second-admin@example.test', password, must_change_password: false })).status).toBe(201);
+    expect((await gitea.api('PATCH', '/admin/users/second-admin', { admin: true, login_name: 'second-admin', source_id: 0 })).status).toBe(200);
+    const made = await fetch(`${gitea.url}/api/v1/users/second-admin/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`second-admin:${password}`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'docent', scopes: ['all'] }),
+    });
+    expect(made.status).toBe(201);
+    await writeFile(tokenFile, ((await made.json()) as { sha1: string }).sha1, { mode: 0o600 });
+
+    const run = await localForge();
+    expect(run.code).toBe(0);
+    const forges = await gw.deps.forges.store.list('local');
+    expect(forges).toHaveLength(1);
+    expect(forges[0]!.id).not.toBe(before!.id);
+    expect(await gw.deps.tenancy.getProject('demo')).toMatchObject({ forgeId: forges[0]!.id });
+    expect((await readFile(keyFile, 'utf8')).trim()).toBe(key);
+    const hooks = (await gitea.api('GET', '/repos/local/docent-demo/hooks')).body as any[];
+    expect(hooks.map((h) => h.config.url)).toContain(`${gw.deps.config.publicUrl}/forges/${forges[0]!.id}/webhook`);
+  }, 60_000);
+
   it('without a model, the same request answers 400 naming the settings to give', async () => {
     const bare = await startGateway({ DOCENT_MONGO_DB: gw.deps.config.mongo.db, DOCENT_SECRET_KEY: secretKey, DOCENT_MODEL_PROVIDER: '', DOCENT_MODEL: '' });
     try {
