@@ -28,6 +28,8 @@ export const projectSettingsBody = z.strictObject({
   caps: z.strictObject({ maxTurnTokens: z.number().nonnegative().optional(), maxTurnMinutes: z.number().nonnegative().optional(), maxJobCostUsd: z.number().nonnegative().optional() }).optional(),
   /** The project's share of the agent workers when projects queue jobs at once (src/jobs/fairness.ts); 1 is the default. */
   fairnessWeight: z.number().optional(),
+  /** Replaces the project's allowed origins (scheme://host[:port]); an empty list allows none. */
+  allowedOrigins: z.array(z.string().max(300)).max(100).optional(),
 });
 export const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
 export const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });

@@ -85,7 +85,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
   const { project: p, changes } = await s.tenancy.updateSettings(projectId, update, level);
   return {
     audit: { changes },
-    text: `updated project ${p._id}: ${describeChecks(p)}`,
+    text: `updated project ${p._id}: ${describeChecks(p)}${update.allowedOrigins ? `; allowed origins: ${p.allowedOrigins.join(', ') || 'none'}` : ''}`,
     ...(update.secretsForAgentCode ? { note: secretsOnAgentCodeWarning } : {}),
     json: {
       id: p._id,
@@ -99,6 +99,7 @@ export async function updateProjectChecks(s: Stores, projectId: string, update: 
       ...(p.maintenanceCommands?.length ? { maintenanceCommands: p.maintenanceCommands } : {}),
       ...(Object.keys(projectCaps(p)).length ? { caps: projectCaps(p) } : {}),
       ...(p.fairnessWeight !== undefined ? { fairnessWeight: p.fairnessWeight } : {}),
+      allowedOrigins: p.allowedOrigins,
     },
   };
 }

@@ -30,6 +30,7 @@ commands:
                  [--secrets-on-agent-code on|off]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X] [--fairness-weight W]
                  [--cache-key <file>[,<file>...]] [--clear-cache-keys] [--maintenance <cmd> ...]
+                 [--origin <https://site> ...] [--clear-origins]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
                                                 list); --clear-checks removes both; --network lets them reach
@@ -229,6 +230,8 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         'cache-key': { type: 'string', multiple: true },
         'clear-cache-keys': { type: 'boolean' },
         maintenance: { type: 'string', multiple: true },
+        origin: { type: 'string', multiple: true },
+        'clear-origins': { type: 'boolean' },
       },
       1,
     );
@@ -259,7 +262,9 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       maintenance: values.maintenance as string[] | undefined,
       caps,
       ...(weight !== undefined ? { fairnessWeight: Number(weight) } : {}),
+      allowedOrigins: values['clear-origins'] === true ? [] : (values.origin as string[] | undefined),
     };
+    if (values['clear-origins'] === true && values.origin) throw new UsageError('--origin and --clear-origins go separately');
     if (values['clear-cache-keys'] === true && values['cache-key']) throw new UsageError('--cache-key and --clear-cache-keys go separately');
     if (values['clear-allow-hosts'] === true && values['allow-host']) throw new UsageError('--allow-host and --clear-allow-hosts go separately');
     const cacheFlags = update.cacheKeys !== undefined || update.maintenance !== undefined;
@@ -273,10 +278,11 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       update.secretsForAgentCode === undefined &&
       !anyCap &&
       !cacheFlags &&
-      weight === undefined
+      weight === undefined &&
+      update.allowedOrigins === undefined
     ) {
       throw new UsageError(
-        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, --fairness-weight, or a --max-… cap)',
+        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, --fairness-weight, --origin, --clear-origins, or a --max-… cap)',
       );
     }
     return {

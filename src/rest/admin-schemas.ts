@@ -109,6 +109,7 @@ export const projectSettingsBody = z
     checkCommands: z.array(z.string()),
     sandboxNetwork: z.boolean(),
     sandboxAllowHosts: z.array(z.string()),
+    allowedOrigins: z.array(z.string()).describe('The origins whose pages may call the assistant from a browser'),
   })
   .describe('The sandbox settings as updated (also secretsToChecks, secretsForAgentCode, setupCacheKeyFiles, maintenanceCommands, caps when set)')
   .register(documentedSchemas, { id: 'AdminProjectSettings' });

@@ -83,6 +83,8 @@ export interface ProjectChecksUpdate {
   caps?: { maxTurnTokens?: number; maxTurnMinutes?: number; maxJobCostUsd?: number };
   /** Within fairnessWeightRange; the default weight removes the setting. */
   fairnessWeight?: number;
+  /** Replaces the origins whose pages may call the project's assistant from a browser; an empty list allows none. */
+  allowedOrigins?: string[];
 }
 
 const maxCommands = 20;
@@ -210,6 +212,7 @@ function settingsWrite(update: ProjectChecksUpdate): { set: Partial<ProjectDoc>;
     if (v === 0) unset[k] = '';
     else set[k] = v;
   }
+  if (update.allowedOrigins) set.allowedOrigins = [...new Set(update.allowedOrigins.map(normalizeOrigin))];
   if (update.fairnessWeight !== undefined) {
     const w = update.fairnessWeight;
     const { min, max } = fairnessWeightRange;
@@ -255,6 +258,7 @@ const settingFields = [
   'setupCacheKeyFiles',
   ...capNames,
   'fairnessWeight',
+  'allowedOrigins',
 ] as const;
 
 /** Each setting whose stored value differs after the change: its value before and after (absent: null). */

@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { ThreadDoc } from '../../src/assistant/threads';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { launchChromium, PageErrors } from '../support/chromium';
+import { runDocent } from '../support/cli';
 import { poll } from '../support/poll';
 import { deleteTestIndexes, startWorker } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -285,6 +286,30 @@ describe('the widget on a site the project does not allow', () => {
       expect(await answer$(page).count()).toBe(0);
     } finally {
       await page.close();
+    }
+  });
+
+  it('answers there once the docs team adds the origin to the existing project (docent project update --origin)', async () => {
+    // The organization's operator, through the gateway's operator API, as the CLI reaches it.
+    const operator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'acme' })).key;
+    const update = (...origins: string[]) => runDocent(['project', 'update', 'kiln', ...origins.flatMap((o) => ['--origin', o]), '--json'], { DOCENT_API_URL: gw.url, DOCENT_OPERATOR_KEY: operator });
+    const added = await update(allowedSite.origin, refusedSite.origin);
+    expect(added).toMatchObject({ code: 0 });
+    expect(JSON.parse(added.stdout)).toMatchObject({ allowedOrigins: [allowedSite.origin, refusedSite.origin] });
+    const page = await openSite(refusedSite.origin);
+    try {
+      await page.keyboard.press('Control+k');
+      await ask(page, 'How do I install kiln in CI?');
+      await answer$(page).first().waitFor();
+      await poll(
+        'the answer',
+        () => answer$(page).first().textContent(),
+        (t) => (t ?? '').length > 10,
+      );
+      expect(await page.locator('docent-assistant').textContent()).not.toContain('may not use the assistant');
+    } finally {
+      await page.close();
+      expect(await update(allowedSite.origin)).toMatchObject({ code: 0 });
     }
   });
 });

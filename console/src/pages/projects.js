@@ -105,6 +105,27 @@ export async function projectPage(_ctx, projectId) {
       error.textContent = err.message;
     }
   });
+  // The sites whose pages may call the assistant from a browser: changed here, not only when the project is made.
+  const originsError = h('p', { class: 'error', role: 'alert' });
+  const origins = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'allowed-origins' },
+    h('h2', { id: 'allowed-origins' }, 'Allowed origins'),
+    field('Origins whose pages may use the assistant (one a line, scheme://host[:port])', { name: 'allowedOrigins', multiline: true }),
+    h('button', { type: 'submit' }, 'Save origins'),
+    originsError,
+  );
+  origins.elements.namedItem('allowedOrigins').value = (project.allowedOrigins ?? []).join('\n');
+  origins.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await patch(`/v2/admin/projects/${enc(projectId)}`, { allowedOrigins: lines(formValues(origins).allowedOrigins) });
+      await projectPage(_ctx, projectId);
+      toast('Origins saved');
+    } catch (err) {
+      originsError.textContent = err.message;
+    }
+  });
   const secretError = h('p', { class: 'error', role: 'alert' });
   const secretForm = h(
     'form',
@@ -132,6 +153,7 @@ export async function projectPage(_ctx, projectId) {
     table(['Organization', 'Repository', 'Base ref', 'Docs domain', 'Allowed origins'], [project], (p) => [p.orgId, p.repository, p.ref, p.domain ?? '—', (p.allowedOrigins ?? []).join(', ') || '—']),
     firstJobBox(projectId),
     settings,
+    origins,
     secretForm,
   );
 }
