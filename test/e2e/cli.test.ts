@@ -155,7 +155,14 @@ describe('docent CLI', () => {
     expect(set).toMatchObject({ code: 0, stdout: 'updated project docs: setup: "npm ci"; checks: "npm test", "npm run lint"; network: on\n' });
     expect(await storedProjects().getProject('docs')).toMatchObject({ setupCommands: ['npm ci'], checkCommands: ['npm test', 'npm run lint'], sandboxNetwork: true });
     const replaced = JSON.parse((await docent('project', 'update', 'docs', '--check', 'make check', '--json')).stdout);
-    expect(replaced).toEqual({ id: 'docs', setupCommands: ['npm ci'], checkCommands: ['make check'], sandboxNetwork: true, sandboxAllowHosts: [], allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
+    expect(replaced).toEqual({
+      id: 'docs',
+      setupCommands: ['npm ci'],
+      checkCommands: ['make check'],
+      sandboxNetwork: true,
+      sandboxAllowHosts: [],
+      allowedOrigins: ['https://acme.dev', 'http://localhost:3000'],
+    });
     const cleared = JSON.parse((await docent('project', 'update', 'docs', '--clear-checks', '--network', 'off', '--json')).stdout);
     expect(cleared).toEqual({ id: 'docs', setupCommands: [], checkCommands: [], sandboxNetwork: false, sandboxAllowHosts: [], allowedOrigins: ['https://acme.dev', 'http://localhost:3000'] });
     expect(await docent('project', 'update', 'docs')).toMatchObject({ code: 2, stderr: expect.stringContaining('needs --setup, --check, --clear-checks, --network or --allow-host') });
