@@ -42,6 +42,8 @@ export interface PullRequestReply {
   pullRequestUrl: string;
   /** The webhook delivery whose comment asked for the turn: a retried handling of it finds this turn instead of starting another. */
   deliveryKey?: string;
+  /** `issue`: the comment was on an issue numbered `pullNumber` (GitLab numbers issues apart from merge requests); absent: a pull request. */
+  thread?: 'pull' | 'issue';
 }
 
 /** An image stored by the gateway (by the SHA-256 of its bytes), or a URL the worker fetches. */

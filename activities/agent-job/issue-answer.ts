@@ -21,9 +21,9 @@ export async function issueOfBranch(ledger: Pick<JobLedger, 'jobs'>, prefix: str
 export async function answerIssue(client: ForgeRepository, issue: JobIssue, jobId: string, pullRequestUrl: string): Promise<void> {
   const marker = issueAnswerMarker(jobId);
   try {
-    const earlier = await client.comments(issue.number);
+    const earlier = await client.comments(issue.number, 'issue');
     if (earlier.some((c) => c.body.includes(marker))) return;
-    await client.comment(issue.number, `I opened ${pullRequestUrl} for this issue; merging it closes the issue.\n\n${marker}`);
+    await client.comment(issue.number, `I opened ${pullRequestUrl} for this issue; merging it closes the issue.\n\n${marker}`, 'issue');
   } catch (err) {
     const status = statusOf(err);
     // The pull request is open either way; an issue the forge will not let docent comment on is not worth failing the turn.

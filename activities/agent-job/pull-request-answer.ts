@@ -32,10 +32,10 @@ export function createPullRequestAnswerActivities(deps: { forges: ForgeRegistry;
       const client = await repositoryOn(forge, input.reply.repository);
       const marker = answerMarker(input.jobId, input.turn, input.attempt);
       try {
-        const earlier = await client.comments(input.reply.pullNumber);
+        const earlier = await client.comments(input.reply.pullNumber, input.reply.thread);
         const posted = earlier.find((c) => c.body.includes(marker));
         if (posted) return { commentId: posted.id };
-        return { commentId: (await client.comment(input.reply.pullNumber, answerText(input))).id };
+        return { commentId: (await client.comment(input.reply.pullNumber, answerText(input), input.reply.thread)).id };
       } catch (err) {
         const status = statusOf(err);
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) {

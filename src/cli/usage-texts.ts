@@ -13,9 +13,9 @@ export const docsSyncUsage = `  docs ingest --domain <domain> --sitemap <https:/
   docs status --domain <domain>                 the synced commit, page and passage counts, the last sync's
                                                 duration and errors`;
 
-export const forgeUsage = `  forge add --org <orgId> --kind github|gitea [--base-url <url> | --api-url <url> --git-url <url>] (--token-stdin | --app-installation <id>)
+export const forgeUsage = `  forge add --org <orgId> --kind github|gitea|gitlab [--base-url <url> | --api-url <url> --git-url <url>] (--token-stdin | --app-installation <id>)
                                                 connect the organization to a forge (GitHub, a GitHub Enterprise
-                                                server's API and git URLs, or a Gitea or Forgejo server's
+                                                server's API and git URLs, or a Gitea, Forgejo or GitLab server's
                                                 --base-url): a token read from standard input, tested
                                                 with GET /user, or an installation of the deployment's GitHub App;
                                                 prints the connection's webhook secret once

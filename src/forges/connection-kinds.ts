@@ -4,6 +4,7 @@ import { AppError } from '../errors';
 import { checkToken } from './connection-check';
 import type { ForgeKind } from './forge-connection';
 import { giteaTokenStatus } from './gitea/gitea-forge';
+import { gitlabTokenStatus } from './gitlab/gitlab-forge';
 
 /** github.com; a GitHub Enterprise server gives both of its own. */
 export const githubDefaults = { apiUrl: 'https://api.github.com', gitUrl: 'https://github.com' } as const;
@@ -27,11 +28,21 @@ async function checkGiteaToken(apiUrl: string, token: string): Promise<void> {
   throw new AppError('invalid_argument', `Gitea refused the token (HTTP ${status}) at ${apiUrl}/user: give a token it accepts (scopes: repository and issue read and write)`);
 }
 
+/** gitlab.com and self-managed GitLab: the API at `{base}/api/v4`, `GET /user` must accept the token. */
+async function checkGitLabToken(apiUrl: string, token: string): Promise<void> {
+  const status = await gitlabTokenStatus(apiUrl, token);
+  if (status === 200) return;
+  if (status === undefined || status >= 500) throw new AppError('unavailable', `could not ask the forge at ${apiUrl} (${status ? `HTTP ${status}` : 'no answer'}); try again shortly`);
+  throw new AppError('invalid_argument', `GitLab refused the token (HTTP ${status}) at ${apiUrl}/user: give a token it accepts (scopes: api, read_user; a project's hooks need Maintainer)`);
+}
+
 export function kindRules(kind: ForgeKind): KindRules {
   switch (kind) {
     case 'github':
       return { appInstallations: true, defaults: githubDefaults, checkToken };
     case 'gitea':
       return { appInstallations: false, fromBaseUrl: (base) => ({ apiUrl: `${base}/api/v1`, gitUrl: base }), checkToken: checkGiteaToken };
+    case 'gitlab':
+      return { appInstallations: false, fromBaseUrl: (base) => ({ apiUrl: `${base}/api/v4`, gitUrl: base }), checkToken: checkGitLabToken };
   }
 }

@@ -1,8 +1,8 @@
 // A forge connection: how one organization reaches its code on one forge (its kind, API and git URLs, credential and
 // webhook secret). The types every door shares; src/forges/forge-store.ts owns the records.
 
-/** The forges docent speaks; each kind has its own module behind src/forges/forge.ts (src/forges/github/, src/forges/gitea/). */
-export const forgeKinds = ['github', 'gitea'] as const;
+/** The forges docent speaks; each kind has its own module behind src/forges/forge.ts (src/forges/github/, src/forges/gitea/, src/forges/gitlab/). */
+export const forgeKinds = ['github', 'gitea', 'gitlab'] as const;
 export type ForgeKind = (typeof forgeKinds)[number];
 
 /** The id of the deployment's own connection (DOCENT_GITHUB_TOKEN or the App settings), shared with DOCENT_GITHUB_SHARED_ORGS. */

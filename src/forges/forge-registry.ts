@@ -5,6 +5,7 @@ import type { Logger } from '../log';
 import { GitAccessRefused, type GitAccessSettings } from '../git/access';
 import type { Forge } from './forge';
 import { GiteaForge } from './gitea/gitea-forge';
+import { GitLabForge } from './gitlab/gitlab-forge';
 import { GitHubForge } from './github/github-forge';
 import { anonymousForgeId, deploymentForgeId, type ForgeConnection, forgeWebhookUrl } from './forge-connection';
 import { repositoryOn } from './forge-repository';
@@ -37,7 +38,7 @@ export class ForgeRegistry {
 
   /**
    * Makes sure the repository a project names through a connection sends its events to that connection's webhook,
-   * where the forge lets the connection's credential manage webhooks (Gitea's); false where it does not (GitHub: the
+   * where the forge lets the connection's credential manage webhooks (Gitea's, GitLab's); false where it does not (GitHub: the
    * operator or the App sets it), or the connection has no secret. A forge that fails is logged: the project stands.
    */
   async registerWebhook(forgeId: string, repository: string): Promise<boolean> {
@@ -124,6 +125,8 @@ export class ForgeRegistry {
         return new GitHubForge(new GitHubCredentials(settingsOf(c, this.github), this.log));
       case 'gitea':
         return new GiteaForge(c.apiUrl, c.credential?.type === 'token' ? c.credential.token : undefined);
+      case 'gitlab':
+        return new GitLabForge(c.apiUrl, c.credential?.type === 'token' ? c.credential.token : undefined);
     }
   }
 }

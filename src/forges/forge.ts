@@ -1,5 +1,5 @@
 // What docent does on a forge, whatever its kind: one interface, one module per kind behind it (src/forges/github/,
-// src/forges/gitea/). The activities, the webhook intake and its durable step, automations, the docs sync and the gap
+// src/forges/gitea/, src/forges/gitlab/). The activities, the webhook intake and its durable step, automations, the docs sync and the gap
 // preview call only this; a kind's API, its payloads and its refusals stay inside its module
 // (docs/decisions/2026-12-02-forge-kinds.md).
 import type { IncomingHttpHeaders } from 'node:http';
@@ -23,7 +23,7 @@ export interface PullRequestRef {
 
 /** A user's standing on a repository, as the forge reports it now. */
 export interface RepositoryPermission {
-  /** Whether the forge lets them push (GitHub: write, maintain or admin; Gitea: write, admin or owner). */
+  /** Whether the forge lets them push (GitHub: write, maintain or admin; Gitea: write, admin or owner; GitLab: Developer or more). */
   push: boolean;
   /** The role as the forge names it, for the reason a delivery records. */
   role: string;
@@ -52,7 +52,14 @@ export interface ChecksReport {
 }
 
 /** Where a reaction goes: an issue or pull request itself, a comment on one, or a comment on a line of its diff. */
-export type ReactionTarget = { kind: 'issue'; number: number } | { kind: 'comment'; id: number } | { kind: 'review_comment'; id: number };
+export type ReactionTarget =
+  | { kind: 'issue'; number: number }
+  /** `number` and `on`: the pull request or issue the comment is on (GitLab reaches a note only through it). */
+  | { kind: 'comment'; id: number; number?: number; on?: CommentThread }
+  | { kind: 'review_comment'; id: number };
+
+/** What a numbered comment thread is: GitLab numbers merge requests and issues apart; GitHub and Gitea share the numbers. */
+export type CommentThread = 'pull' | 'issue';
 
 /** One repository's API calls, with one connection's credential. */
 export interface ForgeRepository {
@@ -69,10 +76,10 @@ export interface ForgeRepository {
   pullRequest(number: number): Promise<PullRequestState | null>;
   /** The pull request's unified diff. */
   pullRequestDiff(number: number): Promise<string>;
-  /** The comments on an issue or pull request, oldest first. */
-  comments(number: number): Promise<Array<{ id: number; body: string }>>;
-  /** Comments on an issue or pull request. */
-  comment(number: number, body: string): Promise<{ id: number }>;
+  /** The comments on a pull request (or, `on: 'issue'`, an issue), oldest first. */
+  comments(number: number, on?: CommentThread): Promise<Array<{ id: number; body: string }>>;
+  /** Comments on a pull request (or, `on: 'issue'`, an issue). */
+  comment(number: number, body: string, on?: CommentThread): Promise<{ id: number }>;
   /** The 👀 reaction: docent read it and acts on it. */
   react(target: ReactionTarget): Promise<void>;
   /** What `login` may do on this repository now. */
@@ -98,8 +105,11 @@ export interface ForgeWebhooks {
   verify(secret: string, body: string, headers: IncomingHttpHeaders): Promise<boolean>;
   /** The delivery's id and event. */
   read(headers: IncomingHttpHeaders): DeliveryHeaders;
-  /** The payload in the shapes docent reads (src/github/payloads.ts): a forge whose payloads differ translates them here. */
-  normalize(event: string, payload: unknown): unknown;
+  /**
+   * The event in docent's names and its payload in the shapes docent reads (src/github/payloads.ts): a forge whose
+   * events or payloads differ (GitLab's `Note Hook`) translates them here.
+   */
+  normalize(event: string, payload: unknown): { event: string; payload: unknown };
 }
 
 /** Registering docent's webhook on a repository, where the credential may. */
@@ -113,7 +123,11 @@ export interface Forge {
   readonly kind: ForgeKind;
   /** The forge's name in messages: `GitHub refused to open the pull request (HTTP 422)`. */
   readonly displayName: string;
+  /** The roles that may push, as a refusal names them (`write, maintain or admin`). */
+  readonly pushRoles: string;
   readonly webhooks: ForgeWebhooks;
+  /** The user name git sends with `gitPassword` (default `x-access-token`; GitLab: `oauth2`). */
+  readonly gitUser?: string;
   /** What the credential may do on `owner/name`, asked of the forge. */
   reach(owner: string, name: string): Promise<RepositoryReach>;
   /**

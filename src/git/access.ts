@@ -61,7 +61,7 @@ export interface GitAccessSettings {
   /** Where `owner/name` repositories live (https://github.com or an Enterprise host); the only host that gets the token. */
   gitBaseUrl: string;
   /** Where the git host's credential comes from: the connection's forge (a token, or an App's installation token for the one repository). */
-  forge?: Pick<Forge, 'gitPassword'>;
+  forge?: Pick<Forge, 'gitPassword' | 'gitUser'>;
   /** The token itself, for callers without credentials (tests of a single step). */
   token?: string;
   /** CIDRs a repository on another host may resolve to although private or loopback (DOCENT_ALLOW_PRIVATE_NETWORKS). */
@@ -88,12 +88,12 @@ export interface RepositoryAccess extends ResolvedRepository, RemoteAccess {}
  * `http.<url>.extraHeader`; any other host gets no token, must not be private, loopback or link-local (unless
  * allowed), must use https (unless allowed), and is pinned to the addresses checked here.
  */
-export async function remoteAccess(cloneUrl: string, opts: { gitBaseUrl: string; token?: string; allowPrivateNetworks: string[] }): Promise<RemoteAccess> {
+export async function remoteAccess(cloneUrl: string, opts: { gitBaseUrl: string; token?: string; user?: string; allowPrivateNetworks: string[] }): Promise<RemoteAccess> {
   const url = new URL(cloneUrl);
   const home = new URL(opts.gitBaseUrl);
   if (url.origin === home.origin) {
     if (!opts.token) return { config: {} };
-    const basic = Buffer.from(`x-access-token:${opts.token}`).toString('base64');
+    const basic = Buffer.from(`${opts.user ?? 'x-access-token'}:${opts.token}`).toString('base64');
     return { config: { [`http.${home.origin}/.extraHeader`]: `Authorization: Basic ${basic}` } };
   }
   const addresses = await new OutboundGuard(opts.allowPrivateNetworks).check(url);
@@ -123,7 +123,7 @@ export async function repositoryAccess(repository: string, settings: GitAccessSe
   const resolved = resolveRepository(repository, settings.gitBaseUrl);
   const token = await hostToken(resolved, settings, opts.readOnly === true);
   try {
-    return { ...resolved, ...(await remoteAccess(resolved.cloneUrl, { ...settings, token })) };
+    return { ...resolved, ...(await remoteAccess(resolved.cloneUrl, { ...settings, token, ...(settings.forge?.gitUser ? { user: settings.forge.gitUser } : {}) })) };
   } catch (err) {
     if (err instanceof OutboundRefused) throw new GitAccessRefused('address', err.message, { cause: err });
     throw err;

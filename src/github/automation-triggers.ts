@@ -118,8 +118,11 @@ export class AutomationTriggers {
     const repository = p.repository.full_name;
     const all = await this.issueAutomations(repository, scope);
     if (all.length === 0) return { ...about, outcome: 'ignored', reason: 'no issue automation of a project on this repository answers it' };
-    const listening = p.action === 'assigned' ? all : all.filter((a) => lower(labelOf(a.trigger)) === lower(p.label?.name ?? ''));
-    if (listening.length === 0) return { ...about, outcome: 'ignored', reason: `no issue automation of the repository's projects listens for the label ${p.label?.name ?? ''}` };
+    // GitHub sends one delivery per label added; GitLab one for all the labels an update added.
+    const added = (p.added_labels ?? [p.label?.name ?? '']).map(lower);
+    const listening = p.action === 'assigned' ? all : all.filter((a) => added.includes(lower(labelOf(a.trigger))));
+    if (listening.length === 0)
+      return { ...about, outcome: 'ignored', reason: `no issue automation of the repository's projects listens for the label ${(p.added_labels ?? [p.label?.name ?? '']).join(', ')}` };
     const sender = p.sender?.login;
     if (!sender) return { ...about, outcome: 'ignored', reason: 'the event names no sender' };
     const access = await this.d.permissions.of(scope.forgeId, await repositoryOn(scope.forge, repository), sender);
@@ -129,7 +132,7 @@ export class AutomationTriggers {
         ...about,
         author: sender,
         outcome: 'ignored',
-        reason: `${sender}, who ${doing}, has the role ${access.role} on ${repository}: only people with write, maintain or admin start a job from an issue`,
+        reason: `${sender}, who ${doing}, has the role ${access.role} on ${repository}: only people with ${scope.forge.pushRoles} start a job from an issue`,
       };
     const runs = await this.startIssueRuns(listening, repository, p.issue);
     if (runs.some((r) => r.status === 'started')) await this.react(scope, repository, (c) => c.react({ kind: 'issue', number: p.issue.number }));
@@ -148,9 +151,9 @@ export class AutomationTriggers {
     const client = await repositoryOn(scope.forge, repository);
     const access = await this.d.permissions.of(scope.forgeId, client, p.comment.user.login);
     if (!canPush(access))
-      return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with write, maintain or admin may start or steer a job from an issue` };
+      return { ...about, outcome: 'ignored', reason: `the author's role on ${repository} is ${access.role}: only people with ${scope.forge.pushRoles} may start or steer a job from an issue` };
     const all = await this.issueAutomations(repository, scope);
-    const react = (c: ForgeRepository) => c.react({ kind: 'comment', id: p.comment.id });
+    const react = (c: ForgeRepository) => c.react({ kind: 'comment', id: p.comment.id, number: p.issue.number, on: 'issue' });
     const issue = { number: p.issue.number, html_url: p.issue.html_url, title: p.issue.title, body: p.issue.body };
     const earlier = await this.d.store.startedRunOf(
       all.map((a) => a._id),
@@ -164,7 +167,7 @@ export class AutomationTriggers {
       if (earlierTurn !== null) return { ...onJob, turn: earlierTurn, outcome: 'turn_started' };
       const refuse = async (reason: string): Promise<TriggerOutcome> => {
         await client
-          .comment(p.issue.number, `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}`)
+          .comment(p.issue.number, `I did not act on this comment: ${reason}.\n\n${noticeMarker(job._id)}`, 'issue')
           .catch((err: unknown) => this.d.log.warn({ err, repository, issue: p.issue.number }, 'could not comment on the issue'));
         return { ...onJob, outcome: 'refused', reason };
       };
@@ -177,6 +180,7 @@ export class AutomationTriggers {
           pullNumber: p.issue.number,
           pullRequestUrl: job.prLink ?? p.issue.html_url,
           deliveryKey,
+          thread: 'issue',
         });
         await this.react(scope, repository, react);
         return { ...onJob, turn: next.turn, outcome: 'turn_started' };

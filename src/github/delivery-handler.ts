@@ -137,7 +137,7 @@ export class GitHubDeliveryHandler {
     const about = { pullNumber: c.pullNumber, author: c.author };
     const client = await repositoryOn(scope.forge, c.repository);
     const access = await this.permissions.of(scope.forgeId, client, c.author);
-    if (!canPush(access)) return ignored(`the author's role on ${c.repository} is ${access.role}: only people with write, maintain or admin may steer a job`, about);
+    if (!canPush(access)) return ignored(`the author's role on ${c.repository} is ${access.role}: only people with ${scope.forge.pushRoles} may steer a job`, about);
     const pr = await client.pullRequest(c.pullNumber);
     if (!pr) return ignored(`the pull request was not found on ${scope.forge.displayName}`, about);
     const job = await this.jobOfBranch(c.repository, pr.headRef, pr.headRepository, scope);
@@ -222,7 +222,7 @@ export class GitHubDeliveryHandler {
   /** The `eyes` reaction: the comment was read and acted on. A reaction the forge refuses is logged, never fatal. */
   private async acknowledge(client: ForgeRepository, c: SteeringComment): Promise<void> {
     await client
-      .react(c.kind === 'issue' ? { kind: 'comment', id: c.commentId } : { kind: 'review_comment', id: c.commentId })
+      .react(c.kind === 'issue' ? { kind: 'comment', id: c.commentId, number: c.pullNumber, on: 'pull' } : { kind: 'review_comment', id: c.commentId })
       .catch((err: unknown) => this.d.log.warn({ err, repository: c.repository, commentId: c.commentId }, 'could not react to the comment'));
   }
 

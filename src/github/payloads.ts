@@ -66,6 +66,8 @@ export const issuesEvent = z.object({
   action: z.string().max(40),
   issue: z.object({ number: z.number().int().positive(), html_url: z.string().max(2000), pull_request: z.unknown().optional(), ...issueText }),
   label: z.object({ name: z.string().max(100) }).optional(),
+  /** GitLab: every label one update added (GitHub sends one delivery per label, in `label`). */
+  added_labels: z.array(z.string().max(100)).max(100).optional(),
   assignee: user.nullable().optional(),
   sender: user.optional(),
   repository,
@@ -107,7 +109,7 @@ export function deliverySubject(event: string, payload: unknown): string | undef
   }
   if (event === 'issues') {
     const p = issuesEvent.safeParse(payload);
-    if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:issue ${p.data.issue.number}:${p.data.label?.name ?? p.data.assignee?.login ?? ''}`;
+    if (p.success) return `${event}:${p.data.action}:${repo(p.data.repository)}:issue ${p.data.issue.number}:${p.data.added_labels?.join(',') ?? p.data.label?.name ?? p.data.assignee?.login ?? ''}`;
   }
   if (event === 'push') {
     const p = pushEvent.safeParse(payload);

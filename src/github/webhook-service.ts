@@ -83,12 +83,13 @@ export class GitHubWebhookService {
         throw new AppError('unauthenticated', 'X-Hub-Signature-256: the project of this secret now reaches its repository through a forge connection: use its webhook URL');
       scope = { ...scope, orgId: project.orgId, projectId: project._id };
     }
-    return this.accept(githubWebhooks.read(headers), body, (_event, payload) => payload, scope, 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {});
+    return this.accept(githubWebhooks.read(headers), body, githubWebhooks.normalize, scope, 'verifiedFor' in signer ? { verifiedFor: signer.verifiedFor } : {});
   }
 
   /**
    * Handles one POST /forges/{forgeId}/webhook: verified the way the connection's forge signs (GitHub's
-   * X-Hub-Signature-256, Gitea's X-Gitea-Signature) with that connection's own secret, acting only within its organization.
+   * X-Hub-Signature-256, Gitea's X-Gitea-Signature, GitLab's X-Gitlab-Token) with that connection's own secret, acting
+   * only within its organization.
    */
   async receiveForConnection(forgeId: string, headers: IncomingHttpHeaders, rawBody: string | undefined): Promise<Received> {
     const connection = forgeId === deploymentForgeId ? null : await this.d.forges.byId(forgeId);
@@ -104,20 +105,23 @@ export class GitHubWebhookService {
 
   /** A verified delivery: read (in docent's shapes, `normalize`), recorded once (per scope), settled now or handed to its durable step. */
   private async accept(
-    { id, event }: DeliveryHeaders,
+    { id, event: sent }: DeliveryHeaders,
     body: string,
-    normalize: (event: string, payload: unknown) => unknown,
+    normalize: (event: string, payload: unknown) => { event: string; payload: unknown },
     scope: Omit<DeliveryScope, 'forge'>,
     verifiedFor: { verifiedFor?: string },
   ): Promise<Received> {
     if (!id || !/^[A-Za-z0-9-]{1,100}$/.test(id)) throw new AppError('invalid_argument', 'X-GitHub-Delivery is missing or malformed');
-    if (!event || !/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
-    let payload: unknown;
+    // GitLab names its events in words (`Note Hook`): the forge's module gives docent's name, which is checked then.
+    if (!sent || !/^[A-Za-z_ ]{1,60}$/.test(sent)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
+    let read: { event: string; payload: unknown };
     try {
-      payload = normalize(event, JSON.parse(body));
+      read = normalize(sent, JSON.parse(body));
     } catch {
       throw new AppError('invalid_argument', 'the body is not JSON: set the webhook content type to application/json');
     }
+    const { event, payload } = read;
+    if (!/^[a-z_]{1,60}$/.test(event)) throw new AppError('invalid_argument', 'X-GitHub-Event is missing or malformed');
     const screened = screen(event, payload, { mention: this.d.config.githubWebhooks.mention });
     // Each scope claims ids and subjects of its own: a tenant's (or another project's) forged delivery cannot make the
     // owner's real event a "duplicate". The same event to two scopes is acted on by each within its own.

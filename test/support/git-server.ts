@@ -31,7 +31,7 @@ export interface GitServer {
    * From now on accepts exactly the passwords `allows` accepts (GitHub App mode: installation tokens scoped to the
    * repository, with contents write for a push), instead of the server's one token.
    */
-  acceptTokens(allows: (token: string, owner: string, name: string, push: boolean) => boolean): void;
+  acceptTokens(allows: (token: string, owner: string, name: string, push: boolean) => boolean, user?: string): void;
   /** Holds every fetch or clone of a repository (`/owner/name.git`) for `ms` before serving it: a slow, large repository. */
   slowDown(repoPath: string, ms: number): void;
   close(): Promise<void>;
@@ -53,6 +53,8 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
   const slow = new Map<string, number>();
   const expected = 'Basic ' + Buffer.from(`x-access-token:${token}`).toString('base64');
   let allows: ((token: string, owner: string, name: string, push: boolean) => boolean) | undefined;
+  /** The user name git must send with the password (GitHub: x-access-token; GitLab: oauth2). */
+  let gitUser = 'x-access-token';
   /** What GitHub checks: the password, for the repository in the path, with write access for git-receive-pack. */
   const authorized = (auth: string, url: URL): boolean => {
     if (!allows) return auth === expected;
@@ -60,7 +62,7 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     const [user, password] = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':') : [];
     const repo = /^\/([^/]+)\/([^/]+)\.git\//.exec(url.pathname);
     const push = url.pathname.endsWith('/git-receive-pack') || url.searchParams.get('service') === 'git-receive-pack';
-    return user === 'x-access-token' && !!password && !!repo && allows(password, repo[1]!, repo[2]!, push);
+    return user === gitUser && !!password && !!repo && allows(password, repo[1]!, repo[2]!, push);
   };
 
   // git runs in a small process of its own (test/support/git-process.js): spawned from this jest worker, each git
@@ -113,8 +115,9 @@ export async function startGitServer(token = 'ghs_gitservertoken'): Promise<GitS
     pid: helper.pid!,
     authHeaders,
     pushes,
-    acceptTokens(check) {
+    acceptTokens(check, user = 'x-access-token') {
       allows = check;
+      gitUser = user;
     },
     slowDown(repoPath, ms) {
       slow.set(repoPath, ms);

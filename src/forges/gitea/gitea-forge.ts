@@ -37,10 +37,10 @@ const header = (headers: IncomingHttpHeaders, name: string) => {
  * Gitea's payloads read as docent reads GitHub's (src/github/payloads.ts): the fields are named alike; a comment has
  * no `author_association` (docent asks the forge who may push instead, so it is set to NONE).
  */
-function normalize(event: string, payload: unknown): unknown {
-  if (event !== 'issue_comment' || typeof payload !== 'object' || payload === null) return payload;
+function normalize(event: string, payload: unknown): { event: string; payload: unknown } {
+  if (event !== 'issue_comment' || typeof payload !== 'object' || payload === null) return { event, payload };
   const p = payload as { comment?: Record<string, unknown> };
-  return p.comment && typeof p.comment === 'object' ? { ...p, comment: { author_association: 'NONE', ...p.comment } } : payload;
+  return { event, payload: p.comment && typeof p.comment === 'object' ? { ...p, comment: { author_association: 'NONE', ...p.comment } } : payload };
 }
 
 /** Gitea's webhooks: X-Gitea-Signature (hex HMAC-SHA256 of the raw body), X-Gitea-Delivery and X-Gitea-Event. */
@@ -200,6 +200,7 @@ class GiteaRepository implements ForgeRepository {
 export class GiteaForge implements Forge {
   readonly kind = 'gitea' as const;
   readonly displayName = 'Gitea';
+  readonly pushRoles = 'write, admin or owner';
   readonly webhooks = giteaWebhooks;
   private readonly api: GiteaApi;
 

@@ -33,7 +33,7 @@ export const githubWebhooks: ForgeWebhooks = {
     return signature !== undefined && (await signatureMatches(secret, body, signature));
   },
   read: (headers) => ({ id: header(headers, 'x-github-delivery'), event: header(headers, 'x-github-event') }),
-  normalize: (_event, payload) => payload,
+  normalize: (event, payload) => ({ event, payload }),
 };
 
 class GitHubRepository implements ForgeRepository {
@@ -154,6 +154,7 @@ class GitHubRepository implements ForgeRepository {
 export class GitHubForge implements Forge {
   readonly kind = 'github' as const;
   readonly displayName = 'GitHub';
+  readonly pushRoles = 'write, maintain or admin';
   readonly webhooks = githubWebhooks;
 
   constructor(
