@@ -31,7 +31,16 @@ export const projectSettingsBody = z.strictObject({
   /** Replaces the project's allowed origins (scheme://host[:port]); an empty list allows none. */
   allowedOrigins: z.array(z.string().max(300)).max(100).optional(),
 });
-export const createKeyBody = z.strictObject({ kind: z.enum(['admin', 'assistant']), groups: z.array(z.string().max(100)).max(20).optional() });
+export const createKeyBody = z.strictObject({
+  kind: z.enum(['admin', 'assistant']),
+  groups: z.array(z.string().max(100)).max(20).optional(),
+  /** After it, the key is refused with 401. */
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  /** Addresses and networks (CIDR) the key may be used from; others get 403. */
+  allowedIps: z.array(z.string().max(64)).max(50).optional(),
+  /** Admin keys: read may only read; write (the default) may do everything. */
+  scope: z.enum(['read', 'write']).optional(),
+});
 export const createWebhookBody = z.strictObject({ url: z.string().max(2000), events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional() });
 export const secretBody = z.strictObject({
   name: z.string().min(1).max(100),

@@ -146,7 +146,8 @@ export class AdminOperations {
 
   /** The key records the caller's key as its maker, so revoking that one revokes this one too. */
   async createKey(who: AdminCaller, projectId: string, b: z.infer<typeof createKeyBody>, note?: AuditNote): Promise<Json> {
-    return jsonOf(createKey(this.s, await this.project(who, projectId), b.kind, b.groups ?? [], who.keyId), note);
+    const restrictions = { ...(b.expiresAt && { expiresAt: new Date(b.expiresAt) }), ...(b.allowedIps?.length && { allowedIps: b.allowedIps }), ...(b.scope && { scope: b.scope }) };
+    return jsonOf(createKey(this.s, await this.project(who, projectId), b.kind, b.groups ?? [], who.keyId, restrictions), note);
   }
 
   async listKeys(who: AdminCaller, projectId: string) {

@@ -1,4 +1,5 @@
 import type { ApiKeyStore, KeyInfo, KeyKind } from '../auth/api-keys';
+import type { KeyScope } from '../auth/key-use';
 import { AppError } from '../errors';
 import type { RepositoryGate } from '../forges/repository-gate';
 import type { SettingsLevel } from '../tenancy/settings-levels';
@@ -117,7 +118,14 @@ export async function clearProjectSetupCache(s: Stores, projectId: string): Prom
  * Admin keys are bound to the project, assistant keys to its documentation domain; `groups` lets an assistant key see
  * the pages restricted to those groups. The key is shown only here.
  */
-export async function createKey(s: Stores, projectId: string, kind: KeyKind, groups: string[] = [], createdBy?: string): Promise<Output> {
+export async function createKey(
+  s: Stores,
+  projectId: string,
+  kind: KeyKind,
+  groups: string[] = [],
+  createdBy?: string,
+  restrictions: { expiresAt?: Date; allowedIps?: string[]; scope?: KeyScope } = {},
+): Promise<Output> {
   const project = await s.tenancy.getProject(projectId);
   if (!project) throw new AppError('not_found', `project ${projectId} not found`);
   if (kind === 'assistant' && !project.domain) throw new AppError('failed_precondition', `project ${projectId} has no documentation domain, so it cannot have assistant keys`);
@@ -128,13 +136,19 @@ export async function createKey(s: Stores, projectId: string, kind: KeyKind, gro
     ...(kind === 'assistant' && { domain: project.domain }),
     ...(groups.length && { groups: [...new Set(groups)] }),
     ...(createdBy !== undefined && { createdBy }),
+    ...restrictions,
   };
   const { id, key } = await s.keys.create(spec);
   const boundTo = kind === 'assistant' ? `domain ${project.domain}` : `project ${projectId}`;
   const sees = spec.groups ? `; it also sees pages for ${spec.groups.join(', ')}` : '';
+  const limits = [
+    restrictions.scope === 'read' && 'read-only',
+    restrictions.expiresAt && `expires ${restrictions.expiresAt.toISOString()}`,
+    restrictions.allowedIps?.length && `only from ${restrictions.allowedIps.join(', ')}`,
+  ].filter(Boolean);
   return {
     text: key,
-    note: `created ${kind} key ${id} for ${boundTo}${sees}; it is shown only once, store it now`,
+    note: `created ${kind} key ${id} for ${boundTo}${sees}${limits.length ? ` (${limits.join('; ')})` : ''}; it is shown only once, store it now`,
     json: { id, key, ...spec },
     audit: { createdKey: { id, kind } },
   };

@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 import { AppError } from '../errors';
 import { LookupCache } from '../tenancy/lookup-cache';
 import { ConsoleSessionStore, isSessionToken } from './console-sessions';
+import { checkKeyRestrictions, type KeyRestrictions, type KeyScope, restrictionsOf } from './key-use';
 
 export type KeyKind = 'admin' | 'assistant';
 /** Every kind stored: operator keys administer organizations (all, or one) and are never project callers. */
@@ -29,6 +30,8 @@ export interface Caller {
   domain?: string;
   /** Assistant keys only: the groups whose restricted pages (front matter `groups`) the key may see. */
   groups?: string[];
+  /** Where and for what the key may be used (src/auth/key-use.ts checks each request against it). */
+  restrictions?: KeyRestrictions;
 }
 
 interface ApiKeyDoc {
@@ -45,6 +48,10 @@ interface ApiKeyDoc {
   lastUsedAt?: Date;
   revokedAt?: Date;
   expiresAt?: Date;
+  /** Addresses and networks the key may be used from; absent: anywhere. */
+  allowedIps?: string[];
+  /** Admin keys: `read` may only read (GET, and Connect's Get/List/Watch methods); absent or `write`: everything. */
+  scope?: KeyScope;
 }
 
 // Keys carry 256 random bits, so a fast unsalted hash is enough to make the stored value useless to a reader.
@@ -57,6 +64,8 @@ export interface NewKey {
   domain?: string;
   groups?: string[];
   expiresAt?: Date;
+  allowedIps?: string[];
+  scope?: KeyScope;
   /** The id of the key that made it (revoking that one revokes this one too, unless asked not to). */
   createdBy?: string;
 }
@@ -118,6 +127,7 @@ export class ApiKeyStore {
     const id = 'key_' + randomBytes(8).toString('hex');
     const { groups: asked, ...binding } = spec;
     const groups = checkGroups(spec.kind, asked);
+    checkKeyRestrictions(spec);
     await this.keys.insertOne({ _id: id, hash: hashKey(key), createdAt: new Date(), ...binding, ...(groups && { groups }) });
     return { id, key };
   }
@@ -140,6 +150,8 @@ export class ApiKeyStore {
       ...(d.lastUsedAt && { lastUsedAt: d.lastUsedAt }),
       ...(d.revokedAt && { revokedAt: d.revokedAt }),
       ...(d.expiresAt && { expiresAt: d.expiresAt }),
+      ...(d.allowedIps?.length && { allowedIps: d.allowedIps }),
+      ...(d.scope && { scope: d.scope }),
     }));
   }
 
@@ -181,7 +193,8 @@ export class ApiKeyStore {
   /** Resolves an Authorization header to its caller, or throws 401/403 without saying more than needed. */
   async authenticate(authorization: string | null | undefined, kind: KeyKind): Promise<Caller> {
     const doc = await this.verify(authorization, kind);
-    return { keyId: doc._id, kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(doc.groups?.length && { groups: [...doc.groups] }) };
+    const restrictions = restrictionsOf(doc);
+    return { keyId: doc._id, kind, orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(doc.groups?.length && { groups: [...doc.groups] }), ...(restrictions && { restrictions }) };
   }
 
   /** Resolves an operator key (`docent_op_…`) to its scope, or throws 401/403. */
@@ -194,7 +207,8 @@ export class ApiKeyStore {
   async authenticateAdminOrOperator(authorization: string | null | undefined): Promise<OperatorCaller | Caller> {
     const doc = await this.verify(authorization, (kind) => kind === 'admin' || kind === 'operator', 'admin');
     if (doc.kind === 'operator') return { keyId: doc._id, kind: 'operator', ...(doc.orgId !== allOrganizations && { orgId: doc.orgId }) };
-    return { keyId: doc._id, kind: 'admin', orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain };
+    const restrictions = restrictionsOf(doc);
+    return { keyId: doc._id, kind: 'admin', orgId: doc.orgId, projectId: doc.projectId, domain: doc.domain, ...(restrictions && { restrictions }) };
   }
 
   /** The key a console session was made from: never cached, so a signed-out session stops at once. */

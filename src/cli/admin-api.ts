@@ -48,8 +48,8 @@ export class AdminApi {
     return { text: `updated project ${doc.id}`, json: doc };
   }
 
-  async createKey(projectId: string, kind: string, groups: string[]): Promise<Output> {
-    const made = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`, { kind, ...(groups.length && { groups }) });
+  async createKey(projectId: string, kind: string, groups: string[], restrictions: { expiresAt?: string; allowedIps?: string[]; scope?: string } = {}): Promise<Output> {
+    const made = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`, { kind, ...(groups.length && { groups }), ...restrictions });
     return { text: String(made.key), note: `created ${kind} key ${made.id} for project ${projectId}; it is shown only once, store it now`, json: made };
   }
 
@@ -101,7 +101,18 @@ export class AdminApi {
 
   async listKeys(projectId: string): Promise<Output> {
     const keys = (await this.call('GET', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`)).keys as Json[];
-    const text = keys.length ? keys.map((k) => `${k.id}  ${k.kind}  ${k.revokedAt ? 'revoked' : 'active'}  ${k.domain ?? k.projectId ?? '-'}`).join('\n') : `project ${projectId} has no keys`;
+    const status = (k: Json) => (k.revokedAt ? 'revoked' : k.expiresAt && String(k.expiresAt) <= new Date().toISOString() ? 'expired' : 'active');
+    const limits = (k: Json) =>
+      [
+        k.scope === 'read' && 'read-only',
+        k.expiresAt && `expires ${String(k.expiresAt).slice(0, 16).replace('T', ' ')}`,
+        (k.allowedIps as string[] | undefined)?.length && `from ${(k.allowedIps as string[]).join(',')}`,
+      ]
+        .filter(Boolean)
+        .join('  ');
+    const text = keys.length
+      ? keys.map((k) => `${k.id}  ${k.kind}  ${status(k)}  ${k.domain ?? k.projectId ?? '-'}${limits(k) ? `  ${limits(k)}` : ''}`).join('\n')
+      : `project ${projectId} has no keys`;
     return { text, json: keys };
   }
 

@@ -60,8 +60,11 @@ commands:
   webhook deliveries --project <projectId> <webhookId>   the endpoint's delivery attempts, newest first
   webhook redeliver --project <projectId> <webhookId> <messageId>   send a message again (same webhook-id)
   key create --project <projectId> --kind admin|assistant [--groups <group>[,<group>...]]
+             [--expires <date>|<n>d] [--allow-ip <address|cidr>[,...]] [--scope read|write]
                                                 create a key (assistant keys are bound to the project's domain); prints it once;
-                                                --groups lets an assistant key see pages whose front matter lists one of them
+                                                --groups lets an assistant key see pages whose front matter lists one of them;
+                                                --expires: refused (401) after that date or that many days; --allow-ip: usable
+                                                only from those addresses (403 elsewhere); --scope read: an admin key that reads only
   key revoke <keyId> [--project <projectId>] [--keep-minted]
                                                 revoke a key and the keys made with it (--keep-minted: that key
                                                 alone; --project is needed with DOCENT_OPERATOR_KEY)
@@ -294,17 +297,32 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
     };
   }
   if (group === 'key' && action === 'create') {
-    const { values } = parse(rest, { project: { type: 'string' }, kind: { type: 'string' }, groups: { type: 'string', multiple: true } }, 0);
+    const { values } = parse(
+      rest,
+      {
+        project: { type: 'string' },
+        kind: { type: 'string' },
+        groups: { type: 'string', multiple: true },
+        expires: { type: 'string' },
+        'allow-ip': { type: 'string', multiple: true },
+        scope: { type: 'string' },
+      },
+      0,
+    );
     const projectId = required(values, 'project');
     const kind = required(values, 'kind');
     if (kind !== 'admin' && kind !== 'assistant') throw new UsageError(`--kind must be admin or assistant, not ${kind}`);
     const groups = ((values.groups as string[] | undefined) ?? []).flatMap((g) => g.split(',')).map((g) => g.trim());
     if (groups.length && kind !== 'assistant') throw new UsageError('--groups applies to assistant keys only');
     if (groups.some((g) => g === '')) throw new UsageError('--groups takes comma-separated group names, e.g. --groups staff,beta');
+    const restrictions = keyRestrictionFlags(values as Record<string, unknown>, kind);
     return {
       out: await viaApi(
-        (api) => api.createKey(projectId, kind, groups),
-        (s) => createKey(s, projectId, kind as KeyKind, groups),
+        (api) => api.createKey(projectId, kind, groups, restrictions),
+        (s) => {
+          const { expiresAt, ...rest } = restrictions;
+          return createKey(s, projectId, kind as KeyKind, groups, undefined, { ...rest, ...(expiresAt && { expiresAt: new Date(expiresAt) }) });
+        },
       ),
       json: !!values.json,
     };
@@ -472,3 +490,21 @@ main(process.argv.slice(2)).then(
     process.exit(1);
   },
 );
+
+/** `--expires 2027-01-31` or `--expires 90d`, `--allow-ip` (repeated or comma-separated) and `--scope` of `key create`. */
+function keyRestrictionFlags(values: Record<string, unknown>, kind: string): { expiresAt?: string; allowedIps?: string[]; scope?: 'read' | 'write' } {
+  const expires = values.expires as string | undefined;
+  let expiresAt: string | undefined;
+  if (expires !== undefined) {
+    const days = /^(\d{1,5})d$/.exec(expires);
+    const at = days ? new Date(Date.now() + Number(days[1]) * 86_400_000) : /^\d{4}-\d{2}-\d{2}/.test(expires) ? new Date(expires) : new Date(Number.NaN);
+    if (Number.isNaN(at.getTime())) throw new UsageError(`--expires takes a date (2027-01-31) or a number of days (90d), not ${expires}`);
+    expiresAt = at.toISOString();
+  }
+  const allowedIps = ((values['allow-ip'] as string[] | undefined) ?? []).flatMap((a) => a.split(',')).map((a) => a.trim());
+  if (allowedIps.some((a) => a === '')) throw new UsageError('--allow-ip takes addresses or networks, e.g. --allow-ip 203.0.113.7,198.51.100.0/24');
+  const scope = values.scope as string | undefined;
+  if (scope !== undefined && scope !== 'read' && scope !== 'write') throw new UsageError(`--scope must be read or write, not ${scope}`);
+  if (scope !== undefined && kind !== 'admin') throw new UsageError('--scope applies to admin keys only');
+  return { ...(expiresAt && { expiresAt }), ...(allowedIps.length && { allowedIps }), ...(scope && { scope }) };
+}

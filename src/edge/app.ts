@@ -17,7 +17,8 @@ import { widget } from '../widget';
 import { anyProjectOrigin, corsOptionsFor } from './cors';
 import { openApiRoute, registerOpenApi } from '../rest/openapi';
 import { registerRestRoutes, type Route } from '../rest/router';
-import type { Authenticate, RouteAuth } from './route-auth';
+import { keyUseOf, type Authenticate, type RouteAuth } from './route-auth';
+import { checkKeyUse } from '../auth/key-use';
 import { projectOriginCheck } from '../rpc/browser-access';
 import { authenticateRpc } from '../rpc/caller';
 import { publicErrors } from '../rpc/public-errors';
@@ -77,8 +78,12 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   };
   const app = Fastify(options as unknown as FastifyServerOptions) as unknown as FastifyInstance;
   // The one place a route's key is decided: an admin route of a project also takes an operator key that covers it.
-  const authenticate: Authenticate = (authorization, kind, projectId) =>
-    kind === 'admin' && projectId !== undefined ? projectRouteCaller(deps.keys, deps.tenancy, authorization, projectId) : deps.keys.authenticate(authorization, kind);
+  // Then what the key may do: from where, and whether it may change anything (src/auth/key-use.ts).
+  const authenticate: Authenticate = async (authorization, kind, projectId, use) => {
+    const caller = await (kind === 'admin' && projectId !== undefined ? projectRouteCaller(deps.keys, deps.tenancy, authorization, projectId) : deps.keys.authenticate(authorization, kind));
+    checkKeyUse(caller.restrictions, keyUseOf(use, deps.config.trustedProxies));
+    return caller;
+  };
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

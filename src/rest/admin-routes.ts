@@ -8,6 +8,8 @@ import type { AuditDetails } from '../admin/tenancy-operations';
 import type { Deps } from '../deps';
 import { AppError } from '../errors';
 import { clientIp } from '../limits/client-ip';
+import { checkKeyUse } from '../auth/key-use';
+import { keyUseOf } from '../edge/route-auth';
 import { automationRoutesAt } from './automation-routes';
 import * as schemas from './admin-schemas';
 import { createdWebhookBody, deletedBody, webhookDeliveriesBody, webhookListBody } from './response-schemas';
@@ -40,8 +42,15 @@ export function adminRoutes(deps: Deps): Route[] {
   // Resolved once per request: the handler authorises with it, the audit entry names it.
   // By the request's headers object: the handler's request and the audit hook's share it.
   const callers = new WeakMap<object, Promise<AdminCaller>>();
-  const caller = (req: Pick<RestRequest, 'headers'>) => {
-    const known = callers.get(req.headers) ?? adminCaller(deps.keys, req.headers.authorization);
+  const caller = (req: Pick<RestRequest, 'headers' | 'method' | 'remoteAddress'>) => {
+    const known =
+      callers.get(req.headers) ??
+      adminCaller(deps.keys, req.headers.authorization).then((who) => {
+        // A project's admin key keeps its restrictions here too: from where, and read-only (src/auth/key-use.ts).
+        if (who.kind === 'admin')
+          checkKeyUse(who.restrictions, keyUseOf({ remoteAddress: req.remoteAddress, forwardedFor: req.headers['x-forwarded-for'], writes: req.method !== 'GET' }, deps.config.trustedProxies));
+        return who;
+      });
     callers.set(req.headers, known);
     return known;
   };

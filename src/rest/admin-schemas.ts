@@ -32,10 +32,24 @@ const keyFields = {
   domain: z.string().optional(),
   groups: z.array(z.string()).optional(),
   createdBy: z.string().optional().describe('The id of the key that made it; revoking that key revokes this one too unless keepMinted=true'),
+  expiresAt: at.optional().describe('After it the key is refused (401)'),
+  allowedIps: z.array(z.string()).optional().describe('Addresses and networks the key may be used from (others: 403)'),
+  scope: z.enum(['read', 'write']).optional().describe('Admin keys: read may only read (GET; Connect Get/List/Watch), others are 403'),
 };
 export const createdKeyBody = z.object({ ...keyFields, key: z.string().describe('The key itself: shown only in this answer') }).register(documentedSchemas, { id: 'AdminCreatedKey' });
 export const keyListBody = z.object({
-  keys: z.array(z.looseObject({ id: z.string(), kind: z.string(), createdAt: at.optional(), lastUsedAt: at.optional(), revokedAt: at.optional(), expiresAt: at.optional() })),
+  keys: z.array(
+    z.looseObject({
+      id: z.string(),
+      kind: z.string(),
+      createdAt: at.optional(),
+      lastUsedAt: at.optional(),
+      revokedAt: at.optional(),
+      expiresAt: at.optional(),
+      allowedIps: z.array(z.string()).optional(),
+      scope: z.enum(['read', 'write']).optional(),
+    }),
+  ),
 });
 export const revokedKeyBody = z.object({
   id: z.string(),

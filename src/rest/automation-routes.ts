@@ -42,7 +42,7 @@ export interface AutomationRouteSet {
   auth: 'admin' | 'none';
   cors?: CorsPolicy;
   /** The project's admin caller the service authorises (the operator API makes one for an operator key that sees the project). */
-  callerOf: (req: Pick<RestRequest, 'headers' | 'params' | 'caller'>) => Promise<Caller>;
+  callerOf: (req: Pick<RestRequest, 'headers' | 'params' | 'caller' | 'method' | 'remoteAddress'>) => Promise<Caller>;
 }
 
 /** The automation routes under `base`, over the one service (so both surfaces validate and answer alike). */

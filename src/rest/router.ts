@@ -5,10 +5,11 @@ import { z } from 'zod';
 import type { Caller, KeyKind } from '../auth/api-keys';
 import { AppError } from '../errors';
 import { maxBodyBytes } from '../edge/errors';
-import { isRouteAuth, type Authenticate, type AuthenticateOperator, type OperatorChecks, type RouteAuth } from '../edge/route-auth';
+import { isRouteAuth, type Authenticate, type AuthenticateOperator, type OperatorChecks, type RequestUse, type RouteAuth } from '../edge/route-auth';
 import { errorBody } from './response-schemas';
 
 export interface RestRequest<B = unknown, A extends RouteAuth = RouteAuth> {
+  method: string;
   params: Record<string, string>;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
@@ -149,6 +150,7 @@ function schemaOf(r: Route): FastifySchema {
 function restRequestOf(req: FastifyRequest, signal: AbortSignal): RestRequest {
   const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
   return {
+    method: req.method,
     params: (req.params ?? {}) as Record<string, string>,
     query: new URLSearchParams(query),
     headers: req.headers,
@@ -173,6 +175,9 @@ function handlerOf(r: Route) {
   };
 }
 
+/** How a request uses its key: where it comes from, and whether it may change something (anything but GET). */
+const requestUseOf = (req: FastifyRequest): RequestUse => ({ remoteAddress: req.socket.remoteAddress ?? '', forwardedFor: req.headers['x-forwarded-for'], writes: req.method !== 'GET' });
+
 /** The project a route's path names, if it names one: an operator key covering it may act as its admin. */
 const projectIdOf = (req: FastifyRequest) => (req.params as Record<string, string> | undefined)?.projectId;
 
@@ -183,7 +188,7 @@ const projectIdOf = (req: FastifyRequest) => (req.params as Record<string, strin
 function keyBeforeLargeBody(authenticate: Authenticate, kind: 'admin' | 'assistant') {
   return async (req: FastifyRequest) => {
     const length = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY);
-    if (length > maxBodyBytes) req.caller = await authenticate(req.headers.authorization, kind, projectIdOf(req));
+    if (length > maxBodyBytes) req.caller = await authenticate(req.headers.authorization, kind, projectIdOf(req), requestUseOf(req));
   };
 }
 
@@ -205,7 +210,7 @@ function registerRoute(app: FastifyInstance, r: Route, authenticate: Authenticat
     preHandler: kind
       ? async (req) => {
           // `??=`: a large body's key was resolved before the body was read (keyBeforeLargeBody).
-          req.caller ??= await authenticate(req.headers.authorization, kind, projectIdOf(req));
+          req.caller ??= await authenticate(req.headers.authorization, kind, projectIdOf(req), requestUseOf(req));
         }
       : auth === 'operator' || auth === 'metrics'
         ? async (req) => operatorChecks[auth](req.headers.authorization)

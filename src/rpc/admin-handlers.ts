@@ -1,7 +1,8 @@
 import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { type AdminCaller, adminCaller, requireAllOrgs } from '../admin/access';
+import { checkKeyUse, isReadingMethod } from '../auth/key-use';
 import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWebhookBody, followBody, secretBody } from '../admin/admin-bodies';
 import { AdminOperations, adminStores, type AuditNote } from '../admin/admin-operations';
 import { AdminAuditLog, auditDetails } from '../admin/audit';
@@ -82,6 +83,9 @@ const keyMessage = (k: Json) =>
     createdAt: ts(k.createdAt),
     revokedAt: ts(k.revokedAt),
     createdBy: str(k.createdBy),
+    expiresAt: ts(k.expiresAt),
+    allowedIps: (k.allowedIps as string[] | undefined) ?? [],
+    scope: str(k.scope),
   });
 
 /** A forge connection as REST lists it (src/forges/forge-connection.ts's view): never its token or webhook secret. */
@@ -135,7 +139,10 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
   const audited =
     <Req extends object, Res>(run: (who: AdminCaller, req: Req, note: AuditNote) => Promise<Res>) =>
     async (req: Req, ctx: HandlerContext): Promise<Res> => {
-      const who = adminCaller(deps.keys, ctx.requestHeader.get('authorization') ?? undefined);
+      const who = adminCaller(deps.keys, ctx.requestHeader.get('authorization') ?? undefined).then((c) => {
+        if (c.kind === 'admin') checkKeyUse(c.restrictions, { clientIp: ctx.values.get(clientIpKey), writes: !isReadingMethod(ctx.method.name) });
+        return c;
+      });
       let status = 200;
       let noted: AuditDetails | undefined;
       try {
@@ -176,7 +183,14 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     getProject: audited(async (who, req) => ({ project: projectMessage(await ops.getProject(who, req.projectId)) })),
     listProjects: audited(async (who, req) => ({ projects: (await ops.listProjects(who, req.orgId)).map(projectMessage) })),
     createKey: audited(async (who, req, note) => {
-      const made = await ops.createKey(who, req.projectId, parseInput(createKeyBody, { kind: req.kind, ...(req.groups.length && { groups: req.groups }) }), note);
+      const body = {
+        kind: req.kind,
+        ...(req.groups.length && { groups: req.groups }),
+        ...(req.expiresAt && { expiresAt: timestampDate(req.expiresAt).toISOString() }),
+        ...(req.allowedIps.length && { allowedIps: req.allowedIps }),
+        ...(req.scope && { scope: req.scope }),
+      };
+      const made = await ops.createKey(who, req.projectId, parseInput(createKeyBody, body), note);
       return { info: keyMessage(made), key: String(made.key) };
     }),
     listKeys: audited(async (who, req) => ({ keys: (await ops.listKeys(who, req.projectId)).map((k) => keyMessage(k as unknown as Json)) })),

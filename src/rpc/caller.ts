@@ -5,6 +5,8 @@ import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { Authenticate, RouteAuth } from '../edge/route-auth';
 import { toPublicRpcError } from './public-errors';
+import { isReadingMethod } from '../auth/key-use';
+import { clientIpKey } from '../limits/client-context';
 
 /** The key that passed the method's declared auth, as Connect handlers read it (`callerOf(ctx)`). */
 export const callerKey = createContextKey<Caller | undefined>(undefined, { description: 'the authenticated API key' });
@@ -32,7 +34,8 @@ export function authenticateRpc(authOf: ReadonlyMap<string, RouteAuth>, authenti
       if (!declared) throw new Error(`${rpc} declares no authentication`);
       // No RPC is for operators: the codec endpoint and /metrics are REST only.
       if (declared === 'operator' || declared === 'metrics') throw new Error(`${rpc} declares operator authentication, which RPCs do not have`);
-      ctx.values.set(callerKey, await authenticate(ctx.requestHeader.get('authorization') ?? undefined, declared));
+      const use = { clientIp: ctx.values.get(clientIpKey), writes: !isReadingMethod(ctx.method.name) };
+      ctx.values.set(callerKey, await authenticate(ctx.requestHeader.get('authorization') ?? undefined, declared, undefined, use));
     } catch (err) {
       throw toPublicRpcError(err, rpc, log);
     }

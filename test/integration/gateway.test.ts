@@ -77,7 +77,8 @@ describe('REST', () => {
     expect(await json(r)).toEqual({
       id: 'job_0001',
       status: 'completed',
-      source: { repository: 'acme/docs', ref: 'main' },
+      // As Mintlify gives it over REST: the repository's URL and the branch worked on; docent's values beside them.
+      source: { repository: 'https://github.com/acme/docs', ref: 'docent/job_0001', name: 'acme/docs', baseRef: 'main' },
       model: 'gpt-test',
       prLink: 'https://github.com/acme/docs/pull/7',
       createdAt: '2026-11-01T10:00:00.000Z',
