@@ -109,11 +109,13 @@ describe('a question during a large ingest', () => {
     spy.mockRestore();
     const after = embedder.queueStats();
     const progressLine = new RegExp(`^indexing: [\\d,]+/${91 * copies} pages, [\\d,]+/[\\d,]+ passages, [\\d.]+ passages/s, about \\S+( \\S+)? left$`);
+    // The CLI prints a rate once a progress report after the first one has passages embedded: on a loaded machine
+    // that took longer than 30 s once.
     await poll(
       'a progress line with a rate and the time left',
       () => lines,
       (ls) => ls.some((l) => progressLine.test(l)),
-      30_000,
+      90_000,
     );
     // The property is read; the rest of the ingest (most of its passages, about 15 s of CPU) would prove nothing more.
     // Cancelled as an operator would, it stops at the batches in flight (activities/docs-embeddings.ts).
