@@ -285,3 +285,40 @@ export async function syncOnPush(
   }
   return triggered;
 }
+
+/**
+ * Queues one sync now, behind a running one as the schedule's BUFFER_ONE queues it, without waiting for it: Mintlify's
+ * deploy update. The second of the trigger names the run that is this trigger's (Temporal names runs by it).
+ */
+export async function queueDocsSync(s: DocsSyncSchedules, domain: string): Promise<{ triggeredAt: string }> {
+  // A second a run already used would start nothing (Temporal drops the same run name), and name that run as this one.
+  const used = new Set(runsOf(await describeFollowed(s, domain)).map((r) => runSecond(r.workflowId)));
+  while (used.has(thisSecond())) await pause(100);
+  const triggeredAt = thisSecond();
+  await s.temporal.schedule.getHandle(docsSyncScheduleId(s.taskQueuePrefix, domain)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+  return { triggeredAt };
+}
+
+export type QueuedSyncState = { run?: { workflowId: string; runId: string } } & (
+  | { status: 'queued' }
+  | { status: 'in_progress'; startedAt: Date }
+  | { status: 'success'; startedAt: Date; endedAt: Date; result: DocsSyncResult }
+  | { status: 'failure'; startedAt: Date; endedAt: Date; error: string }
+);
+
+/** Where the sync a trigger queued is: its run found by its second (or the run found before), then that run's state. */
+export async function queuedSyncState(s: DocsSyncSchedules, domain: string, q: { triggeredAt: string; run?: { workflowId: string; runId: string } }): Promise<QueuedSyncState> {
+  const run = q.run ?? runsOf(await describeFollowed(s, domain)).find((r) => (runSecond(r.workflowId) ?? '') >= q.triggeredAt);
+  if (!run) return { status: 'queued' };
+  const handle = s.temporal.workflow.getHandle<(i: DocsSyncInput) => Promise<DocsSyncResult>>(run.workflowId, run.runId);
+  const info = await handle.describe();
+  const startedAt = info.startTime;
+  if (info.status.name === 'RUNNING') return { run, status: 'in_progress', startedAt };
+  const endedAt = info.closeTime ?? new Date();
+  if (info.status.name === 'COMPLETED') return { run, status: 'success', startedAt, endedAt, result: await handle.result() };
+  const error = await handle.result().then(
+    () => info.status.name,
+    (err: unknown) => (err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : info.status.name),
+  );
+  return { run, status: 'failure', startedAt, endedAt, error };
+}

@@ -10,6 +10,7 @@ import { analyticsRoutes } from './analytics-routes';
 import { gapsRoutes } from './gaps-routes';
 import { githubRoutes } from './github-routes';
 import { mcpRoutes } from './mcp-routes';
+import { mintlifyDeployRoutes } from './mintlify-deploy-routes';
 import { codecRoutes } from './codec-routes';
 import { livenessBody, readinessBody } from './response-schemas';
 import { route, type Route } from './router';
@@ -69,6 +70,7 @@ export function restRoutes(deps: Deps): Route[] {
     ...assistantRoutes(deps),
     ...mcpRoutes(deps),
     ...analyticsRoutes(deps),
+    ...mintlifyDeployRoutes(deps),
     ...gapsRoutes(deps),
     ...codecRoutes(deps),
     ...adminRoutes(deps),

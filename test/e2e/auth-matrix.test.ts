@@ -15,6 +15,7 @@ const keys: Record<string, string> = {};
 const bodies: Record<string, unknown> = {
   'POST /v2/agent/{projectId}/job': { prompt: 'fix the typo' },
   'POST /v1/agent/{projectId}/job': { messages: [{ role: 'user', content: 'fix the typo' }] },
+  'POST /v1/project/preview/{projectId}': { branch: 'main' },
   'POST /v2/agent/{projectId}/job/{jobId}/message': { prompt: 'and the other one' },
   'POST /discovery/v2/assistant/{domain}/message': v2Body('how do I install?'),
   'POST /discovery/v1/assistant/{domain}/message': { fp: 'anonymous', messages: [{ role: 'user', content: 'how do I install?' }] },
@@ -84,7 +85,7 @@ describe('credentials on every authenticated route', () => {
     const checked: string[] = [];
     for (const r of routes) {
       const name = `${r.method} ${r.path}`;
-      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001').replace('{automationId}', 'aut_0001').replace('{workflowSchemaId}', 'aut_0001').replace('{id}', 'job_0001').replace('{threadId}', 'thr_0001');
+      const path = r.path.replace('{projectId}', 'proj-a').replace('{jobId}', 'job_0001').replace('{domain}', 'docs.a.test').replace('{webhookId}', 'wh_0001').replace('{automationId}', 'aut_0001').replace('{workflowSchemaId}', 'aut_0001').replace('{id}', 'job_0001').replace('{threadId}', 'thr_0001').replace('{statusId}', 'upd_0001');
       const right = r.auth; // 'admin' or 'assistant'
       const wrong = right === 'admin' ? 'assistant' : 'admin';
       const cases: Array<[string, string | undefined, number, string]> = [
@@ -94,8 +95,9 @@ describe('credentials on every authenticated route', () => {
         ['the wrong kind of key', `Bearer ${keys[wrong]}`, 403, 'permission_denied'],
         ['a revoked key', `Bearer ${keys[`revoked-${right}`]}`, 401, 'unauthenticated'],
         ['another project’s key', `Bearer ${keys[right === 'admin' ? 'otherAdmin' : 'otherAssistant']}`, 404, 'not_found'],
-        // An operator key is a project's admin only where its organization is the project's; never a reader.
-        right === 'admin'
+        // An operator key is a project's admin only where its organization is the project's, on a path naming the
+        // project (elsewhere it names none, e.g. Mintlify's update status); never a reader.
+        right === 'admin' && r.path.includes('{projectId}')
           ? ['an operator key of another organization', `Bearer ${keys.otherOperator}`, 404, 'not_found']
           : ['an operator key', `Bearer ${keys.operator}`, 403, 'permission_denied'],
       ];
