@@ -194,6 +194,16 @@ describe('the console, signed in with an operator key', () => {
     const html = await page.content();
     expect(html).not.toContain(shown);
     expect(html).not.toContain(assistantKey);
+    // A read-only admin key, limited to an address: the list says so, and the key reads but changes nothing.
+    await page.getByLabel('Scope (admin keys)').selectOption('read');
+    await page.getByLabel(/^Allowed addresses/).fill('127.0.0.1, ::1');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: /^New admin key/ }).waitFor();
+    const readOnly = (await page.getByTestId('new-key').textContent())!;
+    expect(await page.getByTestId('keys').locator('tbody tr').filter({ hasText: 'read only' }).count()).toBe(1);
+    const headers = { authorization: `Bearer ${readOnly}`, 'content-type': 'application/json' };
+    expect((await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers })).status).toBe(200);
+    expect((await fetch(`${gw.url}/v2/agent/widgets/job`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'x' }) })).status).toBe(403);
   });
 
   it('connects an organization to its forge: the token is tested and never shown, the webhook secret is shown once, rotating and removing ask first', async () => {
