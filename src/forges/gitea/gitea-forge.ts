@@ -3,10 +3,9 @@
 // webhooks are signed with X-Gitea-Signature (the hex HMAC-SHA256 of the body) and docent registers its own.
 import type { IncomingHttpHeaders } from 'node:http';
 import { signatureMatches } from '../../github/webhook-secrets';
+import { forgeRequest, forgeStatus } from '../forge-http';
 import type { ChecksReport, Forge, ForgeRepository, ForgeWebhooks, NewPullRequest, PullRequestRef, ReactionTarget, RepositoryPermission, WebhookRegistration } from '../forge';
 
-/** How long Gitea has to answer one call: Temporal retries the step, the client does not. */
-const callTimeoutMs = 30_000;
 /** Gitea's largest page (its default MAX_RESPONSE_ITEMS). */
 const pageSize = 50;
 /** Access levels that may push (Gitea's AccessMode names). */
@@ -15,18 +14,6 @@ const writers: ReadonlySet<string> = new Set(['write', 'admin', 'owner']);
 const hookEvents = ['push', 'issues', 'pull_request'];
 /** The title prefix Gitea reads as a draft (its default WORK_IN_PROGRESS_PREFIXES). */
 const draftPrefix = 'WIP: ';
-
-/** A call Gitea refused or could not answer, shaped like Octokit's errors so callers read `status` alike; never carries the token. */
-export class GiteaRequestError extends Error {
-  override name = 'GiteaRequestError';
-  constructor(
-    readonly status: number,
-    what: string,
-    readonly response: { headers: Record<string, string>; data: unknown },
-  ) {
-    super(`Gitea answered HTTP ${status} to ${what}`);
-  }
-}
 
 const header = (headers: IncomingHttpHeaders, name: string) => {
   const value = headers[name];
@@ -63,23 +50,8 @@ export class GiteaApi {
   ) {}
 
   async call<T>(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<T> {
-    const what = `${method} ${path.split('?')[0]}`;
-    const res = await fetch(`${this.apiUrl}${path}`, {
-      method,
-      headers: {
-        accept,
-        'user-agent': 'docent',
-        ...(this.token ? { authorization: `token ${this.token}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(callTimeoutMs),
-      redirect: 'error',
-    });
-    const text = await res.text();
-    const data: unknown = accept === 'application/json' && text ? safeJson(text) : text;
-    if (!res.ok) throw new GiteaRequestError(res.status, what, { headers: Object.fromEntries(res.headers), data });
-    return data as T;
+    const auth: Record<string, string> = this.token ? { authorization: `token ${this.token}` } : {};
+    return (await forgeRequest<T>({ forge: 'Gitea', apiUrl: this.apiUrl, auth, method, path, body, accept })).data;
   }
 
   /** Every page of a list (`page`, `limit`), up to `max` items. */
@@ -94,15 +66,7 @@ export class GiteaApi {
   }
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-const status = (err: unknown) => (err instanceof GiteaRequestError ? err.status : undefined);
+const status = forgeStatus;
 const seg = encodeURIComponent;
 
 interface GiteaPull {

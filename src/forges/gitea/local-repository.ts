@@ -1,7 +1,8 @@
 // A repository on a Gitea the operator runs (the local stack's: `docent local-forge`), made with its admin's token:
 // its organization, the repository, and its first files in one commit. What exists is kept as it is, so every start
 // may ask again.
-import { GiteaApi, GiteaRequestError } from './gitea-forge';
+import { ForgeRequestError } from '../forge-http';
+import { GiteaApi } from './gitea-forge';
 
 export interface GiteaRepositoryPlan {
   /** The server's one address (`http://127.0.0.1:3300`); its API is `{baseUrl}/api/v1`. */
@@ -29,7 +30,7 @@ async function exists(api: GiteaApi, path: string): Promise<unknown | null> {
   try {
     return await api.call('GET', path);
   } catch (err) {
-    if (err instanceof GiteaRequestError && err.status === 404) return null;
+    if (err instanceof ForgeRequestError && err.status === 404) return null;
     throw err;
   }
 }

@@ -5,11 +5,10 @@
 // connection's secret in X-Gitlab-Token; GitLab's event names and payloads are translated here into the ones docent reads.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { ForgeRequestError, forgeRequest, forgeStatus } from '../forge-http';
 import type { ChecksReport, Forge, ForgeRepository, ForgeWebhooks, NewPullRequest, PullRequestRef, ReactionTarget, RepositoryPermission, WebhookRegistration } from '../forge';
 import { normalizeGitLabEvent } from './gitlab-events';
 
-/** How long GitLab has to answer one call: Temporal retries the step, the client does not. */
-const callTimeoutMs = 30_000;
 /** GitLab's largest page. */
 const pageSize = 100;
 /** Developer: the lowest access level that may push to a project (GitLab's Gitlab::Access). */
@@ -19,18 +18,6 @@ const roleNames: Record<number, string> = { 0: 'none', 5: 'Minimal Access', 10: 
 const draftPrefix = 'Draft: ';
 /** The name of docent's commit status. */
 const statusName = 'docent';
-
-/** A call GitLab refused or could not answer, shaped like Octokit's errors so callers read `status` alike; never carries the token. */
-export class GitLabRequestError extends Error {
-  override name = 'GitLabRequestError';
-  constructor(
-    readonly status: number,
-    what: string,
-    readonly response: { headers: Record<string, string>; data: unknown },
-  ) {
-    super(`GitLab answered HTTP ${status} to ${what}`);
-  }
-}
 
 const header = (headers: IncomingHttpHeaders, name: string) => {
   const value = headers[name];
@@ -58,24 +45,9 @@ class GitLabApi {
     private readonly token: string | undefined,
   ) {}
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
-    const what = `${method} ${path.split('?')[0]}`;
-    const res = await fetch(`${this.apiUrl}${path}`, {
-      method,
-      headers: {
-        accept: 'application/json',
-        'user-agent': 'docent',
-        ...(this.token ? { 'private-token': this.token } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(callTimeoutMs),
-      redirect: 'error',
-    });
-    const text = await res.text();
-    const data: unknown = text ? safeJson(text) : null;
-    if (!res.ok) throw new GitLabRequestError(res.status, what, { headers: Object.fromEntries(res.headers), data });
-    return { data: data as T, headers: res.headers };
+  request<T>(method: string, path: string, body?: unknown): Promise<{ data: T; headers: Headers }> {
+    const auth: Record<string, string> = this.token ? { 'private-token': this.token } : {};
+    return forgeRequest<T>({ forge: 'GitLab', apiUrl: this.apiUrl, auth, method, path, body });
   }
 
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -107,16 +79,8 @@ function nextPage(current: string, headers: Headers, apiUrl: string): string | n
   return `${p}?${params}`;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-const status = (err: unknown) => (err instanceof GitLabRequestError ? err.status : undefined);
-const message = (err: unknown) => (err instanceof GitLabRequestError ? JSON.stringify(err.response.data) : '');
+const status = forgeStatus;
+const message = (err: unknown) => (err instanceof ForgeRequestError ? JSON.stringify(err.response.data) : '');
 
 interface GitLabMergeRequest {
   iid: number;
