@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { writesWhatIsAsked } from '../support/forge-jobs';
+import { freePort } from '../support/free-port';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -8,7 +9,7 @@ import { giteaBuildWaitMs, type LocalGitea, startGitea } from '../support/gitea'
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { type Started, startWorkerProcess } from '../support/process';
-import { type ChatRequest, modelSettings, type ScriptedTurn, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { modelSettings, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 // docent on a real Gitea (built from the Go module proxy, cached by version), end to end: a `gitea` connection added
 // with the CLI's REST answer, a project whose webhook docent registers itself, and Gitea's own signed webhook deliveries
@@ -27,28 +28,6 @@ let forgeId: string;
 let jobId: string;
 let pullNumber: number;
 
-const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-
-/** The first turn writes a contributing guide; a follow-up that asks for a code of conduct writes one; automations a changelog. */
-function script(req: ChatRequest): ScriptedTurn {
-  const asked = lastUser(req);
-  const [file, title] = asked.includes('code of conduct')
-    ? ['CODE_OF_CONDUCT.md', 'Add a code of conduct']
-    : asked.includes('changelog')
-      ? ['CHANGELOG.md', 'Add a changelog']
-      : ['CONTRIBUTING.md', 'Add CONTRIBUTING.md'];
-  return req.messages.at(-1)?.role === 'tool' ? { text: `${title}\n\nAs asked.` } : { toolCalls: [{ name: 'write_file', args: { path: file, content: `# ${title}\n` } }] };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 const call = async (key: string, method: string, p: string, body?: unknown) => {
   const r = await callApi(gw.url, key, method, p, body);
   return { status: r.status, body: (await r.json()) as any };
@@ -63,7 +42,7 @@ beforeAll(async () => {
   expect((await gitea.api('POST', '/orgs/acme/repos', { name: 'site', auto_init: true, default_branch: 'main', readme: 'Default' })).status).toBe(201);
   await gitea.addCollaborator('acme', 'site', 'wanda-writer', 'write');
   await gitea.addCollaborator('acme', 'site', 'rory-reader', 'read');
-  model = await startScriptedModel(script);
+  model = await startScriptedModel(writesWhatIsAsked);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-gitea-ws-'));
   const port = await freePort();
   gw = await startGateway({

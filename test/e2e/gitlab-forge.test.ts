@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { writesWhatIsAsked } from '../support/forge-jobs';
+import { freePort } from '../support/free-port';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createDocentClient } from '../../src/client';
@@ -10,7 +11,7 @@ import { access, type GitLabDouble, startGitLabDouble } from '../support/gitlab-
 import { callApi } from '../support/http';
 import { poll } from '../support/poll';
 import { type Started, startWorkerProcess } from '../support/process';
-import { type ChatRequest, modelSettings, type ScriptedTurn, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
+import { modelSettings, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
 
 // docent on GitLab (a double at the HTTP boundary that answers as GitLab REST v4 does, git through the real test git
 // server), end to end: a `gitlab` connection added with its base URL and token, a project whose hook docent registers
@@ -32,28 +33,6 @@ let jobId: string;
 let iid: number;
 let docentToken: string;
 
-const lastUser = (req: ChatRequest) => JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-
-/** The first turn writes a contributing guide; a follow-up that asks for a code of conduct writes one; automations a changelog. */
-function script(req: ChatRequest): ScriptedTurn {
-  const asked = lastUser(req);
-  const [file, title] = asked.includes('code of conduct')
-    ? ['CODE_OF_CONDUCT.md', 'Add a code of conduct']
-    : asked.includes('changelog')
-      ? ['CHANGELOG.md', 'Add a changelog']
-      : ['CONTRIBUTING.md', 'Add CONTRIBUTING.md'];
-  return req.messages.at(-1)?.role === 'tool' ? { text: `${title}\n\nAs asked.` } : { toolCalls: [{ name: 'write_file', args: { path: file, content: `# ${title}\n` } }] };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 const call = async (key: string, method: string, p: string, body?: unknown) => {
   const r = await callApi(gw.url, key, method, p, body);
   return { status: r.status, body: (await r.json()) as any };
@@ -69,7 +48,7 @@ beforeAll(async () => {
   docentToken = gitlab.addUser('docent-bot', { 'acme/site': access.maintainer }).token;
   gitlab.addUser('wanda-writer', { 'acme/site': access.developer });
   gitlab.addUser('rory-reader', { 'acme/site': access.reporter });
-  model = await startScriptedModel(script);
+  model = await startScriptedModel(writesWhatIsAsked);
   workspaceDir = await mkdtemp(path.join(os.tmpdir(), 'docent-gitlab-ws-'));
   const port = await freePort();
   gw = await startGateway({

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { freePort } from '../support/free-port';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runDocent, runDocentIn } from '../support/cli';
@@ -37,15 +37,6 @@ function script(req: ChatRequest): ScriptedTurn {
   return { toolCalls: [{ name: 'write_file', args: { path: 'README.md', content: readme.replace('documentaton', 'documentation') } }] };
 }
 let readme: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** `docent local-model` with exactly these settings: the KEY=VALUE lines it prints. */
 async function pickedModel(env: Record<string, string>): Promise<Record<string, string>> {

@@ -25,3 +25,14 @@ export function writesContributingGuide(req: ChatRequest): ScriptedTurn {
     ? { text: 'Add CONTRIBUTING.md\n\nExplains how to send changes.' }
     : { toolCalls: [{ name: 'write_file', args: { path: 'CONTRIBUTING.md', content: '# Contributing\n\nOpen a pull request.\n' } }] };
 }
+
+/** The first turn writes a contributing guide; a follow-up that asks for a code of conduct writes one; automations a changelog. */
+export function writesWhatIsAsked(req: ChatRequest): ScriptedTurn {
+  const asked = JSON.stringify(req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+  const [file, title] = asked.includes('code of conduct')
+    ? ['CODE_OF_CONDUCT.md', 'Add a code of conduct']
+    : asked.includes('changelog')
+      ? ['CHANGELOG.md', 'Add a changelog']
+      : ['CONTRIBUTING.md', 'Add CONTRIBUTING.md'];
+  return req.messages.at(-1)?.role === 'tool' ? { text: `${title}\n\nAs asked.` } : { toolCalls: [{ name: 'write_file', args: { path: file, content: `# ${title}\n` } }] };
+}

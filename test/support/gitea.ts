@@ -2,8 +2,8 @@
 // the build starts first, in the background: infra/test.sh; this waits for it), started on a free loopback port with
 // its own data folder, an admin user and the admin's token, and stopped with it.
 import { execFile } from 'node:child_process';
+import { freePort } from './free-port';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,17 +23,6 @@ export interface LocalGitea {
   /** A user with the given permission on the repository (`read`, `write`, `admin`). */
   addCollaborator(owner: string, repo: string, login: string, permission: 'read' | 'write' | 'admin'): Promise<void>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startGitea(): Promise<LocalGitea> {
