@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { installTestRuntime } from '../support/temporal-runtime';
+import { buildWorkers, type WorkerSet } from '../../src/worker-build';
 import type { JobDoc } from '../../src/jobs/job';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhook-delivery-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -31,11 +31,7 @@ beforeAll(async () => {
   });
   key = await createWidgetsProject(gw);
   // The worker that runs the reconciler's stop of a turn no workflow runs (workflows/reconcile-jobs.ts).
-  try {
-    installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
-  } catch {
-    // installed already by another suite in this process
-  }
+  installTestRuntime(gw.deps.config);
   workers = await buildWorkers(gw.deps.config, { identity: 'temporal-down-worker' });
   running = workers.run();
 }, 60_000);

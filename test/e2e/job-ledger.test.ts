@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { installTestRuntime } from '../support/temporal-runtime';
 import type { JobDoc } from '../../src/jobs/job';
-import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { buildWorkers, type WorkerSet } from '../../src/worker-build';
 import { stopOrphanTurnWorkflowId } from '../../workflows/reconcile-jobs-contract';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { callApi, type JsonResponse } from '../support/http';
@@ -29,7 +29,7 @@ beforeAll(async () => {
     DOCENT_TEMPORAL_START_TIMEOUT_MS: '1',
   });
   key = await createWidgetsProject(gw);
-  installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
+  installTestRuntime(gw.deps.config);
   set = await buildWorkers(gw.deps.config, { identity: 'ledger-under-test' });
   running = set.run();
   receiver = await startReceiver(() => 204);

@@ -49,7 +49,8 @@ afterAll(async () => {
   await worker?.stop('SIGKILL');
   await gw?.stop();
   await Promise.all([git?.close(), github?.close(), model?.close()]);
-  await rm(workspaceDir, { recursive: true, force: true });
+  // A worker killed mid-step may still be writing in a clone: retried, as a busy folder empties.
+  await rm(workspaceDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 });
 
 const api = (method: string, p: string, body?: unknown) => callApi(gw.url, adminKey, method, p, body);

@@ -1,11 +1,11 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { installTestRuntime } from '../support/temporal-runtime';
 import os from 'node:os';
 import path from 'node:path';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { deploymentIdentity } from '../../src/config/deployment';
-import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime } from '../../src/worker-build';
+import { buildWorkers } from '../../src/worker-build';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -46,7 +46,7 @@ beforeAll(async () => {
     DOCENT_AGENT_CLONE_WAIT_MS: '1000',
   });
   key = await createWidgetsProject(gw);
-  installTemporalRuntime(gw.deps.config, createLogger('silent', 'clone-cleanup-worker'));
+  installTestRuntime(gw.deps.config);
   workspaces = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'docent-clone-cleanup-'))));
 });
 

@@ -1,7 +1,7 @@
 import type { JobDoc } from '../../src/jobs/job';
+import { installTestRuntime } from '../support/temporal-runtime';
 import { ensureReconcileSchedule } from '../../src/agent/reconcile-schedule';
-import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { buildWorkers, type WorkerSet } from '../../src/worker-build';
 import { reconcileScheduleId, type ReconcileJobsResult } from '../../workflows/reconcile-jobs-contract';
 import { AGENT_TASK_QUEUE, taskQueueName } from '../../workflows/task-queues';
 import { startGateway, type RunningGateway } from '../support/gateway';
@@ -23,7 +23,7 @@ const activeJob = (id: string, updatedAt: Date): JobDoc => activeJobDoc(id, { at
 beforeAll(async () => {
   gw = await startGateway();
   key = await createWidgetsProject(gw);
-  installTemporalRuntime(gw.deps.config, createLogger('silent', 'test-worker'));
+  installTestRuntime(gw.deps.config);
   set = await buildWorkers(gw.deps.config, { identity: 'reconciler-under-test' });
   running = set.run();
 });

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { installTestRuntime } from '../support/temporal-runtime';
 import { Client, Connection } from '@temporalio/client';
 import type { State, Worker } from '@temporalio/worker';
 import { AGENT_TASK_QUEUE, DOCS_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { WorkerSelfCheckResult } from '../../workflows/worker-self-check-contract';
 import { runWorkerSelfCheck } from '../../src/cli/self-check';
-import { createLogger } from '../../src/log';
-import { buildWorkers, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { buildWorkers, type WorkerSet } from '../../src/worker-build';
 import { testConfig } from '../support/config';
 
 const config = testConfig();
@@ -16,7 +16,7 @@ let running: Promise<void>;
 let connection: Connection;
 
 beforeAll(async () => {
-  installTemporalRuntime(config, createLogger('silent', 'test-worker'));
+  installTestRuntime(config);
   set = await buildWorkers(config, { identity: 'worker-under-test' });
   running = set.run();
   connection = await Connection.connect({ address: config.temporal.address });

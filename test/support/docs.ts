@@ -1,10 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { installTestRuntime } from './temporal-runtime';
 import path from 'node:path';
 import { createEsClient } from '../../src/search/es-client';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import type { Config } from '../../src/config';
-import { createLogger } from '../../src/log';
-import { buildWorkers, type BuildWorkersOptions, installTemporalRuntime, type WorkerSet } from '../../src/worker-build';
+import { buildWorkers, type BuildWorkersOptions, type WorkerSet } from '../../src/worker-build';
 
 export const npmDocsFolder = path.resolve(__dirname, '../fixtures/docs/npm');
 export const miniDocsFolder = path.resolve(__dirname, '../fixtures/docs/mini');
@@ -16,11 +16,7 @@ export interface RunningWorker {
 
 /** A real worker polling this test's task queues (docs ingestion runs through Temporal, never around it). */
 export async function startWorker(config: Config, options: Pick<BuildWorkersOptions, 'activityInterceptors' | 'embedder'> = {}): Promise<RunningWorker> {
-  try {
-    installTemporalRuntime(config, createLogger('silent', 'test-worker'));
-  } catch {
-    // installed already by another suite in this process
-  }
+  installTestRuntime(config);
   const set = await buildWorkers(config, { identity: 'docs-test-worker', ...options });
   const running = set.run();
   return {
