@@ -220,7 +220,7 @@ start_temporal() {
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$RUN/temporal/temporal.db" --log-level warn --ui-disable-news-fetch \
     --dynamic-config-value matching.enableFairness=true \
-    --search-attribute DocentProjectId=Keyword
+    --search-attribute DocentProjectId=Keyword --search-attribute DocentJobStatus=Keyword
   wait_healthy temporal "$(cat "$RUN/temporal.pid")"
   say "temporal healthy: gRPC 127.0.0.1:$TEMPORAL_PORT, Web UI http://127.0.0.1:$TEMPORAL_UI_PORT"
 }

@@ -159,6 +159,8 @@ export interface AgentJobInput {
   requirePlanApproval?: boolean;
   /** Read-only repositories cloned beside the job's (absent in older histories and when none). */
   contextRepositories?: ContextRepository[];
+  /** The namespace has the DocentJobStatus search attribute: the workflow keeps it at the job's status (absent: it has none to set). */
+  jobStatusAttribute?: boolean;
 }
 
 /** A follow-up instruction for a running job. */

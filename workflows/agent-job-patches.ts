@@ -54,4 +54,11 @@ export const AGENT_JOB_PATCHES = {
    * waiting for approval when this came, which may wait for days yet.
    */
   planDecisionsRecordedByWorkflow: 'plan-decisions-recorded-by-workflow',
+  /**
+   * 2026-12-02, active (agent-job/status-attribute.ts): the workflow keeps the DocentJobStatus search attribute at the
+   * job's status. Old path: every history recorded before it (none has `jobStatusAttribute` in its input, so none calls
+   * the gate), and a workflow whose input has it but whose earlier turns ran on a worker from before (no marker). New
+   * path: status-failed, status-archived, status-follow-up.
+   */
+  jobStatusSearchAttribute: 'job-status-search-attribute',
 } as const;

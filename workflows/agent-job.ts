@@ -1,9 +1,10 @@
-import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition, isCancellation, patched } from '@temporalio/workflow';
 import { PLAIN_JOB_ID, type AgentJobInput } from './agent-job-contract';
 import { AGENT_JOB_PATCHES } from './agent-job-patches';
 import { removeClones } from './agent-job/clones';
 import { type Job, jobActivities } from './agent-job/job';
 import { JobHandlers } from './agent-job/job-handlers';
+import { showJobStatus } from './agent-job/status-attribute';
 import { runTurn } from './agent-job/turn';
 import { CloneRoute } from './clone-route';
 
@@ -22,12 +23,18 @@ export async function agentJob(input: AgentJobInput): Promise<void> {
   const job: Job = { ...activities, input, route, state: new JobHandlers(input, activities.status) };
   const { pending } = job.state;
 
-  // A restart by signal-with-start delivers its instruction with the first activation.
-  await condition(() => pending.length > 0, '1 minute');
-  for (;;) {
-    for (let instruction = pending.shift(); instruction; instruction = pending.shift()) await runTurn(job, instruction);
-    await removeClones(job);
-    // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
-    if (pending.length === 0) break;
+  try {
+    // A restart by signal-with-start delivers its instruction with the first activation.
+    await condition(() => pending.length > 0, '1 minute');
+    for (;;) {
+      for (let instruction = pending.shift(); instruction; instruction = pending.shift()) await runTurn(job, instruction);
+      await removeClones(job);
+      // A follow-up that arrived while the clone was being removed starts another round instead of being dropped.
+      if (pending.length === 0) break;
+    }
+  } catch (err) {
+    // Only an archive cancels a job's workflow (src/jobs/job-steering.ts).
+    if (isCancellation(err)) showJobStatus(input, 'archived');
+    throw err;
   }
 }

@@ -16,3 +16,5 @@ export function taskQueueName(prefix: string, queue: (typeof TASK_QUEUES)[number
 
 /** The Keyword search attribute operators filter jobs by in the Temporal UI. */
 export const PROJECT_SEARCH_ATTRIBUTE = 'DocentProjectId';
+/** The Keyword search attribute that shows a job's status (active, completed, failed, archived) in the Temporal UI. */
+export const JOB_STATUS_SEARCH_ATTRIBUTE = 'DocentJobStatus';

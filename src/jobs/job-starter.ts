@@ -15,13 +15,15 @@ import type { Logger } from '../log';
 import { projectCaps, projectChecks, type ProjectDoc } from '../tenancy/store';
 import type { agentJob } from '../../workflows/agent-job';
 import { agentJobWorkflowId, followUpSignal, type AgentJobInput, type ContextRepository, type Instruction, type PullRequestReply } from '../../workflows/agent-job-contract';
-import { AGENT_TASK_QUEUE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
+import { AGENT_TASK_QUEUE, JOB_STATUS_SEARCH_ATTRIBUTE, PROJECT_SEARCH_ATTRIBUTE, taskQueueName } from '../../workflows/task-queues';
 import type { JobAdmission } from './admission';
 import { jobPriority } from './fairness';
+import { JobStatusAttribute } from './job-status-attribute';
 import type { GapSpec, JobDoc, JobIssue, JobOrigin } from './job';
 import type { ImageMimeType } from './job-images';
 
 const projectKey = defineSearchAttributeKey(PROJECT_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
+const statusKey = defineSearchAttributeKey(JOB_STATUS_SEARCH_ATTRIBUTE, SearchAttributeType.KEYWORD);
 // How often a call is asked again while Temporal refuses connections (withinStartTimeout).
 const startRetryMs = 250;
 const grpcUnavailable = 14;
@@ -77,7 +79,11 @@ function temporalUnreachable(err: unknown): boolean {
 }
 
 export class JobStarter {
-  constructor(private readonly d: JobStarterDeps) {}
+  private readonly statusAttribute: JobStatusAttribute;
+
+  constructor(private readonly d: JobStarterDeps) {
+    this.statusAttribute = new JobStatusAttribute(d.temporal, d.config.temporal.namespace, d.log);
+  }
 
   /** The per-project cap of jobs and follow-ups this starter counts against, if any. */
   get quota(): JobQuota | undefined {
@@ -247,11 +253,12 @@ export class JobStarter {
 
   /** A signal to the job's workflow, which restarts if it had finished (with the project's weight as it is then). */
   async deliverInstruction(job: JobDoc, project: ProjectDoc, instruction: Instruction): Promise<void> {
+    const withStatus = await this.withStatusAttribute();
     await this.withinStartTimeout(() =>
       this.d.temporal.workflow.signalWithStart<typeof agentJob, [Instruction]>('agentJob', {
-        ...this.startOptions(job, project),
+        ...this.startOptions(job, project, withStatus),
         ...workflowSummary(job, instruction.prompt),
-        args: [this.workflowInput(job)],
+        args: [{ ...this.workflowInput(job), ...withStatus }],
         signal: followUpSignal,
         signalArgs: [instruction],
       }),
@@ -302,11 +309,16 @@ export class JobStarter {
     return (await this.d.gate.connectionOf(project.orgId, project.forgeId)).id;
   }
 
-  startOptions(job: JobDoc, project: ProjectDoc) {
+  /** `{ jobStatusAttribute: true }` when the namespace has DocentJobStatus, else nothing (jobs then run without it). */
+  private async withStatusAttribute(): Promise<Pick<AgentJobInput, 'jobStatusAttribute'>> {
+    return (await this.withinStartTimeout(() => this.statusAttribute.available())) ? { jobStatusAttribute: true } : {};
+  }
+
+  startOptions(job: JobDoc, project: ProjectDoc, { jobStatusAttribute }: Pick<AgentJobInput, 'jobStatusAttribute'> = {}) {
     return {
       workflowId: agentJobWorkflowId(job._id),
       taskQueue: taskQueueName(this.d.config.temporal.taskQueuePrefix, AGENT_TASK_QUEUE),
-      typedSearchAttributes: [{ key: projectKey, value: job.projectId }],
+      typedSearchAttributes: [{ key: projectKey, value: job.projectId }, ...(jobStatusAttribute ? [{ key: statusKey, value: 'active' }] : [])],
       // One project's backlog does not hold another's jobs back: the queues dispatch projects in turn (src/jobs/fairness.ts).
       priority: jobPriority(project),
     };
@@ -331,11 +343,12 @@ export class JobStarter {
   }
 
   private async startWorkflow(job: JobDoc, project: ProjectDoc, first: Instruction): Promise<void> {
+    const withStatus = await this.withStatusAttribute();
     await this.withinStartTimeout(() =>
       this.d.temporal.workflow.start<typeof agentJob>('agentJob', {
-        ...this.startOptions(job, project),
+        ...this.startOptions(job, project, withStatus),
         ...workflowSummary(job, first.prompt),
-        args: [this.workflowInput(job, first)],
+        args: [{ ...this.workflowInput(job, first), ...withStatus }],
         // A repeated start (a retried request) joins the running workflow instead of failing or starting another.
         workflowIdConflictPolicy: 'USE_EXISTING',
       }),

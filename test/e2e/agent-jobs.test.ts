@@ -107,6 +107,7 @@ const finished = (job: { status: string }) => job.status !== 'active';
 
 describe('agent jobs over REST', () => {
   let jobId: string;
+  let failedJobId: string;
 
   it('a job that edits a file ends completed with a pull request holding exactly its commit', async () => {
     const r = await api('POST', '/v2/agent/widgets/job', { prompt: 'fix the typo in the README' });
@@ -174,6 +175,29 @@ describe('agent jobs over REST', () => {
     expect(job.error.code).toBe('repository_not_found');
     expect(job.error.message).toMatch(/does not exist/);
     expect(job.prLink).toBeNull();
+    failedJobId = created.id;
+  });
+
+  it('the Temporal UI tells the failed job from a completed one: DocentJobStatus is listed and filterable', async () => {
+    // What the UI's search box sends (the workflow list query); both runs themselves ended Completed.
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const w of gw.deps.temporal.workflow.list({ query })) ids.push(w.workflowId);
+      return ids;
+    };
+    const failed = `agent-job-${failedJobId}`;
+    const completed = `agent-job-${jobId}`;
+    const deadline = Date.now() + 30_000;
+    // Temporal's visibility store takes the upsert a moment after the workflow made it.
+    while (!(await listed(`DocentJobStatus = 'failed' AND DocentProjectId = 'ghost'`)).includes(failed)) {
+      if (Date.now() > deadline) throw new Error(`${failed} not listed with DocentJobStatus = 'failed' within 30 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(await listed(`DocentJobStatus = 'completed' AND DocentProjectId = 'widgets'`)).toContain(completed);
+    expect(await listed(`DocentJobStatus = 'completed'`)).not.toContain(failed);
+    const shown = await gw.deps.temporal.workflow.getHandle(failed).describe();
+    expect(shown.status.name).toBe('COMPLETED');
+    expect(shown.searchAttributes).toMatchObject({ DocentJobStatus: ['failed'], DocentProjectId: ['ghost'] });
   });
 
   it('a repeated Idempotency-Key returns the same job, never a second one', async () => {

@@ -36,6 +36,10 @@ const histories = [
   'agent-job-setup-cache-worker',
   // An automation's scheduled run (issue 35): its activity started the job.
   'automation-run-scheduled',
+  // DocentJobStatus kept at the job's status (issue 55): a failed job, an archived one, a follow-up's restarted run.
+  'agent-job-status-failed',
+  'agent-job-status-archived',
+  'agent-job-status-follow-up',
 ];
 
 const load = (name: string) => JSON.parse(readFileSync(path.join(__dirname, '../fixtures/histories', `${name}.json`), 'utf8'));

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { PROJECT_SEARCH_ATTRIBUTE } from '../../workflows/task-queues';
+import { JOB_STATUS_SEARCH_ATTRIBUTE, PROJECT_SEARCH_ATTRIBUTE } from '../../workflows/task-queues';
 
 /** The temporal CLI that infra/stack.sh installed (DOCENT_CACHE, default ~/.cache/docent). */
 function temporalBinary(): string {
@@ -94,7 +94,8 @@ function devServerOn(port: number, dir: string | undefined, fairness: boolean): 
       const partitions = ['Read', 'Write'].flatMap((rw) => ['--dynamic-config-value', `matching.numTaskqueue${rw}Partitions=1`]);
       const fair = fairness ? ['--dynamic-config-value', 'matching.enableFairness=true'] : [];
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error', ...partitions, ...fair];
-      child = spawn(binary, [...args, '--search-attribute', `${PROJECT_SEARCH_ATTRIBUTE}=Keyword`], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const attributes = [PROJECT_SEARCH_ATTRIBUTE, JOB_STATUS_SEARCH_ATTRIBUTE].flatMap((a) => ['--search-attribute', `${a}=Keyword`]);
+      child = spawn(binary, [...args, ...attributes], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
       let stderr = '';
       started.stderr!.on('data', (chunk: Buffer) => {

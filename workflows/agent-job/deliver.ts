@@ -5,6 +5,7 @@ import { AGENT_JOB_PATCHES } from '../agent-job-patches';
 import type { DocsGapCheckInput } from '../docs-gap-check-contract';
 import type { Edited } from './edit';
 import type { Job, Stage } from './job';
+import { showJobStatus } from './status-attribute';
 
 /** How a turn that edited ended, for an instruction a pull-request comment gave. */
 export function editedEnding({ commit, edit }: Edited): TurnEnding {
@@ -22,6 +23,7 @@ export async function deliverTurn(job: Job, turn: number, { commit, edit }: Edit
   if (commit === null) {
     // Nothing changed: an earlier turn's pull request, if any, stays the job's prLink.
     await status.recordJobStatus({ jobId, turn, status: 'completed', ...verified });
+    showJobStatus(input, 'completed');
     return;
   }
   // Added with check runs: histories recorded before replay without the step.
@@ -44,6 +46,7 @@ export async function deliverTurn(job: Job, turn: number, { commit, edit }: Edit
     await checkGaps({ jobId, turn, repository, forgeId, branch, commit, pullRequest: pr, spec: input.gapCheck });
   }
   await status.recordJobStatus({ jobId, turn, status: 'completed', prLink: pr.url, ...verified });
+  showJobStatus(input, 'completed');
 }
 
 /** Shows the checks on GitHub; a failure to do so is logged and the turn goes on to its pull request, which lists them too. */

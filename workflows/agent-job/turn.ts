@@ -7,6 +7,7 @@ import { deliverTurn, editedEnding } from './deliver';
 import { type Edited, editTurn, editTurnAnywhere } from './edit';
 import { describeFailure, stoppedError } from './failure';
 import type { Job, Stage } from './job';
+import { showJobStatus } from './status-attribute';
 
 /**
  * One turn: edit (or resume after the push), deliver; a failure or a stop is recorded on the turn, and a turn a
@@ -16,6 +17,7 @@ export async function runTurn(job: Job, instruction: Instruction): Promise<void>
   const { turn } = instruction;
   const stage: Stage = (s) => job.state.stage(turn, s);
   const scope = job.state.beginTurn(turn);
+  showJobStatus(job.input, 'active');
   let ending: TurnEnding | undefined;
   try {
     await scope.run(async () => {
@@ -53,6 +55,7 @@ async function recordTurnFailure(job: Job, turn: number, scope: CancellationScop
   const { jobId } = job.input;
   if (isCancellation(err) && scope.consideredCancelled && !CancellationScope.current().consideredCancelled) {
     await job.status.recordJobStatus({ jobId, turn, status: 'failed', turnStatus: 'stopped', error: stoppedError });
+    showJobStatus(job.input, 'failed');
     return { kind: 'failed', error: stoppedError };
   }
   if (isCancellation(err)) {
@@ -61,6 +64,7 @@ async function recordTurnFailure(job: Job, turn: number, scope: CancellationScop
   }
   const error = describeFailure(err);
   await job.status.recordJobStatus({ jobId, turn, status: 'failed', error });
+  showJobStatus(job.input, 'failed');
   return { kind: 'failed', error };
 }
 
