@@ -21,10 +21,17 @@ async function ensure(create: () => Promise<unknown>): Promise<void> {
   });
 }
 
-/** The folder's pages without its decision records, which would crowd the pages a newcomer asks about. */
+/**
+ * What the folder holds for contributors rather than readers: decision records, the suite's and the layout's pages and
+ * the soak's lab records. They stay on the docs site (/docs/) but are not cited: they would crowd the pages a newcomer asks about.
+ */
+export const contributorPages = ['decisions', 'testing.md', 'layout.md', 'reliability.md'];
+
+/** The folder's reader pages, staged for the ingest. */
 async function stagePages(folder: string, staging: string): Promise<void> {
   await rm(staging, { recursive: true, force: true });
-  await cp(folder, staging, { recursive: true, filter: (source) => path.basename(source) !== 'decisions' });
+  const left = new Set(contributorPages.map((p) => path.join(folder, p)));
+  await cp(folder, staging, { recursive: true, filter: (source) => !left.has(source) });
 }
 
 export async function selfDocsCommand(args: string[]): Promise<number> {
