@@ -33,7 +33,7 @@ export function renderPage(markdown: string): { title: string; html: string } {
 }
 
 const page = (title: string, body: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · docent docs</title><link rel="stylesheet" href="/docs/docs.css"></head><body><main>${body}</main></body></html>`;
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · docent docs</title><link rel="icon" href="/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/docs/docs.css"></head><body><main>${body}</main></body></html>`;
 
 const css = `body{font:16px/1.6 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fff}main{max-width:52rem;margin:0 auto;padding:1.5rem}
 pre{overflow-x:auto;background:#f4f4f4;padding:.75rem;border-radius:4px}code{font-size:.9em}table{border-collapse:collapse;display:block;overflow-x:auto}

@@ -24,9 +24,12 @@ export function fill(el, children, replace = true) {
   return el;
 }
 
-/** A table with a header row; `cells` maps each item to its row's cells. */
+/**
+ * A table with a header row; `cells` maps each item to its row's cells. It scrolls inside a box of its own (a focusable
+ * region, so a keyboard can scroll it), so a narrow screen scrolls the table, not the page.
+ */
 export function table(headers, items, cells, attrs = {}) {
-  return h(
+  const grid = h(
     'table',
     attrs,
     h(
@@ -50,6 +53,8 @@ export function table(headers, items, cells, attrs = {}) {
       ),
     ),
   );
+  const name = attrs['aria-label'] ?? `Table: ${headers.filter(Boolean).join(', ')}`;
+  return h('div', { class: 'table-scroll', role: 'region', 'aria-label': name, tabindex: 0 }, grid);
 }
 
 /** A labelled input; the label wraps it, so every field has an accessible name. */

@@ -67,7 +67,7 @@ export function Chat({ settings }: { settings: RefObject<Settings> }) {
           setInput('');
         }}
       >
-        <input name="question" placeholder="Ask a question about the docs" value={input} onChange={(e) => setInput(e.target.value)} />
+        <input name="question" aria-label="Question" placeholder="Ask a question about the docs" value={input} onChange={(e) => setInput(e.target.value)} />
         <button type="submit" disabled={busy}>
           Ask
         </button>

@@ -116,12 +116,16 @@ export function Jobs({ settings }: { settings: Settings }) {
     <section className="jobs" aria-label="Agent jobs">
       <h2>Run an agent job</h2>
       <form
+        className="stack"
         onSubmit={(e) => {
           e.preventDefault();
           if (prompt.trim()) void act(() => agentCall(settings, 'POST', '/job', { prompt, ...(planFirst ? { requirePlanApproval: true } : {}) }));
         }}
       >
-        <textarea name="prompt" rows={3} placeholder="What should the agent change?" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+        <label className="field">
+          Instruction
+          <textarea name="prompt" rows={3} placeholder="What should the agent change?" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+        </label>
         <label>
           <input type="checkbox" name="plan-first" checked={planFirst} onChange={(e) => setPlanFirst(e.target.checked)} /> Plan first: approve the plan before any change
         </label>
@@ -195,7 +199,7 @@ export function Jobs({ settings }: { settings: Settings }) {
               setFollowUp('');
             }}
           >
-            <input name="follow-up" placeholder="A follow-up instruction" value={followUp} onChange={(e) => setFollowUp(e.target.value)} />
+            <input name="follow-up" aria-label="Follow-up instruction" placeholder="A follow-up instruction" value={followUp} onChange={(e) => setFollowUp(e.target.value)} />
             <button type="submit" disabled={!status || status === 'archived'}>
               {job?.awaitingApproval ? 'Ask for another plan' : 'Send follow-up'}
             </button>

@@ -12,6 +12,7 @@ import { clientIpContext } from '../limits/client-context';
 import { consolePages } from '../console/static';
 import { consoleCookieOf, sessionCredential } from '../console/session-cookie';
 import { playground } from '../playground';
+import { favicon } from '../favicon';
 import { ownDocs } from '../own-docs';
 import { widget } from '../widget';
 import { anyProjectOrigin, corsOptionsFor } from './cors';
@@ -111,6 +112,7 @@ export async function createEdgeApp(deps: Deps, declared: EdgeDeclarations, list
   await app.register(widget(deps.config.widgetDir));
   await app.register(consolePages(deps.config.consoleDir));
   await app.register(ownDocs(deps.config.ownDocsDir));
+  await app.register(favicon(deps.config.consoleDir));
   await app.ready();
   return app;
 }
