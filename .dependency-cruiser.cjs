@@ -2,7 +2,7 @@
 // sources with swc: TypeScript 7 has no compiler API for it, and swc tells type-only imports from value imports.
 /** The edge: the HTTP and Connect surface (the console's session and page too), composed by the entry points and nothing below them. */
 const edge = '^src/(rest|rpc|edge|console)/';
-const entryPoints = '^src/(server|main|playground|widget|own-docs)\\.ts$';
+const entryPoints = '^src/(server|main|playground|widget|own-docs|favicon)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
