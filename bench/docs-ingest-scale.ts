@@ -1,18 +1,15 @@
 // docs-ingest-scale: a full ingest of 2,175 real pages (Debian's PostgreSQL, SQLite and git manuals as Markdown)
-// from a repository over local smart HTTP, against the model's own speed: the same passages embedded in one tight
-// loop by one onnxruntime session on every core, then bulk-indexed.
+// from a repository over local smart HTTP, against the model's own speed: the same passages embedded by one
+// single-threaded onnxruntime session per core, each on its own worker thread, with nothing else (bench/lib/embedding-floor.ts).
 import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
-import * as ort from 'onnxruntime-node';
-import { bulkBatch } from '../activities/docs-embeddings';
 import { runDocsIngest } from '../src/cli/docs-ingest';
 import { loadConfig } from '../src/config';
 import { chunkPage, type DocChunk } from '../src/docs/chunk';
 import { runningIndexingProgress } from '../src/docs/ingest-progress';
-import { chunkDocument, docsIndexBody, retrieveRanked } from '../src/search/docs-index';
-import { type Embedder, embedderLoader, embeddingText, modelFiles } from '../src/search/embedder';
+import { retrieveRanked } from '../src/search/docs-index';
+import { type Embedder, embedderLoader, embeddingText } from '../src/search/embedder';
 import { createEsClient } from '../src/search/es-client';
 import { Client, Connection } from '@temporalio/client';
 import { temporalConnectionOptions, temporalDataConverter } from '../src/temporal/connection';
@@ -22,6 +19,8 @@ import { startGitServer } from '../test/support/git-server';
 import type { Benchmark } from './lib/bench';
 import type { ScaleChart } from './lib/report';
 import { debianDocsMarkdown } from './lib/debian-docs';
+import { embeddingFloor } from './lib/embedding-floor';
+import { ingestFloorGoal, judgedRow } from './lib/goals';
 import { benchEnv, deleteIndexes, runId } from './lib/stack';
 import { fmtMs, fmtRate, fmtRatio, percentile } from './lib/stats';
 
@@ -36,42 +35,6 @@ async function markdownFiles(root: string, dir = ''): Promise<Record<string, str
     if (e.isDirectory()) Object.assign(out, await markdownFiles(root, rel));
     else if (e.name.endsWith('.md')) out[rel] = await readFile(path.join(root, rel), 'utf8');
   }
-  return out;
-}
-
-/**
- * The floor: one single-threaded session per core, each embedding its share of the texts one per run in a tight loop,
- * nothing else. (One session with onnxruntime's intra-op threads on every core was a weaker floor: in one measurement 1.76× slower than
- * two single-threaded sessions side by side for this small model, so docent's ingest read 1.2–1.6× "its floor".)
- */
-async function tightLoop(modelDir: string, texts: string[]): Promise<Float32Array[]> {
-  const tokenizer = new Tokenizer(JSON.parse(await readFile(path.join(modelDir, modelFiles.tokenizer), 'utf8')), {});
-  const cores = os.availableParallelism();
-  const sessions = await Promise.all(
-    Array.from({ length: cores }, () => ort.InferenceSession.create(path.join(modelDir, modelFiles.model), { graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 })),
-  );
-  const out: Float32Array[] = new Array(texts.length);
-  const embedShare = async (session: ort.InferenceSession, first: number) => {
-    for (let i = first; i < texts.length; i += cores) {
-      let ids: number[] = tokenizer.encode(texts[i]!).ids;
-      if (ids.length > 256) ids = [...ids.slice(0, 255), ids[ids.length - 1]!];
-      const shape = [1, ids.length];
-      const r = await session.run({
-        input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), shape),
-        attention_mask: new ort.Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
-        token_type_ids: new ort.Tensor('int64', new BigInt64Array(ids.length), shape),
-      });
-      const hidden = r.last_hidden_state!;
-      const data = hidden.data as Float32Array;
-      const dims = hidden.dims[2]!;
-      const v = new Float32Array(dims);
-      for (let t = 0; t < ids.length; t++) for (let d = 0; d < dims; d++) v[d]! += data[t * dims + d]!;
-      const norm = Math.hypot(...v) || 1;
-      out[i] = v.map((x) => x / norm);
-    }
-  };
-  await Promise.all(sessions.map((session, k) => embedShare(session, k)));
-  await Promise.all(sessions.map((session) => session.release()));
   return out;
 }
 
@@ -100,19 +63,12 @@ export const docsIngestScale: Benchmark = {
     const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal) });
     let embedder: Embedder | undefined;
     try {
-      // Floor: the passages in one tight loop, then their bulk requests (Elasticsearch takes at most 100 MB a request).
-      const floorStart = performance.now();
-      const vectors = await tightLoop(config.embeddingModelDir, chunks.map(embeddingText));
-      const floorEmbedSeconds = (performance.now() - floorStart) / 1000;
-      const floorIndex = `${config.elasticsearch.indexPrefix}-floor`;
-      await es.indices.create({ index: floorIndex, ...docsIndexBody(vectors[0]!.length) });
-      for (let i = 0; i < chunks.length; i += bulkBatch) {
-        const r = await es.bulk({ operations: chunks.slice(i, i + bulkBatch).flatMap((c, j) => [{ index: { _index: floorIndex, _id: c.id } }, chunkDocument(c, vectors[i + j])]) });
-        if (r.errors) throw new Error('bulk indexing of the floor failed');
-      }
-      await es.indices.refresh({ index: floorIndex });
-      const floorSeconds = (performance.now() - floorStart) / 1000;
-      ctx.log(`floor: ${fmtRate(chunks.length / floorSeconds, 'passages/s')} (embedding ${floorEmbedSeconds.toFixed(0)} s, in all ${floorSeconds.toFixed(0)} s)`);
+      // Floor: the passages on every core, one text a run and in padded runs, the faster of the two. Bulk indexing is
+      // left out: docent's ingest overlaps it with embedding, so the model alone is what it is measured against.
+      const floorRuns = await embeddingFloor(config.embeddingModelDir, chunks.map(embeddingText), config.embeddingBatch);
+      for (const r of floorRuns) ctx.log(`floor, ${r.mode}: ${fmtRate(chunks.length / r.seconds, 'passages/s')} (${r.seconds.toFixed(0)} s, CPU/wall ${r.cpuPerWall.toFixed(2)})`);
+      const floor = floorRuns.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+      const floorSeconds = floor.seconds;
 
       // Questions on the worker's model while nothing else runs: the latency a question usually has.
       embedder = await load();
@@ -175,10 +131,10 @@ export const docsIngestScale: Benchmark = {
             bench: 'docs-ingest-scale',
             case: `${corpus.pages} pages, ${chunks.length} passages, passages/s`,
             ratio: fmtRatio(ratio),
-            target: '≥ 0.8×',
-            met: ratio >= 0.8,
+            target: '≥ 0.8× of a floor that kept every core busy (CPU/wall ≥ 0.9 × cores)',
+            ...judgedRow(ingestFloorGoal({ ratio, floorCpuPerWall: floor.cpuPerWall, cores: os.availableParallelism() })),
             subject: `${fmtRate(subjectRate, 'passages/s')}, ${fmtRate(corpus.pages / subjectSeconds, 'pages/s')}`,
-            baseline: fmtRate(floorRate, 'passages/s'),
+            baseline: `${fmtRate(floorRate, 'passages/s')} (${floor.mode}; CPU/wall ${floor.cpuPerWall.toFixed(2)} on ${os.availableParallelism()} cores)`,
           },
           {
             bench: 'docs-ingest-scale',
@@ -192,7 +148,7 @@ export const docsIngestScale: Benchmark = {
         ],
         notes: [
           `docs-ingest-scale: one pair (a full embedding of ${chunks.length} passages takes minutes a side). Subject: \`runDocsIngest\` of a repository over local smart HTTP holding the HTML manuals of ${corpus.root.split('/').pop()} (Debian's postgresql-doc-15, sqlite3-doc, git-doc, turned into Markdown by src/docs/html-to-markdown.ts), start to alias swap, on ${stats.passageBatches - before.passageBatches} batches of ${config.embeddingBatch} over ${embedder.threadCount} model threads. ` +
-            `Floor: the same passages embedded by one single-threaded onnxruntime session per core, side by side, one text per run in a tight loop (${floorEmbedSeconds.toFixed(0)} s), then bulk-indexed ${bulkBatch} a request (${(floorSeconds - floorEmbedSeconds).toFixed(0)} s). ` +
+            `Floor: the same passages embedded by one single-threaded onnxruntime session per core, each on its own worker thread, fed with no queue: ${floorRuns.map((r) => `${r.mode} ${r.seconds.toFixed(0)} s (CPU/wall ${r.cpuPerWall.toFixed(2)})`).join(', ')}; the faster counts. Bulk indexing is not in the floor (docent overlaps it with embedding). ` +
             `Questions on the ingest's own model threads: the longest wait for a thread ${stats.questionWaitMaxMs.toFixed(1)} ms (longest passage batch ${stats.passageBatchMaxMs.toFixed(1)} ms), passage batches ahead of a waiting question ${stats.passageBatchesAheadOfQuestions}.`,
         ],
         charts,

@@ -97,3 +97,12 @@ export function fairnessGoal(backlogJobs: number, on: readonly FairnessBlock[], 
   if (off.some((b) => b.finishedBeforeFinish < bar)) return { met: false, unmeasured: `with fairness off B also finished before ${bar} of A's jobs: the bar does not tell on from off` };
   return { met: on.every((b) => b.finishedBeforeFinish < bar) };
 }
+
+/**
+ * docent's ingest at ≥ 0.8× the model's own speed, against a floor that kept the machine's cores busy (CPU over wall
+ * time ≥ 0.9 per core): a floor that ran on fewer cores than docent would flatter it.
+ */
+export function ingestFloorGoal(args: { ratio: number; floorCpuPerWall: number; cores: number }): Judged {
+  if (args.floorCpuPerWall < 0.9 * args.cores) return { met: false, unmeasured: `the floor kept ${args.floorCpuPerWall.toFixed(2)} of ${args.cores} cores busy` };
+  return { met: args.ratio >= 0.8 };
+}

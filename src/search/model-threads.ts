@@ -57,7 +57,8 @@ export function emptyQueueStats(): ModelQueueStats {
 }
 
 // From src/ (tests, node strips the types) the thread is the .mts file; from dist/ its compiled .mjs.
-const threadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-thread.mts' : 'embedding-thread.mjs');
+/** One model thread's script (embedding-thread.mts): also what the ingest benchmark's floor drives directly. */
+export const embeddingThreadFile = path.join(__dirname, __filename.endsWith('.ts') ? 'embedding-thread.mts' : 'embedding-thread.mjs');
 
 /** How long a closing thread may take to finish its run before it is terminated regardless. */
 const closeGraceMs = 30_000;
@@ -92,7 +93,7 @@ export class ModelThreads {
   }
 
   static async start(modelFile: string, tokenizerFile: string, count: number): Promise<ModelThreads> {
-    const workers = Array.from({ length: Math.max(1, count) }, () => new Worker(threadFile, { workerData: { modelFile, tokenizerFile } }));
+    const workers = Array.from({ length: Math.max(1, count) }, () => new Worker(embeddingThreadFile, { workerData: { modelFile, tokenizerFile } }));
     try {
       await Promise.all(
         workers.map(

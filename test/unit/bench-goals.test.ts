@@ -1,7 +1,7 @@
 // Every benchmark bar can fail (issue 56): a goal row that could not be measured is "not met", failed requests are
 // counted, and the fairness row fails when the floor (fairness off) would meet it too.
 import type { Block } from '../../bench/lib/blocks';
-import { addedGapGoal, allStreamsGoal, failedShown, fairnessGoal, heldAtLimitGoal, judgedRow, scaledFloorGoal } from '../../bench/lib/goals';
+import { addedGapGoal, allStreamsGoal, failedShown, fairnessGoal, heldAtLimitGoal, ingestFloorGoal, judgedRow, scaledFloorGoal } from '../../bench/lib/goals';
 import { markdownTable } from '../../bench/lib/report';
 
 const block = (latencies: number[], errors = 0): Block => ({ latencies, ops: latencies.length, errors, seconds: 1 });
@@ -49,6 +49,16 @@ describe('the fairness row', () => {
     expect(fairnessGoal(60, [{ finishedBeforeFinish: 3 }, { finishedBeforeFinish: 5 }], [{ finishedBeforeFinish: 41 }, { finishedBeforeFinish: 60 }])).toEqual({ met: true });
     expect(fairnessGoal(60, [{ finishedBeforeFinish: 3 }, { finishedBeforeFinish: 6 }], [{ finishedBeforeFinish: 41 }])).toEqual({ met: false });
     expect(fairnessGoal(60, [], [{ finishedBeforeFinish: 41 }])).toMatchObject({ met: false });
+  });
+});
+
+describe('the ingest row', () => {
+  it('is not met against a floor that ran on one of two cores, however fast docent read against it', () => {
+    expect(ingestFloorGoal({ ratio: 1.6, floorCpuPerWall: 1.0, cores: 2 })).toEqual({ met: false, unmeasured: 'the floor kept 1.00 of 2 cores busy' });
+  });
+  it('is judged on the ratio once the floor kept every core busy', () => {
+    expect(ingestFloorGoal({ ratio: 0.85, floorCpuPerWall: 1.93, cores: 2 })).toEqual({ met: true });
+    expect(ingestFloorGoal({ ratio: 0.7, floorCpuPerWall: 1.93, cores: 2 })).toEqual({ met: false });
   });
 });
 
