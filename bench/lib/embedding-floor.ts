@@ -44,7 +44,7 @@ async function embedAll(threads: Worker[], texts: string[], batch: number, toget
       };
       thread.on('message', (m: Reply) => {
         if (m.error || !m.vectors) return reject(new Error(m.error ?? 'no vectors'));
-        m.vectors.forEach((v, i) => (out[m.id + i] = v));
+        for (const [i, v] of m.vectors.entries()) out[m.id + i] = v;
         sent.delete(m.id);
         send();
         if (sent.size === 0) resolve();
