@@ -231,12 +231,15 @@ export function createAgentActivities(deps: AgentDeps) {
         if (cached?.notStored && project.setupCache) ctx.log.info('setup result not cached', { jobId: input.jobId, reason: cached.notStored });
         const setup = cached?.results ?? [];
         const swept = sandbox && setup.length && giveSecrets ? await sweepSecretFiles(sandbox, secrets, signal) : [];
-        const tools = redactToolResults(
-          {
-            ...workspaceTools(root, defaultToolLimits, sandbox?.owner, context),
-            ...linkTool(root, linkNetwork(project.network, sandbox?.egressSocket)),
-            ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
-          },
+        const tools = follow.timed(
+          redactToolResults(
+            {
+              ...workspaceTools(root, defaultToolLimits, sandbox?.owner, context),
+              ...linkTool(root, linkNetwork(project.network, sandbox?.egressSocket)),
+              ...(commandRun ? commandTool((command) => commandRun(command, { signal })) : {}),
+            },
+            secrets.redact,
+          ),
           secrets.redact,
         );
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
@@ -245,8 +248,9 @@ export function createAgentActivities(deps: AgentDeps) {
           .filter(Boolean)
           .join('\n\n');
         const messages: ModelMessage[] = [{ role: 'user', content: pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening }];
-        const ask = () =>
-          generateText({
+        const ask = () => {
+          follow.asking();
+          return generateText({
             model,
             system,
             messages,
@@ -259,6 +263,7 @@ export function createAgentActivities(deps: AgentDeps) {
               await follow.onStep(step);
             },
           });
+        };
 
         await follow.onChecks(setup);
         let result = await ask();

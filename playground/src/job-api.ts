@@ -21,10 +21,11 @@ export interface JobSummary {
   prLink: string | null;
 }
 
-/** How an event reads in the list: a step names its tool and path, never file contents. */
+/** How an event reads in the list: a step names its tool and path (a model call its tokens), never file contents. */
 export function describeEvent(type: string, data: Record<string, unknown>): string {
   switch (type) {
     case 'step':
+      if (data.kind === 'model') return `step model call ${String(data.inputTokens)} in / ${String(data.outputTokens)} out`;
       return `step ${String(data.tool)}${data.path ? ` ${String(data.path)}` : ''}`;
     case 'status':
       return `status ${String(data.status)}`;

@@ -16,6 +16,7 @@ const sessionBody = z.object({
   projectId: z.string().optional(),
   expiresAt: z.string(),
   csrfToken: z.string(),
+  temporalWorkflowsUrl: z.string().describe("The Temporal Web UI's workflow list of the deployment's namespace (DOCENT_TEMPORAL_UI_URL): a job's workflow is …/agent-job-<jobId>"),
 });
 
 /**
@@ -28,6 +29,9 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
   const consoleCookie = consoleCookieOf(deps.config.publicUrl);
   const cookie = (value: string, maxAgeSeconds: number) => setCookie(consoleCookie, value, maxAgeSeconds);
   const limits = new ConsoleSignInLimits(deps.mongo.db, deps.config.console.signInFailures);
+  // Where the job page links each job's workflow (the Temporal UI's path for a namespace's workflows).
+  const { uiUrl, namespace } = deps.config.temporal;
+  const temporalWorkflowsUrl = `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows`;
   const addressOf = (req: RestRequest) => clientIp(req.remoteAddress, req.headers['x-forwarded-for'], deps.config.trustedProxies);
   const audit = new AdminAuditLog(deps.mongo.db, deps.config.adminAuditDays);
   const record = (req: RestRequest, method: string, status: number, keyId?: string, keyKind?: 'operator' | 'admin') =>
@@ -69,7 +73,7 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
         return {
           status: 201,
           headers: { 'set-cookie': cookie(token, sessionHours * 3600), 'cache-control': 'no-store' },
-          body: { ...describe(caller), expiresAt: expiresAt.toISOString(), csrfToken: csrfTokenOf(token) },
+          body: { ...describe(caller), expiresAt: expiresAt.toISOString(), csrfToken: csrfTokenOf(token), temporalWorkflowsUrl },
         };
       },
     }),
@@ -81,7 +85,11 @@ export function consoleSessionRoutes(deps: Deps): Route[] {
       responses: { 200: { description: 'The session', json: sessionBody } },
       handler: async (req) => {
         const { token, caller, session } = await current(req);
-        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { ...describe(caller), expiresAt: session!.expiresAt.toISOString(), csrfToken: csrfTokenOf(token) } };
+        return {
+          status: 200,
+          headers: { 'cache-control': 'no-store' },
+          body: { ...describe(caller), expiresAt: session!.expiresAt.toISOString(), csrfToken: csrfTokenOf(token), temporalWorkflowsUrl },
+        };
       },
     }),
     route({

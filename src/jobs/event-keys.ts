@@ -13,6 +13,8 @@ export const eventKeys = {
   run: (turn: number, attempt: number, activityAttempt: number, move = 1, planRevision?: number) =>
     `t${turn}:r${attempt}:a${activityAttempt}${move > 1 ? `:m${move}` : ''}${planRevision ? `:plan${planRevision}` : ''}`,
   step: (run: string, step: number, call: number) => `${run}:step${step}:${call}`,
+  /** A model call's own step event, beside its tool calls' (`step`). */
+  modelCall: (run: string, step: number) => `${run}:step${step}:model`,
   check: (run: string, check: number) => `${run}:check${check}`,
   /** The egress proxy's connection `seq` of a run; 0 is the summary of those beyond the per-turn cap. */
   egress: (run: string, seq: number) => `${run}:egress${seq === 0 ? '-rest' : seq}`,

@@ -290,8 +290,8 @@ export class JobLedger {
     return this.turnStore.addUsage(jobId, turn, usage);
   }
 
-  /** A tool call of a model step; `key` from eventKeys.step. */
-  async recordStep(jobId: string, turn: number, key: string, data: { tool: string; path?: string }): Promise<void> {
+  /** A model call or one of its tool calls (bounded and redacted by the worker); `key` from eventKeys.modelCall or eventKeys.step. */
+  async recordStep(jobId: string, turn: number, key: string, data: Record<string, unknown>): Promise<void> {
     await this.eventStore.append(jobId, { key, type: 'step', turn, data });
   }
 

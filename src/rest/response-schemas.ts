@@ -130,7 +130,7 @@ export const jobEventBody = z
     data: z
       .record(z.string(), z.unknown())
       .describe(
-        'status: {status} (archived: also `by`, pull_request_merged or pull_request_closed, when GitHub archived it); step: {tool, path}; check: {kind, command, exitCode}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}; plan.ready: {revision, plan}; plan.revision: {revision, feedback}; plan.approved: {revision}',
+        'status: {status} (archived: also `by`, pull_request_merged or pull_request_closed, when GitHub archived it); step: a model call {kind: model, step, inputTokens, outputTokens, costUsd, toolCalls, finishReason, startedAt, durationMs} or a tool call {kind: tool, step, tool, path, args, exitCode, stoppedBy, output, error, startedAt, durationMs}, bounded and redacted (docs/agent-jobs.md, Events); check: {kind, command, exitCode, durationMs, output}; egress: {host, port, method, allowed, reason, bytesOut, bytesIn} (past 50 a turn, one {summary, connections, rows}); commit: {sha, filesChanged}; pull_request: {url}; turn.finished: {status, usage, prLink, error}; plan.ready: {revision, plan}; plan.revision: {revision, feedback}; plan.approved: {revision}',
       ),
   })
   .register(documentedSchemas, { id: 'AgentJobEvent' });

@@ -54,10 +54,23 @@ const widgetDocs = {
 const toolNames = (req: ChatRequest) => (req.tools ?? []).map((t) => t.function.name);
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === 'tool';
 
+/** The command the timeline job's agent runs: only running it prints 42. */
+const timelineCommand = 'echo TIMELINE-OUTPUT-$((6*7))';
+const asked = (req: ChatRequest, text: string) => req.messages.some((m) => m.role === 'user' && JSON.stringify(m.content ?? '').includes(text));
+const toolAnswers = (req: ChatRequest) => req.messages.filter((m) => m.role === 'tool').length;
+
+/** The timeline job: the agent runs a command, then writes NOTES.md, then answers. */
+function timelineScript(req: ChatRequest): ScriptedTurn {
+  if (toolAnswers(req) === 0) return { toolCalls: [{ name: 'run_command', args: { command: timelineCommand } }] };
+  if (toolAnswers(req) === 1) return { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: 'widgets, checked\n' } }] };
+  return { text: 'Check the widgets\n\nRan the widget check and wrote NOTES.md.' };
+}
+
 /** Assistant requests get a cited answer; a plan turn (offered no tool that writes) plans; an edit turn writes NOTES.md. */
 function script(req: ChatRequest): ScriptedTurn {
   if (!req.tools?.length) return { text: 'Run `npm ci` for a clean, repeatable install [1].' };
   if (!toolNames(req).includes('write_file')) return { text: plan };
+  if (asked(req, 'run the widget check')) return timelineScript(req);
   // The edit waits a moment, so the page shows events arriving while the job runs.
   return afterTool(req) ? { text: 'Add NOTES.md\n\nNotes, as planned.' } : { toolCalls: [{ name: 'write_file', args: { path: 'NOTES.md', content: 'widgets\n' } }], firstChunkDelayMs: 1500 };
 }
@@ -253,7 +266,11 @@ describe('the console, signed in with an operator key', () => {
     // Marks this page: had it reloaded, the mark would be gone.
     await page.evaluate('window.__sameDocument = true');
     await statusShown(page, 'awaiting approval', 90_000);
-    expect(await page.getByTestId('plan').textContent()).toBe(plan);
+    // The plan's Markdown is rendered: its heading and its numbered step, not the raw text.
+    const shownPlan = page.getByTestId('plan');
+    expect(await shownPlan.getByRole('heading', { name: 'Plan' }).count()).toBe(1);
+    expect(await shownPlan.locator('ol > li').allTextContents()).toEqual(['Create NOTES.md with a line about widgets (CONSOLE-PLAN).']);
+    expect(await shownPlan.textContent()).not.toContain('##');
     expect(await eventTypes(page)).toContain('plan.ready');
     await checkPage(page, 'job-plan');
     await page.getByRole('button', { name: 'Approve plan' }).click();
@@ -284,6 +301,40 @@ describe('the console, signed in with an operator key', () => {
     await page.getByTestId('pr-link').waitFor({ timeout: 90_000 });
     await statusShown(page, 'completed', 30_000);
     expect(await page.getByTestId('pr-link').getAttribute('href')).toBe(github.pulls.find((p) => p.head === `docent/${jobId}`)!.html_url);
+  });
+
+  it("shows the agent's timeline: the command it ran with its exit code and output, the time of each step, and the workflow's link", async () => {
+    const before = Date.now();
+    await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
+    await page.getByLabel('Instruction').fill('run the widget check, then write NOTES.md');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.getByTestId('job-id').waitFor();
+    const jobId = (await page.getByTestId('job-id').textContent())!;
+    await statusShown(page, 'completed', 90_000);
+    const after = Date.now();
+    expect(await page.getByTestId('job-instruction').textContent()).toBe('run the widget check, then write NOTES.md');
+    const ran = page.locator('[data-testid=events] li[data-type=step][data-kind=tool]', { hasText: 'TIMELINE-OUTPUT' });
+    await ran.waitFor();
+    expect(await ran.locator('code.command').textContent()).toBe(timelineCommand);
+    expect(await ran.textContent()).toContain('exit 0');
+    await ran.locator('summary', { hasText: /^Output$/ }).click();
+    expect(await ran.locator('pre').textContent()).toContain('TIMELINE-OUTPUT-42');
+    // Every step (two tool calls and the three model calls) says when it started and how long it took, in order.
+    const steps = page.locator('[data-testid=events] li[data-type=step]');
+    expect(await steps.evaluateAll((lis) => lis.map((li) => (li as unknown as { dataset: { kind: string } }).dataset.kind))).toEqual(['model', 'tool', 'model', 'tool', 'model']);
+    const started = (await steps.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('datetime')))).map((t) => Date.parse(t!));
+    expect(started.every((t) => t >= before - 1000 && t <= after)).toBe(true);
+    expect(started).toEqual([...started].sort((a, b) => a - b));
+    for (const took of await steps.locator('.took').allTextContents()) expect(took).toMatch(/^\d+(\.\d)? (ms|s)$|^\d+ min \d+ s$/);
+    // A model call says its tokens; the written file shows by its path and length, not its text.
+    expect(await steps.first().textContent()).toMatch(/10 in \/ \d+ out tokens/);
+    const wrote = page.locator('[data-testid=events] li[data-type=step][data-kind=tool]', { hasText: 'write_file' });
+    expect(await wrote.textContent()).toContain('NOTES.md');
+    expect(await wrote.textContent()).not.toContain('widgets, checked');
+    expect(await page.locator('[data-testid=events] li[data-type="turn.finished"]').textContent()).toMatch(/Turn 1 completed · took /);
+    const { uiUrl, namespace } = gw.deps.config.temporal;
+    expect(await page.getByTestId('workflow-link').getAttribute('href')).toBe(`${uiUrl.replace(/\/+$/, '')}/namespaces/${namespace}/workflows/agent-job-${jobId}`);
+    await checkPage(page, 'job-timeline');
   });
 
   it('stops another job and retries it from its page', async () => {

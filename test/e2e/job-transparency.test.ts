@@ -105,14 +105,16 @@ describe('turns and the event stream', () => {
     all = r.events;
     const types = all.map((e) => e.type);
     expect(types[0]).toBe('turn.started');
-    expect(all).toContainEqual(expect.objectContaining({ type: 'step', data: { tool: 'write_file', path: 'docs/GUIDE.md' } }));
+    expect(all).toContainEqual(expect.objectContaining({ type: 'step', data: expect.objectContaining({ kind: 'tool', tool: 'write_file', path: 'docs/GUIDE.md' }) }));
+    // Each model call is a step too, with its tokens and its time.
+    expect(all).toContainEqual(expect.objectContaining({ type: 'step', data: expect.objectContaining({ kind: 'model', inputTokens: 10, outputTokens: 1, startedAt: expect.any(String) }) }));
     expect(types.indexOf('commit')).toBeGreaterThan(types.indexOf('step'));
     expect(all.find((e) => e.type === 'pull_request').data.url).toBe(github.pulls.at(-1)!.html_url);
     expect(all.at(-1)).toMatchObject({ type: 'status', data: { status: 'completed' } });
     // Ids grow by one, and the SSE id and event name are the event's own.
     expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
     expect(all.every((e) => e.sseId === String(e.id) && e.sseEvent === e.type)).toBe(true);
-    // A step names the tool and the path, never what was written.
+    // A step names the tool, the path and the length of what was written, never the text.
     expect(r.raw).not.toContain('second line');
   });
 

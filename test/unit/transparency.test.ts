@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { stepData } from '../../activities/agent-job/turn-journal';
+import { stepData } from '../../activities/agent-job/step-events';
 import { costUsd } from '../../src/jobs/prices';
 import { parseSse } from '../support/sse';
 import { sseFrame } from '../../src/rest/job-event-stream';
@@ -26,7 +26,7 @@ describe('webhook secrets at rest', () => {
 });
 
 describe('step events', () => {
-  it('name the tool and the path, never the content the model wrote', () => {
+  it('name the tool and the path or folder it touched', () => {
     expect(stepData({ toolName: 'write_file', input: { path: 'src/a.ts', content: 'SECRET CONTENT' } })).toEqual({ tool: 'write_file', path: 'src/a.ts' });
     expect(stepData({ toolName: 'edit_file', input: { path: 'README.md', old: 'x', new: 'SECRET' } })).toEqual({ tool: 'edit_file', path: 'README.md' });
     expect(stepData({ toolName: 'list_files', input: { folder: 'docs' } })).toEqual({ tool: 'list_files', path: 'docs' });

@@ -1,33 +1,21 @@
 import { call, enc, get, post } from '../api.js';
 import { fill, h, show, table, toast, when } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
 import { renderDiff } from './diff.js';
-
-const eventText = (e) => {
-  const d = e.data ?? {};
-  const detail = {
-    status: () => d.status,
-    step: () => [d.tool, d.path].filter(Boolean).join(' '),
-    check: () => `${d.kind} ${d.command} → exit ${d.exitCode}`,
-    commit: () => String(d.sha ?? '').slice(0, 12),
-    pull_request: () => d.url,
-    'turn.finished': () => d.status,
-    'plan.ready': () => `revision ${d.revision}`,
-    'plan.revision': () => `revision ${d.revision}: ${d.feedback ?? ''}`,
-    'plan.approved': () => `revision ${d.revision}`,
-    egress: () => (d.summary ? String(d.summary) : `${d.method ?? ''} ${d.host}:${d.port} ${d.allowed ? 'allowed' : `refused ${d.reason ?? ''}`}`),
-  }[e.type];
-  return `#${e.id} turn ${e.turn} ${e.type}${detail ? ` ${detail() ?? ''}` : ''}`;
-};
+import { timelineEntry } from './job-timeline.js';
 
 const usageText = (u) => `${u.inputTokens} in / ${u.outputTokens} out${u.costUsd !== undefined ? ` · $${u.costUsd.toFixed(4)}` : ''}`;
 
 /**
- * One job, live: its event stream (Server-Sent Events with the cookie) appends to the event list and reloads the
- * job, so status, plan, turns, checks, diff and pull request follow what the agent does.
+ * One job, live: its event stream (Server-Sent Events with the cookie) appends to the timeline (each turn's model
+ * calls, tool calls, commands, checks, commits and pull request, with their times) and reloads the job, so status,
+ * plan, turns, checks, diff and pull request follow what the agent does.
  */
 export async function jobPage(ctx, projectId, jobId) {
   const base = `/v2/agent/${enc(projectId)}/job/${enc(jobId)}`;
-  const events = h('ol', { class: 'events', 'data-testid': 'events', 'aria-label': 'Events', tabindex: 0 });
+  const events = h('ol', { class: 'events timeline', 'data-testid': 'events', 'aria-label': 'Timeline', tabindex: 0 });
+  // When each turn's attempt started: its turn.finished entry says how long it took.
+  const turnStarts = new Map();
   const summary = h('div');
   const plan = h('div');
   const turns = h('div');
@@ -85,6 +73,8 @@ export async function jobPage(ctx, projectId, jobId) {
         h('dd', {}, job.branch),
         h('dt', {}, 'Origin'),
         h('dd', {}, job.automationId ? `${job.origin} (${job.automationId})` : job.origin),
+        h('dt', {}, 'Instruction'),
+        h('dd', { class: 'instruction', 'data-testid': 'job-instruction' }, job.turns?.[0]?.prompt ?? '—'),
         h('dt', {}, 'Pull request'),
         h('dd', {}, job.prLink ? h('a', { href: job.prLink, 'data-testid': 'pr-link' }, job.prLink) : '—'),
       ),
@@ -100,7 +90,7 @@ export async function jobPage(ctx, projectId, jobId) {
       const feedback = h('textarea', { name: 'feedback', id: 'plan-feedback' });
       fill(plan, [
         h('h2', {}, `Plan${job.planRevision ? ` (revision ${job.planRevision})` : ''}`),
-        job.plan ? h('div', { class: 'plan', 'data-testid': 'plan' }, job.plan) : h('p', { class: 'muted' }, 'The agent is writing its plan…'),
+        job.plan ? h('div', { class: 'plan markdown', 'data-testid': 'plan' }, renderMarkdown(job.plan)) : h('p', { class: 'muted' }, 'The agent is writing its plan…'),
         job.awaitingApproval &&
           h(
             'div',
@@ -146,7 +136,8 @@ export async function jobPage(ctx, projectId, jobId) {
       const e = JSON.parse(m.data);
       if (e.id <= lastId) return;
       lastId = e.id;
-      events.append(h('li', { dataset: { type: e.type } }, eventText(e)));
+      if (e.type === 'turn.started') turnStarts.set(e.turn, e.at);
+      events.append(timelineEntry(e, turnStarts.get(e.turn)));
       events.scrollTop = events.scrollHeight;
       if (e.type === 'status' && e.data?.status !== 'active') source.close();
       refreshSoon();
@@ -177,11 +168,17 @@ export async function jobPage(ctx, projectId, jobId) {
   renderJob();
   show(
     h('h1', {}, 'Job ', h('span', { 'data-testid': 'job-id' }, jobId)),
-    h('p', {}, h('a', { href: `#/p/${enc(projectId)}/jobs` }, '← all jobs'), ` · created ${when(job.createdAt)}`),
+    h(
+      'p',
+      {},
+      h('a', { href: `#/p/${enc(projectId)}/jobs` }, '← all jobs'),
+      ` · created ${when(job.createdAt)}`,
+      ctx.session?.temporalWorkflowsUrl && [' · ', h('a', { href: `${ctx.session.temporalWorkflowsUrl}/${enc(`agent-job-${jobId}`)}`, 'data-testid': 'workflow-link' }, 'workflow in the Temporal UI')],
+    ),
     error,
     summary,
     plan,
-    h('h2', {}, 'Events'),
+    h('h2', {}, 'Timeline'),
     events,
     turns,
     diffBox,
