@@ -14,7 +14,10 @@ import { deliveryToJson, GitHubDeliveryStore } from '../github/deliveries';
 import type { TenancyStore } from '../tenancy/store';
 import type { WebhookStore } from '../webhooks/store';
 import { followInput } from '../docs/follow-input';
-import { type DocsSyncSchedules, type DocsSyncStatus, docsSyncStatus, followDocs, followedSource, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import { type DocsSyncSchedules, followDocs, followedSource, syncDocsNow, unfollowDocs } from '../docs/sync-schedule';
+import { type DocsHealth, docsHealth } from '../docs/docs-health';
+import { indexedPagePassages, listIndexedPages } from '../docs/indexed-pages';
+import { DocsSyncRuns, type DocsSyncRun } from '../docs/sync-runs';
 import { docsAlias } from '../search/docs-index';
 import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
 import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visibleProject } from './access';
@@ -42,6 +45,8 @@ export interface AdminStores {
   githubDeliveries: GitHubDeliveryStore;
   /** Where ingested documentation is served from, to tell whether a domain has some before a project claims it. */
   docsIndex: { es: EsClient; indexPrefix: string };
+  /** Syncs started through the API, followed by their id (src/docs/sync-runs.ts). */
+  docsSyncRuns: DocsSyncRuns;
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
@@ -63,6 +68,7 @@ export function adminStores(deps: Deps): AdminStores {
     forgeSettings,
     githubDeliveries: new GitHubDeliveryStore(deps.mongo.db),
     docsIndex: { es: deps.es, indexPrefix: deps.config.elasticsearch.indexPrefix },
+    docsSyncRuns: new DocsSyncRuns(deps.mongo.db, schedules),
   };
 }
 
@@ -193,9 +199,38 @@ export class AdminOperations {
     return jsonOf(issueWebhookSecret(this.s, this.s.github, await this.project(who, projectId)));
   }
 
-  async docsStatus(who: AdminCaller, domain: string): Promise<DocsSyncStatus> {
+  /** Pages, passages, the last ingest and, when followed, the schedule and its syncs (src/docs/docs-health.ts). */
+  async docsStatus(who: AdminCaller, domain: string): Promise<DocsHealth> {
     await visibleDomain(this.s.tenancy, who, domain);
-    return docsSyncStatus(this.s.schedules, domain);
+    return docsHealth({ schedules: this.s.schedules, ...this.s.docsIndex }, domain);
+  }
+
+  /** The served pages by path, with their passage counts, `limit` at a time after the path `after`. */
+  async docsPages(who: AdminCaller, domain: string, opts: { limit?: number; after?: string }) {
+    const limit = opts.limit ?? 100;
+    // Out of bounds is 400, not clamped.
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new AppError('invalid_argument', 'limit must be a whole number from 1 to 500');
+    if (opts.after !== undefined && (opts.after.length === 0 || opts.after.length > 1000)) throw new AppError('invalid_argument', 'after must be a page path of 1 to 1000 characters');
+    await visibleDomain(this.s.tenancy, who, domain);
+    return listIndexedPages(this.s.docsIndex.es, docsAlias(this.s.docsIndex.indexPrefix, domain), { limit, ...(opts.after !== undefined && { after: opts.after }) });
+  }
+
+  /** One served page's passages, in page order. */
+  async docsPage(who: AdminCaller, domain: string, path: string) {
+    if (!path || path.length > 1000) throw new AppError('invalid_argument', 'path is required: a page path of 1 to 1000 characters, as the page list names it');
+    await visibleDomain(this.s.tenancy, who, domain);
+    return indexedPagePassages(this.s.docsIndex.es, docsAlias(this.s.docsIndex.indexPrefix, domain), path);
+  }
+
+  /** Queues a sync now and answers at once with its id, which docsSyncRun follows. */
+  async startDocsSync(who: AdminCaller, domain: string): Promise<DocsSyncRun> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return this.s.docsSyncRuns.start(domain);
+  }
+
+  async docsSyncRun(who: AdminCaller, domain: string, id: string): Promise<DocsSyncRun> {
+    await visibleDomain(this.s.tenancy, who, domain);
+    return this.s.docsSyncRuns.state(domain, id);
   }
 
   /** Follows a docs repository or a site (the CLI's `docs follow` and `docs ingest --sitemap`), checked as the CLI checks it. */

@@ -2,19 +2,34 @@
 import { AppError, type ErrorCode } from '../errors';
 import type { Output } from '../admin/tenancy-operations';
 import type { FollowRequest } from '../docs/follow-input';
-import type { DocsSyncStatus } from '../docs/sync-schedule';
+import type { DocsHealth } from '../docs/docs-health';
 import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
+import { describeIndexing, type IndexingProgress } from '../docs/ingest-progress';
+
+/** What POST and GET …/syncs answer (src/docs/sync-runs.ts), as JSON. */
+interface DocsSyncRunAnswer {
+  id: string;
+  status: 'queued' | 'in_progress' | 'success' | 'failure';
+  progress?: IndexingProgress;
+  result?: DocsSyncResult;
+  error?: string;
+}
 
 type Json = Record<string, unknown>;
 
 /** The operator key to call the API with, if the environment gives one (then the CLI does not touch the database). */
 export const operatorKeyFromEnv = (): string | undefined => process.env.DOCENT_OPERATOR_KEY?.trim() || undefined;
 
+/** How often a started sync is asked where it is. */
+const followEveryMs = 1000;
+
 export class AdminApi {
   private readonly base: string;
   constructor(
     private readonly key: string,
     base = process.env.DOCENT_API_URL ?? `http://127.0.0.1:${process.env.DOCENT_HTTP_PORT ?? '8080'}`,
+    /** DOCENT_API_REQUEST_TIMEOUT_MS: each call's bound (the default is Node's own five-minute wait for an answer). */
+    private readonly requestTimeoutMs = 300_000,
   ) {
     this.base = base.replace(/\/+$/, '');
   }
@@ -23,10 +38,13 @@ export class AdminApi {
   async call(method: string, path: string, body?: unknown): Promise<Json> {
     const res = await fetch(`${this.base}${path}`, {
       method,
+      signal: AbortSignal.timeout(this.requestTimeoutMs),
       headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     }).catch((err: unknown) => {
-      throw new AppError('unavailable', `cannot reach the operator API at ${this.base} (DOCENT_API_URL): ${err instanceof Error ? err.message : String(err)}`);
+      const why =
+        err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.requestTimeoutMs} ms (DOCENT_API_REQUEST_TIMEOUT_MS)` : err instanceof Error ? err.message : String(err);
+      throw new AppError('unavailable', `cannot reach the operator API at ${this.base} (DOCENT_API_URL): ${why}`);
     });
     const answer = (await res.json().catch(() => ({}))) as Json;
     if (!res.ok) throw new AppError((answer.code as ErrorCode | undefined) ?? 'internal', String(answer.error ?? `the operator API answered ${res.status}`));
@@ -82,14 +100,32 @@ export class AdminApi {
       follow: async ({ domain, ...rest }: FollowRequest, firstNow: boolean) => {
         await this.call('POST', `${at(domain)}/follow`, { ...rest, firstNow });
       },
-      sync: async (domain: string) => (await this.call('POST', `${at(domain)}/sync`)) as unknown as DocsSyncResult,
+      /** Starts the sync, which answers at once with its id, then asks where it is until it ends: no call lasts the sync's length. */
+      sync: async (domain: string, print: (line: string) => void = () => undefined): Promise<DocsSyncResult> => {
+        const started = (await this.call('POST', `${at(domain)}/syncs`)) as unknown as DocsSyncRunAnswer;
+        print(`sync ${started.id} queued`);
+        let last = '';
+        for (;;) {
+          const run = (await this.call('GET', `${at(domain)}/syncs/${encodeURIComponent(started.id)}`)) as unknown as DocsSyncRunAnswer;
+          if (run.status === 'success') return run.result!;
+          if (run.status === 'failure') throw new AppError('failed_precondition', `sync failed: ${run.error ?? 'no reason given'}`);
+          const line = run.status === 'queued' ? 'queued behind the sync that is running' : run.progress ? describeIndexing(run.progress) : 'syncing';
+          if (line !== last) print((last = line));
+          await new Promise((r) => setTimeout(r, followEveryMs));
+        }
+      },
       unfollow: async (domain: string) => {
         await this.call('DELETE', `${at(domain)}/follow`);
       },
-      status: async (domain: string): Promise<DocsSyncStatus> => {
-        const s = (await this.call('GET', at(domain))) as unknown as DocsSyncStatus & { last?: { startedAt: string }; nextSyncAt?: string };
+      status: async (domain: string): Promise<DocsHealth> => {
+        const s = (await this.call('GET', at(domain))) as unknown as DocsHealth & { last?: { startedAt: string }; nextSyncAt?: string; lastIngest?: { startedAt: string } };
         const date = (v: string | Date | undefined) => (v === undefined ? undefined : new Date(v));
-        return { ...s, ...(s.last && { last: { ...s.last, startedAt: date(s.last.startedAt)! } }), ...(s.nextSyncAt && { nextSyncAt: date(s.nextSyncAt) }) };
+        return {
+          ...s,
+          ...(s.last && { last: { ...s.last, startedAt: date(s.last.startedAt)! } }),
+          ...(s.nextSyncAt && { nextSyncAt: date(s.nextSyncAt) }),
+          ...(s.lastIngest && { lastIngest: { ...s.lastIngest, startedAt: date(s.lastIngest.startedAt)! } }),
+        } as DocsHealth;
       },
     };
   }

@@ -3,7 +3,9 @@ import { describeIndexing } from '../docs/ingest-progress';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
 import { followInput, type FollowRequest } from '../docs/follow-input';
-import { docsSyncStatus, followDocs, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
+import { followDocs, syncDocsNow, unfollowDocs, type DocsSyncSchedules, type DocsSyncStatus } from '../docs/sync-schedule';
+import { type DocsHealth, docsHealth } from '../docs/docs-health';
+import { createEsClient } from '../search/es-client';
 import { temporalConnectionOptions, temporalDataConverter } from '../temporal/connection';
 import { createForges } from '../forges';
 import { createMongo } from '../store/mongo';
@@ -59,9 +61,32 @@ export function describeSyncResult(r: DocsSyncResult): string {
   return `synced ${r.commit.slice(0, 12)}: ${r.pages} pages, ${r.passages} passages (${r.pagesReembedded} pages re-embedded, ${r.pagesRemoved} removed${embedded}${r.fullRebuild ? ', full rebuild' : ''})${excluded}`;
 }
 
-export function describeSyncStatus(s: DocsSyncStatus): string[] {
-  const followed = isSiteSource(s.source) ? `the site of ${s.source.sitemap}` : `${s.source.repository}@${s.source.ref}${s.source.docsPath ? ` (${s.source.docsPath}/)` : ''}`;
-  const lines = [`${s.domain} follows ${followed}, every ${every(s.everyMs)}`];
+/** `docent docs status`: what is served, the last ingest, and what the domain follows with its syncs. */
+export function describeSyncStatus(s: DocsSyncStatus | DocsHealth): string[] {
+  const health = 'followed' in s ? s : undefined;
+  const lines: string[] = [];
+  if (health) {
+    lines.push(`${s.domain} serves ${health.pages} pages, ${health.passages} passages${health.index ? ` (${health.index})` : ''}`);
+    const i = health.lastIngest;
+    if (i) {
+      const took = i.durationMs !== undefined ? ` took ${seconds(i.durationMs)}` : '';
+      const what = i.error
+        ? `failed: ${i.error}`
+        : i.status === 'RUNNING'
+          ? i.progress
+            ? describeIndexing(i.progress)
+            : 'running'
+          : `${i.pages} pages, ${i.passages} passages${i.unchanged ? ' (unchanged)' : ''}`;
+      lines.push(`last ingest    ${new Date(i.startedAt).toISOString()}${took}: ${i.source}: ${what}`);
+    }
+    if (!health.followed || !s.source) {
+      lines.push(`${s.domain} is not followed`);
+      return lines;
+    }
+  }
+  const source = s.source!;
+  const followed = isSiteSource(source) ? `the site of ${source.sitemap}` : `${source.repository}@${source.ref}${source.docsPath ? ` (${source.docsPath}/)` : ''}`;
+  lines.push(`${s.domain} follows ${followed}, every ${every(s.everyMs ?? 0)}`);
   const ok = s.lastSuccess;
   lines.push(ok ? `synced commit  ${ok.commit}\npages          ${ok.pages}\npassages       ${ok.passages}` : 'synced commit  none yet');
   if (ok?.errors?.length) lines.push(`page errors    ${ok.errors.join('\n               ')}`);
@@ -102,9 +127,10 @@ async function connectionOfFollow(config: Config, input: GitDocsSource): Promise
 /** What the docs commands do, through Temporal (bootstrap) or through the operator API (DOCENT_OPERATOR_KEY). */
 interface DocsActions {
   follow(r: FollowRequest, firstNow: boolean): Promise<void>;
-  sync(domain: string): Promise<DocsSyncResult>;
+  /** Through the API, the sync is started and then followed, printing its progress: no request lasts its length. */
+  sync(domain: string, print: (line: string) => void): Promise<DocsSyncResult>;
   unfollow(domain: string): Promise<void>;
-  status(domain: string): Promise<DocsSyncStatus>;
+  status(domain: string): Promise<DocsHealth>;
 }
 
 function throughTemporal(config: Config): DocsActions {
@@ -116,14 +142,22 @@ function throughTemporal(config: Config): DocsActions {
     },
     sync: (domain) => withSchedules(config, (s) => syncDocsNow(s, domain)),
     unfollow: (domain) => withSchedules(config, (s) => unfollowDocs(s, domain)),
-    status: (domain) => withSchedules(config, (s) => docsSyncStatus(s, domain)),
+    status: (domain) =>
+      withSchedules(config, async (schedules) => {
+        const es = createEsClient(config.elasticsearch);
+        try {
+          return await docsHealth({ schedules, es, indexPrefix: config.elasticsearch.indexPrefix }, domain);
+        } finally {
+          await es.close();
+        }
+      }),
   };
 }
 
 /** `docent docs follow|sync|unfollow|status …`; prints what happened, exits 0 on success. */
 export async function docsSyncCommand(action: string, args: string[], config?: Config, print: (line: string) => void = console.log): Promise<number> {
   const operatorKey = config ? undefined : operatorKeyFromEnv();
-  const docs: DocsActions = operatorKey ? new AdminApi(operatorKey).docs() : throughTemporal(config ?? loadConfig());
+  const docs: DocsActions = operatorKey ? new AdminApi(operatorKey, undefined, loadConfig().api.requestTimeoutMs).docs() : throughTemporal(config ?? loadConfig());
   if (action === 'follow') {
     const request = followRequestOf(args);
     const { input, everyMs } = parseDocsFollowArgs(args);
@@ -135,7 +169,7 @@ export async function docsSyncCommand(action: string, args: string[], config?: C
     const { input, everyMs } = parseSitemapIngestArgs(args);
     print(`crawling ${input.sitemap} for ${input.domain}, then every ${every(everyMs)}`);
     await docs.follow({ domain: input.domain, sitemap: input.sitemap, every: every(everyMs) }, false);
-    const result = await docs.sync(input.domain);
+    const result = await docs.sync(input.domain, print);
     print(describeSyncResult(result));
     for (const e of result.errors ?? []) print(`  skipped ${e}`);
     return 0;
@@ -143,7 +177,7 @@ export async function docsSyncCommand(action: string, args: string[], config?: C
   const domain = domainOnly(args);
   if (action === 'sync') {
     print(`syncing ${domain}`);
-    print(describeSyncResult(await docs.sync(domain)));
+    print(describeSyncResult(await docs.sync(domain, print)));
     return 0;
   }
   if (action === 'unfollow') {

@@ -393,6 +393,11 @@ export const declared = {
   api: {
     url: setting('DOCENT_API_URL', z.url().default('http://127.0.0.1:8080'), 'where the `docent` CLI reaches a running gateway (`docent jobs watch`)'),
     key: setting('DOCENT_API_KEY', z.string().optional(), 'the admin key the CLI sends there', { secret: true }),
+    requestTimeoutMs: setting(
+      'DOCENT_API_REQUEST_TIMEOUT_MS',
+      millis(100, 300_000),
+      'how long the `docent` CLI waits for one answer of the operator API (a long sync or crawl is started, then followed by short requests, so it never needs one answer for its whole length)',
+    ),
   },
   otlpEndpoint: setting('DOCENT_OTEL_EXPORTER_OTLP_ENDPOINT', z.url().optional(), 'OTLP/HTTP traces URL (e.g. `http://127.0.0.1:4318/v1/traces`); tracing is off (no SDK loaded) when unset'),
   metricsToken: setting(

@@ -67,6 +67,8 @@ export function adminRoutes(deps: Deps): Route[] {
     summary: string;
     body?: z.ZodType<B>;
     responses: Record<number, ResponseDoc>;
+    /** 200 unless said (202: started, followed by the id in the answer). */
+    status?: number;
     run: (who: AdminCaller, domain: string, req: RestRequest<B, 'none'>) => Promise<unknown>;
   }) =>
     route<B, 'none'>({
@@ -76,7 +78,7 @@ export function adminRoutes(deps: Deps): Route[] {
       auth: 'none',
       responses: r.responses,
       ...(r.body && { body: r.body }),
-      handler: async (req) => ({ status: 200, body: await r.run(await caller(req), req.params.domain!, req) }),
+      handler: async (req) => ({ status: r.status ?? 200, body: await r.run(await caller(req), req.params.domain!, req) }),
     });
   /**
    * Every answer goes to the audit log before it is sent, refusals (401, 403, a body the schema refused) included: the
@@ -327,9 +329,39 @@ export function adminRoutes(deps: Deps): Route[] {
     docsRoute({
       method: 'GET',
       path: '',
-      summary: 'What the domain follows, its last sync and its next one (as `docent docs status`)',
-      responses: ok('The sync status', schemas.docsStatusBody),
+      summary:
+        "The domain's docs health: pages and passages served, the last ingest, and what it follows with its last and next sync (as `docent docs status`); 404 when nothing was ingested and nothing is followed",
+      responses: ok('The docs health', schemas.docsStatusBody),
       run: (who, domain) => ops.docsStatus(who, domain),
+    }),
+    docsRoute({
+      method: 'GET',
+      path: '/pages',
+      summary: "The served pages by path with their passage counts, `limit` (1..500, default 100) at a time after the path `after` (the previous answer's `next`)",
+      responses: ok('The pages', schemas.docsPagesBody),
+      run: (who, domain, req) => ops.docsPages(who, domain, { limit: req.query.has('limit') ? Number(req.query.get('limit')) : undefined, after: req.query.get('after') ?? undefined }),
+    }),
+    docsRoute({
+      method: 'GET',
+      path: '/page',
+      summary: 'One served page (`path`, as the page list names it) with its passages in page order',
+      responses: ok('The page and its passages', schemas.docsPageBody),
+      run: (who, domain, req) => ops.docsPage(who, domain, req.query.get('path') ?? ''),
+    }),
+    docsRoute({
+      method: 'POST',
+      path: '/syncs',
+      summary: 'Start a sync (or crawl) of the followed docs now, queued behind a running one; answers at once with its id, followed at `GET …/syncs/{id}`',
+      responses: { 202: { description: 'The sync, queued', json: schemas.docsSyncRunBody } },
+      status: 202,
+      run: (who, domain) => ops.startDocsSync(who, domain),
+    }),
+    docsRoute({
+      method: 'GET',
+      path: '/syncs/{id}',
+      summary: 'Where a started sync is: queued, in_progress (with its indexing progress), success (with what it did) or failure (with why)',
+      responses: ok('The sync', schemas.docsSyncRunBody),
+      run: (who, domain, req) => ops.docsSyncRun(who, domain, req.params.id!),
     }),
     docsRoute({
       method: 'POST',
@@ -350,7 +382,7 @@ export function adminRoutes(deps: Deps): Route[] {
     docsRoute({
       method: 'POST',
       path: '/sync',
-      summary: 'Sync (or crawl) the followed docs now and answer when the sync has ended, with what it did',
+      summary: 'Sync (or crawl) the followed docs now and answer when the sync has ended, with what it did (a long crawl outlasts client timeouts: `POST …/syncs` answers at once)',
       responses: ok('What the sync did', schemas.docsSyncResultBody),
       run: (who, domain) => ops.syncDocs(who, domain),
     }),

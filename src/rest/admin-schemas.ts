@@ -79,17 +79,70 @@ export const docsSyncResultBody = z
     errors: z.array(z.string()).optional(),
   })
   .register(documentedSchemas, { id: 'DocsSyncResult' });
+const indexingProgress = z.looseObject({
+  phase: z.literal('indexing'),
+  pages: z.number().int(),
+  pagesDone: z.number().int(),
+  total: z.number().int(),
+  indexed: z.number().int(),
+  embedded: z.number().int(),
+});
 export const docsStatusBody = z
   .object({
     domain: z.string(),
-    source: docsSource,
-    everyMs: z.number().int(),
+    followed: z.boolean().describe('Whether a schedule follows a repository or a site; source, everyMs, last… are there only then'),
+    pages: z.number().int().describe('Pages served now'),
+    passages: z.number().int().describe('Passages served now'),
+    index: z.string().optional().describe('The index the domain serves'),
+    lastIngest: z
+      .object({
+        workflowId: z.string(),
+        source: z.string(),
+        startedAt: at,
+        durationMs: z.number().optional(),
+        status: z.string(),
+        pages: z.number().int().optional(),
+        passages: z.number().int().optional(),
+        embedded: z.number().int().optional(),
+        unchanged: z.boolean().optional(),
+        error: z.string().optional(),
+        phase: z.string().optional(),
+        progress: indexingProgress.optional(),
+      })
+      .optional()
+      .describe('The newest one-off ingest (`docent docs ingest`), while Temporal keeps it'),
+    source: docsSource.optional(),
+    everyMs: z.number().int().optional(),
     lastSuccess: docsSyncResultBody.optional(),
     last: z.object({ workflowId: z.string(), startedAt: at, durationMs: z.number().optional(), status: z.string(), error: z.string().optional() }).optional(),
     running: z.boolean(),
+    progress: indexingProgress.optional(),
     nextSyncAt: at.optional(),
   })
   .register(documentedSchemas, { id: 'DocsSyncStatus' });
+export const docsPagesBody = z.object({
+  pages: z.array(z.object({ path: z.string(), title: z.string(), url: z.string(), passages: z.number().int(), groups: z.array(z.string()).optional() })),
+  next: z.string().optional().describe('Give it as `after` for the next pages; absent on the last'),
+});
+export const docsPageBody = z.object({
+  path: z.string(),
+  title: z.string(),
+  passages: z.array(z.object({ anchor: z.string().optional(), headings: z.array(z.string()), text: z.string(), url: z.string() })),
+});
+export const docsSyncRunBody = z
+  .object({
+    id: z.string(),
+    domain: z.string(),
+    status: z.enum(['queued', 'in_progress', 'success', 'failure']),
+    createdAt: at,
+    startedAt: at.optional(),
+    endedAt: at.optional(),
+    durationMs: z.number().optional(),
+    progress: indexingProgress.optional(),
+    result: docsSyncResultBody.optional(),
+    error: z.string().optional(),
+  })
+  .register(documentedSchemas, { id: 'DocsSyncRun' });
 
 export const auditPageBody = z
   .object({

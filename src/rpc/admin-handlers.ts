@@ -15,6 +15,9 @@ import {
   type DocsSource,
   DocsSourceSchema,
   DocsSyncResultSchema,
+  DocsSyncRunSchema,
+  DocsIndexingProgressSchema,
+  DocsIngestRunSchema,
   ForgeSchema,
   type Project,
   ProjectKeySchema,
@@ -24,6 +27,9 @@ import {
 } from '../gen/admin/v1/admin_pb';
 import { type DocsSyncInput, type DocsSyncResult, isSiteSource } from '../../workflows/docs-sync-contract';
 import { clientIpKey } from '../limits/client-context';
+import type { LastIngest } from '../docs/docs-health';
+import type { IndexingProgress } from '../docs/ingest-progress';
+import type { DocsSyncRun } from '../docs/sync-runs';
 import { parseInput } from '../validate';
 import type { MethodAuth } from './caller';
 
@@ -48,6 +54,10 @@ export const adminMethodAuth: MethodAuth<typeof AdminService> = {
   followDocs: 'none',
   unfollowDocs: 'none',
   syncDocs: 'none',
+  startDocsSync: 'none',
+  getDocsSyncRun: 'none',
+  listDocsPages: 'none',
+  getDocsPage: 'none',
   listAuditEntries: 'none',
   addForge: 'none',
   listForges: 'none',
@@ -108,6 +118,36 @@ function sourceMessage(input: DocsSyncInput): DocsSource {
   if (isSiteSource(input)) return create(DocsSourceSchema, { sitemap: input.sitemap });
   return create(DocsSourceSchema, { repository: input.repository, ref: input.ref, docsPath: input.docsPath, baseUrl: input.baseUrl });
 }
+
+const progressMessage = (p: IndexingProgress | undefined) =>
+  p && create(DocsIndexingProgressSchema, { pages: p.pages, pagesDone: p.pagesDone, total: p.total, indexed: p.indexed, embedded: p.embedded });
+
+const ingestMessage = (i: LastIngest | undefined) =>
+  i &&
+  create(DocsIngestRunSchema, {
+    source: i.source,
+    startedAt: ts(i.startedAt),
+    durationMs: i.durationMs === undefined ? undefined : BigInt(Math.round(i.durationMs)),
+    status: i.status,
+    pages: i.pages,
+    passages: i.passages,
+    embedded: i.embedded,
+    unchanged: i.unchanged,
+    error: i.error,
+    progress: progressMessage(i.progress),
+  });
+
+const syncRunMessage = (r: DocsSyncRun) =>
+  create(DocsSyncRunSchema, {
+    id: r.id,
+    status: r.status,
+    createdAt: ts(r.createdAt),
+    startedAt: ts(r.startedAt),
+    endedAt: ts(r.endedAt),
+    progress: progressMessage(r.progress),
+    result: r.result && resultMessage(r.result),
+    error: r.error,
+  });
 
 const resultMessage = (r: DocsSyncResult) =>
   create(DocsSyncResultSchema, {
@@ -230,14 +270,19 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     getDocsStatus: audited(async (who, req) => {
       const s = await ops.docsStatus(who, req.domain);
       return {
-        source: sourceMessage(s.source),
-        everyMs: BigInt(s.everyMs),
+        source: s.source && sourceMessage(s.source),
+        everyMs: BigInt(s.everyMs ?? 0),
         lastSuccess: s.lastSuccess && resultMessage(s.lastSuccess),
         lastStartedAt: ts(s.last?.startedAt),
         lastStatus: s.last?.status,
         lastError: s.last?.error,
         running: s.running,
         nextSyncAt: ts(s.nextSyncAt),
+        followed: s.followed,
+        pages: s.pages,
+        passages: s.passages,
+        lastIngest: ingestMessage(s.lastIngest),
+        progress: progressMessage(s.progress),
       };
     }),
     followDocs: audited(async (who, req) => {
@@ -254,6 +299,10 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
       return {};
     }),
     syncDocs: audited(async (who, req) => ({ result: resultMessage(await ops.syncDocs(who, req.domain)) })),
+    startDocsSync: audited(async (who, req) => ({ run: syncRunMessage(await ops.startDocsSync(who, req.domain)) })),
+    getDocsSyncRun: audited(async (who, req) => ({ run: syncRunMessage(await ops.docsSyncRun(who, req.domain, req.id)) })),
+    listDocsPages: audited(async (who, req) => ops.docsPages(who, req.domain, { limit: req.limit, after: req.after })),
+    getDocsPage: audited(async (who, req) => ops.docsPage(who, req.domain, req.path)),
     listAuditEntries: audited(async (who, req) => {
       requireAllOrgs(who);
       const page = await audit.list(req.limit ?? 50, req.cursor);
