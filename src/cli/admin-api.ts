@@ -110,7 +110,10 @@ export class AdminApi {
           if (run.status === 'success') return run.result!;
           if (run.status === 'failure') throw new AppError('failed_precondition', `sync failed: ${run.error ?? 'no reason given'}`);
           const line = run.status === 'queued' ? 'queued behind the sync that is running' : run.progress ? describeIndexing(run.progress) : 'syncing';
-          if (line !== last) print((last = line));
+          if (line !== last) {
+            last = line;
+            print(line);
+          }
           await new Promise((r) => setTimeout(r, followEveryMs));
         }
       },

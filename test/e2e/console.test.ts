@@ -8,7 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { runDocsIngest } from '../../src/cli/docs-ingest';
 import { seriousViolations } from '../support/axe';
 import { launchChromium, PageErrors } from '../support/chromium';
-import { deleteTestIndexes, npmDocsFolder } from '../support/docs';
+import { deleteTestIndexes, miniDocsFolder, npmDocsFolder } from '../support/docs';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { backedBy, startGitHubDouble, type GitHubDouble } from '../support/github-double';
 import { startGitServer, type GitServer } from '../support/git-server';
@@ -99,8 +99,11 @@ beforeAll(async () => {
   receiver = await startReceiver(() => (receiverTakes ? 204 : 500));
   await worker.waitForLog(isWorkerPolling);
   await runDocsIngest(gw.deps.config, { domain, source: npmDocsFolder, baseUrl: 'https://docs.npmjs.com' }, () => undefined);
+  // The built-in domain, ingested once and followed by nothing, as `npm start` leaves it (src/cli/self-docs.ts).
+  await runDocsIngest(gw.deps.config, { domain: 'docent.local', source: miniDocsFolder, baseUrl: `${gw.url}/docs` }, () => undefined);
   docsSite = await serveDocsSite();
   await gw.deps.tenancy.createOrg('acme');
+  await gw.deps.tenancy.createProject({ _id: 'docent', orgId: 'acme', repository: 'acme/widgets', ref: 'main', domain: 'docent.local' });
   operatorKey = (await gw.deps.keys.create({ kind: 'operator', orgId: '*' })).key;
   ({ browser, profileDir } = await launchChromium({ viewport: { width: 1280, height: 900 } }));
 }, 240_000);
@@ -466,7 +469,28 @@ describe('the console, signed in with an operator key', () => {
     await page.getByRole('button', { name: 'Ask', exact: true }).click();
     await page.getByTestId('ask-answer').getByText('repeatable install').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('ask-sources').locator('a').count()).toBeGreaterThan(0);
+    // Beside the answer, the passages the search retrieves for the question, each with its score.
+    await page.getByTestId('ask-passages').locator('li').first().waitFor();
+    expect(await page.getByTestId('ask-passages').locator('li strong').first().textContent()).toBe('1.00');
     expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it("shows docent.local's health on the Docs page: its page and passage counts, its last ingest, and each page's passages", async () => {
+    const served = (await (await fetch(`${gw.url}/v2/admin/docs/docent.local`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as { pages: number; passages: number };
+    expect(served.pages).toBeGreaterThan(1);
+    await go(page, '#/p/docent/docs', 'Docs · docent');
+    await page.getByTestId('docs-pages').filter({ hasText: /^\d+$/ }).waitFor();
+    expect(await page.getByTestId('docs-pages').textContent()).toBe(String(served.pages));
+    expect(await page.getByTestId('docs-passages').textContent()).toBe(String(served.passages));
+    expect(await page.getByTestId('docs-last-ingest').textContent()).toMatch(new RegExp(`: completed in [\\d.]+ s, ${served.pages} pages, ${served.passages} passages`));
+    expect(await page.getByTestId('docs-status').textContent()).toContain('Nothing is followed');
+    // The page browser lists every page; one opened shows its passages.
+    const listed = page.getByTestId('docs-page-list').getByRole('button');
+    await listed.first().waitFor();
+    expect(await listed.count()).toBe(served.pages);
+    await listed.first().click();
+    await page.getByTestId('docs-page-passages').locator('li').first().waitFor();
+    await checkPage(page, 'docs-health');
   });
 
   it('follows a docs repository from the Docs page, syncs it now and shows what each sync did', async () => {

@@ -25,6 +25,7 @@ async function* answerParts(res) {
 export function askBox(domain) {
   const answer = h('div', { class: 'plan', 'data-testid': 'ask-answer', 'aria-live': 'polite' });
   const sources = h('ul', { 'data-testid': 'ask-sources' });
+  const passages = h('ol', { 'data-testid': 'ask-passages' });
   const error = h('p', { class: 'error', role: 'alert' });
   const form = h(
     'form',
@@ -36,12 +37,15 @@ export function askBox(domain) {
     error,
     answer,
     sources,
+    h('h3', {}, 'Passages the search retrieves for this question, with their scores'),
+    passages,
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.textContent = '';
     answer.textContent = '';
     sources.replaceChildren();
+    passages.replaceChildren();
     const key = form.elements.namedItem('assistantKey').value.trim();
     const text = form.elements.namedItem('question').value;
     try {
@@ -55,6 +59,23 @@ export function askBox(domain) {
         if (part.type === 'text-delta') answer.append(part.delta);
         if (part.type === 'source-url') sources.append(h('li', {}, h('a', { href: part.url }, part.title ?? part.url)));
         if (part.type === 'error') throw new Error(part.errorText ?? 'the answer failed');
+      }
+      // The same question to the search the answer retrieves through: each passage with its score (0..1, against the best).
+      const found = await fetch(`/discovery/v1/search/${enc(domain)}/results`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: text, pageSize: 5 }),
+      });
+      if (!found.ok) throw new Error((await found.json().catch(() => ({}))).error ?? `HTTP ${found.status}`);
+      for (const r of (await found.json()).results) {
+        passages.append(
+          h(
+            'li',
+            {},
+            h('p', {}, h('strong', {}, r.score.toFixed(2)), ` ${r.title}${r.headings.length ? ` › ${r.headings.join(' › ')}` : ''} (${r.path})`),
+            h('p', { class: 'muted' }, r.content.slice(0, 300)),
+          ),
+        );
       }
     } catch (err) {
       error.textContent = err.message;

@@ -44,6 +44,64 @@ function statusFacts(s) {
   );
 }
 
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** What the domain serves now and its last one-off ingest (`docent docs ingest`, or what `npm start` runs for docent.local). */
+function healthFacts(s) {
+  const i = s.lastIngest;
+  const ingest = !i
+    ? 'none that Temporal still lists'
+    : i.status === 'RUNNING'
+      ? `running since ${when(i.startedAt)}${i.progress ? `: ${i.progress.pagesDone} of ${i.progress.pages} pages, ${i.progress.indexed} of ${i.progress.total} passages indexed` : ''}`
+      : `${when(i.startedAt)}: ${i.status.toLowerCase()}${i.durationMs !== undefined ? ` in ${seconds(i.durationMs)}` : ''}${i.error ? ` (${i.error})` : `, ${i.pages} pages, ${i.passages} passages${i.unchanged ? ', nothing changed' : i.embedded !== undefined ? `, ${i.embedded} embedded` : ''}`}`;
+  return h(
+    'dl',
+    { class: 'facts', 'data-testid': 'docs-health' },
+    h('dt', {}, 'Pages'),
+    h('dd', { 'data-testid': 'docs-pages' }, String(s.pages)),
+    h('dt', {}, 'Passages'),
+    h('dd', { 'data-testid': 'docs-passages' }, String(s.passages)),
+    h('dt', {}, 'Last ingest'),
+    h('dd', { 'data-testid': 'docs-last-ingest' }, ingest),
+    ...(i?.source ? [h('dt', {}, 'Ingested from'), h('dd', {}, i.source)] : []),
+  );
+}
+
+/** The served pages (GET …/pages), 100 at a time; a page's button shows its passages (GET …/page). */
+function pageBrowser(docs) {
+  const list = h('ul', { class: 'page-list', 'data-testid': 'docs-page-list' });
+  const passages = h('div', { 'data-testid': 'docs-page-passages', 'aria-live': 'polite' });
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'More pages');
+  const error = h('p', { class: 'error', role: 'alert' });
+  let after;
+  const showPage = async (p) => {
+    error.textContent = '';
+    try {
+      const page = await get(`${docs}/page?path=${enc(p.path)}`);
+      passages.replaceChildren(
+        h('h3', {}, `${page.title} (${page.path})`),
+        h('ol', {}, ...page.passages.map((x) => h('li', {}, h('p', { class: 'muted' }, x.headings.join(' › ') || page.title), h('p', {}, x.text)))),
+      );
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  };
+  const load = async () => {
+    error.textContent = '';
+    try {
+      const slice = await get(`${docs}/pages?limit=100${after ? `&after=${enc(after)}` : ''}`);
+      list.append(...slice.pages.map((p) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => showPage(p) }, `${p.title} (${p.path})`), ` · ${p.passages} passages`)));
+      after = slice.next;
+      more.hidden = !after;
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  };
+  more.addEventListener('click', load);
+  void load();
+  return h('section', { 'aria-labelledby': 'pages-title' }, h('h2', { id: 'pages-title' }, 'Pages'), error, list, more, passages);
+}
+
 /** A form that follows a docs repository or crawls a published site (POST /v2/admin/docs/{domain}/follow). */
 function followForm(title, id, fields, bodyOf, onFollowed) {
   const error = h('p', { class: 'error', role: 'alert' });
@@ -88,19 +146,31 @@ export async function docsPage(ctx, projectId) {
   const error = h('p', { class: 'error', role: 'alert' });
   const result = h('p', { 'data-testid': 'sync-result' });
   const section = h('div');
+  const pagesPart = h('div');
   let timer;
+  let browser;
   ctx.onLeave(() => clearTimeout(timer));
 
   const syncNow = async (e) => {
     const button = e.currentTarget;
     button.disabled = true;
     error.textContent = '';
-    result.textContent = 'Syncing…';
+    result.textContent = 'Sync queued…';
     try {
-      // The operator API answers when the sync has ended, with what it did.
-      const done = await post(`${docs}/sync`);
-      result.textContent = `This sync: ${syncText(done)}`;
-      toast('Sync done');
+      // The operator API answers at once with the sync's id; the page asks where it is until it ends.
+      const started = await post(`${docs}/syncs`);
+      void refresh();
+      for (;;) {
+        const run = await get(`${docs}/syncs/${enc(started.id)}`);
+        if (run.status === 'success') {
+          result.textContent = `This sync: ${syncText(run.result)}`;
+          toast('Sync done');
+          break;
+        }
+        if (run.status === 'failure') throw new Error(`The sync failed: ${run.error}`);
+        result.textContent = run.status === 'queued' ? 'Sync queued behind the one running…' : `Syncing…${run.progress ? ` ${run.progress.indexed} of ${run.progress.total} passages indexed` : ''}`;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     } catch (err) {
       result.textContent = '';
       error.textContent = err.message;
@@ -134,15 +204,19 @@ export async function docsPage(ctx, projectId) {
       error.textContent = err.message;
       return;
     }
-    fill(
-      section,
-      status
+    fill(section, [
+      status ? healthFacts(status) : h('p', { 'data-testid': 'docs-health' }, 'Nothing was ingested for this domain yet.'),
+      status?.followed
         ? [
             statusFacts(status),
             h('div', { class: 'row' }, h('button', { type: 'button', onclick: syncNow }, 'Sync now'), h('button', { type: 'button', class: 'danger', onclick: unfollow }, 'Stop following')),
           ]
         : h('p', { 'data-testid': 'docs-status' }, 'Nothing is followed: the domain serves what was last ingested, if anything. Follow a docs repository or a site below.'),
-    );
+    ]);
+    if (status?.pages && !browser) {
+      browser = pageBrowser(docs);
+      pagesPart.replaceChildren(browser);
+    }
     if (status?.running) timer = setTimeout(() => void refresh(), 2000);
   }
 
@@ -150,10 +224,11 @@ export async function docsPage(ctx, projectId) {
   show(
     h('h1', {}, `Docs · ${projectId}`),
     h('p', {}, `Documentation domain: ${project.domain}`),
-    h('h2', {}, 'Followed documentation'),
+    h('h2', {}, 'Health'),
     error,
     section,
     result,
+    pagesPart,
     followForm(
       'Follow a docs repository',
       'follow-repo',
