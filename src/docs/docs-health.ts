@@ -89,7 +89,7 @@ export async function docsHealth(s: DocsHealthSources, domain: string): Promise<
     indexCounts(s.es, docsAlias(s.indexPrefix, domain)),
     lastIngest(s.schedules, domain),
   ]);
-  if (!sync && !counts && !ingest) throw new AppError('not_found', `${domain} has no docs: nothing was ingested for it and nothing is followed`);
+  if (!sync && !counts && !ingest) throw new AppError('not_found', `${domain} is not followed and nothing was ingested for it: it has no docs`);
   return {
     ...sync,
     domain,

@@ -36,6 +36,8 @@ const noIndex =
 
 /** The served index's name and counts, or undefined when nothing was ever ingested for the alias. */
 export async function indexCounts(es: EsClient, alias: string): Promise<IndexCounts | undefined> {
+  // A missing alias is a 404 of its own kind (not index_not_found): ask whether it exists first.
+  if (!(await es.indices.existsAlias({ name: alias }))) return undefined;
   const served = await es.indices.getAlias({ name: alias }).catch(noIndex(undefined));
   const index = served ? Object.keys(served)[0] : undefined;
   if (!index) return undefined;

@@ -90,7 +90,11 @@ function pageBrowser(docs) {
     error.textContent = '';
     try {
       const slice = await get(`${docs}/pages?limit=100${after ? `&after=${enc(after)}` : ''}`);
-      list.append(...slice.pages.map((p) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => showPage(p) }, `${p.title} (${p.path})`), ` · ${p.passages} passages`)));
+      list.append(
+        ...slice.pages.map((p) =>
+          h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => showPage(p) }, `${p.title} (${p.path})`), ` · ${p.passages} passage${p.passages === 1 ? '' : 's'}`),
+        ),
+      );
       after = slice.next;
       more.hidden = !after;
     } catch (err) {
