@@ -46,18 +46,27 @@ describe('admin.v1.AdminService', () => {
     const domain = `p-${run}.rpc.test`;
     const followed = await admin.followDocs({ domain, source: { repository: 'rpc/p-docs', docsPath: '/docs/' }, every: '2h', firstNow: false });
     expect(followed).toMatchObject({ source: { repository: 'rpc/p-docs', ref: 'main', docsPath: 'docs' }, everyMs: 7_200_000n, firstSyncStarted: false });
-    expect(await admin.getDocsStatus({ domain })).toMatchObject({ source: { repository: 'rpc/p-docs' }, everyMs: 7_200_000n, running: false });
+    expect(await admin.getDocsStatus({ domain })).toMatchObject({ source: { repository: 'rpc/p-docs' }, everyMs: 7_200_000n, running: false, followed: true, pages: 0, passages: 0 });
+    // The page browser and sync runs refuse what REST refuses; nothing was indexed yet.
+    expect(await admin.listDocsPages({ domain })).toMatchObject({ pages: [] });
+    expect(await refusal(admin.listDocsPages({ domain, limit: 0 }))).toBe(Code.InvalidArgument);
+    expect(await refusal(admin.getDocsPage({ domain, path: '' }))).toBe(Code.InvalidArgument);
+    expect(await refusal(admin.getDocsPage({ domain, path: 'guides/none' }))).toBe(Code.NotFound);
+    expect(await refusal(admin.getDocsSyncRun({ domain, id: 'not-a-sync' }))).toBe(Code.InvalidArgument);
+    expect(await refusal(admin.getDocsSyncRun({ domain, id: 'sync_000000000000000000000000' }))).toBe(Code.NotFound);
     expect(await refusal(admin.followDocs({ domain, source: { repository: 'rpc/x', docsPath: 'docs/../..' } }))).toBe(Code.InvalidArgument);
     await admin.unfollowDocs({ domain });
     expect(await refusal(admin.getDocsStatus({ domain }))).toBe(Code.NotFound);
+    expect(await refusal(admin.startDocsSync({ domain }))).toBe(Code.NotFound);
     expect((await admin.clearSetupCache({ projectId: `p-${run}` })).setupCacheGeneration).toBe(1);
     // The same checks as REST's bodies: an organization id REST would refuse is refused here.
     expect(await refusal(admin.createOrganization({ id: 'x'.repeat(65) }))).toBe(Code.InvalidArgument);
     const page = await admin.listAuditEntries({ limit: 200 });
     const mine = page.entries.filter((e) => e.keyId === operator.id).map((e) => `${e.route} ${e.status}`);
-    expect(mine.slice(0, 5)).toEqual([
+    expect(mine.slice(0, 6)).toEqual([
       '/admin.v1.AdminService/CreateOrganization 400',
       '/admin.v1.AdminService/ClearSetupCache 200',
+      '/admin.v1.AdminService/StartDocsSync 404',
       '/admin.v1.AdminService/GetDocsStatus 404',
       '/admin.v1.AdminService/UnfollowDocs 200',
       '/admin.v1.AdminService/FollowDocs 400',
