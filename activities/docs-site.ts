@@ -163,7 +163,7 @@ export async function listSite(
   const worker = async () => {
     while (next < allowed.length) {
       await crawlOne(allowed[next++]!);
-      heartbeat({ phase: 'crawling', crawled: ++done, pages: allowed.length });
+      heartbeat({ phase: 'crawling', crawled: ++done, pages: allowed.length, errors: errors.length });
     }
   };
   await Promise.all(Array.from({ length: Math.min(limits.concurrency, allowed.length) }, worker));

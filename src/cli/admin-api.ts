@@ -4,13 +4,14 @@ import type { Output } from '../admin/tenancy-operations';
 import type { FollowRequest } from '../docs/follow-input';
 import type { DocsHealth } from '../docs/docs-health';
 import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
-import { describeIndexing, type IndexingProgress } from '../docs/ingest-progress';
+import { type CrawlProgress, describeCrawl, describeIndexing, type IndexingProgress } from '../docs/ingest-progress';
 
 /** What POST and GET …/syncs answer (src/docs/sync-runs.ts), as JSON. */
 interface DocsSyncRunAnswer {
   id: string;
   status: 'queued' | 'in_progress' | 'success' | 'failure';
   progress?: IndexingProgress;
+  crawl?: CrawlProgress;
   result?: DocsSyncResult;
   error?: string;
 }
@@ -109,7 +110,7 @@ export class AdminApi {
           const run = (await this.call('GET', `${at(domain)}/syncs/${encodeURIComponent(started.id)}`)) as unknown as DocsSyncRunAnswer;
           if (run.status === 'success') return run.result!;
           if (run.status === 'failure') throw new AppError('failed_precondition', `sync failed: ${run.error ?? 'no reason given'}`);
-          const line = run.status === 'queued' ? 'queued behind the sync that is running' : run.progress ? describeIndexing(run.progress) : 'syncing';
+          const line = run.status === 'queued' ? 'queued behind the sync that is running' : run.progress ? describeIndexing(run.progress) : run.crawl ? describeCrawl(run.crawl) : 'syncing';
           if (line !== last) {
             last = line;
             print(line);

@@ -62,10 +62,32 @@ export function asIndexingProgress(details: unknown): IndexingProgress | undefin
   return d?.phase === 'indexing' && typeof d.pages === 'number' && typeof d.total === 'number' && typeof d.indexed === 'number' ? (d as IndexingProgress) : undefined;
 }
 
-/** The indexing progress a running workflow's activity last heartbeated, if it is indexing now. */
-export async function runningIndexingProgress(client: Client, workflowId: string, runId?: string): Promise<IndexingProgress | undefined> {
+/** The heartbeat details of a site's crawl (activities/docs-site.ts): pages fetched of those the sitemap lists. */
+export interface CrawlProgress {
+  phase: 'crawling';
+  crawled: number;
+  pages: number;
+  /** Pages that could not be read so far (their earlier copy stays served). */
+  errors?: number;
+}
+
+export function asCrawlProgress(details: unknown): CrawlProgress | undefined {
+  const d = details as Partial<CrawlProgress> | undefined;
+  return d?.phase === 'crawling' && typeof d.crawled === 'number' && typeof d.pages === 'number' ? (d as CrawlProgress) : undefined;
+}
+
+/** `crawling: 120/374 pages fetched, 2 errors`. */
+export const describeCrawl = (p: CrawlProgress): string => `crawling: ${p.crawled}/${p.pages} pages fetched${p.errors ? `, ${p.errors} errors` : ''}`;
+
+/** What a running workflow's activity last heartbeated, as it sent it. */
+export async function runningHeartbeat(client: Client, workflowId: string, runId?: string): Promise<unknown> {
   const d = await client.workflow.getHandle(workflowId, runId).describe();
   const payloads = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads;
   if (!payloads?.length) return undefined;
-  return asIndexingProgress(await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads).catch(() => undefined));
+  return decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads).catch(() => undefined);
+}
+
+/** The indexing progress a running workflow's activity last heartbeated, if it is indexing now. */
+export async function runningIndexingProgress(client: Client, workflowId: string, runId?: string): Promise<IndexingProgress | undefined> {
+  return asIndexingProgress(await runningHeartbeat(client, workflowId, runId));
 }

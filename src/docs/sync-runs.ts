@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { AppError } from '../errors';
-import type { IndexingProgress } from './ingest-progress';
-import { runningIndexingProgress } from './ingest-progress';
+import { asCrawlProgress, asIndexingProgress, type CrawlProgress, type IndexingProgress, runningHeartbeat } from './ingest-progress';
 import { type DocsSyncSchedules, queueDocsSync, queuedSyncState } from './sync-schedule';
 import type { DocsSyncResult } from '../../workflows/docs-sync-contract';
 
@@ -29,6 +28,8 @@ export interface DocsSyncRun {
   durationMs?: number;
   /** How far its indexing is (pages, passages embedded and indexed), while it indexes. */
   progress?: IndexingProgress;
+  /** How far a site's crawl is (pages fetched, errors), while it crawls. */
+  crawl?: CrawlProgress;
   result?: DocsSyncResult;
   error?: string;
 }
@@ -66,8 +67,10 @@ export class DocsSyncRuns {
       case 'queued':
         return { ...base, status: 'queued' };
       case 'in_progress': {
-        const progress = await runningIndexingProgress(this.schedules.temporal, state.run!.workflowId, state.run!.runId).catch(() => undefined);
-        return { ...base, status: 'in_progress', startedAt: state.startedAt, ...(progress && { progress }) };
+        const details = await runningHeartbeat(this.schedules.temporal, state.run!.workflowId, state.run!.runId).catch(() => undefined);
+        const progress = asIndexingProgress(details);
+        const crawl = asCrawlProgress(details);
+        return { ...base, status: 'in_progress', startedAt: state.startedAt, ...(progress && { progress }), ...(crawl && { crawl }) };
       }
       case 'success':
         return { ...base, status: 'success', startedAt: state.startedAt, endedAt: state.endedAt, durationMs: state.endedAt.getTime() - state.startedAt.getTime(), result: state.result };

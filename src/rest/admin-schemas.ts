@@ -139,6 +139,10 @@ export const docsSyncRunBody = z
     endedAt: at.optional(),
     durationMs: z.number().optional(),
     progress: indexingProgress.optional(),
+    crawl: z
+      .object({ phase: z.literal('crawling'), crawled: z.number().int(), pages: z.number().int(), errors: z.number().int().optional() })
+      .optional()
+      .describe("A site's crawl: pages fetched so far"),
     result: docsSyncResultBody.optional(),
     error: z.string().optional(),
   })

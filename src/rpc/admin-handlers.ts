@@ -16,6 +16,7 @@ import {
   DocsSourceSchema,
   DocsSyncResultSchema,
   DocsSyncRunSchema,
+  DocsCrawlProgressSchema,
   DocsIndexingProgressSchema,
   DocsIngestRunSchema,
   ForgeSchema,
@@ -147,6 +148,7 @@ const syncRunMessage = (r: DocsSyncRun) =>
     progress: progressMessage(r.progress),
     result: r.result && resultMessage(r.result),
     error: r.error,
+    crawl: r.crawl && create(DocsCrawlProgressSchema, { crawled: r.crawl.crawled, pages: r.crawl.pages, errors: r.crawl.errors ?? 0 }),
   });
 
 const resultMessage = (r: DocsSyncResult) =>

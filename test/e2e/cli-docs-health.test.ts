@@ -28,7 +28,8 @@ const pages: Record<string, string> = {
 beforeAll(async () => {
   site = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const send = (status: number, type: string, body: string) => setTimeout(() => res.writeHead(status, { 'content-type': type }).end(body), slowMs);
+    // The second page takes longer still, so the crawl is seen half done (one page fetched of two) for a while.
+    const send = (status: number, type: string, body: string) => setTimeout(() => res.writeHead(status, { 'content-type': type }).end(body), path === '/guide/glazing' ? 3 * slowMs : slowMs);
     if (path === '/robots.txt') return send(200, 'text/plain', 'User-agent: *\nAllow: /\n');
     if (path === '/sitemap.xml')
       return send(
@@ -70,6 +71,8 @@ describe('docs health', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^sync sync_[0-9a-f]{24} queued$/m);
+    // Followed while it ran: the pages fetched so far, from the crawl's heartbeat.
+    expect(run.stdout).toMatch(/^crawling: 1\/2 pages fetched$/m);
     expect(run.stdout).toMatch(/^synced \w+: 2 pages, \d+ passages/m);
     // The crawl took longer than any one request may: no request was held for it.
     const status = (await (await api(`/v2/admin/docs/${crawled}`)).json()) as { followed: boolean; pages: number; last: { durationMs: number } };

@@ -172,7 +172,10 @@ export async function docsPage(ctx, projectId) {
           break;
         }
         if (run.status === 'failure') throw new Error(`The sync failed: ${run.error}`);
-        result.textContent = run.status === 'queued' ? 'Sync queued behind the one running…' : `Syncing…${run.progress ? ` ${run.progress.indexed} of ${run.progress.total} passages indexed` : ''}`;
+        result.textContent =
+          run.status === 'queued'
+            ? 'Sync queued behind the one running…'
+            : `Syncing…${run.progress ? ` ${run.progress.indexed} of ${run.progress.total} passages indexed` : run.crawl ? ` ${run.crawl.crawled} of ${run.crawl.pages} pages fetched${run.crawl.errors ? `, ${run.crawl.errors} could not be read` : ''}` : ''}`;
         await new Promise((r) => setTimeout(r, 1000));
       }
     } catch (err) {
