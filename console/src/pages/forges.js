@@ -22,25 +22,44 @@ export async function forgesPage(ctx, orgId, shown) {
   const base = `/v2/admin/orgs/${enc(orgId)}/forges`;
   const { forges } = await get(base);
   const error = h('p', { class: 'error', role: 'alert' });
+  // The fields each kind takes (docs/forges.md): GitHub a token or an App installation and Enterprise URLs; GitLab
+  // and Gitea/Forgejo the server's one address and a token.
+  const kinds = {
+    github: { token: 'GitHub token', show: ['appInstallationId', 'apiUrl', 'gitUrl'] },
+    gitlab: { token: 'GitLab access token (personal, group or project)', show: ['baseUrl'] },
+    gitea: { token: 'Gitea or Forgejo token', show: ['baseUrl'] },
+  };
+  const tokenLabel = h('span', {}, kinds.github.token);
+  const kindSelect = h('select', { name: 'kind' }, h('option', { value: 'github' }, 'GitHub'), h('option', { value: 'gitlab' }, 'GitLab'), h('option', { value: 'gitea' }, 'Gitea or Forgejo'));
+  const optional = {
+    appInstallationId: field('or an installation id of the deployment’s GitHub App', { name: 'appInstallationId', inputmode: 'numeric' }),
+    apiUrl: field('API URL (GitHub Enterprise; empty: api.github.com)', { name: 'apiUrl' }),
+    gitUrl: field('Git URL (GitHub Enterprise; empty: github.com)', { name: 'gitUrl' }),
+    baseUrl: field('Server address (https://gitlab.example.org)', { name: 'baseUrl' }),
+  };
+  const showKind = () => {
+    const k = kinds[kindSelect.value];
+    tokenLabel.textContent = k.token;
+    for (const [name, el] of Object.entries(optional)) el.hidden = !k.show.includes(name);
+  };
+  kindSelect.addEventListener('change', showKind);
   const form = h(
     'form',
     { class: 'box', 'aria-labelledby': 'new-forge' },
     h('h2', { id: 'new-forge' }, 'New connection'),
-    field('GitHub token', { name: 'token', type: 'password', autocomplete: 'off' }),
-    field('or an installation id of the deployment’s GitHub App', { name: 'appInstallationId', inputmode: 'numeric' }),
-    field('API URL (GitHub Enterprise; empty: api.github.com)', { name: 'apiUrl' }),
-    field('Git URL (GitHub Enterprise; empty: github.com)', { name: 'gitUrl' }),
+    h('label', {}, h('span', {}, 'Forge'), kindSelect),
+    h('label', {}, tokenLabel, h('input', { type: 'password', name: 'token', autocomplete: 'off' })),
+    Object.values(optional),
     h('button', { type: 'submit' }, 'Add connection'),
     error,
   );
+  showKind();
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const value = (name) => form.elements.namedItem(name).value.trim();
-    const body = { kind: 'github' };
-    if (value('token')) body.token = value('token');
+    const value = (name) => (optional[name]?.hidden ? '' : form.elements.namedItem(name).value.trim());
+    const body = { kind: kindSelect.value };
+    for (const name of ['token', 'apiUrl', 'gitUrl', 'baseUrl']) if (value(name)) body[name] = value(name);
     if (value('appInstallationId')) body.appInstallationId = Number(value('appInstallationId'));
-    if (value('apiUrl')) body.apiUrl = value('apiUrl');
-    if (value('gitUrl')) body.gitUrl = value('gitUrl');
     try {
       const made = await post(base, body);
       await forgesPage(ctx, orgId, { id: made.id, webhookUrl: made.webhookUrl, webhookSecret: made.webhookSecret });
@@ -87,16 +106,21 @@ export async function forgesPage(ctx, orgId, shown) {
         'section',
         { class: 'once', 'aria-labelledby': 'forge-secret' },
         h('h2', { id: 'forge-secret' }, `Webhook of ${shown.id}`),
-        h('p', {}, 'Set this URL and secret on the forge’s webhook (content type application/json). The secret is shown this once:'),
+        h(
+          'p',
+          {},
+          'Set this URL and secret on the forge’s webhook (content type application/json; on GitLab the secret is the webhook’s token), unless docent registered it itself. The secret is shown this once:',
+        ),
         h('code', { 'data-testid': 'forge-webhook-url' }, shown.webhookUrl),
         h('code', { 'data-testid': 'forge-webhook-secret' }, shown.webhookSecret),
       ),
     forges.length
       ? table(
-          ['Connection', 'Credential', 'API', 'Git', 'Webhook URL', 'Added', ''],
+          ['Connection', 'Forge', 'Credential', 'API', 'Git', 'Webhook URL', 'Added', ''],
           forges,
           (f) => [
             f.id,
+            f.kind,
             f.credential === 'app' ? `App installation ${f.installationId}` : f.credential,
             f.apiUrl,
             f.gitUrl,
