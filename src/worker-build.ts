@@ -9,6 +9,7 @@ import { WorkspaceSweeper } from '../activities/agent-job/workspace-sweeper';
 import { workspaceQueueName } from '../activities/agent-job/workspace-queue';
 import { TASK_QUEUES, taskQueueName } from '../workflows/task-queues';
 import { ensureReconcileSchedule } from './agent/reconcile-schedule';
+import { JobTurnOwners, turnsByFairnessKey } from './jobs/fairness';
 import type { Config } from './config';
 import { deploymentIdentity } from './config/deployment';
 import type { Logger } from './log';
@@ -118,7 +119,15 @@ export async function buildWorkers(config: Config, options: BuildWorkersOptions 
     maxConcurrentActivityTaskExecutions: config.temporal.workerMaxActivities,
     maxHeartbeatThrottleInterval: config.temporal.heartbeatThrottleMs,
     stickyQueueScheduleToStartTimeout: config.temporal.stickyTimeoutMs,
-    interceptors: { activity: [...(options.tracer ? [activitySpans(options.tracer)] : []), holdingClones(holds), ...(options.activityInterceptors ?? [])] },
+    interceptors: {
+      activity: [
+        ...(options.tracer ? [activitySpans(options.tracer)] : []),
+        // Slots taken, a step's waits inside the worker go by project in turn too (src/limits/project-turns.ts).
+        ...(config.temporal.workerFairness ? [turnsByFairnessKey(new JobTurnOwners(temporal))] : []),
+        holdingClones(holds),
+        ...(options.activityInterceptors ?? []),
+      ],
+    },
   };
   // The queues' workflows share one workflow thread (src/temporal/shared-workflow-thread.ts).
   const QueueWorker = workersSharingOneWorkflowThread();

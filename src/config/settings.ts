@@ -111,6 +111,12 @@ export const declared = {
       positiveInt.max(1000).default(100),
       'activities a worker runs at once on each of its task queues (agent steps among them); more wait in Temporal, where projects take turns',
     ),
+    workerFairness: setting(
+      'DOCENT_WORKER_FAIRNESS',
+      onOff.default('on').transform((v) => v === 'on'),
+      'what steps wait on inside a worker (GitHub’s spacing of its requests) is taken by project in turn, as the task queues dispatch them; `off`: first come first served (the benchmark’s floor)',
+      { shownDefault: 'on' },
+    ),
     heartbeatThrottleMs: setting(
       'DOCENT_WORKER_HEARTBEAT_THROTTLE_MS',
       millis(100, 60_000),

@@ -4,6 +4,7 @@ import { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
 import type { Logger } from '../log';
 import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from './github-errors';
+import { requestTurns } from './request-turns';
 
 // The errors live apart so that any module may read them, while only src/forges/ builds credentials (.dependency-cruiser.cjs).
 export { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from './github-errors';
@@ -37,7 +38,8 @@ export type RetryWindow = () => number;
 const renewBeforeMs = 10 * 60_000;
 const maxRateLimitRetries = 3;
 
-const RateLimited = Octokit.plugin(throttling);
+// The throttling plugin's process-wide queues, each taken by project in turn (src/github/request-turns.ts).
+const RateLimited = Octokit.plugin(throttling, requestTurns(throttling.triggersNotification));
 type Throttled = InstanceType<typeof RateLimited>;
 
 interface CachedToken {
