@@ -30,6 +30,10 @@ export const projectSettingsBody = z.strictObject({
   fairnessWeight: z.number().optional(),
   /** Replaces the project's allowed origins (scheme://host[:port]); an empty list allows none. */
   allowedOrigins: z.array(z.string().max(300)).max(100).optional(),
+  /** Operator keys only: another repository (resolved through the organization's forge connections), base ref or documentation domain. */
+  repository: z.string().min(1).max(2000).optional(),
+  ref: z.string().min(1).max(200).optional(),
+  domain: z.string().min(1).max(253).optional(),
 });
 export const createKeyBody = z.strictObject({
   kind: z.enum(['admin', 'assistant']),

@@ -24,7 +24,8 @@ import { type AdminCaller, requireAllOrgs, requireOrg, visibleDomain, visiblePro
 import type { createKeyBody, createProjectBody, createWebhookBody, followBody, projectSettingsBody, secretBody } from './admin-bodies';
 import { setSecret, listSecrets } from './secret-operations';
 import { type AddForgeBody, addForge, type ForgeSettings, listForges, removeForge, rotateForgeWebhookSecret } from './forge-operations';
-import { type AuditDetails, clearProjectSetupCache, createKey, createOrg, createProject, revokeKey, updateProjectChecks } from './tenancy-operations';
+import { type AuditDetails, clearProjectSetupCache, createKey, createOrg, createProject, moveProjectSource, revokeKey, updateProjectChecks } from './tenancy-operations';
+import { deleteOrg, deleteProject } from './project-deletion';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhook-operations';
 
 export interface AdminStores {
@@ -47,6 +48,10 @@ export interface AdminStores {
   docsIndex: { es: EsClient; indexPrefix: string };
   /** Syncs started through the API, followed by their id (src/docs/sync-runs.ts). */
   docsSyncRuns: DocsSyncRuns;
+  /** A deleted project's automations go with it (schedules, runs). */
+  automations: { removeAllOf(projectId: string): Promise<string[]> };
+  /** How many of a project's jobs are working: a project is not deleted under them. */
+  activeJobs(projectId: string): Promise<number>;
 }
 
 /** The stores the operations use, from the gateway's clients (REST and Connect build them alike). */
@@ -69,6 +74,8 @@ export function adminStores(deps: Deps): AdminStores {
     githubDeliveries: new GitHubDeliveryStore(deps.mongo.db),
     docsIndex: { es: deps.es, indexPrefix: deps.config.elasticsearch.indexPrefix },
     docsSyncRuns: new DocsSyncRuns(deps.mongo.db, schedules),
+    automations: deps.automations,
+    activeJobs: (projectId) => deps.mongo.db.collection('jobs').countDocuments({ projectId, status: 'active' }),
   };
 }
 
@@ -144,10 +151,38 @@ export class AdminOperations {
     return { id: _id, ...project };
   }
 
-  /** An operator key sets the operator's settings; the project's admin key may only tighten them (src/tenancy/settings-levels.ts). */
+  /**
+   * An operator key sets the operator's settings; the project's admin key may only tighten them (src/tenancy/settings-levels.ts).
+   * The repository, base ref and documentation domain are the operator's: they change what the agent reaches and
+   * where the assistant answers, so a project's admin key asking for them is 403.
+   */
   async updateProject(who: AdminCaller, projectId: string, update: z.infer<typeof projectSettingsBody>, note?: AuditNote): Promise<Json> {
+    const { repository, ref, domain, ...settings } = update;
+    const project = await visibleProject(this.s.tenancy, who, projectId);
     const level = who.kind === 'operator' ? 'operator' : 'project';
-    return jsonOf(updateProjectChecks(this.s, await this.project(who, projectId), update, level), note);
+    const source = { ...(repository !== undefined && { repository }), ...(ref !== undefined && { ref }), ...(domain !== undefined && { domain }) };
+    let moved: { json: unknown; audit?: AuditDetails } | undefined;
+    if (Object.keys(source).length) {
+      if (who.kind !== 'operator') throw new AppError('permission_denied', "a project's repository, base ref and documentation domain are changed with an operator key");
+      if (domain !== undefined && domain !== project.domain && who.orgId !== undefined) await this.checkDomainClaim(project.orgId, domain);
+      moved = await moveProjectSource(this.s, project, source);
+    }
+    const out = await updateProjectChecks(this.s, project._id, settings, level);
+    note?.({ ...out.audit, changes: { ...moved?.audit?.changes, ...out.audit?.changes } });
+    return { ...(out.json as Json), ...(moved?.json as Json | undefined) };
+  }
+
+  /** Deletes the project and what it owns, or refuses while a job works (src/admin/project-deletion.ts): an operator key of its organization. */
+  async deleteProject(who: AdminCaller, projectId: string, note?: AuditNote): Promise<Json> {
+    const project = await visibleProject(this.s.tenancy, who, projectId);
+    if (who.kind !== 'operator') throw new AppError('permission_denied', 'deleting a project takes an operator key of its organization');
+    return jsonOf(deleteProject(this.s, project), note);
+  }
+
+  /** Deletes an empty organization: an operator key for all organizations, as creating one. */
+  deleteOrg(who: AdminCaller, orgId: string, note?: AuditNote): Promise<Json> {
+    requireAllOrgs(who);
+    return jsonOf(deleteOrg(this.s, orgId), note);
   }
 
   /** The key records the caller's key as its maker, so revoking that one revokes this one too. */

@@ -62,6 +62,25 @@ export async function createProject(s: ProjectStores, p: { projectId: string; or
   };
 }
 
+/**
+ * Points a project at another repository, base ref or documentation domain. A new repository resolves through the
+ * organization's connections as at create; a new domain takes the project's assistant keys with it. Jobs keep the
+ * source they started with; the old domain's documentation stays where it was (ingest or follow the new one).
+ */
+export async function moveProjectSource(s: ProjectStores, project: ProjectDoc, source: { repository?: string; ref?: string; domain?: string }): Promise<Output> {
+  const forgeId = source.repository !== undefined ? (await s.gate.resolve(project.orgId, source.repository, 'write')).forgeId : undefined;
+  const { before, after } = await s.tenancy.updateSource(project._id, { ...source, ...(forgeId !== undefined && { forgeId }) });
+  if (after.domain && after.domain !== before.domain) await s.keys.moveToDomain(project._id, after.domain);
+  const webhookRegistered = after.repository !== before.repository ? await s.gate.forges.registerWebhook(after.forgeId ?? forgeId!, after.repository) : false;
+  const changes: Record<string, SettingChange> = {};
+  for (const f of ['repository', 'ref', 'domain'] as const) if (before[f] !== after[f]) changes[f] = { old: before[f] ?? null, new: after[f] ?? null };
+  return {
+    text: `project ${after._id}: ${after.repository} at ${after.ref}, documentation domain ${after.domain ?? 'none'}`,
+    json: { repository: after.repository, ref: after.ref, domain: after.domain ?? null, ...(webhookRegistered ? { webhookRegistered } : {}) },
+    audit: { changes },
+  };
+}
+
 function describeChecks(p: ProjectDoc): string {
   const list = (label: string, commands: string[] | undefined) => `${label}: ${commands?.length ? commands.map((c) => `"${c}"`).join(', ') : 'none'}`;
   const caps = Object.entries(projectCaps(p)).map(([k, v]) => `${k} ${v}`);

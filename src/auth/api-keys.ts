@@ -155,6 +155,27 @@ export class ApiKeyStore {
     }));
   }
 
+  /** The project's assistant keys serve its new documentation domain (the project moved to it); returns how many. */
+  async moveToDomain(projectId: string, domain: string): Promise<number> {
+    const r = await this.keys.updateMany({ projectId, kind: 'assistant' }, { $set: { domain } });
+    this.byHash.clear();
+    return r.modifiedCount;
+  }
+
+  /** Revokes every active key of the project (it is being deleted); returns their ids. */
+  async revokeAllOf(projectId: string): Promise<string[]> {
+    const active = await this.keys.find({ projectId, revokedAt: { $exists: false } }, { projection: { _id: 1 } }).toArray();
+    for (const { _id } of active) await this.revoke(_id);
+    return active.map((k) => k._id);
+  }
+
+  /** Revokes every active operator key of one organization (it is being deleted); returns their ids. */
+  async revokeOperatorKeysOf(orgId: string): Promise<string[]> {
+    const active = await this.keys.find({ orgId, kind: 'operator', revokedAt: { $exists: false } }, { projection: { _id: 1 } }).toArray();
+    for (const { _id } of active) await this.revoke(_id);
+    return active.map((k) => k._id);
+  }
+
   async revoke(id: string): Promise<boolean> {
     const r = await this.keys.updateOne({ _id: id, revokedAt: { $exists: false } }, { $set: { revokedAt: new Date() } });
     this.byHash.clear(); // revoked here: at once in this process; other processes see it within their cache bound

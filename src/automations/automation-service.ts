@@ -120,6 +120,16 @@ export class AutomationService {
     await this.d.store.remove(projectId, id);
   }
 
+  /** Deletes every automation of a project being deleted (the caller was authorised): schedules first; returns their ids. */
+  async removeAllOf(projectId: string): Promise<string[]> {
+    const all = await this.d.store.list(projectId);
+    for (const a of all) {
+      await removeAutomationSchedule(this.d.schedules, a._id);
+      await this.d.store.remove(projectId, a._id);
+    }
+    return all.map((a) => a._id);
+  }
+
   /** Runs it now, whatever its trigger, as its own event; a refused or failed run is recorded, then answered as an error. */
   async trigger(caller: Caller, projectId: string, id: string): Promise<AutomationRunDoc & { jobId: string }> {
     await adminProject(this.d.tenancy, caller, projectId);

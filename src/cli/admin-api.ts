@@ -67,6 +67,17 @@ export class AdminApi {
     return { text: `updated project ${doc.id}`, json: doc };
   }
 
+  async deleteProject(projectId: string): Promise<Output> {
+    const r = await this.call('DELETE', `/v2/admin/projects/${encodeURIComponent(projectId)}`);
+    const n = (k: string) => (r[k] as unknown[]).length;
+    return { text: `deleted project ${projectId}: revoked ${n('revokedKeys')} keys, deleted ${n('automations')} automations, ${n('webhooks')} webhook endpoints and ${n('secrets')} secrets`, json: r };
+  }
+
+  async deleteOrg(orgId: string): Promise<Output> {
+    const r = await this.call('DELETE', `/v2/admin/orgs/${encodeURIComponent(orgId)}`);
+    return { text: `deleted organization ${orgId}: removed ${(r.forges as unknown[]).length} forge connections, revoked ${(r.revokedKeys as unknown[]).length} operator keys`, json: r };
+  }
+
   async createKey(projectId: string, kind: string, groups: string[], restrictions: { expiresAt?: string; allowedIps?: string[]; scope?: string } = {}): Promise<Output> {
     const made = await this.call('POST', `/v2/admin/projects/${encodeURIComponent(projectId)}/keys`, { kind, ...(groups.length && { groups }), ...restrictions });
     return { text: String(made.key), note: `created ${kind} key ${made.id} for project ${projectId}; it is shown only once, store it now`, json: made };

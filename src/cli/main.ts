@@ -6,7 +6,9 @@ import { createMongo, ensureIndexes } from '../store/mongo';
 import { TenancyStore } from '../tenancy/store';
 import { OutboundGuard } from '../net/outbound';
 import { createForges } from '../forges';
-import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, revokeKey, updateProjectChecks, type Output, type ProjectStores } from '../admin/tenancy-operations';
+import { clearProjectSetupCache, createKey, createOrg, createProject, listKeys, moveProjectSource, revokeKey, updateProjectChecks, type Output, type ProjectStores } from '../admin/tenancy-operations';
+import { orgDeletionConsequence, projectDeletionConsequence } from '../admin/project-deletion';
+import { AppError } from '../errors';
 import { AdminApi, operatorKeyFromEnv } from './admin-api';
 import { printed, UsageError } from './print-output';
 import { createOperatorKey, ensureOperatorKey } from './operator-commands';
@@ -30,7 +32,8 @@ commands:
                  [--secrets-on-agent-code on|off]
                  [--max-turn-tokens N] [--max-turn-minutes N] [--max-job-cost-usd X] [--fairness-weight W]
                  [--cache-key <file>[,<file>...]] [--clear-cache-keys] [--maintenance <cmd> ...]
-                 [--origin <https://site> ...] [--clear-origins]
+                 [--origin <https://site> ...] [--clear-origins] [--repo <git URL or owner/name>] [--ref <branch>]
+                 [--domain <docs domain>]
                                                 set the commands agent jobs run in the sandbox: setup before the
                                                 agent, checks after its edit (each flag repeats and replaces its
                                                 list); --clear-checks removes both; --network lets them reach
@@ -43,7 +46,12 @@ commands:
                                                 --cache-key caches setup's result on each worker, keyed by these
                                                 files at the job's commit; --maintenance runs after a restore;
                                                 --fairness-weight (0.1-100, default 1) is the project's share of
-                                                the agent workers when several projects' jobs wait
+                                                the agent workers when several projects' jobs wait;
+                                                --origin replaces the allowed origins; --repo, --ref and --domain
+                                                move the project (its assistant keys follow the domain)
+  project delete <projectId> --yes              delete a project and what it owns (refused while a job works;
+                                                without --yes it only says what would go)
+  org delete <orgId> --yes                      delete an organization that has no projects
   project cache clear <projectId>               empty the project's setup cache on every worker
   project webhook-secret <projectId>            with a GitHub token: make the project's own secret for its repository's
                                                 GitHub webhook; prints it once, the previous one stops verifying
@@ -76,7 +84,7 @@ commands:
                                                 0600); what npm start runs. The operator commands are bootstrap:
                                                 they talk to the database (DOCENT_MONGO_*)
 ${forgeUsage}
-With DOCENT_OPERATOR_KEY set, org create, forge add|list|remove|rotate-secret, project create|update|cache clear|webhook-secret|secret set|list,
+With DOCENT_OPERATOR_KEY set, org create|delete, forge add|list|remove|rotate-secret, project create|update|delete|cache clear|webhook-secret|secret set|list,
 key create|revoke|list, webhook create|list|delete|deliveries, docs follow|sync|unfollow|status|ingest --sitemap and
 automation … call the operator API at DOCENT_API_URL (default http://127.0.0.1:8080) and need no database settings;
 the other commands are bootstrap and talk to the database (DOCENT_MONGO_*) or Temporal directly (docs/operator-api.md
@@ -169,6 +177,16 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       json: !!values.json,
     };
   }
+  if ((group === 'project' || group === 'org') && action === 'delete') {
+    const { positionals, values } = parse(rest, { yes: { type: 'boolean' } }, 1);
+    const id = positionals[0]!;
+    // Nothing is deleted on one word: --yes says the consequence was read.
+    if (values.yes !== true) throw new UsageError(`${group} delete ${id} needs --yes. ${group === 'project' ? projectDeletionConsequence : orgDeletionConsequence}`);
+    const key = operatorKeyFromEnv();
+    if (!key) throw new UsageError(`${group} delete goes through the operator API: set DOCENT_OPERATOR_KEY (and DOCENT_API_URL)`);
+    const api = new AdminApi(key);
+    return { out: await (group === 'project' ? api.deleteProject(id) : api.deleteOrg(id)), json: !!values.json };
+  }
   if (group === 'project' && action === 'create') {
     const { positionals, values } = parse(
       rest,
@@ -235,9 +253,17 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
         maintenance: { type: 'string', multiple: true },
         origin: { type: 'string', multiple: true },
         'clear-origins': { type: 'boolean' },
+        repo: { type: 'string' },
+        ref: { type: 'string' },
+        domain: { type: 'string' },
       },
       1,
     );
+    const source = {
+      ...(values.repo !== undefined && { repository: values.repo as string }),
+      ...(values.ref !== undefined && { ref: values.ref as string }),
+      ...(values.domain !== undefined && { domain: values.domain as string }),
+    };
     const cap = (name: 'max-turn-tokens' | 'max-turn-minutes' | 'max-job-cost-usd') => {
       const v = values[name];
       if (v === undefined) return undefined;
@@ -282,16 +308,24 @@ async function tenancyCommand(words: string[], rest: string[]): Promise<{ out: O
       !anyCap &&
       !cacheFlags &&
       weight === undefined &&
-      update.allowedOrigins === undefined
+      update.allowedOrigins === undefined &&
+      Object.keys(source).length === 0
     ) {
       throw new UsageError(
-        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, --fairness-weight, --origin, --clear-origins, or a --max-… cap)',
+        'project update needs --setup, --check, --clear-checks, --network or --allow-host (or --secret-to-checks, --secrets-on-agent-code, --cache-key, --maintenance, --fairness-weight, --origin, --clear-origins, --repo, --ref, --domain, or a --max-… cap)',
       );
     }
     return {
       out: await viaApi(
-        (api) => api.updateProject(positionals[0]!, update),
-        (s) => updateProjectChecks(s, positionals[0]!, update),
+        (api) => api.updateProject(positionals[0]!, { ...update, ...source }),
+        async (s) => {
+          if (Object.keys(source).length) {
+            const project = await s.tenancy.getProject(positionals[0]!);
+            if (!project) throw new AppError('not_found', `project ${positionals[0]} not found`);
+            await moveProjectSource(s, project, source);
+          }
+          return updateProjectChecks(s, positionals[0]!, update);
+        },
       ),
       json: !!values.json,
     };

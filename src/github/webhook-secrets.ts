@@ -59,6 +59,11 @@ export class ProjectWebhookSecrets {
     return secret;
   }
 
+  /** Forgets the project's secret (the project is being deleted): its repository's deliveries no longer verify as it. */
+  async remove(projectId: string): Promise<void> {
+    await this.secrets.deleteOne({ _id: projectId });
+  }
+
   /** The project on `repository` whose secret signed `body`, or null: only those projects' secrets are tried. */
   async verify(repository: string, body: string, signature: string): Promise<VerifiedBy | null> {
     if (!this.key) return null;

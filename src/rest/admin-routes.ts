@@ -4,6 +4,7 @@ import { addForgeBody, createKeyBody, createOrgBody, createProjectBody, createWe
 import { type AdminCaller, adminCaller, projectAdminCaller, requireAllOrgs, visibleProject } from '../admin/access';
 import { AdminOperations, adminStores, type AuditNote } from '../admin/admin-operations';
 import { AdminAuditLog, auditDetails } from '../admin/audit';
+import { orgDeletionConsequence, projectDeletionConsequence } from '../admin/project-deletion';
 import type { AuditDetails } from '../admin/tenancy-operations';
 import type { Deps } from '../deps';
 import { AppError } from '../errors';
@@ -152,6 +153,15 @@ export function adminRoutes(deps: Deps): Route[] {
       handler: async (req) => ({ status: 201, body: await ops.createOrg(await caller(req), req.body.id) }),
     }),
     route({
+      method: 'DELETE',
+      path: '/v2/admin/orgs/{org}',
+      summary: `Delete an organization with no projects (operator key for all organizations). ${orgDeletionConsequence}`,
+      security: operatorKey,
+      responses: ok('Deleted', schemas.deletedOrgBody),
+      auth: 'none',
+      handler: async (req) => ({ status: 200, body: await ops.deleteOrg(await caller(req), req.params.org!, noteOf(req)) }),
+    }),
+    route({
       method: 'GET',
       path: '/v2/admin/orgs',
       summary: 'The organizations the operator key covers (at most 500)',
@@ -238,10 +248,17 @@ export function adminRoutes(deps: Deps): Route[] {
     projectRoute({
       method: 'PATCH',
       path: '/v2/admin/projects/{projectId}',
-      summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys)",
+      summary: "Update a project's sandbox settings (setup, checks, network, allowed hosts, caps, cache keys), allowed origins, and (operator key) its repository, base ref and documentation domain",
       responses: ok('The sandbox settings as updated', schemas.projectSettingsBody),
       body: projectSettingsBody,
       run: async (who, projectId, req) => ({ status: 200, body: await ops.updateProject(who, projectId, req.body, noteOf(req)) }),
+    }),
+    projectRoute({
+      method: 'DELETE',
+      path: '/v2/admin/projects/{projectId}',
+      summary: `Delete a project (operator key of its organization). ${projectDeletionConsequence}`,
+      responses: ok('Deleted, with what went', schemas.deletedProjectBody),
+      run: async (who, projectId, req) => ({ status: 200, body: await ops.deleteProject(who, projectId, noteOf(req)) }),
     }),
     projectRoute({
       method: 'POST',

@@ -181,9 +181,32 @@ export const projectSettingsBody = z
     sandboxNetwork: z.boolean(),
     sandboxAllowHosts: z.array(z.string()),
     allowedOrigins: z.array(z.string()).describe('The origins whose pages may call the assistant from a browser'),
+    repository: z.string().optional().describe('When the call changed the repository, base ref or domain: the repository now'),
+    ref: z.string().optional(),
+    domain: z.string().nullable().optional(),
   })
   .describe('The sandbox settings as updated (also secretsToChecks, secretsForAgentCode, setupCacheKeyFiles, maintenanceCommands, caps when set)')
   .register(documentedSchemas, { id: 'AdminProjectSettings' });
+
+export const deletedProjectBody = z
+  .object({
+    id: z.string(),
+    deleted: z.literal(true),
+    automations: z.array(z.string()).describe('The automations deleted with it (their schedules and runs too)'),
+    webhooks: z.array(z.string()).describe('The webhook endpoints deleted'),
+    secrets: z.array(z.string()).describe('The names of the secrets deleted'),
+    revokedKeys: z.array(z.string()).describe("The project's keys, revoked"),
+  })
+  .register(documentedSchemas, { id: 'AdminDeletedProject' });
+
+export const deletedOrgBody = z
+  .object({
+    id: z.string(),
+    deleted: z.literal(true),
+    forges: z.array(z.string()).describe('The forge connections removed'),
+    revokedKeys: z.array(z.string()).describe("The organization's operator keys, revoked"),
+  })
+  .register(documentedSchemas, { id: 'AdminDeletedOrg' });
 
 export const githubWebhookSecretBody = z.object({
   projectId: z.string(),

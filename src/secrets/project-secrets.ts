@@ -73,6 +73,13 @@ export class ProjectSecretStore {
     return { name, updatedAt };
   }
 
+  /** Deletes every secret of a project being deleted, with or without DOCENT_SECRET_KEY; returns their names. */
+  async removeAllOf(projectId: string): Promise<string[]> {
+    const names = (await this.secrets.find({ projectId }, { projection: { name: 1 } }).toArray()).map((d) => d.name);
+    await this.secrets.deleteMany({ projectId });
+    return names;
+  }
+
   /** Names and when each was set, never values. */
   async list(projectId: string): Promise<ProjectSecretInfo[]> {
     this.sealer();

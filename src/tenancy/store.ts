@@ -13,6 +13,9 @@ export interface OrgDoc {
 }
 
 /** A project: the repository agent jobs work on, and the documentation domain its assistant answers for. */
+/** What a project works on: its repository (and the connection it resolved through), base ref and documentation domain. */
+export type ProjectSource = Partial<Pick<ProjectDoc, 'repository' | 'forgeId' | 'ref' | 'domain'>>;
+
 export interface ProjectDoc {
   _id: string;
   orgId: string;
@@ -368,6 +371,43 @@ export class TenancyStore {
     const done = await this.projects.updateOne({ _id: projectId }, { $set: { forgeId } });
     this.forgetProjects();
     return done.matchedCount === 1;
+  }
+
+  /**
+   * Points the project at another repository (through `forgeId`, which the gate chose), base ref or documentation
+   * domain; returns the project before and after. A domain another project serves is already_exists.
+   */
+  async updateSource(projectId: string, source: ProjectSource): Promise<{ before: ProjectDoc; after: ProjectDoc }> {
+    const before = await this.projects.findOne({ _id: projectId });
+    if (!before) throw new AppError('not_found', `project ${projectId} not found`);
+    checkProject({ repository: source.repository ?? before.repository, ref: source.ref ?? before.ref, domain: source.domain ?? before.domain });
+    const set = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined));
+    const taken = () => new AppError('already_exists', `another project serves the domain ${source.domain}`);
+    // Asked first for a clear answer; the unique index still decides a race (FerretDB's findAndModify does not say which error, updateOne does).
+    if (source.domain !== undefined && (await this.projects.findOne({ domain: source.domain, _id: { $ne: projectId } }, { projection: { _id: 1 } }))) throw taken();
+    try {
+      await this.projects.updateOne({ _id: projectId }, { $set: set });
+    } catch (err) {
+      throw isDuplicateKey(err) ? taken() : err;
+    } finally {
+      this.forgetProjects();
+    }
+    const after = await this.projects.findOne({ _id: projectId });
+    if (!after) throw new AppError('not_found', `project ${projectId} not found`);
+    return { before, after };
+  }
+
+  /** Removes the project's document: the last step of deleting it (src/admin/project-deletion.ts removes what it owns first). */
+  async removeProject(projectId: string): Promise<boolean> {
+    const done = await this.projects.deleteOne({ _id: projectId });
+    this.forgetProjects();
+    return done.deletedCount === 1;
+  }
+
+  /** Removes the organization unless a project is still in it (checked again here, so a project made meanwhile keeps it). */
+  async removeOrg(orgId: string): Promise<boolean> {
+    if (await this.projects.findOne({ orgId }, { projection: { _id: 1 } })) throw new AppError('failed_precondition', `organization ${orgId} still has projects: delete them first`);
+    return (await this.orgs.deleteOne({ _id: orgId })).deletedCount === 1;
   }
 
   /** The operator's change of a project's settings (the CLI on the database, tests): returns the project as stored. */

@@ -173,10 +173,18 @@ describe('the console, signed in with an operator key', () => {
     expect(await page.content()).not.toContain(operatorKey);
   });
 
+  it('creates an organization from the projects page', async () => {
+    await page.getByRole('heading', { name: 'New organization' }).waitFor();
+    await page.getByLabel('Id (letters, digits, . _ -)').fill('ux-org');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('status').filter({ hasText: 'Organization ux-org created' }).waitFor();
+    expect(await gw.deps.tenancy.hasOrg('ux-org')).toBe(true);
+  });
+
   it('creates a project from the projects page', async () => {
     await checkPage(page, 'projects');
     await page.getByLabel('Project id').fill('widgets');
-    await page.getByLabel('Organization').fill('acme');
+    await page.getByLabel('Organization', { exact: true }).fill('acme');
     await page.getByLabel('Repository (owner/name or a git URL)').fill('acme/widgets');
     await page.getByLabel('Documentation domain').fill(domain);
     await page.getByLabel('Origins allowed to call the assistant (one a line)').fill(docsSite.origin);
@@ -220,6 +228,24 @@ describe('the console, signed in with an operator key', () => {
     const headers = { authorization: `Bearer ${readOnly}`, 'content-type': 'application/json' };
     expect((await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers })).status).toBe(200);
     expect((await fetch(`${gw.url}/v2/agent/widgets/job`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'x' }) })).status).toBe(403);
+
+    // Revoking asks first, saying what it does; cancelled, the key still works.
+    const readOnlyId = (await page.getByRole('heading', { name: /^New admin key/ }).textContent())!.replace('New admin key ', '');
+    const revoke = page.getByRole('button', { name: `Revoke ${readOnlyId}` });
+    const dialog = page.getByRole('dialog', { name: `Revoke the key ${readOnlyId}?` });
+    await revoke.click();
+    expect(await dialog.textContent()).toContain('Every call with it is refused from now on');
+    await checkPage(page, 'keys-revoke-dialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers })).status).toBe(200);
+    await revoke.click();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Key ${readOnlyId} revoked` })
+      .waitFor();
+    expect((await fetch(`${gw.url}/v2/agent/widgets/jobs`, { headers })).status).toBe(401);
   });
 
   it('connects an organization to its forge: the token is tested and never shown, the webhook secret is shown once, rotating and removing ask first', async () => {
@@ -354,6 +380,7 @@ describe('the console, signed in with an operator key', () => {
     await page.getByTestId('job-id').waitFor();
     await statusShown(page, 'awaiting approval', 90_000);
     await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('dialog', { name: 'Stop this turn?' }).getByRole('button', { name: 'Stop turn' }).click();
     await statusShown(page, 'failed', 60_000);
     expect(await page.getByTestId('job-error').textContent()).toContain('stopped');
     await page.getByRole('button', { name: 'Retry' }).click();
@@ -361,6 +388,7 @@ describe('the console, signed in with an operator key', () => {
     await page.getByRole('heading', { name: 'Plan (revision 2)' }).waitFor({ timeout: 90_000 });
     await statusShown(page, 'awaiting approval', 30_000);
     await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('dialog', { name: 'Stop this turn?' }).getByRole('button', { name: 'Stop turn' }).click();
     await statusShown(page, 'failed', 60_000);
     // The list filters by status on the server.
     await go(page, '#/p/widgets/jobs?status=failed', 'Jobs · widgets');
@@ -393,6 +421,39 @@ describe('the console, signed in with an operator key', () => {
     expect(await rows.count()).toBe(1);
     expect(await rows.first().locator('td').first().textContent()).toBe(jobId);
     expect(await rows.first().textContent()).toContain('automation_manual');
+  });
+
+  it('edits an automation, and deleting it asks first, saying what goes', async () => {
+    await go(page, '#/p/widgets/automations', 'Automations · widgets');
+    const automations = gw.deps.mongo.db.collection('automations');
+    const made = await automations.findOne({ projectId: 'widgets', name: 'Weekly notes' });
+    await page.getByRole('button', { name: 'Edit Weekly notes' }).click();
+    await page.getByLabel('Name').first().fill('Monday notes');
+    await page.getByLabel('Trigger (JSON', { exact: false }).fill('{"type":"schedule","cron":"0 6 * * 1","timeZone":"Europe/Berlin"}');
+    await page.getByLabel('Context repositories', { exact: false }).fill('acme/widgets-docs@main');
+    await page.getByRole('button', { name: 'Save automation' }).click();
+    await page.getByRole('status').filter({ hasText: 'Automation saved' }).waitFor();
+    expect(await automations.findOne({ _id: made!._id })).toMatchObject({
+      name: 'Monday notes',
+      trigger: { type: 'schedule', cron: '0 6 * * 1', timeZone: 'Europe/Berlin' },
+      contextRepositories: [{ repo: 'acme/widgets-docs', ref: 'main' }],
+    });
+
+    const dialog = page.getByRole('dialog', { name: 'Delete the automation Monday notes?' });
+    await page.getByRole('button', { name: 'Delete Monday notes' }).click();
+    expect(await dialog.textContent()).toContain('its run history is deleted. The jobs it started stay.');
+    await checkPage(page, 'automation-delete-dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    // A later call answered: the cancelled delete sent nothing before it.
+    await page.getByRole('button', { name: 'Runs of Monday notes' }).click();
+    await page.getByTestId('runs').waitFor();
+    expect(await automations.findOne({ _id: made!._id })).not.toBeNull();
+    await page.getByRole('button', { name: 'Delete Monday notes' }).click();
+    await dialog.getByRole('button', { name: 'Delete automation' }).click();
+    await page.getByRole('status').filter({ hasText: 'Automation Monday notes deleted' }).waitFor();
+    expect(await automations.findOne({ _id: made!._id })).toBeNull();
+    await page.getByText('No automations.').waitFor();
   });
 
   it("lists a webhook endpoint's deliveries and redelivers a refused one", async () => {
@@ -527,6 +588,35 @@ describe('the console, signed in with an operator key', () => {
     };
     expect(found.results.map((r) => r.path)).toContain('cleaning');
     await checkPage(page, 'docs');
+  });
+
+  it('an origin added to the existing project in the console lets the widget answer on that site', async () => {
+    const other = await serveDocsSite();
+    const site = await browser.newPage();
+    pageErrors.watch(site, other.origin);
+    const ask = async () => {
+      await site.goto(`${other.origin}/guide/`);
+      await site.locator('docent-assistant .launcher').click();
+      await site.locator('docent-assistant textarea[name=question]').fill('How do I install the sprocket?');
+      await site.keyboard.press('Enter');
+    };
+    try {
+      await ask();
+      await site
+        .locator('docent-assistant [role=alert]')
+        .filter({ hasText: `This site (${other.origin}) may not use the assistant` })
+        .waitFor();
+      await go(page, '#/p/widgets', 'Project widgets');
+      await page.getByLabel(/^Origins whose pages may use the assistant/).fill(`${docsSite.origin}\n${other.origin}`);
+      await page.getByRole('button', { name: 'Save origins' }).click();
+      await page.getByRole('status').filter({ hasText: 'Origins saved' }).waitFor();
+      await ask();
+      await site.locator('docent-assistant .msg.assistant').filter({ hasText: 'npm ci' }).waitFor({ timeout: 60_000 });
+      expect(await site.locator('docent-assistant [role=alert]').filter({ hasText: 'may not use the assistant' }).count()).toBe(0);
+    } finally {
+      await site.close();
+      await other.close();
+    }
   });
 
   it('signs out: the session ends on the server and the old cookie is refused', async () => {

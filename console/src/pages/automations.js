@@ -1,5 +1,6 @@
-import { enc, get, post } from '../api.js';
-import { field, fill, formValues, h, select, show, table, toast, when } from '../dom.js';
+import { del, enc, get, patch, post } from '../api.js';
+import { confirmAction } from '../confirm.js';
+import { field, fill, formValues, h, lines, select, show, table, toast, when } from '../dom.js';
 
 const triggerText = (t) =>
   ({
@@ -11,7 +12,69 @@ const triggerText = (t) =>
     manual: () => 'manual',
   })[t.type]?.() ?? t.type;
 
-/** A project's automations: what starts them, pause and resume, run now, and each one's runs with the jobs they started. */
+/** `owner/name` or `owner/name@ref`, one a line, as the API's contextRepositories. */
+const contextOf = (text) =>
+  lines(text).map((l) => {
+    const [repo, ref] = l.split('@');
+    return ref ? { repo, ref } : { repo };
+  });
+
+/** A form that changes every field of an automation (the trigger as JSON, since each kind has its own fields). */
+function editForm(base, a, done) {
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'edit-automation' },
+    h('h2', { id: 'edit-automation' }, `Edit ${a.name}`),
+    field('Name', { name: 'name', required: true, value: a.name }),
+    field('Instruction', { name: 'instruction', multiline: true, required: true }),
+    field('Trigger (JSON: schedule, push, merged_pull_request, issue, unanswered_questions or manual)', { name: 'trigger', multiline: true, required: true }),
+    select(
+      'Output',
+      'output',
+      [
+        ['pull_request', 'a new pull request each run'],
+        ['update_pull_request', 'update its open pull request'],
+      ],
+      a.output,
+    ),
+    field('Model (empty: the server default)', { name: 'model', value: a.model ?? '' }),
+    h('label', { class: 'inline' }, h('input', { type: 'checkbox', name: 'requirePlanApproval', checked: a.requirePlanApproval === true }), h('span', {}, 'Plan first, edit once approved')),
+    field('Context repositories (owner/name or owner/name@ref, one a line)', { name: 'contextRepositories', multiline: true }),
+    h('button', { type: 'submit' }, 'Save automation'),
+    error,
+  );
+  form.elements.namedItem('instruction').value = a.instruction;
+  form.elements.namedItem('trigger').value = JSON.stringify(a.trigger, null, 2);
+  form.elements.namedItem('contextRepositories').value = (a.contextRepositories ?? []).map((r) => (r.ref ? `${r.repo}@${r.ref}` : r.repo)).join('\n');
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const v = formValues(form);
+    try {
+      let trigger;
+      try {
+        trigger = JSON.parse(v.trigger);
+      } catch {
+        throw new Error('trigger: not valid JSON');
+      }
+      await patch(`${base}/${enc(a.id)}`, {
+        name: v.name,
+        instruction: v.instruction,
+        trigger,
+        output: v.output,
+        ...(v.model && { model: v.model }),
+        requirePlanApproval: v.requirePlanApproval === 'on',
+        contextRepositories: contextOf(v.contextRepositories),
+      });
+      await done('Automation saved');
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  });
+  return form;
+}
+
+/** A project's automations: what starts them, pause and resume, run now, edit, delete, and each one's runs with the jobs they started. */
 export async function automationsPage(ctx, projectId) {
   const base = `/v2/agent/${enc(projectId)}/automations`;
   const { automations } = await get(base);
@@ -25,6 +88,24 @@ export async function automationsPage(ctx, projectId) {
     } catch (err) {
       error.textContent = err.message;
     }
+  };
+  const edit = (a) => () => {
+    fill(
+      runs,
+      editForm(base, a, async (what) => {
+        toast(what);
+        await automationsPage(ctx, projectId);
+      }),
+    );
+    runs.querySelector('input')?.focus();
+  };
+  const remove = (a) => async () => {
+    const yes = await confirmAction({
+      title: `Delete the automation ${a.name}?`,
+      consequence: 'Its schedule or trigger stops for good and its run history is deleted. The jobs it started stay. This cannot be undone.',
+      action: 'Delete automation',
+    });
+    if (yes) await act(`Automation ${a.name} deleted`, () => del(`${base}/${enc(a.id)}`))();
   };
   const showRuns = (a) => async () => {
     const { runs: list } = await get(`${base}/${enc(a.id)}/runs?limit=50`);
@@ -86,6 +167,8 @@ export async function automationsPage(ctx, projectId) {
                 ? h('button', { type: 'button', class: 'secondary', onclick: act('Resumed', () => post(`${base}/${enc(a.id)}/resume`)), 'aria-label': `Resume ${a.name}` }, 'Resume')
                 : h('button', { type: 'button', class: 'secondary', onclick: act('Paused', () => post(`${base}/${enc(a.id)}/pause`)), 'aria-label': `Pause ${a.name}` }, 'Pause'),
               h('button', { type: 'button', class: 'secondary', onclick: showRuns(a), 'aria-label': `Runs of ${a.name}` }, 'Runs'),
+              h('button', { type: 'button', class: 'secondary', onclick: edit(a), 'aria-label': `Edit ${a.name}` }, 'Edit'),
+              h('button', { type: 'button', class: 'danger', onclick: remove(a), 'aria-label': `Delete ${a.name}` }, 'Delete'),
             ),
           ],
           { 'data-testid': 'automations' },

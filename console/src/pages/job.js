@@ -1,4 +1,5 @@
 import { call, enc, get, post } from '../api.js';
+import { confirmAction } from '../confirm.js';
 import { fill, h, show, table, toast, when } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { renderDiff } from './diff.js';
@@ -36,6 +37,11 @@ export async function jobPage(ctx, projectId, jobId) {
     } catch (err) {
       error.textContent = err.message;
     }
+  };
+  // A stop ends the running turn mid-step: asked first, with what it does.
+  const stopAfterAsking = async () => {
+    const consequence = 'The running turn ends now and the job is marked failed (stopped). Its pushed commits stay; a follow-up or Retry continues it.';
+    if (await confirmAction({ title: 'Stop this turn?', consequence, action: 'Stop turn' })) await act('Stop requested', () => post(`${base}/stop`))();
   };
 
   async function loadDiff() {
@@ -82,7 +88,7 @@ export async function jobPage(ctx, projectId, jobId) {
       h(
         'div',
         { class: 'row' },
-        h('button', { type: 'button', class: 'danger', onclick: act('Stop requested', () => post(`${base}/stop`)), disabled: job.status !== 'active' }, 'Stop'),
+        h('button', { type: 'button', class: 'danger', onclick: stopAfterAsking, disabled: job.status !== 'active' }, 'Stop'),
         h('button', { type: 'button', class: 'secondary', onclick: act('Retry started', () => post(`${base}/retry`)) }, 'Retry'),
       ),
     ]);

@@ -1,4 +1,5 @@
 import { del, enc, get, post } from '../api.js';
+import { confirmAction } from '../confirm.js';
 import { field, formValues, h, show, table, toast, when } from '../dom.js';
 
 /** What a key is held to beyond its kind: expiry, addresses, read-only scope. */
@@ -44,6 +45,12 @@ export async function keysPage(ctx, projectId, made) {
     }
   });
   const revoke = (id) => async () => {
+    const yes = await confirmAction({
+      title: `Revoke the key ${id}?`,
+      consequence: 'Every call with it is refused from now on, and so are the keys made with it. A revoked key cannot be restored; make a new one instead.',
+      action: 'Revoke key',
+    });
+    if (!yes) return;
     try {
       await del(`/v2/admin/projects/${enc(projectId)}/keys/${enc(id)}`);
       toast(`Key ${id} revoked`);

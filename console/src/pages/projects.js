@@ -1,9 +1,63 @@
-import { enc, get, patch, post } from '../api.js';
+import { del, enc, get, patch, post } from '../api.js';
+import { confirmAction } from '../confirm.js';
 import { field, formValues, h, lines, show, table, toast, when } from '../dom.js';
 
-/** Every project the operator key covers, and a form to make one. */
-export async function projectsPage() {
-  const { projects } = await get('/v2/admin/projects');
+/** An organization to put projects in: only an operator key of all organizations makes one. */
+function newOrgForm(ctx) {
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'new-org' },
+    h('h2', { id: 'new-org' }, 'New organization'),
+    field('Id (letters, digits, . _ -)', { name: 'id', required: true }),
+    h('button', { type: 'submit' }, 'Create organization'),
+    error,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const org = await post('/v2/admin/orgs', formValues(form));
+      await projectsPage(ctx);
+      toast(`Organization ${org.id} created`);
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  });
+  return form;
+}
+
+/** The organizations, each deletable once it has no projects (the API refuses otherwise and says why). */
+function orgsTable(ctx, orgs, error) {
+  const remove = (id) => async () => {
+    const yes = await confirmAction({
+      title: `Delete the organization ${id}?`,
+      consequence: 'Its forge connections are removed and its operator keys revoked. An organization that still has projects is not deleted: delete those first.',
+      action: 'Delete organization',
+    });
+    if (!yes) return;
+    try {
+      await del(`/v2/admin/orgs/${enc(id)}`);
+      await projectsPage(ctx);
+      toast(`Organization ${id} deleted`);
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  };
+  return table(
+    ['Organization', 'Created', ''],
+    orgs,
+    (o) => [o.id, when(o.createdAt), h('button', { type: 'button', class: 'danger', onclick: remove(o.id), 'aria-label': `Delete organization ${o.id}` }, 'Delete')],
+    {
+      'data-testid': 'orgs',
+    },
+  );
+}
+
+/** Every project the operator key covers, a form to make one, and (operator of all organizations) the organizations. */
+export async function projectsPage(ctx) {
+  const allOrgs = ctx?.session?.kind === 'operator' && !ctx.session.orgId;
+  const [{ projects }, orgList] = await Promise.all([get('/v2/admin/projects'), allOrgs ? get('/v2/admin/orgs') : { orgs: [] }]);
+  const orgsError = h('p', { class: 'error', role: 'alert' });
   const error = h('p', { class: 'error', role: 'alert' });
   const form = h(
     'form',
@@ -34,7 +88,58 @@ export async function projectsPage() {
       ? table(['Project', 'Organization', 'Repository', 'Domain'], projects, (p) => [h('a', { href: `#/p/${enc(p.id)}` }, p.id), p.orgId, p.repository, p.domain ?? '—'], { 'data-testid': 'projects' })
       : h('p', {}, 'No projects yet.'),
     form,
+    allOrgs && h('section', { 'aria-labelledby': 'orgs-heading' }, h('h2', { id: 'orgs-heading' }, 'Organizations'), orgsTable(ctx, orgList.orgs, orgsError), orgsError),
+    allOrgs && newOrgForm(ctx),
   );
+}
+
+/** What deleting a project removes, said before it goes (the API's DELETE /v2/admin/projects/{id} does exactly this). */
+const projectDeletion =
+  'Its keys are revoked; its automations (with their schedules and runs), webhook endpoints and secrets are deleted; its documentation domain is no longer served. Its jobs stay in the database but can no longer be read here; their pull requests stay on the forge. A project with a working job is not deleted. This cannot be undone.';
+
+/** An operator moves the project (repository, base ref, docs domain) or deletes it. */
+function sourceAndDeletion(ctx, project) {
+  const error = h('p', { class: 'error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'box', 'aria-labelledby': 'project-source' },
+    h('h2', { id: 'project-source' }, 'Repository and domain'),
+    field('Repository (owner/name or a git URL)', { name: 'repository', required: true, value: project.repository }),
+    field('Base ref', { name: 'ref', required: true, value: project.ref }),
+    field('Documentation domain (its assistant keys move with it)', { name: 'domain', required: true, value: project.domain ?? '' }),
+    h('button', { type: 'submit' }, 'Save repository and domain'),
+    error,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      await patch(`/v2/admin/projects/${enc(project.id)}`, formValues(form));
+      await projectPage(ctx, project.id);
+      toast('Repository and domain saved');
+    } catch (err) {
+      error.textContent = err.message;
+    }
+  });
+  const deleteError = h('p', { class: 'error', role: 'alert' });
+  const remove = async () => {
+    if (!(await confirmAction({ title: `Delete the project ${project.id}?`, consequence: projectDeletion, action: 'Delete project' }))) return;
+    try {
+      await del(`/v2/admin/projects/${enc(project.id)}`);
+      location.hash = '#/projects';
+      toast(`Project ${project.id} deleted`);
+    } catch (err) {
+      deleteError.textContent = err.message;
+    }
+  };
+  const deletion = h(
+    'section',
+    { class: 'box', 'aria-labelledby': 'delete-project' },
+    h('h2', { id: 'delete-project' }, 'Delete project'),
+    h('p', {}, projectDeletion),
+    h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete project'),
+    deleteError,
+  );
+  return [form, deletion];
 }
 
 /** The README's first job in one click (the local forge's project `demo` has a README with a typo); without a model it says which setting is missing. */
@@ -155,5 +260,6 @@ export async function projectPage(_ctx, projectId) {
     settings,
     origins,
     secretForm,
+    _ctx?.session?.kind === 'operator' && sourceAndDeletion(_ctx, project),
   );
 }
