@@ -619,6 +619,34 @@ describe('the console, signed in with an operator key', () => {
     }
   });
 
+  it('moves a project to another domain, then deletes it and its organization, each delete asking first', async () => {
+    const asOperator = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' };
+    const made = await fetch(`${gw.url}/v2/admin/projects`, {
+      method: 'POST',
+      headers: asOperator,
+      body: JSON.stringify({ id: 'scratch', orgId: 'ux-org', repository: 'acme/widgets', ref: 'main', domain: 'scratch.ux.test' }),
+    });
+    expect(made.status).toBe(201);
+    await go(page, '#/p/scratch', 'Project scratch');
+    await page.getByLabel('Documentation domain (its assistant keys move with it)').fill('moved.ux.test');
+    await page.getByRole('button', { name: 'Save repository and domain' }).click();
+    await page.getByRole('status').filter({ hasText: 'Repository and domain saved' }).waitFor();
+    expect((await gw.deps.tenancy.getProject('scratch'))?.domain).toBe('moved.ux.test');
+
+    await page.getByRole('button', { name: 'Delete project' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete the project scratch?' });
+    expect(await dialog.textContent()).toContain('Its keys are revoked; its automations (with their schedules and runs), webhook endpoints and secrets are deleted');
+    await checkPage(page, 'project-delete-dialog');
+    await dialog.getByRole('button', { name: 'Delete project' }).click();
+    await heading(page, 'Projects');
+    expect(await gw.deps.tenancy.getProject('scratch')).toBeNull();
+
+    await page.getByRole('button', { name: 'Delete organization ux-org' }).click();
+    await page.getByRole('dialog', { name: 'Delete the organization ux-org?' }).getByRole('button', { name: 'Delete organization' }).click();
+    await page.getByRole('status').filter({ hasText: 'Organization ux-org deleted' }).waitFor();
+    expect(await gw.deps.tenancy.hasOrg('ux-org')).toBe(false);
+  });
+
   it('signs out: the session ends on the server and the old cookie is refused', async () => {
     const [cookie] = await browser.cookies(gw.url);
     await page.getByRole('button', { name: 'Sign out' }).click();
