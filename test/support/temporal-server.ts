@@ -48,10 +48,10 @@ export interface TemporalDevServer {
  * restart (or, with `inMemory`, kept in memory: nothing written, nothing left). A port taken between choosing it and
  * binding it is detected from the server's exit, and another is tried.
  */
-export async function startTemporalDevServer(options: { inMemory?: boolean; fairness?: boolean } = {}): Promise<TemporalDevServer> {
+export async function startTemporalDevServer(options: { inMemory?: boolean; fairness?: boolean; withoutJobStatus?: boolean } = {}): Promise<TemporalDevServer> {
   const dir = options.inMemory ? undefined : await mkdtemp(path.join(os.tmpdir(), 'docent-temporal-'));
   for (let attempt = 1; ; attempt++) {
-    const server = devServerOn(await unusedPort(), dir, options.fairness ?? true);
+    const server = devServerOn(await unusedPort(), dir, options.fairness ?? true, options.withoutJobStatus ? [PROJECT_SEARCH_ATTRIBUTE] : [PROJECT_SEARCH_ATTRIBUTE, JOB_STATUS_SEARCH_ATTRIBUTE]);
     try {
       await server.start();
       return server;
@@ -65,7 +65,7 @@ export async function startTemporalDevServer(options: { inMemory?: boolean; fair
 }
 
 /** `dir` holds the server's database file; without it the server keeps everything in memory. `fairness`: as infra/stack.sh starts it. */
-function devServerOn(port: number, dir: string | undefined, fairness: boolean): TemporalDevServer {
+function devServerOn(port: number, dir: string | undefined, fairness: boolean, searchAttributes: string[]): TemporalDevServer {
   const binary = temporalBinary();
   const address = `127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
@@ -94,7 +94,7 @@ function devServerOn(port: number, dir: string | undefined, fairness: boolean): 
       const partitions = ['Read', 'Write'].flatMap((rw) => ['--dynamic-config-value', `matching.numTaskqueue${rw}Partitions=1`]);
       const fair = fairness ? ['--dynamic-config-value', 'matching.enableFairness=true'] : [];
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', ...db, '--log-level', 'error', ...partitions, ...fair];
-      const attributes = [PROJECT_SEARCH_ATTRIBUTE, JOB_STATUS_SEARCH_ATTRIBUTE].flatMap((a) => ['--search-attribute', `${a}=Keyword`]);
+      const attributes = searchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]);
       child = spawn(binary, [...args, ...attributes], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
       let stderr = '';
