@@ -64,6 +64,8 @@ export const adminMethodAuth: MethodAuth<typeof AdminService> = {
   listForges: 'none',
   removeForge: 'none',
   rotateForgeWebhookSecret: 'none',
+  deleteProject: 'none',
+  deleteOrganization: 'none',
 };
 
 type Json = Record<string, unknown>;
@@ -336,6 +338,15 @@ export function adminHandlers(deps: Deps): ServiceImpl<typeof AdminService> {
     rotateForgeWebhookSecret: audited(async (who, req) => {
       const r = await ops.rotateForgeWebhookSecret(who, req.orgId, req.forgeId);
       return { id: String(r.id), webhookUrl: String(r.webhookUrl), webhookSecret: String(r.webhookSecret) };
+    }),
+    deleteProject: audited(async (who, req, note) => {
+      const r = await ops.deleteProject(who, req.projectId, note);
+      const ids = (k: string) => (r[k] as string[]).map(String);
+      return { automationIds: ids('automations'), webhookIds: ids('webhooks'), secretNames: ids('secrets'), revokedKeyIds: ids('revokedKeys') };
+    }),
+    deleteOrganization: audited(async (who, req, note) => {
+      const r = await ops.deleteOrg(who, req.id, note);
+      return { forgeIds: (r.forges as string[]).map(String), revokedKeyIds: (r.revokedKeys as string[]).map(String) };
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Code, ConnectError, createDocentClient } from '../../src/client';
 import { runDocentIn } from '../support/cli';
 import { startGateway, type RunningGateway } from '../support/gateway';
 import { automationScheduleId } from '../../workflows/automation-run-contract';
@@ -116,5 +117,25 @@ describe('deleting a project', () => {
     expect(await docent('org', 'delete', 'cli-doomed', '--yes')).toMatchObject({ code: 0, stdout: expect.stringContaining('deleted organization cli-doomed') });
     expect(await gw.deps.tenancy.hasOrg('cli-doomed')).toBe(false);
     expect((await call(orgOperator, 'GET', '/v2/admin/projects')).status).toBe(401);
+  });
+
+  it('over Connect (admin.v1.AdminService) the deletes refuse and answer as REST does', async () => {
+    await projectWithKeys('rpc-doomed', 'rpc-doomed-site', 'docs.rpc-doomed.test');
+    const orgOperator = (await gw.deps.keys.create({ kind: 'operator', orgId: 'rpc-doomed' })).key;
+    const stranger = (await gw.deps.keys.create({ kind: 'operator', orgId: 'bystander' })).key;
+    const codeOf = (call: Promise<unknown>) =>
+      call.then(
+        () => 'ok',
+        (err: unknown) => (err instanceof ConnectError ? Code[err.code] : String(err)),
+      );
+    expect(await codeOf(createDocentClient({ baseUrl: gw.url, apiKey: stranger }).admin.deleteProject({ projectId: 'rpc-doomed-site' }))).toBe('NotFound');
+    const admin = createDocentClient({ baseUrl: gw.url, apiKey: orgOperator }).admin;
+    expect(await codeOf(admin.deleteOrganization({ id: 'rpc-doomed' }))).toBe('PermissionDenied');
+    const deleted = await admin.deleteProject({ projectId: 'rpc-doomed-site' });
+    expect(deleted.revokedKeyIds).toHaveLength(2);
+    expect(await gw.deps.tenancy.getProject('rpc-doomed-site')).toBeNull();
+    const all = createDocentClient({ baseUrl: gw.url, apiKey: operator }).admin;
+    expect((await all.deleteOrganization({ id: 'rpc-doomed' })).revokedKeyIds).toEqual([expect.any(String)]);
+    expect(await gw.deps.tenancy.hasOrg('rpc-doomed')).toBe(false);
   });
 });
