@@ -102,7 +102,8 @@ export class AgentJobService {
 
   async listJobs(caller: Caller, input: { projectId: string } & ListJobs): Promise<JobPage> {
     await this.authorize(caller, input.projectId);
-    return this.d.ledger.jobs.list(input.projectId, { status: input.status, origin: input.origin, automationId: input.automationId, limit: input.limit, cursor: input.cursor });
+    const { projectId: _, ...filters } = input;
+    return this.d.ledger.jobs.list(input.projectId, filters);
   }
 
   /** A job as Mintlify's v1 session (src/agent/mintlify-v1.ts); its subdomain is the project's docs domain, else the project. */

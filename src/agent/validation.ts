@@ -73,6 +73,9 @@ export const listJobsQuery = z.strictObject({
   status: z.enum(['active', 'completed', 'archived', 'failed']).optional(),
   origin: z.enum(jobOrigins).optional(),
   automationId: z.string().max(64).optional(),
+  instruction: z.string().trim().min(1).max(200).optional(),
+  createdAfter: z.iso.datetime({ offset: true }).optional(),
+  createdBefore: z.iso.datetime({ offset: true }).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(500).optional(),
 });

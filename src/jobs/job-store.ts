@@ -5,6 +5,20 @@ import type { JobDoc, JobOrigin, JobStatus } from './job';
 import { JobState } from './job-state';
 import { TurnStore, type NextTurnExtras } from './job-turns';
 
+/** What a project's job list may be narrowed to (GET …/jobs, ListAgentJobs). */
+export interface JobListFilters {
+  status?: JobStatus;
+  origin?: JobOrigin;
+  automationId?: string;
+  /** Text the first instruction contains, case-insensitive. */
+  instruction?: string;
+  /** ISO times: created at or after, and before. */
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 export interface JobPage {
   jobs: JobDoc[];
   nextCursor: string | null;
@@ -88,12 +102,18 @@ export class JobStore {
     return this.jobs.find({ projectId }).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(take).toArray();
   }
 
-  async list(projectId: string, opts: { status?: JobStatus; origin?: JobOrigin; automationId?: string; limit: number; cursor?: string }): Promise<JobPage> {
+  async list(projectId: string, opts: JobListFilters & { limit: number; cursor?: string }): Promise<JobPage> {
     const filter: Filter<JobDoc> = { projectId };
     if (opts.status) filter.status = opts.status;
     if (opts.automationId) filter.automationId = opts.automationId;
+    const and: Filter<JobDoc>[] = [];
     // Jobs stored before origins were have none: they came from the API.
-    if (opts.origin) filter.$and = [opts.origin === 'api' ? { $or: [{ origin: 'api' }, { origin: { $exists: false } }] } : { origin: opts.origin }];
+    if (opts.origin) and.push(opts.origin === 'api' ? { $or: [{ origin: 'api' }, { origin: { $exists: false } }] } : { origin: opts.origin });
+    // The first instruction is prompts[0] (a create writes it; FerretDB has no $elemMatch on two fields). Matched as text, never as a pattern.
+    if (opts.instruction) and.push({ 'prompts.0.prompt': { $regex: escapeRegExp(opts.instruction), $options: 'i' } });
+    if (opts.createdAfter) and.push({ createdAt: { $gte: new Date(opts.createdAfter) } });
+    if (opts.createdBefore) and.push({ createdAt: { $lt: new Date(opts.createdBefore) } });
+    if (and.length) filter.$and = and;
     if (opts.cursor) {
       const [t, id] = decodeCursor(opts.cursor);
       const at = new Date(t);

@@ -76,6 +76,15 @@ const shownContext = (r: ContextRepository) => (r.ref ? { repo: r.repo, ref: r.r
 /** A job's origin; every job before origins were stored came from an API call (PR comments only continued jobs). */
 export const originOf = (doc: Pick<JobDoc, 'origin'>): JobOrigin => doc.origin ?? 'api';
 
+/** How much of the first instruction a job shows (lists show it; the whole one is in the job's turns). */
+export const maxShownInstructionChars = 280;
+
+/** The job's first instruction, cut for lists. */
+export const instructionOf = (doc: Pick<JobDoc, 'prompts'>): string => {
+  const first = doc.prompts?.find((p) => p.turn === 1)?.prompt ?? '';
+  return first.length > maxShownInstructionChars ? `${first.slice(0, maxShownInstructionChars)}…` : first;
+};
+
 export type PlanStatus = 'awaiting' | 'revising' | 'approved';
 
 /** Whether the job waits for a person to approve its plan now: only an active job does. */
@@ -110,6 +119,7 @@ export function jobToJson(doc: JobDoc) {
     checks: doc.checks ?? [],
     checksPassed: doc.checksPassed ?? null,
     origin: originOf(doc),
+    instruction: instructionOf(doc),
     ...(doc.automationId ? { automationId: doc.automationId } : {}),
     ...(doc.error ? { error: doc.error } : {}),
     ...(doc.gap ? { gap: { domain: doc.gap.domain, questions: doc.gap.questions, threadIds: doc.gap.threadIds } } : {}),
@@ -191,6 +201,7 @@ export function jobToMessage(doc: JobDoc, turns: TurnDoc[] = []): AgentJob {
     plan: doc.plan,
     planRevision: doc.planRevision ?? 0,
     origin: originOf(doc),
+    instruction: instructionOf(doc),
     automationId: doc.automationId,
     contextRepositories: (doc.contextRepositories ?? []).map(shownContext),
   });

@@ -151,7 +151,7 @@ export function agentRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/v2/agent/{projectId}/jobs',
-      summary: 'List agent jobs, newest first (query: status, limit 1-100, cursor)',
+      summary: 'List agent jobs, newest first (query: status, origin, automationId, instruction, createdAfter, createdBefore, limit 1-100, cursor)',
       auth: 'admin',
       cors,
       responses: { 200: { description: 'A page of jobs and the cursor of the next page (null on the last)', json: agentJobPageBody } },

@@ -72,6 +72,7 @@ export const agentJobBody = z
     checks: z.array(checkResult).describe("The latest turn's sandboxed setup and check commands"),
     checksPassed: z.boolean().nullable(),
     origin: z.enum(jobOrigins).describe('Where the job came from: an API call, or what an automation answered (docs/automations.md)'),
+    instruction: z.string().describe("The job's first instruction, cut at 280 characters (the whole one is in turns)"),
     automationId: z.string().optional().describe('The automation whose run started the job'),
     error: z.object({ code: z.string(), message: z.string() }).optional().describe('Why a failed job failed'),
     gap: z

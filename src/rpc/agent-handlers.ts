@@ -1,4 +1,5 @@
 import type { ServiceImpl } from '@connectrpc/connect';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { eventToMessage, jobToMessage, type JobStatus } from '../jobs/job';
 import { createJobBody, diffQuery, idempotencyKey, maxInstructionMessageBytes, listJobsQuery, sendMessageBody } from '../agent/validation';
 import { whileLeased } from '../auth/stream-leases';
@@ -67,7 +68,17 @@ export function agentHandlers(deps: Deps): ServiceImpl<typeof AgentService> {
       return { job: jobToMessage(await jobs.retryJob(callerOf(ctx), { projectId: req.projectId, jobId: req.jobId })) };
     },
     async listAgentJobs(req, ctx) {
-      const query = parseInput(listJobsQuery, { status: statusFromProto[req.status], limit: req.limit, cursor: req.cursor, origin: req.origin, automationId: req.automationId });
+      const when = (t: typeof req.createdAfter) => (t ? timestampDate(t).toISOString() : undefined);
+      const query = parseInput(listJobsQuery, {
+        status: statusFromProto[req.status],
+        limit: req.limit,
+        cursor: req.cursor,
+        origin: req.origin,
+        automationId: req.automationId,
+        instruction: req.instruction,
+        createdAfter: when(req.createdAfter),
+        createdBefore: when(req.createdBefore),
+      });
       const page = await jobs.listJobs(callerOf(ctx), { projectId: req.projectId, ...query });
       return { jobs: page.jobs.map((j) => jobToMessage(j)), nextCursor: page.nextCursor ?? undefined };
     },

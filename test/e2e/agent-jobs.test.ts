@@ -235,6 +235,31 @@ describe('agent jobs over REST', () => {
     expect((await api('GET', '/v2/agent/widgets/jobs?limit=0')).status).toBe(400);
   });
 
+  it('lists jobs with their instruction, by the text of their instruction and by when they were created; a malformed filter is a 400', async () => {
+    const list = async (query: string) => (await (await api('GET', `/v2/agent/widgets/jobs?limit=100&${query}`)).json()).jobs as Array<{ id: string; instruction: string; createdAt: string }>;
+    const all = await list('');
+    expect(all.find((j) => j.instruction === 'fix the typo in the README')).toBeDefined();
+    const ids = (jobs: Array<{ id: string }>) => jobs.map((j) => j.id);
+    // Case-insensitive text, matched as text: a pattern's characters match nothing here.
+    const readme = await list('instruction=README%20IS');
+    expect(ids(readme)).toEqual(ids(all.filter((j) => j.instruction.includes('README is'))));
+    expect(readme.length).toBeGreaterThan(0);
+    expect(await list(`instruction=${encodeURIComponent('.*')}`)).toEqual([]);
+    const newest = all[0]!;
+    expect(ids(await list(`createdBefore=${newest.createdAt}`))).toEqual(ids(all.filter((j) => j.createdAt < newest.createdAt)));
+    expect(ids(await list(`createdAfter=${newest.createdAt}`))).toEqual(ids(all.filter((j) => j.createdAt >= newest.createdAt)));
+    for (const query of ['createdAfter=yesterday', 'createdBefore=2026-13-01', `instruction=${'x'.repeat(201)}`, 'instruction=%20']) {
+      const r = await api('GET', `/v2/agent/widgets/jobs?${query}`);
+      expect([query, r.status]).toEqual([query, 400]);
+      expect((await r.json()).code).toBe('invalid_argument');
+    }
+    // The Connect list filters alike.
+    const connect = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
+    const { jobs } = await connect.listAgentJobs({ projectId: 'widgets', instruction: 'readme is', limit: 100 }, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(jobs.map((j) => j.id)).toEqual(ids(readme));
+    expect(jobs.every((j) => j.instruction.includes('README is'))).toBe(true);
+  });
+
   it('archiving an active job cancels it and records archivedAt; the job then takes no follow-up', async () => {
     const created = await (await api('POST', '/v2/agent/widgets/job', { prompt: 'think forever' })).json();
     await waitForJob('widgets', created.id, () => model.requests.some((q) => lastUser(q).includes('think forever')));

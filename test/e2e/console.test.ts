@@ -287,7 +287,7 @@ describe('the console, signed in with an operator key', () => {
 
   it('starts a plan job and approves the plan on its page while the event list follows the job live, then shows the diff and the pull request', async () => {
     await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
-    await page.getByLabel('Instruction').fill('write NOTES.md about the widgets');
+    await page.getByLabel('Instruction', { exact: true }).fill('write NOTES.md about the widgets');
     await page.getByLabel('Plan first, edit once I approve').check();
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByTestId('job-id').waitFor();
@@ -335,7 +335,7 @@ describe('the console, signed in with an operator key', () => {
   it("shows the agent's timeline: the command it ran with its exit code and output, the time of each step, and the workflow's link", async () => {
     const before = Date.now();
     await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
-    await page.getByLabel('Instruction').fill('run the widget check, then write NOTES.md');
+    await page.getByLabel('Instruction', { exact: true }).fill('run the widget check, then write NOTES.md');
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByTestId('job-id').waitFor();
     const jobId = (await page.getByTestId('job-id').textContent())!;
@@ -366,6 +366,42 @@ describe('the console, signed in with an operator key', () => {
     await checkPage(page, 'job-timeline');
   });
 
+  it('lists jobs with their instruction, outcome, origin and age, filters them by instruction on the server and pages through them', async () => {
+    await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
+    const rows = page.getByTestId('jobs').locator('tbody tr');
+    const newest = await rows.first().locator('td').allTextContents();
+    expect(newest.slice(1, 5)).toEqual(['run the widget check, then write NOTES.md', 'completed: pull request', 'api', expect.stringMatching(/^\d+ (s|min) ago$/)]);
+    await page.getByLabel('Instruction contains').fill('WIDGET CHECK');
+    await page.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL(/instruction=WIDGET/);
+    await poll(
+      'the filtered list',
+      () => rows.count(),
+      (n) => n === 1,
+      10_000,
+    );
+    expect(await rows.first().locator('td').nth(1).textContent()).toBe('run the widget check, then write NOTES.md');
+    // One job a page: the next page holds the job before it, and the first page is one link away.
+    await go(page, '#/p/widgets/jobs?limit=1', 'Jobs · widgets');
+    expect(await rows.count()).toBe(1);
+    const first = await rows.first().locator('td').first().textContent();
+    await page.getByTestId('older-jobs').click();
+    await poll(
+      'the next page',
+      () => rows.first().locator('td').first().textContent(),
+      (id) => id !== first,
+      10_000,
+    );
+    expect(await rows.count()).toBe(1);
+    await page.getByRole('link', { name: 'Newest jobs' }).click();
+    await poll(
+      'the first page',
+      () => rows.first().locator('td').first().textContent(),
+      (id) => id === first,
+      10_000,
+    );
+  });
+
   it('stops another job and retries it from its page', async () => {
     // A webhook endpoint first, whose deliveries of this job's events the next test reads.
     await go(page, '#/p/widgets/webhooks', 'Webhooks · widgets');
@@ -374,7 +410,7 @@ describe('the console, signed in with an operator key', () => {
     receiver.setSecret((await page.getByTestId('webhook-secret').textContent())!);
     await go(page, '#/p/widgets/jobs', 'Jobs · widgets');
     await checkPage(page, 'jobs');
-    await page.getByLabel('Instruction').fill('write NOTES.md again');
+    await page.getByLabel('Instruction', { exact: true }).fill('write NOTES.md again');
     await page.getByLabel('Plan first, edit once I approve').check();
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.getByTestId('job-id').waitFor();

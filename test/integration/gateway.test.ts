@@ -93,6 +93,7 @@ describe('REST', () => {
       turns: [],
       // Stored before origins were: every such job came from an API call.
       origin: 'api',
+      instruction: 'fix the typo',
       // Stored before forge connections were: the deployment's credential.
       forgeId: 'deployment',
     });
