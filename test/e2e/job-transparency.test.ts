@@ -152,12 +152,12 @@ describe('turns and the event stream', () => {
     expect(query.events.map((e) => e.id)).toEqual(after.events.map((e) => e.id));
   });
 
-  it('WatchAgentJob sends the same events', async () => {
+  it('WatchAgentJob sends the same events, step records and all', async () => {
     const client = createClient(AgentService, createConnectTransport({ baseUrl: gw.url, httpVersion: '1.1' }));
-    const seen: Array<{ id: number; type: string }> = [];
+    const seen: Array<{ id: number; type: string; data: unknown }> = [];
     for await (const m of client.watchAgentJob({ projectId: 'widgets', jobId, afterEventId: 0n }, { headers: { authorization: `Bearer ${adminKey}` } }))
-      if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type });
-    expect(seen).toEqual(all.map((e) => ({ id: e.id, type: e.type })));
+      if (m.event) seen.push({ id: Number(m.event.id), type: m.event.type, data: JSON.parse(m.event.dataJson) });
+    expect(seen).toEqual(all.map((e) => ({ id: e.id, type: e.type, data: e.data })));
   });
 
   it("names the job's workflow in the Temporal UI by its project and the prompt's first line", async () => {
