@@ -179,11 +179,23 @@ const byProcess = (h: HistoryEntry[]) =>
     (m) => `${m.name} (pid ${m.pid})`,
   );
 
-/** Each gateway and worker process's memory at its last sample within `memoryFactor` of its first. */
+/**
+ * A restarted member's samples from before its restart was done are of a process still starting (a worker at 56 MB
+ * before it had loaded anything): its baseline is its first sample after the fault that restarted it ended.
+ */
+function readySamples(list: MemoryEntry[], faults: FaultEntry[]): MemoryEntry[] {
+  const first = list[0]!;
+  const restart = faults.filter((f) => f.target === first.name && f.start <= first.at && first.at <= f.end).at(-1);
+  return restart ? list.filter((m) => m.at > restart.end) : list;
+}
+
+/** Each gateway and worker process's memory at its last sample within `memoryFactor` of its first once it was up. */
 export function memoryBounded(h: HistoryEntry[], _s: Snapshot): Verdict {
   const bad: string[] = [];
+  const faults = h.filter((e): e is FaultEntry => e.kind === 'fault');
   let compared = 0;
-  for (const [who, list] of byProcess(h)) {
+  for (const [who, all] of byProcess(h)) {
+    const list = readySamples(all, faults);
     if (list.length < 2) continue;
     compared++;
     const first = list[0]!;

@@ -5,8 +5,10 @@ import { checkRun, type Verdict } from '../../soak/invariants';
 import { parseHistory, type HistoryEntry } from '../../soak/lib/history';
 import type { Snapshot } from '../../soak/lib/snapshot';
 
-// The soak's checker over a small recorded run (test/fixtures/soak/clean) where every invariant holds, and over copies
-// with one violation planted each: the checker names the broken invariant and the counterexample.
+// The soak's checker over a real run recorded on 2026-12-02 (test/fixtures/soak/recorded-2026-12-02: history.jsonl and
+// snapshot.json copied from the run folder of `npm run soak -- --minutes 2 --seed 4242 --faults kill-worker,restart-ferretdb
+// --fault-count 2 --projects 2`, docs/reliability.md), and over a small hand-written run (test/fixtures/soak/clean) with
+// one violation planted in each copy: the checker names the broken invariant and the counterexample.
 
 const fixtures = path.resolve(__dirname, '../fixtures/soak');
 const clean = () => ({
@@ -22,8 +24,43 @@ function withPlanted(plant: (run: { history: HistoryEntry[]; snapshot: Snapshot 
   return broken(checkRun(run.history, run.snapshot));
 }
 
+const recordedDir = path.join(fixtures, 'recorded-2026-12-02');
+const recorded = () => ({
+  history: parseHistory(readFileSync(path.join(recordedDir, 'history.jsonl'), 'utf8')),
+  snapshot: JSON.parse(readFileSync(path.join(recordedDir, 'snapshot.json'), 'utf8')) as Snapshot,
+});
+
+describe('soak checker on a recorded run', () => {
+  it('finds every invariant holding, each having checked something, on the run with a worker killed and FerretDB restarted', () => {
+    const { history, snapshot } = recorded();
+    const verdicts = checkRun(history, snapshot);
+    expect(broken(verdicts)).toEqual([]);
+    expect(verdicts.filter((v) => v.checked === 0).map((v) => v.name)).toEqual([]);
+    expect(history.filter((e) => e.kind === 'fault').map((f) => (f as { fault: string }).fault)).toEqual(['kill-worker', 'restart-ferretdb']);
+  });
+
+  it('compares the restarted worker from its first sample once it was up, and reports it when it grows past that', () => {
+    const { history, snapshot } = recorded();
+    const restarted = history.filter((e) => e.kind === 'memory' && e.name === 'worker-0').at(-1) as Extract<HistoryEntry, { kind: 'memory' }>;
+    history.push({ ...restarted, at: restarted.at + 15_000, rssBytes: restarted.rssBytes * 4 });
+    expect(broken(checkRun(history, snapshot))).toEqual([
+      {
+        name: "each gateway and worker process's memory at its last sample within 3x of its first",
+        counterexamples: [expect.stringMatching(new RegExp(`^worker-0 \\(pid ${restarted.pid}\\): 249 MB at its first sample, 98\\d MB at its last`))],
+      },
+    ]);
+  });
+
+  it('fails the run when a webhook the receiver never verified is logged delivered by docent', () => {
+    const { history, snapshot } = recorded();
+    const first = snapshot.received.find((r) => r.verified)!;
+    for (const r of snapshot.received.filter((x) => x.webhookId === first.webhookId)) r.verified = false;
+    expect(broken(checkRun(history, snapshot)).map((b) => b.name)).toEqual(['each webhook message delivered at least once, all attempts one webhook-id']);
+  });
+});
+
 describe('soak checker', () => {
-  it('finds every invariant holding on the clean recorded run', () => {
+  it('finds every invariant holding on the clean hand-written run', () => {
     const { history, snapshot } = clean();
     const verdicts = checkRun(history, snapshot);
     expect(broken(verdicts)).toEqual([]);
