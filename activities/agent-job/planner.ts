@@ -62,11 +62,14 @@ export function createPlannerActivities(deps: PlannerDeps) {
         const pictures = await instructionImageParts(deps.images, input.instruction.images, ctx.cancellationSignal, catalogEntry(deps.models, input.model));
         const history = input.instruction.history.map((p, i) => `Earlier instruction ${i + 1} (already done on this branch): ${p}`);
         const opening = [...history, `Instruction: ${input.instruction.prompt}`, contextNote(context, false)].filter(Boolean).join('\n\n');
+        // Timed for the step events; the planner's tools read only the clone and context repositories (no secrets there).
+        const tools = follow.timed({ list_files, read_file, search_files });
+        follow.asking();
         const result = await generateText({
           model,
           system,
           messages: planningMessages(input, pictures.length ? [{ type: 'text', text: opening }, ...pictures] : opening),
-          tools: { list_files, read_file, search_files },
+          tools,
           stopWhen: [stepCountIs(input.maxSteps), follow.overBudget],
           maxRetries: 0, // Temporal retries the activity
           abortSignal: ctx.cancellationSignal,

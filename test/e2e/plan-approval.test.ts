@@ -189,6 +189,9 @@ describe('a plan job', () => {
         ['plan.approved', 2],
       ]);
       expect(stream.events.find((e) => e.type === 'plan.ready')?.data.plan).toBe(firstPlan);
+      // The planner's read is a step like the editor's: its path, what it took and when.
+      const read = stream.events.find((e) => e.type === 'step' && e.data.tool === 'read_file');
+      expect(read?.data).toMatchObject({ kind: 'tool', path: 'README.md', startedAt: expect.any(String), durationMs: expect.any(Number) });
       // Each decision was recorded once, by the workflow inside its update, before the gateway answered (which writes
       // nothing itself): one recordPlanRevisionAsked and one recordPlanApproved in the job's history.
       const history = await gw.deps.temporal.workflow.getHandle(`agent-job-${jobId}`).fetchHistory();
