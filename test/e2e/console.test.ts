@@ -265,19 +265,24 @@ describe('the console, signed in with an operator key', () => {
     expect(await page.content()).not.toContain(token);
     await checkPage(page, 'forges');
 
-    // Dismissed, nothing changes; accepted, a new secret replaces the shown one.
-    page.once('dialog', (d) => void d.dismiss());
+    // Each asks first in the console's dialog: cancelled, nothing changes; accepted, a new secret replaces the shown one.
+    const asked = (name: string) => page.getByRole('dialog', { name });
     await page.getByRole('button', { name: `Rotate the webhook secret of ${made.id}` }).click();
+    await asked(`Rotate the webhook secret of ${made.id}?`).getByRole('button', { name: 'Cancel' }).click();
     expect(await page.getByTestId('forge-webhook-secret').textContent()).toBe(secret);
-    page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: `Rotate the webhook secret of ${made.id}` }).click();
+    await asked(`Rotate the webhook secret of ${made.id}?`).getByRole('button', { name: 'Rotate' }).click();
     await page.getByTestId('forge-webhook-secret').filter({ hasNotText: secret }).waitFor();
 
-    page.once('dialog', (d) => void d.dismiss());
     await page.getByRole('button', { name: `Remove ${made.id}` }).click();
+    const removing = asked(`Remove ${made.id}?`);
+    expect(await removing.textContent()).toContain('can no longer be reached');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await removing.waitFor({ state: 'detached' });
     expect(await page.getByTestId('forges').locator('tbody tr').count()).toBe(1);
-    page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: `Remove ${made.id}` }).click();
+    await removing.getByRole('button', { name: 'Remove', exact: true }).click();
     await page
       .getByRole('status')
       .filter({ hasText: `Connection ${made.id} removed` })
@@ -624,6 +629,20 @@ describe('the console, signed in with an operator key', () => {
     };
     expect(found.results.map((r) => r.path)).toContain('cleaning');
     await checkPage(page, 'docs');
+
+    // Stopping asks first: cancelled, the domain is still followed; accepted, its schedule is gone.
+    const followStatus = async () => (await fetch(`${gw.url}/v2/admin/docs/${domain}`, { headers: { authorization: `Bearer ${operatorKey}` } })).json();
+    const stopping = page.getByRole('dialog', { name: `Stop following for ${domain}?` });
+    await page.getByRole('button', { name: 'Stop following' }).click();
+    await stopping.getByRole('button', { name: 'Cancel' }).click();
+    expect((await followStatus()).followed).toBe(true);
+    await page.getByRole('button', { name: 'Stop following' }).click();
+    await stopping.getByRole('button', { name: 'Stop following' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${domain} is no longer followed` })
+      .waitFor();
+    expect((await followStatus()).followed).toBe(false);
   });
 
   it('an origin added to the existing project in the console lets the widget answer on that site', async () => {

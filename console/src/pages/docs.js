@@ -1,3 +1,4 @@
+import { confirmAction } from '../confirm.js';
 import { ApiError, del, enc, get, post } from '../api.js';
 import { field, fill, formValues, h, show, toast, when } from '../dom.js';
 import { askBox } from './ask.js';
@@ -186,6 +187,12 @@ export async function docsPage(ctx, projectId) {
   };
   const unfollow = async () => {
     error.textContent = '';
+    const yes = await confirmAction({
+      title: `Stop following for ${project.domain}?`,
+      consequence: 'Its schedule is removed: the domain keeps serving what was last ingested, and changes to the source are no longer synced.',
+      action: 'Stop following',
+    });
+    if (!yes) return;
     try {
       await del(`${docs}/follow`);
       toast(`${project.domain} is no longer followed`);

@@ -1,3 +1,4 @@
+import { confirmAction } from '../confirm.js';
 import { del, enc, get, post } from '../api.js';
 import { field, fill, h, show, table, toast, when } from '../dom.js';
 
@@ -81,7 +82,12 @@ export async function forgesPage(ctx, orgId, shown) {
   };
   // Both change what the forge must be told: asked first, never on one click.
   const rotate = (id) => async () => {
-    if (!confirm(`Make a new webhook secret for ${id}? The current one stops verifying at once.`)) return;
+    const yes = await confirmAction({
+      title: `Rotate the webhook secret of ${id}?`,
+      consequence: 'The current secret stops verifying at once: set the new one on the forge’s webhook.',
+      action: 'Rotate',
+    });
+    if (!yes) return;
     try {
       const r = await post(`${base}/${enc(id)}/webhook-secret`);
       await forgesPage(ctx, orgId, r);
@@ -90,7 +96,8 @@ export async function forgesPage(ctx, orgId, shown) {
     }
   };
   const remove = (id) => async () => {
-    if (!confirm(`Remove ${id}? Repositories named through it can no longer be reached.`)) return;
+    const yes = await confirmAction({ title: `Remove ${id}?`, consequence: 'Repositories named through it can no longer be reached, and its webhook deliveries are refused.', action: 'Remove' });
+    if (!yes) return;
     try {
       await del(`${base}/${enc(id)}`);
       toast(`Connection ${id} removed`);
