@@ -631,7 +631,7 @@ describe('the console, signed in with an operator key', () => {
     await checkPage(page, 'docs');
 
     // Stopping asks first: cancelled, the domain is still followed; accepted, its schedule is gone.
-    const followStatus = async () => (await fetch(`${gw.url}/v2/admin/docs/${domain}`, { headers: { authorization: `Bearer ${operatorKey}` } })).json();
+    const followStatus = async () => (await (await fetch(`${gw.url}/v2/admin/docs/${domain}`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as { followed: boolean };
     const stopping = page.getByRole('dialog', { name: `Stop following for ${domain}?` });
     await page.getByRole('button', { name: 'Stop following' }).click();
     await stopping.getByRole('button', { name: 'Cancel' }).click();
