@@ -40,7 +40,7 @@ async function markdownFiles(root: string, dir = ''): Promise<Record<string, str
 
 export const docsIngestScale: Benchmark = {
   name: 'docs-ingest-scale',
-  summary: 'a full ingest of 2,175 real pages (git over local HTTP) vs the model embedding the same passages in a tight loop plus their bulk requests',
+  summary: 'a full ingest of 2,175 real pages (git over local HTTP) vs the model alone embedding the same passages on every core (worker threads)',
   async run(ctx) {
     const run = runId();
     // No vector cache: every passage is embedded on both sides.
