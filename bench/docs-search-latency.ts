@@ -30,7 +30,8 @@ export const docsSearchLatency: Benchmark = {
       await indexCorpus(es, prefix, domain, chunks, (await gw.deps.embedder?.())?.dims);
       ctx.log(`indexed ${chunks} chunks in ${((performance.now() - t) / 1000).toFixed(1)} s`);
       const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
-      const url = `${gw.url}/discovery/v1/search/${domain}`;
+      // docent's own shape (`{results, searchId}`); the bare path answers Mintlify's array (docs/assistant.md).
+      const url = `${gw.url}/discovery/v1/search/${domain}/results`;
       const headers = { authorization: `Bearer ${key}` };
       const post = jsonPoster();
       const subject = async (i: number) => {

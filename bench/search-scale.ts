@@ -53,7 +53,8 @@ export const searchScale: Benchmark = {
       const key = (await gw.deps.keys.create({ kind: 'assistant', orgId: `org-${run}`, domain })).key;
       const questions = tuningQuestions.map(([q]) => q).slice(0, 20);
       const vectors = await embedder.embedMany(questions);
-      const url = `${gw.url}/discovery/v1/search/${domain}`;
+      // docent's own shape (`{results, searchId}`); the bare path answers Mintlify's array (docs/assistant.md).
+      const url = `${gw.url}/discovery/v1/search/${domain}/results`;
       const headers = { authorization: `Bearer ${key}` };
       const post = jsonPoster();
       const subject = async (i: number) => {
