@@ -1,6 +1,5 @@
 // How far a long ingest is: what its activity heartbeats carry, and the line the CLI and `docs status` print.
 import type { Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 
 /** The heartbeat details of an activity that embeds and indexes passages. */
 export interface IndexingProgress {
@@ -84,6 +83,8 @@ export async function runningHeartbeat(client: Client, workflowId: string, runId
   const d = await client.workflow.getHandle(workflowId, runId).describe();
   const payloads = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads;
   if (!payloads?.length) return undefined;
+  // Loaded on use: the CLI prints progress lines from this module, and Temporal's converters cost every command's start.
+  const { decodeFromPayloadsAtIndex } = require('@temporalio/common/lib/internal-non-workflow') as typeof import('@temporalio/common/lib/internal-non-workflow');
   return decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, payloads).catch(() => undefined);
 }
 

@@ -1,6 +1,5 @@
-import { createAppAuth } from '@octokit/auth-app';
-import { throttling } from '@octokit/plugin-throttling';
-import { Octokit } from '@octokit/rest';
+import type { createAppAuth } from '@octokit/auth-app';
+import type { Octokit } from '@octokit/rest';
 import type { GitHubSettings } from '../config';
 import type { Logger } from '../log';
 import { GitHubAppNotInstalled, GitHubAppRefused, statusOf } from './github-errors';
@@ -38,9 +37,22 @@ export type RetryWindow = () => number;
 const renewBeforeMs = 10 * 60_000;
 const maxRateLimitRetries = 3;
 
-// The throttling plugin's process-wide queues, each taken by project in turn (src/github/request-turns.ts).
-const RateLimited = Octokit.plugin(throttling, requestTurns(throttling.triggersNotification));
-type Throttled = InstanceType<typeof RateLimited>;
+/**
+ * Octokit with the throttling plugin, whose process-wide queues are taken by project in turn (src/github/request-turns.ts).
+ * Loaded on the first client: every `docent` command builds credentials, and few of them call GitHub.
+ */
+const octokitLibrary = memo(() => {
+  const { Octokit } = require('@octokit/rest') as typeof import('@octokit/rest');
+  const { throttling } = require('@octokit/plugin-throttling') as typeof import('@octokit/plugin-throttling');
+  const { createAppAuth } = require('@octokit/auth-app') as typeof import('@octokit/auth-app');
+  return { RateLimited: Octokit.plugin(throttling, requestTurns(throttling.triggersNotification)), createAppAuth };
+});
+type Throttled = InstanceType<ReturnType<typeof octokitLibrary>['RateLimited']>;
+
+function memo<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
 
 interface CachedToken {
   token: string;
@@ -72,6 +84,7 @@ export class GitHubCredentials {
     this.mode = settings.app ? 'app' : 'token';
     if (settings.app) {
       const auth = { appId: settings.app.id, privateKey: settings.app.privateKey.reveal() };
+      const { createAppAuth } = octokitLibrary();
       this.auth = createAppAuth({ ...auth, request: this.client().request });
       // Signs /app/* and /repos/{o}/{r}/installation with the App's JWT.
       this.app = this.client(undefined, { authStrategy: createAppAuth, auth });
@@ -209,7 +222,7 @@ export class GitHubCredentials {
       this.log?.warn({ method: options.method, url: options.url, retryAfterSeconds: retryAfter, retrying: allowed }, `GitHub ${what}`);
       return allowed;
     };
-    return new RateLimited({
+    return new (octokitLibrary().RateLimited)({
       baseUrl: this.settings.apiUrl,
       userAgent: 'docent',
       // Temporal retries an activity; the client itself retries only what GitHub asked to be retried later.
