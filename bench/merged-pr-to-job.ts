@@ -1,12 +1,19 @@
 // merged-pr-to-job: a merged pull request's signed delivery (POST /github/webhook, App mode) until the automation's
 // job is active, vs POST /v2/agent/{p}/job on the same gateway: what the GitHub trigger adds to a job start (signature,
-// delivery and subject claims, the automation lookup, the diff from the GitHub double, the run's claim and record).
+// delivery and subject claims, the hand-off to the delivery's durable step, the automation lookup, the diff from the
+// GitHub double, the run's claim and record).
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { createLogger } from '../src/log';
+import { temporalConnectionOptions, temporalDataConverter } from '../src/temporal/connection';
+import { installTemporalRuntime } from '../src/worker-build';
+import { githubDeliveryWorkflowId } from '../workflows/github-delivery-contract';
 import { createTestApp } from '../test/support/github-app-double';
 import { startGitHubDouble, type PullRequest } from '../test/support/github-double';
 import { githubConversation } from '../test/support/github-double-conversation';
 import { pullRequestClosed, signedDelivery } from '../test/support/github-webhooks';
 import { startGateway } from '../test/support/gateway';
-import { PROJECT_SEARCH_ATTRIBUTE } from '../workflows/task-queues';
+import { PROJECT_SEARCH_ATTRIBUTE, taskQueueName, WEBHOOK_TASK_QUEUE } from '../workflows/task-queues';
 import type { Benchmark } from './lib/bench';
 import { alternate, closedLoop, p50s, p99s, pooled } from './lib/blocks';
 import { restCreate } from './lib/jobs';
@@ -44,6 +51,25 @@ export const mergedPrToJob: Benchmark = {
         DOCENT_AUTOMATION_RUNS_PER_PROJECT_DAY: '1000000',
       }),
     );
+    const { config } = gw.deps;
+    try {
+      installTemporalRuntime(config, createLogger('silent', 'bench-worker'));
+    } catch {
+      // installed already in this process
+    }
+    // The delivery's work runs in a durable step on the webhook queue: a worker polls that queue alone, so the
+    // automation's job workflows (agent queue) still wait and are terminated at the end.
+    const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: taskQueueName(config.temporal.taskQueuePrefix, WEBHOOK_TASK_QUEUE),
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: Runtime.instance().logger }),
+      activities: createActivities({ config, db: gw.deps.mongo.db, es: gw.deps.es, workerIdentity: 'bench-worker', temporal: gw.deps.temporal }),
+      dataConverter: temporalDataConverter(config.temporal),
+      identity: 'bench-worker',
+    });
+    const running = worker.run();
     try {
       await gw.deps.tenancy.createOrg(`org-${run}`);
       await gw.deps.tenancy.createProject({ _id: projectId, orgId: `org-${run}`, repository: 'acme/docs', ref: 'main' });
@@ -79,8 +105,11 @@ export const mergedPrToJob: Benchmark = {
         conversation.setDiff(number, `diff --git a/src/a.js b/src/a.js\n--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-a ${number}\n+b ${number}\n`);
         const d = await signedDelivery(secret, 'pull_request', pullRequestClosed('acme', 'code', pr, true));
         const res = await post(`${gw.url}/github/webhook`, d.headers, d.body);
-        // The answer comes once the job is recorded and its workflow started: the job is active then.
-        if (res.status !== 200 || !res.text.includes('"automation_started"')) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+        // Answered 202 once recorded and handed off; the step's result comes once the job is recorded and its workflow started.
+        if (res.status !== 202 || !res.text.includes('"queued"')) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+        const step = gw.deps.temporal.workflow.getHandle(githubDeliveryWorkflowId(config.temporal.taskQueuePrefix, d.id));
+        const done = (await step.result()) as { outcome: string; reason?: string };
+        if (done.outcome !== 'automation_started') throw new Error(`the delivery's step: ${done.outcome} (${done.reason ?? 'no reason'})`);
       };
       const r = await alternate({
         rounds,
@@ -101,14 +130,17 @@ export const mergedPrToJob: Benchmark = {
       return {
         rows: [row],
         notes: [
-          `${rounds} pairs of blocks of ${opsPerBlock} after a warm-up pair, c=1; no worker polls, so each job's workflow waits and is terminated at the end. The gateway answers the delivery once the job is recorded and its workflow started, so the answer is the moment the job is active.`,
-          "The floor is the REST create of a job on the same gateway. The subject adds the signature check, the delivery and subject claims, the automation lookup, the pull request's diff from the GitHub double (an installation token, cached after the first), the run's claim and its record on the delivery.",
+          `${rounds} pairs of blocks of ${opsPerBlock} after a warm-up pair, c=1. The gateway answers the delivery 202 once it is recorded and handed to its durable step; a worker polls only the webhook queue, and the subject ends when that step returns, once the job is recorded and its workflow started (no worker polls the agent queue, so each job's workflow waits and is terminated at the end).`,
+          "The floor is the REST create of a job on the same gateway. The subject adds the signature check, the delivery and subject claims, the step's workflow start and its activity on the worker, the automation lookup, the pull request's diff from the GitHub double (an installation token, cached after the first), the run's claim and its record on the delivery.",
         ],
       };
     } finally {
       try {
         await terminateWorkflows(gw.deps.temporal, `${PROJECT_SEARCH_ATTRIBUTE} = "${projectId}"`, gw.deps.config.temporal.namespace);
       } finally {
+        worker.shutdown();
+        await running.catch(() => undefined);
+        await connection.close();
         await gw.stop();
         await github.close();
       }
