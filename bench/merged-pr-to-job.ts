@@ -7,6 +7,7 @@ import { createActivities } from '../activities';
 import { createLogger } from '../src/log';
 import { temporalConnectionOptions, temporalDataConverter } from '../src/temporal/connection';
 import { installTemporalRuntime } from '../src/worker-build';
+import type { githubDelivery } from '../workflows/github-delivery';
 import { githubDeliveryWorkflowId } from '../workflows/github-delivery-contract';
 import { createTestApp } from '../test/support/github-app-double';
 import { startGitHubDouble, type PullRequest } from '../test/support/github-double';
@@ -107,8 +108,7 @@ export const mergedPrToJob: Benchmark = {
         const res = await post(`${gw.url}/github/webhook`, d.headers, d.body);
         // Answered 202 once recorded and handed off; the step's result comes once the job is recorded and its workflow started.
         if (res.status !== 202 || !res.text.includes('"queued"')) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
-        const step = gw.deps.temporal.workflow.getHandle(githubDeliveryWorkflowId(config.temporal.taskQueuePrefix, d.id));
-        const done = (await step.result()) as { outcome: string; reason?: string };
+        const done = await gw.deps.temporal.workflow.getHandle<typeof githubDelivery>(githubDeliveryWorkflowId(config.temporal.taskQueuePrefix, d.id)).result();
         if (done.outcome !== 'automation_started') throw new Error(`the delivery's step: ${done.outcome} (${done.reason ?? 'no reason'})`);
       };
       const r = await alternate({
