@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ensureGitHubDeliveryIndexes } from '../github/deliveries';
 import { ensureForgeIndexes } from '../forges/forge-store';
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
@@ -70,8 +71,8 @@ export function createMongo(url: string, dbName: string, timeoutMs: number, conc
   return { client, db: client.db(dbName) };
 }
 
-/** Creates the indexes docent's queries rely on, each store its own; safe to run at every start. */
-export async function ensureIndexes(db: Db): Promise<void> {
+/** Every index docent's queries rely on, each store its own; each call is a no-op where the index exists. */
+async function createAllIndexes(db: Db): Promise<void> {
   await ensureApiKeyIndexes(db);
   await ensureJobIndexes(db);
   await ensureAutomationIndexes(db);
@@ -88,4 +89,38 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureConsoleSessionIndexes(db);
   await ensureSignInLimitIndexes(db);
   await ensureForgeIndexes(db);
+}
+
+/** The collection of docent's own bookkeeping about the database; `indexes` records which index set was made. */
+export const metaCollection = 'docent_meta';
+
+/**
+ * A digest of the indexes the stores ask for, read by running them against a recorder instead of the server: it
+ * changes whenever a store adds or changes an index, with no version number to bump by hand.
+ */
+export async function indexSetDigest(): Promise<string> {
+  const asked: unknown[] = [];
+  const recorder = {
+    collection: (name: string) => ({
+      createIndex: async (key: unknown, options: unknown = {}) => {
+        asked.push([name, key, options]);
+        return '';
+      },
+    }),
+  };
+  await createAllIndexes(recorder as unknown as Db);
+  return createHash('sha256').update(JSON.stringify(asked)).digest('hex');
+}
+
+/**
+ * Makes the indexes docent's queries rely on; safe to run at every start. A database whose marker names this set
+ * returns after one read: a `docent` command otherwise sent about 40 createIndexes commands each time it ran.
+ */
+export async function ensureIndexes(db: Db): Promise<void> {
+  const digest = await indexSetDigest();
+  const meta = db.collection<{ _id: string; digest?: string; at?: Date }>(metaCollection);
+  if ((await meta.findOne({ _id: 'indexes' }))?.digest === digest) return;
+  await createAllIndexes(db);
+  // Written after every index exists: a start cut off halfway leaves no marker, and the next one makes them all.
+  await meta.updateOne({ _id: 'indexes' }, { $set: { digest, at: new Date() } }, { upsert: true });
 }
