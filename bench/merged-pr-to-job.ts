@@ -4,9 +4,7 @@
 // GitHub double, the run's claim and record).
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { createLogger } from '../src/log';
 import { temporalConnectionOptions, temporalDataConverter } from '../src/temporal/connection';
-import { installTemporalRuntime } from '../src/worker-build';
 import type { githubDelivery } from '../workflows/github-delivery';
 import { githubDeliveryWorkflowId } from '../workflows/github-delivery-contract';
 import { createTestApp } from '../test/support/github-app-double';
@@ -14,6 +12,7 @@ import { startGitHubDouble, type PullRequest } from '../test/support/github-doub
 import { githubConversation } from '../test/support/github-double-conversation';
 import { pullRequestClosed, signedDelivery } from '../test/support/github-webhooks';
 import { startGateway } from '../test/support/gateway';
+import { installTestRuntime } from '../test/support/temporal-runtime';
 import { PROJECT_SEARCH_ATTRIBUTE, taskQueueName, WEBHOOK_TASK_QUEUE } from '../workflows/task-queues';
 import type { Benchmark } from './lib/bench';
 import { alternate, closedLoop, p50s, p99s, pooled } from './lib/blocks';
@@ -53,11 +52,7 @@ export const mergedPrToJob: Benchmark = {
       }),
     );
     const { config } = gw.deps;
-    try {
-      installTemporalRuntime(config, createLogger('silent', 'bench-worker'));
-    } catch {
-      // installed already in this process
-    }
+    installTestRuntime(config);
     // The delivery's work runs in a durable step on the webhook queue: a worker polls that queue alone, so the
     // automation's job workflows (agent queue) still wait and are terminated at the end.
     const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));

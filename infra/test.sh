@@ -23,7 +23,7 @@ stack=$!
 # checked in about 2 s of wall instead of 6 (docs/decisions/2026-12-02-suite-under-420.md). The state is copied in and
 # out, since tsc records paths relative to its file: the same place in every checkout.
 check_state="${DOCENT_CACHE:-$HOME/.cache/docent}/tsc-check.tsbuildinfo"
-mkdir -p dist "$(dirname "$check_state")"
+mkdir -p "$(dirname "$check_state")"
 [ -f "$check_state" ] && cp "$check_state" dist/.tsc-check.tsbuildinfo
 tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile dist/.tsc-check.tsbuildinfo
 cp dist/.tsc-check.tsbuildinfo "$check_state.$$" && mv "$check_state.$$" "$check_state"

@@ -8,6 +8,7 @@ const config = testConfig();
 let mongo: Mongo;
 const commands: CommandStartedEvent[] = [];
 const sent = (name: string) => commands.filter((c) => c.commandName === name).length;
+const marker = () => mongo.db.collection<{ _id: string; digest?: string }>(metaCollection);
 const jobIndexNames = async () => (await mongo.db.collection('jobs').listIndexes().toArray()).map((i) => i.name as string).sort();
 
 beforeAll(() => {
@@ -37,15 +38,14 @@ it('makes every index on a new database, then answers the next start with one re
 
 it('makes the indexes again where the marker names another index set, as after an upgrade that adds one', async () => {
   await mongo.db.collection('jobs').dropIndex('idempotencyKey_1');
-  await mongo.db.collection(metaCollection).updateOne({ _id: 'indexes' as never }, { $set: { digest: 'the previous release' } });
-  commands.length = 0;
+  await marker().updateOne({ _id: 'indexes' }, { $set: { digest: 'the previous release' } });
   await ensureIndexes(mongo.db);
   expect(await jobIndexNames()).toContain('idempotencyKey_1');
-  expect(await mongo.db.collection(metaCollection).findOne({ _id: 'indexes' as never })).toMatchObject({ digest: await indexSetDigest() });
+  expect(await marker().findOne({ _id: 'indexes' })).toMatchObject({ digest: await indexSetDigest() });
 });
 
 it('makes them all where a start was cut off before its marker', async () => {
-  await mongo.db.collection(metaCollection).deleteOne({ _id: 'indexes' as never });
+  await marker().deleteOne({ _id: 'indexes' });
   await mongo.db.collection('job_events').dropIndexes();
   await ensureIndexes(mongo.db);
   expect((await mongo.db.collection('job_events').listIndexes().toArray()).map((i) => i.name)).toEqual(expect.arrayContaining(['jobId_1_seq_1', 'jobId_1_key_1']));
